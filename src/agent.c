@@ -1,0 +1,572 @@
+#include "config.h"
+
+#include "agent.h"
+
+#include "decide.h"
+#include "json.h"
+#include "log.h"
+#include "options.h"
+#include "parse.h"
+#include "pidwatch.h"
+#include "podscan.h"
+#include "summary.h"
+#include "sys.h"
+#include "util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+struct agent;
+
+/* The root of an app or sidecar container. */
+struct root_watch {
+	struct pidwatch pw;
+	struct agent *a;
+	unsigned id;
+};
+
+/* One process of a sidecar that is being stopped. */
+struct proc_watch {
+	struct pidwatch pw;
+	struct agent *a;
+	size_t sidecar;
+};
+
+/* What the agent has acted upon for one container (indexed by id - 1). */
+struct tracked {
+	bool known;
+	enum pod_role role;
+	struct root_watch *root;
+};
+
+/* The processes of one sidecar being stopped. */
+struct stopping {
+	struct proc_watch **w;
+	size_t n, cap;
+	size_t live;
+};
+
+struct agent {
+	struct ev_loop *loop;
+	const struct agent_options *opt;
+	struct podscan *ps;
+	struct decide d;
+	struct decide_sidecar_config *sc_cfg;
+	ev_timer timer;
+	ev_signal sig_term, sig_int, sig_hup;
+	struct tracked *tracked;
+	size_t ntracked;
+	struct stopping *stopping;
+	bool finished;
+	int exit_code;
+};
+
+static void run_decisions(struct agent *a);
+
+/* ---- the pod ----------------------------------------------------------- */
+
+static enum podscan_match classify(void *arg, const char *name, int *sidecar)
+{
+	const struct agent_options *opt = ((struct agent *)arg)->opt;
+	size_t i;
+
+	for (i = 0; i < opt->nsidecars; i++) {
+		if (spec_matches(&opt->sidecars[i], name)) {
+			*sidecar = (int)i;
+			return MATCH_SIDECAR;
+		}
+	}
+	if (!opt->app_src)
+		return MATCH_APP;
+	return regexec(&opt->app_re, name, 0, NULL, 0) == 0 ? MATCH_APP : MATCH_NONE;
+}
+
+static struct tracked *tracked_of(struct agent *a, unsigned id)
+{
+	if (id > a->ntracked) {
+		size_t n = id + 16;
+		struct tracked *t = realloc(a->tracked, n * sizeof(*t));
+
+		if (!t)
+			return NULL;
+		memset(t + a->ntracked, 0, (n - a->ntracked) * sizeof(*t));
+		a->tracked = t;
+		a->ntracked = n;
+	}
+	return &a->tracked[id - 1];
+}
+
+static void log_container(const struct pod_container *c, const char *what, const struct agent_options *opt)
+{
+	const char *sidecar = c->role == ROLE_SIDECAR ? opt->sidecars[c->sidecar].name : NULL;
+
+	log_msg(LOG_INFO,
+		FIELDS(LF_INT("container", c->id), LF_STR("role", pod_role_name(c->role)), LF_STR("sidecar", sidecar),
+		       LF_STR("name", c->name), LF_INT("pid", c->root), LF_INT("processes", c->nprocs),
+		       LF_STR("cgroup", c->display)),
+		"%s", what);
+}
+
+static void root_exited(struct ev_loop *loop, struct pidwatch *pw)
+{
+	struct root_watch *rw = (struct root_watch *)pw;
+	struct agent *a = rw->a;
+	struct pod_container *c = podscan_find(a->ps, rw->id);
+
+	podscan_root_exited(a->ps, c);
+	if (c->role == ROLE_APP) {
+		log_msg(LOG_INFO, FIELDS(LF_INT("container", c->id), LF_STR("name", c->name), LF_INT("pid", c->root)),
+			"app container exited");
+		decide_app_exited(&a->d, c->id, pw->exited_us);
+	} else if (c->role == ROLE_SIDECAR && a->d.phase < PHASE_DRAINING) {
+		log_msg(LOG_WARN,
+			FIELDS(LF_INT("container", c->id), LF_STR("sidecar", a->opt->sidecars[c->sidecar].name),
+			       LF_INT("pid", c->root)),
+			"sidecar container exited before the apps were done");
+	}
+	run_decisions(a);
+}
+
+static void root_status(struct ev_loop *loop, struct pidwatch *pw)
+{
+	struct root_watch *rw = (struct root_watch *)pw;
+	struct agent *a = rw->a;
+	struct pod_container *c = podscan_find(a->ps, rw->id);
+	int code = pw->status_known ? wait_status_code(pw->status) : DECIDE_CODE_UNKNOWN;
+
+	if (c->role != ROLE_APP)
+		return;
+	if (code >= 0)
+		log_msg(LOG_INFO, FIELDS(LF_INT("container", c->id), LF_STR("name", c->name), LF_INT("exit_code", code)),
+			"app exit code");
+	decide_app_status(&a->d, c->id, code, mono_us());
+	run_decisions(a);
+}
+
+static void watch_root(struct agent *a, struct tracked *t, struct pod_container *c)
+{
+	struct root_watch *rw;
+	int rc;
+
+	if (t->root || c->root_gone)
+		return;
+	rw = calloc(1, sizeof(*rw));
+	if (!rw) {
+		log_error("out of memory: container %u not watched", c->id);
+		return;
+	}
+	rw->a = a;
+	rw->id = c->id;
+	rw->pw.on_exit = root_exited;
+	rw->pw.on_status = root_status;
+	rc = pidwatch_start(a->loop, &rw->pw, a->ps, c->root, c->root_start);
+	if (rc < 0) {
+		free(rw);
+		/* It exited between the scan and now. */
+		podscan_root_exited(a->ps, c);
+		if (rc != -ESRCH)
+			log_msg(LOG_WARN, FIELDS(LF_INT("pid", c->root)), "cannot watch container root: %s", strerror(-rc));
+		return;
+	}
+	t->root = rw;
+}
+
+/* Tells decide what the last refresh found. */
+static void sync_containers(struct agent *a, bool first)
+{
+	int64_t now = mono_us();
+	unsigned pending = 0;
+	size_t i;
+
+	for (i = 0; i < podscan_count(a->ps); i++) {
+		struct pod_container *c = podscan_container(a->ps, i);
+		struct tracked *t;
+
+		if (c->role == ROLE_PENDING)
+			pending++;
+		if (!c->is_new && !c->role_changed)
+			continue;
+		t = tracked_of(a, c->id);
+		if (!t)
+			continue;
+		log_container(c, first ? "container" : c->is_new ? "container appeared" : "container role changed", a->opt);
+		if (t->known && t->role == ROLE_APP && c->role != ROLE_APP)
+			decide_app_forget(&a->d, c->id);
+		t->known = true;
+		t->role = c->role;
+		if (c->role == ROLE_APP) {
+			decide_app_seen(&a->d, c->id, c->name, now);
+			watch_root(a, t, c);
+			if (c->root_gone) {
+				decide_app_exited(&a->d, c->id, now);
+				decide_app_status(&a->d, c->id, DECIDE_CODE_UNKNOWN, now);
+			}
+		} else if (c->role == ROLE_SIDECAR) {
+			decide_sidecar_seen(&a->d, (size_t)c->sidecar);
+			watch_root(a, t, c);
+		}
+	}
+	decide_pending(&a->d, pending);
+}
+
+static int rescan(struct agent *a)
+{
+	struct podscan_stats st;
+	int rc = podscan_refresh(a->ps, &st);
+
+	if (rc < 0) {
+		log_error("cannot read /proc: %s", strerror(-rc));
+		return rc;
+	}
+	log_msg(LOG_DEBUG,
+		FIELDS(LF_INT("listed", st.listed), LF_INT("classified", st.classified),
+		       LF_INT("cgroup_reads", st.cgroup_reads), LF_MS("elapsed", st.elapsed_us)),
+		"rescanned /proc");
+	sync_containers(a, false);
+	return 0;
+}
+
+/* ---- stopping sidecars -------------------------------------------------- */
+
+static void collect_sidecar(struct agent *a, size_t k);
+
+static void sidecar_proc_exited(struct ev_loop *loop, struct pidwatch *pw)
+{
+	struct proc_watch *w = (struct proc_watch *)pw;
+	struct agent *a = w->a;
+	struct stopping *st = &a->stopping[w->sidecar];
+
+	pidwatch_stop(loop, pw);
+	log_msg(LOG_DEBUG, FIELDS(LF_STR("sidecar", a->opt->sidecars[w->sidecar].name), LF_INT("pid", pw->pid)),
+		"sidecar process exited");
+	if (--st->live > 0)
+		return;
+	/* Each watched process is gone; make sure nothing new was forked meanwhile. */
+	rescan(a);
+	collect_sidecar(a, w->sidecar);
+	if (st->live == 0) {
+		decide_sidecar_gone(&a->d, w->sidecar, pw->exited_us);
+		run_decisions(a);
+	}
+}
+
+static bool already_watched(const struct stopping *st, pid_t pid, uint64_t start)
+{
+	size_t i;
+
+	for (i = 0; i < st->n; i++)
+		if (st->w[i]->pw.pid == pid && st->w[i]->pw.start == start)
+			return true;
+	return false;
+}
+
+static void watch_proc(struct agent *a, size_t k, pid_t pid, uint64_t start)
+{
+	struct stopping *st = &a->stopping[k];
+	struct proc_watch *w;
+
+	if (already_watched(st, pid, start))
+		return;
+	if (st->n == st->cap) {
+		size_t cap = st->cap ? st->cap * 2 : 8;
+		struct proc_watch **grown = realloc(st->w, cap * sizeof(*grown));
+
+		if (!grown)
+			return;
+		st->w = grown;
+		st->cap = cap;
+	}
+	w = calloc(1, sizeof(*w));
+	if (!w)
+		return;
+	w->a = a;
+	w->sidecar = k;
+	w->pw.on_exit = sidecar_proc_exited;
+	if (pidwatch_start(a->loop, &w->pw, a->ps, pid, start) < 0) {
+		free(w);
+		return;
+	}
+	st->w[st->n++] = w;
+	st->live++;
+}
+
+/* Watches every live process of sidecar k's containers not watched yet. */
+static void collect_sidecar(struct agent *a, size_t k)
+{
+	size_t i, j;
+
+	for (i = 0; i < podscan_count(a->ps); i++) {
+		struct pod_container *c = podscan_container(a->ps, i);
+		size_t n = c->role == ROLE_SIDECAR && (size_t)c->sidecar == k ? c->nprocs : 0;
+		pid_t *pids;
+		uint64_t *starts;
+
+		if (n == 0)
+			continue;
+		pids = calloc(n, sizeof(*pids));
+		starts = calloc(n, sizeof(*starts));
+		if (pids && starts) {
+			n = podscan_procs(a->ps, c, pids, starts, n);
+			for (j = 0; j < n && j < c->nprocs; j++)
+				watch_proc(a, k, pids[j], starts[j]);
+		}
+		free(pids);
+		free(starts);
+	}
+}
+
+static void stop_watch(struct agent *a, size_t k)
+{
+	rescan(a);
+	collect_sidecar(a, k);
+	log_msg(LOG_INFO, FIELDS(LF_STR("sidecar", a->opt->sidecars[k].name), LF_INT("processes", a->stopping[k].live)),
+		"stopping sidecar");
+	if (a->stopping[k].live == 0)
+		decide_sidecar_gone(&a->d, k, mono_us());
+}
+
+static int signal_sidecar(struct agent *a, size_t k, int sig)
+{
+	struct stopping *st = &a->stopping[k];
+	unsigned sent = 0;
+	size_t i;
+	int err = 0;
+
+	for (i = 0; i < st->n; i++) {
+		int rc;
+
+		if (st->w[i]->pw.exited)
+			continue;
+		rc = pidwatch_kill(&st->w[i]->pw, sig);
+		if (rc == 0)
+			sent++;
+		else if (rc != -ESRCH && (err == 0 || rc == -EPERM))
+			err = rc;
+	}
+	log_msg(err ? LOG_WARN : LOG_INFO,
+		FIELDS(LF_STR("sidecar", a->opt->sidecars[k].name), LF_INT("processes", sent),
+		       LF_STR("error", err ? strerror(-err) : NULL)),
+		"sent SIG%s", signal_name(sig));
+	return err;
+}
+
+/* ---- the end ------------------------------------------------------------ */
+
+static void finish(struct agent *a, int code)
+{
+	struct jbuf j;
+	int fd;
+
+	jbuf_init(&j);
+	summary_build(&j, &a->d, a->opt, mono_us());
+	fd = open(a->opt->termination_log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOCTTY, 0644);
+	if (fd >= 0) {
+		(void)write_all(fd, j.buf, j.len);
+		close(fd);
+	} else {
+		log_msg(LOG_DEBUG, FIELDS(LF_STR("path", a->opt->termination_log), LF_STR("error", strerror(errno))),
+			"termination log not writable: skipped");
+	}
+	log_msg(LOG_INFO, FIELDS(LF_INT("exit_code", code), LF_JSON("summary", j.failed ? "null" : j.buf)), "finished");
+	jbuf_free(&j);
+	a->finished = true;
+	a->exit_code = code;
+	ev_break(a->loop, EVBREAK_ALL);
+}
+
+static void carry_out(struct agent *a, const struct decide_action *act)
+{
+	switch (act->kind) {
+	case DECIDE_RESCAN:
+		rescan(a);
+		decide_rescanned(&a->d, mono_us());
+		break;
+	case DECIDE_APPS_DONE:
+		break;
+	case DECIDE_WATCH:
+		stop_watch(a, act->sidecar);
+		break;
+	case DECIDE_SIGNAL:
+		decide_signal_result(&a->d, act->sidecar, signal_sidecar(a, act->sidecar, act->signo), mono_us());
+		break;
+	case DECIDE_EXIT:
+		finish(a, act->exit_code);
+		break;
+	}
+}
+
+static void arm_timer(struct agent *a)
+{
+	int64_t deadline = decide_deadline(&a->d, mono_us()), delay;
+
+	ev_timer_stop(a->loop, &a->timer);
+	if (a->finished || deadline == INT64_MAX)
+		return;
+	/* libev measures from its cached loop time: bring it up to date first. */
+	ev_now_update(a->loop);
+	delay = deadline - mono_us();
+	ev_timer_set(&a->timer, delay > 0 ? (double)delay / US_PER_S : 0., 0.);
+	ev_timer_start(a->loop, &a->timer);
+}
+
+static void run_decisions(struct agent *a)
+{
+	struct decide_action act;
+
+	while (!a->finished && decide_next(&a->d, mono_us(), &act))
+		carry_out(a, &act);
+	arm_timer(a);
+}
+
+static void on_timer(struct ev_loop *loop, ev_timer *t, int revents)
+{
+	run_decisions(t->data);
+}
+
+static void on_signal(struct ev_loop *loop, ev_signal *s, int revents)
+{
+	struct agent *a = s->data;
+	size_t i;
+
+	if (s->signum == SIGHUP) {
+		/* A look at what the agent sees, for whoever debugs a pod. */
+		rescan(a);
+		for (i = 0; i < podscan_count(a->ps); i++)
+			log_container(podscan_container(a->ps, i), "container", a->opt);
+		return;
+	}
+	log_msg(LOG_INFO, FIELDS(LF_STR("signal", signal_name(s->signum))), "signal received");
+	decide_terminate(&a->d, mono_us());
+	run_decisions(a);
+}
+
+/* ---- start-up ----------------------------------------------------------- */
+
+static int first_scan(struct agent *a)
+{
+	struct podscan_config pc = {
+		.proc_path = "/proc", .self_pid = getpid(), .classify = classify, .arg = a,
+	};
+	struct podscan_stats st;
+	bool self_seen = false;
+	size_t i;
+	int rc;
+
+	rc = podscan_new(&pc, &a->ps);
+	if (rc == 0)
+		rc = podscan_refresh(a->ps, &st);
+	if (rc < 0) {
+		log_error("cannot read /proc: %s", strerror(-rc));
+		return rc;
+	}
+	for (i = 0; i < podscan_count(a->ps); i++)
+		self_seen |= podscan_container(a->ps, i)->role == ROLE_SELF;
+	if (!self_seen) {
+		log_error("cannot see the pod's other containers: PID 1 is in rearguard's own container "
+			  "(set shareProcessNamespace: true in the pod spec)");
+		return -ENXIO;
+	}
+	if (podscan_flat(a->ps))
+		log_warn("every process shows the same cgroup: telling containers apart by process tree "
+			 "(exec sessions will look like containers)");
+	log_msg(LOG_INFO,
+		FIELDS(LF_INT("containers", podscan_count(a->ps)), LF_INT("processes", st.listed),
+		       LF_MS("scan", st.elapsed_us), LF_STR("pidfd", pidwatch_uses_pidfd() ? "yes" : "no")),
+		"pod scanned");
+	return 0;
+}
+
+int agent_run(const struct agent_options *opt)
+{
+	struct agent a;
+	size_t i;
+	int rc;
+
+	memset(&a, 0, sizeof(a));
+	a.opt = opt;
+	a.exit_code = 2;
+	signal(SIGPIPE, SIG_IGN);
+	log_msg(LOG_INFO,
+		FIELDS(LF_INT("sidecars", opt->nsidecars), LF_STR("restart_policy",
+		       opt->policy == POLICY_NEVER ? "Never" : "OnFailure"), LF_INT("apps", opt->apps)),
+		"rearguard %s starting", PACKAGE_VERSION);
+
+	a.loop = ev_default_loop(EVFLAG_AUTO);
+	a.sc_cfg = calloc(opt->nsidecars, sizeof(*a.sc_cfg));
+	a.stopping = calloc(opt->nsidecars, sizeof(*a.stopping));
+	if (!a.loop || !a.sc_cfg || !a.stopping) {
+		log_error("cannot start the event loop");
+		goto out;
+	}
+	for (i = 0; i < opt->nsidecars; i++) {
+		str_copy(a.sc_cfg[i].name, opt->sidecars[i].name, sizeof(a.sc_cfg[i].name));
+		a.sc_cfg[i].stop_signal = opt->sidecars[i].stop_signal;
+	}
+	{
+		struct decide_config dc = {
+			.policy = opt->policy,
+			.apps_expected = (unsigned)opt->apps,
+			.startup_timeout_us = opt->startup_timeout_ms * US_PER_MS,
+			.restart_grace_us = opt->restart_grace_ms * US_PER_MS,
+			.term_grace_us = opt->term_grace_ms * US_PER_MS,
+			.stop_timeout_us = opt->stop_timeout_ms * US_PER_MS,
+			.kill_after_us = opt->kill_after_ms * US_PER_MS,
+			.nsidecars = opt->nsidecars,
+			.sidecars = a.sc_cfg,
+		};
+
+		if (decide_init(&a.d, &dc, mono_us()) < 0) {
+			log_error("out of memory");
+			goto out;
+		}
+	}
+	if (first_scan(&a) < 0)
+		goto out;
+	sync_containers(&a, true);
+
+	ev_init(&a.timer, on_timer);
+	a.timer.data = &a;
+	ev_signal_init(&a.sig_term, on_signal, SIGTERM);
+	ev_signal_init(&a.sig_int, on_signal, SIGINT);
+	ev_signal_init(&a.sig_hup, on_signal, SIGHUP);
+	a.sig_term.data = a.sig_int.data = a.sig_hup.data = &a;
+	ev_signal_start(a.loop, &a.sig_term);
+	ev_signal_start(a.loop, &a.sig_int);
+	ev_signal_start(a.loop, &a.sig_hup);
+
+	run_decisions(&a);
+	if (!a.finished)
+		ev_run(a.loop, 0);
+	rc = a.finished ? a.exit_code : 1;
+	a.exit_code = rc;
+out:
+	for (i = 0; i < a.ntracked; i++) {
+		if (a.tracked[i].root) {
+			pidwatch_stop(a.loop, &a.tracked[i].root->pw);
+			free(a.tracked[i].root);
+		}
+	}
+	free(a.tracked);
+	for (i = 0; a.stopping && i < opt->nsidecars; i++) {
+		size_t j;
+
+		for (j = 0; j < a.stopping[i].n; j++) {
+			pidwatch_stop(a.loop, &a.stopping[i].w[j]->pw);
+			free(a.stopping[i].w[j]);
+		}
+		free(a.stopping[i].w);
+	}
+	free(a.stopping);
+	free(a.sc_cfg);
+	decide_free(&a.d);
+	podscan_free(a.ps);
+	if (a.loop)
+		ev_loop_destroy(a.loop);
+	return a.exit_code;
+}

@@ -1,0 +1,145 @@
+/*
+ * Every decision the agent takes, in one place and without I/O: it is told
+ * what happened (a container appeared, a root exited, a signal arrived, a
+ * stop signal was refused, a sidecar's processes are gone) and answers with
+ * the next action to carry out. The unit tests drive it with synthetic
+ * events and clocks; the agent drives it with the real ones.
+ *
+ *	decide_init(&d, &cfg, now);
+ *	... decide_app_seen(&d, id, "job", now); ...
+ *	while (decide_next(&d, now, &act))
+ *		carry out act (and report results: decide_rescanned, ...);
+ *	arm one timer for decide_deadline(&d);
+ *
+ * Times are monotonic microseconds. It logs each decision with its reason.
+ */
+#ifndef RG_DECIDE_H
+#define RG_DECIDE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define DECIDE_NAME_MAX 64
+#define DECIDE_CODE_PENDING (-2) /* exited; the status may still come */
+#define DECIDE_CODE_UNKNOWN (-1) /* exited; the status will never be known */
+
+enum restart_policy { POLICY_NEVER, POLICY_ON_FAILURE };
+
+struct decide_sidecar_config {
+	char name[DECIDE_NAME_MAX];
+	int stop_signal; /* the stop request */
+};
+
+struct decide_config {
+	enum restart_policy policy;
+	unsigned apps_expected; /* 0: not given */
+	int64_t startup_timeout_us, restart_grace_us, term_grace_us;
+	int64_t stop_timeout_us, kill_after_us;
+	size_t nsidecars;
+	const struct decide_sidecar_config *sidecars; /* in --sidecar order */
+};
+
+enum decide_phase { PHASE_WATCHING, PHASE_CONFIRMING, PHASE_DRAINING, PHASE_DONE };
+
+struct decide_app {
+	unsigned id;            /* the container's id */
+	char name[DECIDE_NAME_MAX];
+	bool exited;
+	bool superseded;        /* OnFailure: a later container of the same name replaced it */
+	bool gave_up;           /* OnFailure: no restart came within --restart-grace */
+	int code;               /* exit code, 128 + signal, or DECIDE_CODE_* */
+	int64_t seen_us, exited_us;
+};
+
+enum sidecar_state {
+	SC_UP,          /* not being stopped yet */
+	SC_WATCHING,    /* its processes are being watched; the stop request comes next */
+	SC_STOPPING,    /* stop request sent, waiting up to --stop-timeout */
+	SC_TERMINATING, /* SIGTERM sent, waiting up to --kill-after */
+	SC_KILLING,     /* SIGKILL sent */
+	SC_GONE,
+	SC_FAILED,
+};
+
+struct decide_sidecar {
+	enum sidecar_state state;
+	enum sidecar_state gone_from; /* the state it was in when its processes were gone */
+	bool seen;                  /* a process of it was ever seen */
+	int err;                    /* -errno that made it fail (-EPERM), 0 */
+	int last_signal;
+	int64_t deadline_us;
+	int64_t stop_sent_us, gone_us; /* 0: not yet */
+};
+
+enum decide_action_kind {
+	DECIDE_RESCAN,    /* rescan /proc, report what changed, then decide_rescanned() */
+	DECIDE_APPS_DONE, /* the apps are done (reason): the drain starts */
+	DECIDE_WATCH,     /* watch every process of sidecar; decide_sidecar_gone() when none is left */
+	DECIDE_SIGNAL,    /* send signo to every process of sidecar; decide_signal_result() */
+	DECIDE_EXIT,      /* write the summary, exit with exit_code */
+};
+
+struct decide_action {
+	enum decide_action_kind kind;
+	size_t sidecar;
+	int signo;
+	int exit_code;
+	const char *reason;
+};
+
+struct decide {
+	struct decide_config cfg;
+	enum decide_phase phase;
+	int64_t started_us;
+	int64_t decided_us;     /* when the apps were found done: the drain started */
+	const char *reason;     /* why the drain started */
+	bool confirmed;         /* the rescan before concluding has been done */
+	bool drain_requested;
+	const char *drain_reason;
+	int64_t term_us;        /* when SIGTERM arrived, 0: not yet */
+	int64_t last_rescan_us, next_rescan_us;
+	unsigned pending_containers; /* containers whose runtime has not exec'd yet */
+	struct decide_app *apps;
+	size_t napps, capapps;
+	struct decide_sidecar *sidecars;
+	size_t current;         /* the sidecar being stopped: reverse --sidecar order */
+	int exit_code;
+};
+
+int decide_init(struct decide *d, const struct decide_config *cfg, int64_t now);
+void decide_free(struct decide *d);
+
+/* An app container appeared (name: its root's name, the identity across restarts). */
+void decide_app_seen(struct decide *d, unsigned id, const char *name, int64_t now);
+/* Its root exited; the status follows with decide_app_status(). */
+void decide_app_exited(struct decide *d, unsigned id, int64_t now);
+/* code: exit code, 128 + signal, or DECIDE_CODE_UNKNOWN. */
+void decide_app_status(struct decide *d, unsigned id, int code, int64_t now);
+/* The container turned out not to be an app (a sidecar's process appeared in it). */
+void decide_app_forget(struct decide *d, unsigned id);
+
+void decide_sidecar_seen(struct decide *d, size_t sidecar);
+/* Every process of the sidecar is gone (after DECIDE_WATCH). */
+void decide_sidecar_gone(struct decide *d, size_t sidecar, int64_t now);
+/* The outcome of DECIDE_SIGNAL: 0, or -errno (-EPERM: not allowed). */
+void decide_signal_result(struct decide *d, size_t sidecar, int err, int64_t now);
+
+/* Containers still showing the runtime's init; while any, rescans are quick. */
+void decide_pending(struct decide *d, unsigned n);
+void decide_rescanned(struct decide *d, int64_t now);
+
+/* The agent got SIGTERM (pod deletion) or SIGINT. A second one drains at once. */
+void decide_terminate(struct decide *d, int64_t now);
+/* Drain now, whatever the apps do (reason: "drain-file", ...). */
+void decide_drain_now(struct decide *d, const char *reason, int64_t now);
+
+/* The next action, or false when there is nothing to do before decide_deadline(). */
+bool decide_next(struct decide *d, int64_t now, struct decide_action *act);
+/* When decide_next should be asked again at the latest; INT64_MAX: only on an event. */
+int64_t decide_deadline(const struct decide *d, int64_t now);
+
+const char *decide_outcome(const struct decide_sidecar *sc);
+size_t decide_app_count(const struct decide *d);
+
+#endif

@@ -1,0 +1,188 @@
+#include "config.h"
+
+#include "json.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void jbuf_init(struct jbuf *j)
+{
+	memset(j, 0, sizeof(*j));
+}
+
+void jbuf_init_fixed(struct jbuf *j, char *buf, size_t cap)
+{
+	memset(j, 0, sizeof(*j));
+	j->buf = buf;
+	j->cap = cap;
+	j->fixed = true;
+	buf[0] = '\0';
+}
+
+void jbuf_free(struct jbuf *j)
+{
+	if (!j->fixed)
+		free(j->buf);
+	memset(j, 0, sizeof(*j));
+}
+
+static bool reserve(struct jbuf *j, size_t more)
+{
+	size_t need, cap;
+	char *p;
+
+	if (j->failed)
+		return false;
+	need = j->len + more + 1;
+	if (need <= j->cap)
+		return true;
+	if (j->fixed) {
+		j->failed = true;
+		return false;
+	}
+	cap = j->cap ? j->cap : 256;
+	while (cap < need)
+		cap *= 2;
+	p = realloc(j->buf, cap);
+	if (!p) {
+		j->failed = true;
+		return false;
+	}
+	j->buf = p;
+	j->cap = cap;
+	return true;
+}
+
+void jbuf_append(struct jbuf *j, const char *s, size_t n)
+{
+	if (!reserve(j, n)) {
+		/* A fixed buffer keeps what fits, so a long log line is cut, not lost. */
+		if (j->fixed && j->cap > j->len + 1) {
+			size_t room = j->cap - j->len - 1;
+
+			memcpy(j->buf + j->len, s, room);
+			j->len += room;
+			j->buf[j->len] = '\0';
+		}
+		return;
+	}
+	memcpy(j->buf + j->len, s, n);
+	j->len += n;
+	j->buf[j->len] = '\0';
+}
+
+static void comma(struct jbuf *j)
+{
+	if (j->pending_key) {
+		j->pending_key = false;
+		return;
+	}
+	if (j->len > 0 && j->buf[j->len - 1] != '{' && j->buf[j->len - 1] != '[')
+		jbuf_append(j, ",", 1);
+}
+
+void jbuf_begin(struct jbuf *j, char open)
+{
+	comma(j);
+	jbuf_append(j, &open, 1);
+}
+
+void jbuf_end(struct jbuf *j, char close)
+{
+	jbuf_append(j, &close, 1);
+}
+
+void jbuf_escaped(struct jbuf *j, const char *s, size_t n)
+{
+	size_t i, start = 0;
+
+	for (i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+		char esc[8];
+
+		if (c >= 0x20 && c != '"' && c != '\\')
+			continue;
+		jbuf_append(j, s + start, i - start);
+		switch (c) {
+		case '"': jbuf_append(j, "\\\"", 2); break;
+		case '\\': jbuf_append(j, "\\\\", 2); break;
+		case '\n': jbuf_append(j, "\\n", 2); break;
+		case '\t': jbuf_append(j, "\\t", 2); break;
+		case '\r': jbuf_append(j, "\\r", 2); break;
+		default:
+			snprintf(esc, sizeof(esc), "\\u%04x", c);
+			jbuf_append(j, esc, 6);
+		}
+		start = i + 1;
+	}
+	jbuf_append(j, s + start, n - start);
+}
+
+void jbuf_key(struct jbuf *j, const char *key)
+{
+	comma(j);
+	jbuf_append(j, "\"", 1);
+	jbuf_escaped(j, key, strlen(key));
+	jbuf_append(j, "\":", 2);
+	j->pending_key = true;
+}
+
+void jbuf_strn(struct jbuf *j, const char *s, size_t n)
+{
+	comma(j);
+	jbuf_append(j, "\"", 1);
+	jbuf_escaped(j, s, n);
+	jbuf_append(j, "\"", 1);
+}
+
+void jbuf_str(struct jbuf *j, const char *s)
+{
+	if (!s) {
+		jbuf_null(j);
+		return;
+	}
+	jbuf_strn(j, s, strlen(s));
+}
+
+void jbuf_int(struct jbuf *j, long long v)
+{
+	char num[32];
+	int n = snprintf(num, sizeof(num), "%lld", v);
+
+	comma(j);
+	jbuf_append(j, num, (size_t)n);
+}
+
+void jbuf_bool(struct jbuf *j, bool v)
+{
+	comma(j);
+	jbuf_append(j, v ? "true" : "false", v ? 4 : 5);
+}
+
+void jbuf_null(struct jbuf *j)
+{
+	comma(j);
+	jbuf_append(j, "null", 4);
+}
+
+void jbuf_ms(struct jbuf *j, int64_t us)
+{
+	char num[48];
+	int n;
+
+	if (us < 0) {
+		jbuf_null(j);
+		return;
+	}
+	n = snprintf(num, sizeof(num), "%" PRId64 ".%03d", us / 1000, (int)(us % 1000));
+	comma(j);
+	jbuf_append(j, num, (size_t)n);
+}
+
+void jbuf_raw_value(struct jbuf *j, const char *json)
+{
+	comma(j);
+	jbuf_append(j, json, strlen(json));
+}

@@ -1,0 +1,446 @@
+#include "config.h"
+
+#include "options.h"
+
+#include "parse.h"
+#include "sys.h"
+#include "util.h"
+
+#include <curl/curl.h>
+#include <errno.h>
+#include <ev.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+enum {
+	OPT_SIDECAR = 's',
+	OPT_DIR = 'd',
+	OPT_VERBOSE = 'v',
+	OPT_QUIET = 'q',
+	OPT_HELP = 'h',
+	OPT_APP = 256,
+	OPT_APPS,
+	OPT_RESTART_POLICY,
+	OPT_STARTUP_TIMEOUT,
+	OPT_READY_TIMEOUT,
+	OPT_STOP_TIMEOUT,
+	OPT_KILL_AFTER,
+	OPT_TERM_GRACE,
+	OPT_RESTART_GRACE,
+	OPT_TERMINATION_LOG,
+	OPT_LOG_FORMAT,
+	OPT_VERSION,
+};
+
+struct opt_def {
+	const char *name;
+	int id;
+	int has_arg;
+	const char *env;
+};
+
+static const struct opt_def opts[] = {
+	{ "sidecar", OPT_SIDECAR, required_argument, "REARGUARD_SIDECARS" },
+	{ "app", OPT_APP, required_argument, "REARGUARD_APP" },
+	{ "apps", OPT_APPS, required_argument, "REARGUARD_APPS" },
+	{ "dir", OPT_DIR, required_argument, "REARGUARD_DIR" },
+	{ "restart-policy", OPT_RESTART_POLICY, required_argument, "REARGUARD_RESTART_POLICY" },
+	{ "startup-timeout", OPT_STARTUP_TIMEOUT, required_argument, "REARGUARD_STARTUP_TIMEOUT" },
+	{ "ready-timeout", OPT_READY_TIMEOUT, required_argument, "REARGUARD_READY_TIMEOUT" },
+	{ "stop-timeout", OPT_STOP_TIMEOUT, required_argument, "REARGUARD_STOP_TIMEOUT" },
+	{ "kill-after", OPT_KILL_AFTER, required_argument, "REARGUARD_KILL_AFTER" },
+	{ "term-grace", OPT_TERM_GRACE, required_argument, "REARGUARD_TERM_GRACE" },
+	{ "restart-grace", OPT_RESTART_GRACE, required_argument, "REARGUARD_RESTART_GRACE" },
+	{ "termination-log", OPT_TERMINATION_LOG, required_argument, "REARGUARD_TERMINATION_LOG" },
+	{ "log-format", OPT_LOG_FORMAT, required_argument, "REARGUARD_LOG_FORMAT" },
+	{ "verbose", OPT_VERBOSE, no_argument, "REARGUARD_VERBOSE" },
+	{ "quiet", OPT_QUIET, no_argument, "REARGUARD_QUIET" },
+	{ "help", OPT_HELP, no_argument, NULL },
+	{ "version", OPT_VERSION, no_argument, NULL },
+};
+
+static int failf(char *err, size_t errlen, const char *fmt, ...) RG_PRINTF(3, 4);
+
+static int failf(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+	return -EINVAL;
+}
+
+int options_duration(const char *what, const char *value, int64_t *ms, char *err, size_t errlen)
+{
+	int rc = parse_duration_ms(value, ms);
+
+	if (rc == -ERANGE)
+		return failf(err, errlen, "%s: duration \"%s\" is too long (at most 720h)", what, value);
+	if (rc < 0)
+		return failf(err, errlen, "%s: invalid duration \"%s\" (examples: 250ms, 30s, 5m, 1h)", what, value);
+	return 0;
+}
+
+static int add_sidecar(struct agent_options *cfg, const char *text, char *err, size_t errlen)
+{
+	struct sidecar_spec *grown, spec;
+	size_t i;
+
+	if (spec_parse(text, &spec, err, errlen) < 0)
+		return -EINVAL;
+	for (i = 0; i < cfg->nsidecars; i++) {
+		if (strcmp(cfg->sidecars[i].name, spec.name) == 0) {
+			failf(err, errlen, "sidecar spec \"%s\": name \"%s\" is used twice (give each name=...)", text,
+			      spec.name);
+			spec_free(&spec);
+			return -EINVAL;
+		}
+	}
+	grown = realloc(cfg->sidecars, (cfg->nsidecars + 1) * sizeof(*grown));
+	if (!grown) {
+		spec_free(&spec);
+		return failf(err, errlen, "out of memory");
+	}
+	cfg->sidecars = grown;
+	cfg->sidecars[cfg->nsidecars++] = spec;
+	return 0;
+}
+
+static void clear_sidecars(struct agent_options *cfg)
+{
+	size_t i;
+
+	for (i = 0; i < cfg->nsidecars; i++)
+		spec_free(&cfg->sidecars[i]);
+	free(cfg->sidecars);
+	cfg->sidecars = NULL;
+	cfg->nsidecars = 0;
+}
+
+static int set_string(char **slot, const char *value, const char *what, char *err, size_t errlen)
+{
+	if (*value == '\0')
+		return failf(err, errlen, "%s: needs a value", what);
+	free(*slot);
+	*slot = strdup(value);
+	return *slot ? 0 : failf(err, errlen, "out of memory");
+}
+
+/* Applies one option; what is "--name" or the environment variable it came from. */
+static int apply(struct agent_options *cfg, int id, const char *value, const char *what, bool from_env, char *err,
+		 size_t errlen)
+{
+	char rerr[256];
+	bool flag;
+
+	switch (id) {
+	case OPT_SIDECAR:
+		if (!from_env)
+			return add_sidecar(cfg, value, err, errlen);
+		/* REARGUARD_SIDECARS holds several specs separated by ';'. */
+		{
+			char *copy = strdup(value), *save = NULL, *one;
+			int rc = 0;
+
+			if (!copy)
+				return failf(err, errlen, "out of memory");
+			for (one = strtok_r(copy, ";", &save); one && rc == 0; one = strtok_r(NULL, ";", &save)) {
+				char *end;
+
+				while (*one == ' ' || *one == '\n' || *one == '\t')
+					one++;
+				for (end = one + strlen(one); end > one && (end[-1] == ' ' || end[-1] == '\n'); end--)
+					end[-1] = '\0';
+				if (*one)
+					rc = add_sidecar(cfg, one, err, errlen);
+			}
+			free(copy);
+			if (rc < 0) {
+				char inner[OPTIONS_ERR_MAX];
+
+				str_copy(inner, err, sizeof(inner));
+				snprintf(err, errlen, "%s: %s", what, inner);
+			}
+			return rc;
+		}
+	case OPT_APP:
+		if (cfg->app_src) {
+			regfree(&cfg->app_re);
+			free(cfg->app_src);
+			cfg->app_src = NULL;
+		}
+		if (*value == '\0')
+			return failf(err, errlen, "%s: needs a regex", what);
+		if (regex_compile_whole(&cfg->app_re, value, rerr, sizeof(rerr)) < 0)
+			return failf(err, errlen, "%s: invalid regex \"%s\": %s", what, value, rerr);
+		cfg->app_src = strdup(value);
+		if (!cfg->app_src) {
+			regfree(&cfg->app_re);
+			return failf(err, errlen, "out of memory");
+		}
+		return 0;
+	case OPT_APPS:
+		if (parse_uint(value, 1, 1000, &cfg->apps) < 0)
+			return failf(err, errlen, "%s: \"%s\" is not a number of app containers from 1 to 1000", what, value);
+		return 0;
+	case OPT_DIR:
+		return set_string(&cfg->dir, value, what, err, errlen);
+	case OPT_RESTART_POLICY:
+		if (strcmp(value, "Never") == 0)
+			cfg->policy = POLICY_NEVER;
+		else if (strcmp(value, "OnFailure") == 0)
+			cfg->policy = POLICY_ON_FAILURE;
+		else
+			return failf(err, errlen, "%s: \"%s\" is not Never or OnFailure (the pod's restartPolicy)", what, value);
+		return 0;
+	case OPT_STARTUP_TIMEOUT:
+		return options_duration(what, value, &cfg->startup_timeout_ms, err, errlen);
+	case OPT_READY_TIMEOUT:
+		return options_duration(what, value, &cfg->ready_timeout_ms, err, errlen);
+	case OPT_STOP_TIMEOUT:
+		return options_duration(what, value, &cfg->stop_timeout_ms, err, errlen);
+	case OPT_KILL_AFTER:
+		return options_duration(what, value, &cfg->kill_after_ms, err, errlen);
+	case OPT_TERM_GRACE:
+		return options_duration(what, value, &cfg->term_grace_ms, err, errlen);
+	case OPT_RESTART_GRACE:
+		return options_duration(what, value, &cfg->restart_grace_ms, err, errlen);
+	case OPT_TERMINATION_LOG:
+		return set_string(&cfg->termination_log, value, what, err, errlen);
+	case OPT_LOG_FORMAT:
+		if (strcmp(value, "text") == 0)
+			cfg->log_format = LOG_TEXT;
+		else if (strcmp(value, "json") == 0)
+			cfg->log_format = LOG_JSON;
+		else
+			return failf(err, errlen, "%s: \"%s\" is not text or json", what, value);
+		return 0;
+	case OPT_VERBOSE:
+	case OPT_QUIET:
+		flag = true;
+		if (from_env && parse_bool(value, &flag) < 0)
+			return failf(err, errlen, "%s: \"%s\" is not a boolean (true or false)", what, value);
+		if (flag)
+			cfg->log_level = id == OPT_VERBOSE ? LOG_DEBUG : LOG_WARN;
+		return 0;
+	}
+	return failf(err, errlen, "internal error: option %d", id);
+}
+
+static void defaults(struct agent_options *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->policy = POLICY_NEVER;
+	cfg->startup_timeout_ms = 10 * 60 * 1000;
+	cfg->ready_timeout_ms = 5 * 60 * 1000;
+	cfg->stop_timeout_ms = 20 * 1000;
+	cfg->kill_after_ms = 5 * 1000;
+	cfg->term_grace_ms = 25 * 1000;
+	cfg->restart_grace_ms = 5 * 60 * 1000;
+	cfg->log_format = LOG_TEXT;
+	cfg->log_level = LOG_INFO;
+}
+
+enum options_result options_parse_agent(struct agent_options *cfg, int argc, char **argv, char *err, size_t errlen)
+{
+	struct option longopts[ARRAY_SIZE(opts) + 1];
+	bool sidecar_flag_seen = false;
+	char what[64];
+	size_t i;
+	int c;
+
+	defaults(cfg);
+	/* The environment first: any flag given then overrides it. */
+	for (i = 0; i < ARRAY_SIZE(opts); i++) {
+		const char *v = opts[i].env ? getenv(opts[i].env) : NULL;
+
+		/* An empty variable counts as unset (a ConfigMap key left blank). */
+		if (v && *v && apply(cfg, opts[i].id, v, opts[i].env, true, err, errlen) < 0)
+			goto fail;
+	}
+
+	memset(longopts, 0, sizeof(longopts));
+	for (i = 0; i < ARRAY_SIZE(opts); i++) {
+		longopts[i].name = opts[i].name;
+		longopts[i].has_arg = opts[i].has_arg;
+		longopts[i].val = opts[i].id;
+	}
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":s:d:vqh", longopts, NULL)) != -1) {
+		const char *name = NULL;
+
+		for (i = 0; i < ARRAY_SIZE(opts); i++)
+			if (opts[i].id == c)
+				name = opts[i].name;
+		switch (c) {
+		case OPT_HELP:
+			options_print_help();
+			options_free(cfg);
+			return OPTIONS_EXIT_OK;
+		case OPT_VERSION:
+			options_print_version();
+			options_free(cfg);
+			return OPTIONS_EXIT_OK;
+		case '?':
+			if (optopt)
+				failf(err, errlen, "unknown option -%c (see rearguard --help)", optopt);
+			else
+				failf(err, errlen, "unknown option %s (see rearguard --help)", argv[optind - 1]);
+			goto fail;
+		case ':':
+			failf(err, errlen, "option %s needs a value", argv[optind - 1]);
+			goto fail;
+		case OPT_SIDECAR:
+			/* Flags replace the environment's list rather than adding to it. */
+			if (!sidecar_flag_seen)
+				clear_sidecars(cfg);
+			sidecar_flag_seen = true;
+			/* fall through */
+		default:
+			snprintf(what, sizeof(what), "--%s", name ? name : "?");
+			if (apply(cfg, c, optarg ? optarg : "", what, false, err, errlen) < 0)
+				goto fail;
+		}
+	}
+	if (optind < argc) {
+		failf(err, errlen, "unexpected argument \"%s\" (the agent takes options only; see rearguard --help)",
+		      argv[optind]);
+		goto fail;
+	}
+	if (cfg->nsidecars == 0) {
+		failf(err, errlen, "no sidecar given: use --sidecar SPEC or REARGUARD_SIDECARS (e.g. --sidecar istio)");
+		goto fail;
+	}
+	if (!cfg->dir && !(cfg->dir = strdup("/var/run/rearguard")))
+		goto oom;
+	if (!cfg->termination_log && !(cfg->termination_log = strdup("/dev/termination-log")))
+		goto oom;
+	return OPTIONS_OK;
+oom:
+	failf(err, errlen, "out of memory");
+fail:
+	options_free(cfg);
+	return OPTIONS_ERROR;
+}
+
+void options_free(struct agent_options *cfg)
+{
+	clear_sidecars(cfg);
+	if (cfg->app_src)
+		regfree(&cfg->app_re);
+	free(cfg->app_src);
+	free(cfg->dir);
+	free(cfg->termination_log);
+	memset(cfg, 0, sizeof(*cfg));
+}
+
+void options_print_help(void)
+{
+	size_t i;
+
+	printf("Usage: rearguard [agent] [OPTIONS]\n"
+	       "       rearguard run [--name NAME] [OPTIONS] -- CMD [ARG...]\n"
+	       "       rearguard wait ready|apps-done|done [--timeout DUR] [--dir DIR]\n"
+	       "       rearguard drain [--sidecar SPEC]...\n"
+	       "       rearguard install DIR\n"
+	       "       rearguard version | --version | --help\n"
+	       "\n"
+	       "Gives a pod native-sidecar behaviour: the agent runs as one more container of a\n"
+	       "pod with shareProcessNamespace: true, watches the other containers through /proc\n"
+	       "and pidfds, and when the apps are done stops the sidecars (in reverse order),\n"
+	       "confirms that they are gone, and exits, so that a Job completes.\n"
+	       "\n"
+	       "Agent options (each has an environment twin; the flag wins):\n"
+	       "  -s, --sidecar SPEC         a sidecar to stop when the apps are done; repeatable,\n"
+	       "                             required                 [REARGUARD_SIDECARS, ';'-separated]\n"
+	       "      --app REGEX            only containers with a process named like this are\n"
+	       "                             apps (default: all but pause, rearguard, sidecars)\n"
+	       "                                                      [REARGUARD_APP]\n"
+	       "      --apps N               app containers to expect; until N were seen the apps\n"
+	       "                             are not done, and after that /proc is not rescanned\n"
+	       "                                                      [REARGUARD_APPS]\n"
+	       "  -d, --dir DIR              shared volume of the file protocol\n"
+	       "                             (default /var/run/rearguard) [REARGUARD_DIR]\n"
+	       "      --restart-policy P     the pod's restartPolicy: Never (default) or OnFailure\n"
+	       "                                                      [REARGUARD_RESTART_POLICY]\n"
+	       "      --startup-timeout DUR  no app by then: log an error and drain (default 10m)\n"
+	       "                                                      [REARGUARD_STARTUP_TIMEOUT]\n"
+	       "      --ready-timeout DUR    sidecars not ready by then: log an error, keep going,\n"
+	       "                             never write 'ready' (default 5m) [REARGUARD_READY_TIMEOUT]\n"
+	       "      --stop-timeout DUR     per sidecar: wait this long after the stop request,\n"
+	       "                             then SIGTERM (default 20s) [REARGUARD_STOP_TIMEOUT]\n"
+	       "      --kill-after DUR       after that SIGTERM wait this long, then SIGKILL\n"
+	       "                             (default 5s)             [REARGUARD_KILL_AFTER]\n"
+	       "      --term-grace DUR       after SIGTERM to the agent, keep the sidecars this long\n"
+	       "                             for the apps to finish (default 25s) [REARGUARD_TERM_GRACE]\n"
+	       "      --restart-grace DUR    OnFailure: how long a failed app may take to come back\n"
+	       "                             (default 5m)             [REARGUARD_RESTART_GRACE]\n"
+	       "      --termination-log PATH where the JSON summary goes, if writable\n"
+	       "                             (default /dev/termination-log) [REARGUARD_TERMINATION_LOG]\n"
+	       "      --log-format FMT       text (default) or json, one line per event on stderr\n"
+	       "                                                      [REARGUARD_LOG_FORMAT]\n"
+	       "  -v, --verbose              log debug lines too      [REARGUARD_VERBOSE=true]\n"
+	       "  -q, --quiet                log warnings and errors only [REARGUARD_QUIET=true]\n"
+	       "  -h, --help                 this text\n"
+	       "      --version              version and build features\n"
+	       "\n"
+	       "Durations: 250ms, 30s, 5m, 1h, 1.5s; a bare number is seconds.\n"
+	       "\n"
+	       "Sidecar SPEC: PRESET[,KEY=VALUE...] or KEY=VALUE[,KEY=VALUE...]\n"
+	       "  name=NAME        label in logs and the summary (default: the preset or match)\n"
+	       "  match=REGEX      POSIX extended regex matched against the whole process name\n"
+	       "                   (comm, or the basename of argv[0]); required without a preset\n"
+	       "  ready=URL        GET until 2xx; without it, ready once its process is seen\n"
+	       "  drain=URL        POSTed first, then drain-time is waited\n"
+	       "  drain-time=DUR   wait after drain (default 0)\n"
+	       "  stop=URL|signal:NAME  POST URL, or send the signal (default signal:TERM)\n"
+	       "Presets:\n");
+	for (i = 0; i < spec_npresets; i++)
+		printf("  %-9s match=%s stop=%s\n", spec_presets[i].name, spec_presets[i].match, spec_presets[i].stop);
+	printf("\n"
+	       "Exit status: 0 every sidecar is gone; 1 a sidecar could not be stopped;\n"
+	       "2 bad usage or configuration.\n"
+	       "\n"
+	       "Files in --dir: ready, apps/NAME, drain, apps-done, done (see docs/protocol.md).\n");
+}
+
+/* Whether this kernel reports the exit status of a reaped process through its pidfd. */
+static const char *probe_exit_info(void)
+{
+	int fd, status = 0;
+	pid_t pid;
+
+	pid = fork();
+	if (pid < 0)
+		return "unknown";
+	if (pid == 0)
+		_exit(3);
+	fd = sys_pidfd_open(pid);
+	waitpid(pid, NULL, 0);
+	if (fd < 0)
+		return "no (no pidfd)";
+	status = sys_pidfd_exit_status(fd, &status) == 0 && wait_status_code(status) == 3;
+	close(fd);
+	return status ? "yes" : "no";
+}
+
+void options_print_version(void)
+{
+	curl_version_info_data *cv = curl_version_info(CURLVERSION_NOW);
+	int fd = sys_pidfd_open(getpid());
+
+	printf("rearguard %s\n", PACKAGE_VERSION);
+	printf("build: %s; libev %d.%d; libcurl %s\n", RG_BUILD_FEATURES, ev_version_major(), ev_version_minor(),
+	       cv ? cv->version : "?");
+	printf("kernel: pidfd %s; exit codes of other containers (PIDFD_INFO_EXIT) %s\n", fd >= 0 ? "yes" : "no",
+	       probe_exit_info());
+	if (fd >= 0)
+		close(fd);
+}

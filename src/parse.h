@@ -1,0 +1,35 @@
+/*
+ * Parsers for the values users type: durations, counts, booleans, signal
+ * names. Each returns 0 and stores the result, or -EINVAL / -ERANGE and
+ * leaves the output alone; parse_error() turns that into words.
+ */
+#ifndef RG_PARSE_H
+#define RG_PARSE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* Longest duration accepted: 30 days. Longer is almost surely a typo. */
+#define DURATION_MAX_MS (INT64_C(30) * 24 * 3600 * 1000)
+
+/*
+ * "250ms", "30s", "5m", "1h", "1.5s"; a bare number is seconds. Fractions
+ * finer than a millisecond are rounded down. Negative values are refused.
+ */
+int parse_duration_ms(const char *s, int64_t *out_ms);
+
+/* A decimal integer in [min, max], no sign, no trailing garbage. */
+int parse_uint(const char *s, unsigned long min, unsigned long max, unsigned long *out);
+
+/* 1/0, true/false, yes/no, on/off (any case). */
+int parse_bool(const char *s, bool *out);
+
+/* TERM, SIGTERM, sigterm or 15. Only signals that make sense to stop a process. */
+int parse_signal(const char *s, int *out);
+/* "TERM" for SIGTERM; "?" for an unknown number. */
+const char *signal_name(int sig);
+
+/* Formats ms as the shortest exact duration ("250ms", "30s", "5m", "1h"). */
+void format_duration(int64_t ms, char out[32]);
+
+#endif

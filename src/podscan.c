@@ -1,0 +1,667 @@
+#include "config.h"
+
+#include "podscan.h"
+
+#include "log.h"
+#include "proc.h"
+#include "util.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* How long a container may show only its runtime's init before we stop waiting for its exec. */
+#define PENDING_MAX_US (30 * US_PER_S)
+
+/* One live process. Kept small: a pod may hold tens of thousands. */
+struct proc_entry {
+	pid_t pid; /* 0: empty slot */
+	pid_t ppid;
+	uint32_t gen;       /* refresh that last listed it */
+	uint32_t comm_hash; /* a fork without exec keeps its parent's comm */
+	uint32_t container; /* index + 1 into containers; 0: none (kernel thread) */
+	uint64_t start;
+};
+
+struct container {
+	struct pod_container pub;
+	uint32_t index; /* in podscan.containers */
+	int match_sidecar; /* first sidecar spec one of its processes matched, or -1 */
+	bool match_app;    /* one of its processes matched --app (or there is no --app) */
+	bool has_pid1, has_self;
+	char root_comm[PROC_COMM_MAX + 1];
+};
+
+struct podscan {
+	struct podscan_config cfg;
+	int proc_fd;
+	DIR *dir;
+	struct proc_entry *slots;
+	size_t cap, used;
+	uint32_t gen;
+	struct container **containers;
+	size_t ncontainers, capc;
+	unsigned next_id;
+	bool flat, first_done;
+	pid_t *fresh;
+	size_t nfresh, capfresh;
+	struct podscan_stats stats;
+	char buf[4096];
+};
+
+/* ---- the pid table: open addressing, linear probing ----------------- */
+
+static size_t slot_of(const struct podscan *ps, pid_t pid)
+{
+	return ((uint32_t)pid * 2654435761u) & (ps->cap - 1);
+}
+
+static struct proc_entry *table_find(const struct podscan *ps, pid_t pid)
+{
+	size_t i;
+
+	for (i = slot_of(ps, pid); ps->slots[i].pid; i = (i + 1) & (ps->cap - 1))
+		if (ps->slots[i].pid == pid)
+			return &ps->slots[i];
+	return NULL;
+}
+
+static int table_grow(struct podscan *ps)
+{
+	struct proc_entry *old = ps->slots;
+	size_t oldcap = ps->cap, i;
+
+	ps->slots = calloc(oldcap * 2, sizeof(*ps->slots));
+	if (!ps->slots) {
+		ps->slots = old;
+		return -ENOMEM;
+	}
+	ps->cap = oldcap * 2;
+	for (i = 0; i < oldcap; i++) {
+		size_t j;
+
+		if (!old[i].pid)
+			continue;
+		for (j = slot_of(ps, old[i].pid); ps->slots[j].pid; j = (j + 1) & (ps->cap - 1))
+			;
+		ps->slots[j] = old[i];
+	}
+	free(old);
+	return 0;
+}
+
+static struct proc_entry *table_insert(struct podscan *ps, pid_t pid)
+{
+	size_t i;
+
+	if ((ps->used + 1) * 2 > ps->cap && table_grow(ps) < 0)
+		return NULL;
+	for (i = slot_of(ps, pid); ps->slots[i].pid; i = (i + 1) & (ps->cap - 1))
+		;
+	memset(&ps->slots[i], 0, sizeof(ps->slots[i]));
+	ps->slots[i].pid = pid;
+	ps->used++;
+	return &ps->slots[i];
+}
+
+/* Backward-shift deletion: no tombstones, lookups stay short. */
+static void table_remove(struct podscan *ps, struct proc_entry *e)
+{
+	size_t mask = ps->cap - 1, i = (size_t)(e - ps->slots), j = i;
+
+	for (;;) {
+		ps->slots[i].pid = 0;
+		for (;;) {
+			size_t k;
+
+			j = (j + 1) & mask;
+			if (!ps->slots[j].pid) {
+				ps->used--;
+				return;
+			}
+			k = slot_of(ps, ps->slots[j].pid);
+			/* The entry at j may move to i only if its home is not in (i, j]. */
+			if (i <= j ? (i < k && k <= j) : (i < k || k <= j))
+				continue;
+			break;
+		}
+		ps->slots[i] = ps->slots[j];
+		i = j;
+	}
+}
+
+/* ---- reading /proc ---------------------------------------------------- */
+
+static int read_pid_file(struct podscan *ps, pid_t pid, const char *what, size_t *len)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "%d/%s", (int)pid, what);
+	return read_small_at(ps->proc_fd, path, 0, ps->buf, sizeof(ps->buf), len);
+}
+
+static int read_stat(struct podscan *ps, pid_t pid, struct proc_stat *st)
+{
+	size_t len;
+	int rc = read_pid_file(ps, pid, "stat", &len);
+
+	if (rc < 0)
+		return rc;
+	rc = proc_parse_stat(ps->buf, len, st);
+	if (rc == 0 && st->pid != pid)
+		return -EINVAL;
+	return rc;
+}
+
+static void read_argv0(struct podscan *ps, pid_t pid, char *out, size_t outlen)
+{
+	size_t len;
+
+	out[0] = '\0';
+	if (read_pid_file(ps, pid, "cmdline", &len) == 0)
+		proc_parse_argv0(ps->buf, len, out, outlen);
+}
+
+static uint32_t hash_str(const char *s)
+{
+	uint32_t h = 2166136261u;
+
+	while (*s)
+		h = (h ^ (unsigned char)*s++) * 16777619u;
+	return h;
+}
+
+/* The process a runtime forks into the container before it execs the entrypoint. */
+static bool runtime_init(const char *comm)
+{
+	return strncmp(comm, "runc:[", 6) == 0 || strcmp(comm, "runc") == 0 || strcmp(comm, "crun") == 0 ||
+	       strcmp(comm, "youki") == 0;
+}
+
+/* ---- containers -------------------------------------------------------- */
+
+static struct container *container_get(struct podscan *ps, const char *key, bool *created)
+{
+	struct container *c, **grown;
+	size_t i;
+
+	*created = false;
+	for (i = 0; i < ps->ncontainers; i++)
+		if (strcmp(ps->containers[i]->pub.key, key) == 0)
+			return ps->containers[i];
+	if (ps->ncontainers == ps->capc) {
+		size_t capc = ps->capc ? ps->capc * 2 : 8;
+
+		grown = realloc(ps->containers, capc * sizeof(*grown));
+		if (!grown)
+			return NULL;
+		ps->containers = grown;
+		ps->capc = capc;
+	}
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return NULL;
+	c->pub.key = strdup(key);
+	if (!c->pub.key) {
+		free(c);
+		return NULL;
+	}
+	c->pub.id = ++ps->next_id;
+	c->index = (uint32_t)ps->ncontainers;
+	c->pub.is_new = true;
+	c->pub.sidecar = -1;
+	c->match_sidecar = -1;
+	if (strncmp(key, "tree:", 5) == 0)
+		str_copy(c->pub.display, key, sizeof(c->pub.display));
+	else
+		proc_cgroup_display(key, c->pub.display, sizeof(c->pub.display));
+	ps->containers[ps->ncontainers++] = c;
+	*created = true;
+	return c;
+}
+
+static void apply_match(struct podscan *ps, struct container *c, const char *name)
+{
+	int sidecar = -1;
+
+	switch (ps->cfg.classify(ps->cfg.arg, name, &sidecar)) {
+	case MATCH_SIDECAR:
+		if (c->match_sidecar < 0)
+			c->match_sidecar = sidecar;
+		break;
+	case MATCH_APP:
+		c->match_app = true;
+		break;
+	case MATCH_NONE:
+		break;
+	}
+}
+
+static enum pod_role role_of(const struct container *c, int64_t now)
+{
+	if (c->has_pid1)
+		return ROLE_PAUSE;
+	if (c->has_self)
+		return ROLE_SELF;
+	if (c->match_sidecar >= 0)
+		return ROLE_SIDECAR;
+	if (c->pub.root && !c->pub.root_gone && runtime_init(c->root_comm) &&
+	    now - c->pub.pending_since_us < PENDING_MAX_US)
+		return ROLE_PENDING;
+	return c->match_app ? ROLE_APP : ROLE_OTHER;
+}
+
+/* The container key of a process that cannot inherit one from its parent. */
+static int key_of(struct podscan *ps, const struct proc_stat *st, char *key, size_t keylen)
+{
+	size_t len;
+	int rc;
+
+	if (ps->flat) {
+		/* Without a cgroup per container, a container is a subtree under ppid 0. */
+		if (st->ppid != 0)
+			return -ENOENT;
+		snprintf(key, keylen, "tree:%d:%llu", (int)st->pid, (unsigned long long)st->starttime);
+		return 0;
+	}
+	ps->stats.cgroup_reads++;
+	rc = read_pid_file(ps, st->pid, "cgroup", &len);
+	if (rc < 0)
+		return rc;
+	return proc_cgroup_key(ps->buf, len, key, keylen) < 0 ? -EINVAL : 0;
+}
+
+/* Reads a pid never seen before and files it under its container. */
+static void classify_new(struct podscan *ps, pid_t pid)
+{
+	struct proc_entry *e, *parent;
+	struct container *c = NULL;
+	bool created, inherited = false;
+	char key[sizeof(ps->buf)], argv0[POD_NAME_MAX];
+	struct proc_stat st;
+
+	if (read_stat(ps, pid, &st) < 0)
+		return; /* gone already, or unreadable: looked at again next time */
+	ps->stats.classified++;
+	/*
+	 * A zombie is over, and its cgroup file lies (v1 shows it back in the
+	 * root cgroup): leave it out of the table until it is reaped.
+	 */
+	if (st.state == 'Z' || st.state == 'X')
+		return;
+	e = table_insert(ps, pid);
+	if (!e)
+		return;
+	e->ppid = st.ppid;
+	e->start = st.starttime;
+	e->gen = ps->gen;
+	e->comm_hash = hash_str(st.comm);
+	if (st.flags & PF_KTHREAD_FLAG)
+		return;
+
+	/* A fork stays in its parent's cgroup: no need to read its own. */
+	parent = st.ppid > 1 ? table_find(ps, st.ppid) : NULL;
+	if (parent && parent->container && parent->gen == ps->gen && parent->start <= st.starttime) {
+		c = ps->containers[parent->container - 1];
+		inherited = true;
+	} else {
+		if (key_of(ps, &st, key, sizeof(key)) < 0)
+			return;
+		c = container_get(ps, key, &created);
+		if (!c)
+			return;
+	}
+	e->container = c->index + 1;
+	if (pid == 1)
+		c->has_pid1 = true;
+	if (pid == ps->cfg.self_pid)
+		c->has_self = true;
+
+	/* The root is chosen when the container is first seen, never later. */
+	if (c->pub.is_new && st.ppid == 0 &&
+	    (!c->pub.root || st.starttime < c->pub.root_start ||
+	     (st.starttime == c->pub.root_start && pid < c->pub.root))) {
+		c->pub.root = pid;
+		c->pub.root_start = st.starttime;
+		str_copy(c->root_comm, st.comm, sizeof(c->root_comm));
+	}
+
+	if (c->match_sidecar >= 0)
+		return;
+	apply_match(ps, c, st.comm);
+	if (c->match_sidecar >= 0 || (inherited && e->comm_hash == parent->comm_hash))
+		return;
+	read_argv0(ps, pid, argv0, sizeof(argv0));
+	if (argv0[0] && strcmp(argv0, st.comm) != 0)
+		apply_match(ps, c, argv0);
+}
+
+static void name_from_root(struct podscan *ps, struct container *c)
+{
+	read_argv0(ps, c->pub.root, c->pub.name, sizeof(c->pub.name));
+	if (c->pub.name[0] == '\0')
+		str_copy(c->pub.name, c->root_comm, sizeof(c->pub.name));
+}
+
+/*
+ * A root may exec after we first saw it: the runtime's init becomes the
+ * entrypoint, a shell execs the proxy. Its new name may change the role.
+ */
+static void recheck_root(struct podscan *ps, struct container *c)
+{
+	struct proc_stat st;
+	char argv0[POD_NAME_MAX];
+
+	if (read_stat(ps, c->pub.root, &st) < 0 || st.starttime != c->pub.root_start ||
+	    strcmp(st.comm, c->root_comm) == 0)
+		return;
+	if (runtime_init(c->root_comm)) {
+		/* What the runtime's init matched says nothing about the container. */
+		c->match_app = false;
+		c->match_sidecar = -1;
+	}
+	str_copy(c->root_comm, st.comm, sizeof(c->root_comm));
+	apply_match(ps, c, st.comm);
+	read_argv0(ps, c->pub.root, argv0, sizeof(argv0));
+	if (argv0[0] && strcmp(argv0, st.comm) != 0)
+		apply_match(ps, c, argv0);
+	name_from_root(ps, c);
+}
+
+static void detect_flat(struct podscan *ps)
+{
+	char one[sizeof(ps->buf)];
+	size_t len;
+
+	if (ps->cfg.self_pid == 1 || read_pid_file(ps, 1, "cgroup", &len) < 0)
+		return;
+	memcpy(one, ps->buf, len + 1);
+	if (read_pid_file(ps, ps->cfg.self_pid, "cgroup", &len) < 0)
+		return;
+	/* pause and the agent always have their own cgroups under a runtime that makes them. */
+	ps->flat = strcmp(one, ps->buf) == 0;
+}
+
+static int cmp_pid(const void *a, const void *b)
+{
+	pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+static int push_fresh(struct podscan *ps, pid_t pid)
+{
+	if (ps->nfresh == ps->capfresh) {
+		size_t cap = ps->capfresh ? ps->capfresh * 2 : 256;
+		pid_t *p = realloc(ps->fresh, cap * sizeof(*p));
+
+		if (!p)
+			return -ENOMEM;
+		ps->fresh = p;
+		ps->capfresh = cap;
+	}
+	ps->fresh[ps->nfresh++] = pid;
+	return 0;
+}
+
+int podscan_refresh(struct podscan *ps, struct podscan_stats *stats)
+{
+	int64_t start = mono_us();
+	struct dirent *de;
+	size_t i;
+
+	memset(&ps->stats, 0, sizeof(ps->stats));
+	ps->gen++;
+	ps->nfresh = 0;
+	for (i = 0; i < ps->ncontainers; i++) {
+		ps->containers[i]->pub.is_new = false;
+		ps->containers[i]->pub.role_changed = false;
+	}
+	if (!ps->first_done) {
+		detect_flat(ps);
+		ps->first_done = true;
+	}
+
+	rewinddir(ps->dir);
+	errno = 0;
+	while ((de = readdir(ps->dir)) != NULL) {
+		const char *p = de->d_name;
+		struct proc_entry *e;
+		long pid = 0;
+
+		if (*p < '1' || *p > '9')
+			continue;
+		for (; *p >= '0' && *p <= '9'; p++)
+			pid = pid * 10 + (*p - '0');
+		if (*p || pid > INT32_MAX)
+			continue;
+		ps->stats.listed++;
+		e = table_find(ps, (pid_t)pid);
+		if (e)
+			e->gen = ps->gen;
+		else if (push_fresh(ps, (pid_t)pid) < 0)
+			return -ENOMEM;
+	}
+	if (errno)
+		return -errno;
+
+	/* In pid order parents come before children, so forks find their parent filed. */
+	qsort(ps->fresh, ps->nfresh, sizeof(*ps->fresh), cmp_pid);
+	for (i = 0; i < ps->nfresh; i++)
+		classify_new(ps, ps->fresh[i]);
+
+	/* Forget what was not listed. */
+	ps->nfresh = 0;
+	for (i = 0; i < ps->cap; i++)
+		if (ps->slots[i].pid && ps->slots[i].gen != ps->gen && push_fresh(ps, ps->slots[i].pid) < 0)
+			return -ENOMEM;
+	for (i = 0; i < ps->nfresh; i++)
+		table_remove(ps, table_find(ps, ps->fresh[i]));
+
+	for (i = 0; i < ps->ncontainers; i++)
+		ps->containers[i]->pub.nprocs = 0;
+	for (i = 0; i < ps->cap; i++)
+		if (ps->slots[i].pid && ps->slots[i].container)
+			ps->containers[ps->slots[i].container - 1]->pub.nprocs++;
+
+	for (i = 0; i < ps->ncontainers; i++) {
+		struct container *c = ps->containers[i];
+		enum pod_role role;
+
+		if (c->pub.is_new) {
+			c->pub.pending_since_us = start;
+			if (c->pub.root)
+				name_from_root(ps, c);
+			else
+				c->pub.root_gone = true;
+			c->pub.role = role_of(c, start);
+			c->pub.sidecar = c->match_sidecar;
+			continue;
+		}
+		if (c->pub.root_gone || c->pub.role == ROLE_PAUSE || c->pub.role == ROLE_SELF ||
+		    c->pub.role == ROLE_SIDECAR)
+			continue;
+		recheck_root(ps, c);
+		role = role_of(c, start);
+		if (role != c->pub.role) {
+			c->pub.role = role;
+			c->pub.sidecar = c->match_sidecar;
+			c->pub.role_changed = true;
+		}
+	}
+
+	ps->stats.elapsed_us = mono_us() - start;
+	if (stats)
+		*stats = ps->stats;
+	return 0;
+}
+
+int podscan_new(const struct podscan_config *cfg, struct podscan **out)
+{
+	struct podscan *ps = calloc(1, sizeof(*ps));
+	int fd;
+
+	if (!ps)
+		return -ENOMEM;
+	ps->cfg = *cfg;
+	ps->proc_fd = -1;
+	ps->cap = 256;
+	ps->slots = calloc(ps->cap, sizeof(*ps->slots));
+	if (!ps->slots) {
+		free(ps);
+		return -ENOMEM;
+	}
+	ps->proc_fd = open(cfg->proc_path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (ps->proc_fd < 0)
+		goto fail;
+	/* A second descriptor for readdir, so the first stays usable for openat. */
+	fd = openat(ps->proc_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		goto fail;
+	ps->dir = fdopendir(fd);
+	if (!ps->dir) {
+		close(fd);
+		goto fail;
+	}
+	*out = ps;
+	return 0;
+fail:
+	fd = -errno;
+	podscan_free(ps);
+	return fd;
+}
+
+void podscan_free(struct podscan *ps)
+{
+	size_t i;
+
+	if (!ps)
+		return;
+	if (ps->dir)
+		closedir(ps->dir);
+	if (ps->proc_fd >= 0)
+		close(ps->proc_fd);
+	for (i = 0; i < ps->ncontainers; i++) {
+		free(ps->containers[i]->pub.key);
+		free(ps->containers[i]);
+	}
+	free(ps->containers);
+	free(ps->slots);
+	free(ps->fresh);
+	free(ps);
+}
+
+size_t podscan_count(const struct podscan *ps)
+{
+	return ps->ncontainers;
+}
+
+struct pod_container *podscan_container(const struct podscan *ps, size_t i)
+{
+	return i < ps->ncontainers ? &ps->containers[i]->pub : NULL;
+}
+
+struct pod_container *podscan_find(const struct podscan *ps, unsigned id)
+{
+	size_t i;
+
+	for (i = 0; i < ps->ncontainers; i++)
+		if (ps->containers[i]->pub.id == id)
+			return &ps->containers[i]->pub;
+	return NULL;
+}
+
+bool podscan_flat(const struct podscan *ps)
+{
+	return ps->flat;
+}
+
+void podscan_root_exited(struct podscan *ps, struct pod_container *c)
+{
+	struct proc_entry *e;
+
+	c->root_gone = true;
+	/* The pid is free for reuse: a new process with it must be read afresh. */
+	e = c->root ? table_find(ps, c->root) : NULL;
+	if (e && e->start == c->root_start) {
+		table_remove(ps, e);
+		if (c->nprocs)
+			c->nprocs--;
+	}
+}
+
+struct proc_ref {
+	pid_t pid;
+	uint64_t start;
+};
+
+static int cmp_ref(const void *a, const void *b)
+{
+	const struct proc_ref *x = a, *y = b;
+
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return (x->pid > y->pid) - (x->pid < y->pid);
+}
+
+size_t podscan_procs(const struct podscan *ps, const struct pod_container *c, pid_t *pids, uint64_t *starts,
+		     size_t cap)
+{
+	uint32_t idx = ((const struct container *)c)->index + 1;
+	struct proc_ref *refs;
+	size_t i, n = 0;
+
+	for (i = 0; i < ps->cap; i++)
+		if (ps->slots[i].pid && ps->slots[i].container == idx)
+			n++;
+	if (cap == 0 || n == 0)
+		return n;
+	refs = malloc(n * sizeof(*refs));
+	if (!refs)
+		return 0;
+	n = 0;
+	for (i = 0; i < ps->cap; i++) {
+		if (ps->slots[i].pid && ps->slots[i].container == idx) {
+			refs[n].pid = ps->slots[i].pid;
+			refs[n].start = ps->slots[i].start;
+			n++;
+		}
+	}
+	qsort(refs, n, sizeof(*refs), cmp_ref);
+	for (i = 0; i < n && i < cap; i++) {
+		pids[i] = refs[i].pid;
+		if (starts)
+			starts[i] = refs[i].start;
+	}
+	free(refs);
+	return n;
+}
+
+int podscan_start_time(const struct podscan *ps, pid_t pid, uint64_t *start, bool *zombie)
+{
+	struct proc_stat st;
+	char path[64], buf[1024];
+	size_t len;
+	int rc;
+
+	snprintf(path, sizeof(path), "%d/stat", (int)pid);
+	rc = read_small_at(ps->proc_fd, path, 0, buf, sizeof(buf), &len);
+	if (rc < 0)
+		return rc;
+	if (proc_parse_stat(buf, len, &st) < 0)
+		return -EINVAL;
+	*start = st.starttime;
+	*zombie = st.state == 'Z' || st.state == 'X';
+	return 0;
+}
+
+const char *pod_role_name(enum pod_role role)
+{
+	static const char *const names[] = { "pending", "pause", "self", "app", "sidecar", "other" };
+
+	return names[role];
+}

@@ -1,0 +1,108 @@
+/*
+ * The pod as /proc shows it: which containers exist, which process is each
+ * one's root, and what role each container plays.
+ *
+ * A container is the set of processes that share a cgroup (every line of
+ * /proc/PID/cgroup). Its root is its earliest-started process with ppid 0:
+ * exec sessions and exec probes also have ppid 0, but start later. Where
+ * every process shows the same cgroup (no cgroup per container), the
+ * subtrees under the ppid-0 processes are the containers instead.
+ *
+ * podscan_refresh() reads /proc and classifies only the pids it has not seen
+ * before: a process whose parent is known inherits the parent's container
+ * (a fork stays in its cgroup), so a busy pod costs one readdir and one stat
+ * per new process. Roots never change once chosen; a root that exits
+ * (reported by the caller, who watches it) ends its container for good: a
+ * restarted container shows up under a new cgroup, so as a new container.
+ *
+ *	struct podscan *ps;
+ *	podscan_new(&cfg, &ps);
+ *	podscan_refresh(ps, &stats);
+ *	for (i = 0; i < podscan_count(ps); i++) { c = podscan_container(ps, i); ... }
+ */
+#ifndef RG_PODSCAN_H
+#define RG_PODSCAN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define POD_NAME_MAX 64
+
+enum pod_role {
+	ROLE_PENDING, /* its root is still the runtime's init (runc:[2:INIT]): not exec'd yet */
+	ROLE_PAUSE,   /* holds pid 1 */
+	ROLE_SELF,    /* the agent's own container */
+	ROLE_APP,
+	ROLE_SIDECAR,
+	ROLE_OTHER,   /* --app given and nothing in it matches */
+};
+
+enum podscan_match { MATCH_NONE, MATCH_APP, MATCH_SIDECAR };
+
+struct podscan_config {
+	const char *proc_path; /* "/proc"; the unit tests build a fake tree */
+	pid_t self_pid;        /* the agent's pid as proc_path numbers it */
+	/* Classifies one process name (a comm or an argv[0] basename). */
+	enum podscan_match (*classify)(void *arg, const char *name, int *sidecar);
+	void *arg;
+};
+
+struct pod_container {
+	unsigned id;            /* 1, 2, ... in order of discovery */
+	char *key;              /* cgroup key, or "tree:PID:START" without cgroups */
+	char display[96];       /* the cgroup path worth logging */
+	enum pod_role role;
+	int sidecar;            /* spec index when role == ROLE_SIDECAR */
+	pid_t root;             /* 0: its root had exited before it was first seen */
+	uint64_t root_start;
+	char name[POD_NAME_MAX]; /* the root's argv[0] basename, else its comm */
+	unsigned nprocs;        /* live processes at the last refresh */
+	bool root_gone;         /* its root exited: the container is over */
+	bool is_new;            /* first seen by the last refresh */
+	bool role_changed;      /* role set or changed by the last refresh (not for new ones) */
+	int64_t pending_since_us;
+};
+
+struct podscan_stats {
+	unsigned listed;     /* pids in /proc */
+	unsigned classified; /* new pids read this time */
+	unsigned cgroup_reads;
+	int64_t elapsed_us;
+};
+
+struct podscan;
+
+int podscan_new(const struct podscan_config *cfg, struct podscan **out);
+void podscan_free(struct podscan *ps);
+
+/* Rescans /proc. -errno only when /proc itself cannot be read. */
+int podscan_refresh(struct podscan *ps, struct podscan_stats *stats);
+
+size_t podscan_count(const struct podscan *ps);
+struct pod_container *podscan_container(const struct podscan *ps, size_t i);
+struct pod_container *podscan_find(const struct podscan *ps, unsigned id);
+
+/* True when containers are told apart by process subtree, not by cgroup. */
+bool podscan_flat(const struct podscan *ps);
+
+/* The root of c exited: c is over, and its pid may now be reused by anyone. */
+void podscan_root_exited(struct podscan *ps, struct pod_container *c);
+
+/*
+ * The live processes of c as of the last refresh, oldest first: up to cap
+ * pids and start times. Returns how many c has (which may exceed cap).
+ */
+size_t podscan_procs(const struct podscan *ps, const struct pod_container *c, pid_t *pids, uint64_t *starts,
+		     size_t cap);
+
+/*
+ * Reads the start time of pid and whether it is a zombie (exited, not yet
+ * reaped). -ENOENT when no such pid exists.
+ */
+int podscan_start_time(const struct podscan *ps, pid_t pid, uint64_t *start, bool *zombie);
+
+const char *pod_role_name(enum pod_role role);
+
+#endif

@@ -1,0 +1,167 @@
+#include "config.h"
+
+#include "proc.h"
+
+#include "util.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Parses an unsigned decimal field ending at a space or the end; advances *p. */
+static int field_u64(const char **p, const char *end, uint64_t *out)
+{
+	const char *s = *p;
+	uint64_t v = 0;
+
+	if (s >= end || *s < '0' || *s > '9')
+		return -EINVAL;
+	while (s < end && *s >= '0' && *s <= '9') {
+		if (v > (UINT64_MAX - 9) / 10)
+			return -EINVAL;
+		v = v * 10 + (uint64_t)(*s++ - '0');
+	}
+	if (s < end && *s != ' ' && *s != '\n')
+		return -EINVAL;
+	*out = v;
+	*p = s;
+	return 0;
+}
+
+/* Skips one space-separated field (which may be signed). */
+static int skip_field(const char **p, const char *end)
+{
+	const char *s = *p;
+
+	if (s >= end || *s == ' ')
+		return -EINVAL;
+	while (s < end && *s != ' ' && *s != '\n')
+		s++;
+	*p = s;
+	return 0;
+}
+
+int proc_parse_stat(const char *buf, size_t len, struct proc_stat *out)
+{
+	const char *end = buf + len, *open, *close = NULL, *p;
+	struct proc_stat st;
+	uint64_t v;
+	size_t n;
+	int field;
+
+	memset(&st, 0, sizeof(st));
+	p = buf;
+	if (field_u64(&p, end, &v) < 0 || v == 0 || v > INT32_MAX)
+		return -EINVAL;
+	st.pid = (pid_t)v;
+	open = memchr(buf, '(', len);
+	if (!open)
+		return -EINVAL;
+	/* The last ')' ends comm: comm itself may contain ')'. */
+	for (p = end; p > open; p--) {
+		if (p[-1] == ')') {
+			close = p - 1;
+			break;
+		}
+	}
+	if (!close)
+		return -EINVAL;
+	n = (size_t)(close - open - 1);
+	if (n > PROC_COMM_MAX)
+		return -EINVAL;
+	memcpy(st.comm, open + 1, n);
+	st.comm[n] = '\0';
+
+	/* Fields after comm, numbered as in proc(5): 3 state, 4 ppid, 9 flags, 22 starttime. */
+	p = close + 1;
+	for (field = 3; field <= 22; field++) {
+		if (p >= end || *p != ' ')
+			return -EINVAL;
+		p++;
+		switch (field) {
+		case 3:
+			if (p >= end || *p == ' ')
+				return -EINVAL;
+			st.state = *p++;
+			break;
+		case 4:
+			if (field_u64(&p, end, &v) < 0 || v > INT32_MAX)
+				return -EINVAL;
+			st.ppid = (pid_t)v;
+			break;
+		case 9:
+			if (field_u64(&p, end, &v) < 0 || v > UINT32_MAX)
+				return -EINVAL;
+			st.flags = (unsigned)v;
+			break;
+		case 22:
+			if (field_u64(&p, end, &st.starttime) < 0)
+				return -EINVAL;
+			break;
+		default:
+			if (skip_field(&p, end) < 0)
+				return -EINVAL;
+		}
+	}
+	*out = st;
+	return 0;
+}
+
+void proc_parse_argv0(const char *buf, size_t len, char *out, size_t outlen)
+{
+	size_t n = strnlen(buf, len), start = 0, i;
+
+	for (i = 0; i < n; i++)
+		if (buf[i] == '/')
+			start = i + 1;
+	if (outlen == 0)
+		return;
+	n -= start;
+	if (n >= outlen)
+		n = outlen - 1;
+	memcpy(out, buf + start, n);
+	out[n] = '\0';
+}
+
+int proc_cgroup_key(const char *buf, size_t len, char *out, size_t outlen)
+{
+	size_t n = len;
+
+	/* A cgroup file is lines "ID:CONTROLLERS:PATH"; a NUL means it is not one. */
+	if (memchr(buf, '\0', len))
+		return -EINVAL;
+	while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
+		n--;
+	if (n == 0 || !memchr(buf, ':', n) || n >= outlen)
+		return -EINVAL;
+	memcpy(out, buf, n);
+	out[n] = '\0';
+	return (int)n;
+}
+
+void proc_cgroup_display(const char *key, char *out, size_t outlen)
+{
+	const char *line = key, *first = NULL, *chosen = NULL;
+
+	while (line && *line) {
+		const char *nl = strchr(line, '\n');
+		const char *c1 = memchr(line, ':', nl ? (size_t)(nl - line) : strlen(line));
+		const char *c2 = c1 ? memchr(c1 + 1, ':', nl ? (size_t)(nl - c1 - 1) : strlen(c1 + 1)) : NULL;
+
+		if (c2) {
+			const char *path = c2 + 1;
+			size_t plen = nl ? (size_t)(nl - path) : strlen(path);
+
+			if (!first)
+				first = path;
+			if (strncmp(line, "0::", 3) == 0 && !(plen == 1 && *path == '/'))
+				chosen = path;
+		}
+		line = nl ? nl + 1 : NULL;
+	}
+	if (!chosen)
+		chosen = first ? first : key;
+	str_copy(out, chosen, outlen);
+	/* Cut at the end of that line. */
+	out[strcspn(out, "\n")] = '\0';
+}

@@ -1,0 +1,50 @@
+/*
+ * Parsers for the /proc files the pod scanner reads. They work on buffers
+ * so the unit tests can feed them anything; the readers in podscan.c do the
+ * I/O. Every parser tolerates hostile content (a comm may hold spaces and
+ * parentheses: "(a) b)") and returns -EINVAL rather than guess.
+ */
+#ifndef RG_PROC_H
+#define RG_PROC_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define PROC_COMM_MAX 16  /* TASK_COMM_LEN: 15 characters and a NUL */
+#define PF_KTHREAD_FLAG 0x00200000u
+
+struct proc_stat {
+	pid_t pid;
+	char comm[PROC_COMM_MAX + 1];
+	char state;          /* R, S, D, Z, ... */
+	pid_t ppid;
+	unsigned flags;      /* PF_* */
+	uint64_t starttime;  /* clock ticks after boot: with pid, a process's identity */
+};
+
+/* /proc/PID/stat. The comm runs from the first '(' to the last ')'. */
+int proc_parse_stat(const char *buf, size_t len, struct proc_stat *out);
+
+/*
+ * The basename of argv[0] from /proc/PID/cmdline (NUL-separated), copied
+ * into out. An empty cmdline (kernel thread, zombie) gives "".
+ */
+void proc_parse_argv0(const char *buf, size_t len, char *out, size_t outlen);
+
+/*
+ * Normalises /proc/PID/cgroup into the key that identifies a container:
+ * every hierarchy's line, so that two containers that differ in any
+ * hierarchy (cgroup v1, v2, or hybrid hosts where the unified line is the
+ * same for everybody) get different keys. Trailing newlines are dropped.
+ * Returns the key length, or -EINVAL for content that is not a cgroup file.
+ */
+int proc_cgroup_key(const char *buf, size_t len, char *out, size_t outlen);
+
+/*
+ * The part of a cgroup key worth showing in logs: the cgroup v2 path when
+ * it tells containers apart from the root, else the first v1 path.
+ */
+void proc_cgroup_display(const char *key, char *out, size_t outlen);
+
+#endif

@@ -1,0 +1,328 @@
+#include "config.h"
+
+#include "spec.h"
+
+#include "log.h"
+#include "parse.h"
+#include "util.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The proxies' documented defaults; PROXIES.md says what each endpoint does. */
+const struct spec_preset spec_presets[] = {
+	{ "istio", "pilot-agent|envoy", "http://127.0.0.1:15021/healthz/ready", NULL,
+	  "http://127.0.0.1:15020/quitquitquit" },
+	{ "envoy", "envoy", "http://127.0.0.1:15000/ready", "http://127.0.0.1:15000/healthcheck/fail",
+	  "http://127.0.0.1:15000/quitquitquit" },
+	{ "linkerd", "linkerd2-proxy|linkerd-proxy", "http://127.0.0.1:4191/ready", NULL,
+	  "http://127.0.0.1:4191/shutdown" },
+	{ "cloudsql", "cloud-sql-proxy|cloud_sql_proxy", "http://127.0.0.1:9090/startup", NULL,
+	  "http://127.0.0.1:9091/quitquitquit" },
+	{ "dapr", "daprd", "http://127.0.0.1:3500/v1.0/healthz", NULL,
+	  "http://127.0.0.1:3500/v1.0/shutdown" },
+	{ "vault", "vault", NULL, NULL, "http://127.0.0.1:8200/agent/v1/quit" },
+	{ "consul", "consul-dataplane", NULL, NULL, "http://127.0.0.1:20600/graceful_shutdown" },
+};
+const size_t spec_npresets = ARRAY_SIZE(spec_presets);
+
+static const char *const keys[] = { "name", "match", "ready", "drain", "drain-time", "stop" };
+
+static void fail(char *err, size_t errlen, const char *text, const char *fmt, ...) RG_PRINTF(4, 5);
+
+static void fail(char *err, size_t errlen, const char *text, const char *fmt, ...)
+{
+	char what[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	snprintf(err, errlen, "sidecar spec \"%s\": %s", text, what);
+}
+
+int regex_compile_whole(regex_t *re, const char *src, char *err, size_t errlen)
+{
+	size_t n = strlen(src);
+	char *whole;
+	int rc;
+
+	/* Check the regex alone first: wrapping it must not change what it means. */
+	rc = regcomp(re, src, REG_EXTENDED | REG_NOSUB);
+	if (rc != 0) {
+		regerror(rc, re, err, errlen);
+		return -EINVAL;
+	}
+	regfree(re);
+	whole = malloc(n + 5);
+	if (!whole) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	snprintf(whole, n + 5, "^(%s)$", src);
+	rc = regcomp(re, whole, REG_EXTENDED | REG_NOSUB);
+	free(whole);
+	if (rc != 0) {
+		regerror(rc, re, err, errlen);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* Whether s starts like "word=": where a value ends and the next key begins. */
+static bool key_like(const char *s)
+{
+	const char *p = s;
+
+	if (*p < 'a' || *p > 'z')
+		return false;
+	while ((*p >= 'a' && *p <= 'z') || *p == '-')
+		p++;
+	return *p == '=';
+}
+
+/* Length of the key at s when s starts with "KEY=" for a known key, else 0. */
+static size_t key_at(const char *s)
+{
+	size_t i, n;
+
+	for (i = 0; i < ARRAY_SIZE(keys); i++) {
+		n = strlen(keys[i]);
+		if (strncmp(s, keys[i], n) == 0 && s[n] == '=')
+			return n;
+	}
+	return 0;
+}
+
+static bool valid_url(const char *url)
+{
+	const char *host = url + 7;
+
+	if (strncmp(url, "http://", 7) != 0 || strlen(url) >= SPEC_URL_MAX)
+		return false;
+	/* A host is needed; the rest is libcurl's to judge. */
+	return *host != '\0' && *host != '/' && *host != ':';
+}
+
+static int set_url(char **slot, const char *key, const char *value, const char *text, char *err, size_t errlen)
+{
+	if (!valid_url(value)) {
+		if (strncmp(value, "https://", 8) == 0)
+			fail(err, errlen, text, "%s: only http:// URLs are supported (admin ports are plain HTTP on loopback)", key);
+		else
+			fail(err, errlen, text, "%s: \"%s\" is not an http:// URL", key, value);
+		return -EINVAL;
+	}
+	free(*slot);
+	*slot = strdup(value);
+	return *slot ? 0 : -ENOMEM;
+}
+
+static int apply(struct sidecar_spec *spec, const char *key, const char *value, const char *text, char *err,
+		 size_t errlen)
+{
+	if (strcmp(key, "name") == 0) {
+		if (*value == '\0' || strlen(value) >= SPEC_NAME_MAX) {
+			fail(err, errlen, text, "name must be 1 to %d characters", SPEC_NAME_MAX - 1);
+			return -EINVAL;
+		}
+		str_copy(spec->name, value, sizeof(spec->name));
+		return 0;
+	}
+	if (strcmp(key, "match") == 0) {
+		free(spec->match_src);
+		spec->match_src = strdup(value);
+		return spec->match_src ? 0 : -ENOMEM;
+	}
+	if (strcmp(key, "ready") == 0)
+		return set_url(&spec->ready_url, key, value, text, err, errlen);
+	if (strcmp(key, "drain") == 0)
+		return set_url(&spec->drain_url, key, value, text, err, errlen);
+	if (strcmp(key, "drain-time") == 0) {
+		if (parse_duration_ms(value, &spec->drain_time_ms) < 0) {
+			fail(err, errlen, text, "drain-time: invalid duration \"%s\" (examples: 500ms, 5s, 1m)", value);
+			return -EINVAL;
+		}
+		return 0;
+	}
+	/* stop */
+	if (strncmp(value, "signal:", 7) == 0) {
+		if (parse_signal(value + 7, &spec->stop_signal) < 0 || spec->stop_signal == SIGSTOP ||
+		    spec->stop_signal == SIGCONT) {
+			fail(err, errlen, text, "stop: unknown signal \"%s\" (examples: signal:TERM, signal:INT, signal:QUIT)",
+			     value + 7);
+			return -EINVAL;
+		}
+		free(spec->stop_url);
+		spec->stop_url = NULL;
+		return 0;
+	}
+	if (strncmp(value, "http", 4) != 0) {
+		fail(err, errlen, text, "stop: \"%s\" is neither a URL nor signal:NAME", value);
+		return -EINVAL;
+	}
+	return set_url(&spec->stop_url, key, value, text, err, errlen);
+}
+
+static int apply_preset(struct sidecar_spec *spec, const char *name, size_t n, const char *text, char *err,
+			size_t errlen)
+{
+	const struct spec_preset *p = NULL;
+	char list[256] = "";
+	size_t i;
+
+	for (i = 0; i < spec_npresets; i++) {
+		if (strlen(spec_presets[i].name) == n && strncmp(spec_presets[i].name, name, n) == 0)
+			p = &spec_presets[i];
+		snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s", i ? ", " : "", spec_presets[i].name);
+	}
+	if (!p) {
+		fail(err, errlen, text, "unknown preset \"%.*s\" (presets: %s; or give match=...)", (int)n, name, list);
+		return -EINVAL;
+	}
+	spec->preset = p->name;
+	str_copy(spec->name, p->name, sizeof(spec->name));
+	spec->match_src = strdup(p->match);
+	spec->ready_url = p->ready ? strdup(p->ready) : NULL;
+	spec->drain_url = p->drain ? strdup(p->drain) : NULL;
+	spec->stop_url = strdup(p->stop);
+	if (!spec->match_src || !spec->stop_url || (p->ready && !spec->ready_url) || (p->drain && !spec->drain_url))
+		return -ENOMEM;
+	return 0;
+}
+
+int spec_parse(const char *text, struct sidecar_spec *spec, char *err, size_t errlen)
+{
+	unsigned seen = 0;
+	const char *p = text;
+	char rerr[256];
+	int rc = 0;
+
+	memset(spec, 0, sizeof(*spec));
+	spec->stop_signal = SIGTERM;
+	if (*text == '\0') {
+		snprintf(err, errlen, "sidecar spec is empty (examples: istio; match=fluent-bit,stop=signal:TERM)");
+		return -EINVAL;
+	}
+	if (!key_at(p)) {
+		const char *comma = strchr(p, ',');
+		size_t n = comma ? (size_t)(comma - p) : strlen(p);
+
+		if (memchr(p, '=', n)) {
+			fail(err, errlen, text, "unknown key \"%.*s\" (keys: name, match, ready, drain, drain-time, stop)",
+			     (int)(strchr(p, '=') - p), p);
+			rc = -EINVAL;
+			goto out;
+		}
+		rc = apply_preset(spec, p, n, text, err, errlen);
+		if (rc < 0)
+			goto out;
+		p += n;
+		if (*p == ',')
+			p++;
+	}
+	while (*p) {
+		size_t klen = key_at(p), vlen, i;
+		char key[16], *value;
+		const char *v, *q;
+
+		if (!klen) {
+			const char *eq = strchr(p, '=');
+
+			fail(err, errlen, text, "unknown key \"%.*s\" (keys: name, match, ready, drain, drain-time, stop)",
+			     eq ? (int)(eq - p) : (int)strlen(p), p);
+			rc = -EINVAL;
+			goto out;
+		}
+		memcpy(key, p, klen);
+		key[klen] = '\0';
+		v = p + klen + 1;
+		/* The value runs to the next ",word=" (other commas are part of it: a{1,3}). */
+		for (q = v; *q; q++)
+			if (*q == ',' && key_like(q + 1))
+				break;
+		vlen = (size_t)(q - v);
+		for (i = 0; i < ARRAY_SIZE(keys); i++)
+			if (strcmp(keys[i], key) == 0)
+				break;
+		if (seen & (1u << i)) {
+			fail(err, errlen, text, "%s given twice", key);
+			rc = -EINVAL;
+			goto out;
+		}
+		seen |= 1u << i;
+		if (vlen == 0 && strcmp(key, "ready") != 0 && strcmp(key, "drain") != 0) {
+			fail(err, errlen, text, "%s needs a value", key);
+			rc = -EINVAL;
+			goto out;
+		}
+		value = strndup(v, vlen);
+		if (!value) {
+			rc = -ENOMEM;
+			goto out;
+		}
+		if (vlen == 0) {
+			/* "ready=" and "drain=" remove the preset's endpoint. */
+			if (strcmp(key, "ready") == 0) {
+				free(spec->ready_url);
+				spec->ready_url = NULL;
+			} else {
+				free(spec->drain_url);
+				spec->drain_url = NULL;
+			}
+		} else {
+			rc = apply(spec, key, value, text, err, errlen);
+		}
+		free(value);
+		if (rc < 0)
+			goto out;
+		p = *q ? q + 1 : q;
+	}
+	if (!spec->match_src) {
+		fail(err, errlen, text, "match=REGEX is required without a preset");
+		rc = -EINVAL;
+		goto out;
+	}
+	if (regex_compile_whole(&spec->match, spec->match_src, rerr, sizeof(rerr)) < 0) {
+		fail(err, errlen, text, "match: invalid regex \"%s\": %s", spec->match_src, rerr);
+		rc = -EINVAL;
+		goto out;
+	}
+	spec->match_compiled = true;
+	if (spec->name[0] == '\0')
+		str_copy(spec->name, spec->match_src, sizeof(spec->name));
+out:
+	if (rc == -ENOMEM)
+		snprintf(err, errlen, "out of memory");
+	if (rc < 0)
+		spec_free(spec);
+	return rc;
+}
+
+void spec_free(struct sidecar_spec *spec)
+{
+	if (spec->match_compiled)
+		regfree(&spec->match);
+	free(spec->match_src);
+	free(spec->ready_url);
+	free(spec->drain_url);
+	free(spec->stop_url);
+	memset(spec, 0, sizeof(*spec));
+}
+
+bool spec_matches(const struct sidecar_spec *spec, const char *name)
+{
+	return spec->match_compiled && regexec(&spec->match, name, 0, NULL, 0) == 0;
+}
+
+void spec_describe_stop(const struct sidecar_spec *spec, char *out, size_t len)
+{
+	if (spec->stop_url)
+		snprintf(out, len, "POST %s", spec->stop_url);
+	else
+		snprintf(out, len, "signal:%s", signal_name(spec->stop_signal));
+}

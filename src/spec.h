@@ -1,0 +1,62 @@
+/*
+ * Sidecar specs: what the user writes after --sidecar, parsed and checked.
+ *
+ *	PRESET[,KEY=VALUE...]   or   KEY=VALUE[,KEY=VALUE...]
+ *
+ * Keys: name, match, ready, drain, drain-time, stop. A value runs to the next
+ * comma that is followed by "word=", so a regex may contain other commas
+ * (match=a{1,3}) while a misspelt key is still caught.
+ * Keys override the preset's values. match is a POSIX extended regex that
+ * must match a whole process name (comm, or the basename of argv[0]).
+ */
+#ifndef RG_SPEC_H
+#define RG_SPEC_H
+
+#include <regex.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define SPEC_NAME_MAX 64
+#define SPEC_URL_MAX 1024
+
+struct sidecar_spec {
+	char name[SPEC_NAME_MAX];
+	const char *preset; /* static preset name, or NULL */
+	char *match_src;
+	regex_t match;
+	bool match_compiled;
+	char *ready_url;    /* NULL: ready as soon as its process is seen */
+	char *drain_url;    /* NULL: no drain step */
+	int64_t drain_time_ms;
+	char *stop_url;     /* NULL: stop with stop_signal */
+	int stop_signal;
+};
+
+struct spec_preset {
+	const char *name, *match, *ready, *drain, *stop;
+};
+
+extern const struct spec_preset spec_presets[];
+extern const size_t spec_npresets;
+
+/*
+ * Parses text into spec. On error returns -EINVAL and writes one line
+ * naming the problem into err; spec is then empty (safe to spec_free).
+ */
+int spec_parse(const char *text, struct sidecar_spec *spec, char *err, size_t errlen);
+void spec_free(struct sidecar_spec *spec);
+
+/* Whether name (a comm or an argv[0] basename) matches the spec's regex. */
+bool spec_matches(const struct sidecar_spec *spec, const char *name);
+
+/* "signal:TERM" or "POST http://..." for logs and the summary. */
+void spec_describe_stop(const struct sidecar_spec *spec, char *out, size_t len);
+
+/*
+ * Compiles a user regex so that it must match a whole name. Returns 0, or
+ * -EINVAL with regerror's words in err.
+ */
+int regex_compile_whole(regex_t *re, const char *src, char *err, size_t errlen);
+
+#endif

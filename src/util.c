@@ -1,0 +1,135 @@
+#include "config.h"
+
+#include "util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+static int64_t clock_us(clockid_t id)
+{
+	struct timespec ts;
+
+	clock_gettime(id, &ts);
+	return (int64_t)ts.tv_sec * US_PER_S + ts.tv_nsec / 1000;
+}
+
+int64_t mono_us(void)
+{
+	return clock_us(CLOCK_MONOTONIC);
+}
+
+int64_t real_us(void)
+{
+	return clock_us(CLOCK_REALTIME);
+}
+
+int read_small_at(int dirfd, const char *path, int flags, char *buf, size_t cap, size_t *len)
+{
+	size_t got = 0;
+	int fd, err = 0;
+
+	if (cap == 0)
+		return -EINVAL;
+	fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | flags);
+	if (fd < 0)
+		return -errno;
+	while (got < cap - 1) {
+		ssize_t n = read(fd, buf + got, cap - 1 - got);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			err = -errno;
+			break;
+		}
+		if (n == 0)
+			break;
+		got += (size_t)n;
+	}
+	close(fd);
+	if (err)
+		return err;
+	buf[got] = '\0';
+	*len = got;
+	return 0;
+}
+
+int write_all(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+
+	while (len > 0) {
+		ssize_t n = write(fd, p, len);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+int write_atomic_at(int dirfd, const char *path, const void *data, size_t len, mode_t mode)
+{
+	char tmp[256];
+	int fd, err;
+
+	if ((size_t)snprintf(tmp, sizeof(tmp), ".%s.tmp.%ld", base_name(path), (long)getpid()) >= sizeof(tmp))
+		return -ENAMETOOLONG;
+	/* A leftover from a crashed run, or something planted: never write through it. */
+	unlinkat(dirfd, tmp, 0);
+	fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+	if (fd < 0)
+		return -errno;
+	err = write_all(fd, data, len);
+	/* The umask must not narrow what the readers of the shared volume may do. */
+	if (!err && fchmod(fd, mode) < 0)
+		err = -errno;
+	if (close(fd) < 0 && !err)
+		err = -errno;
+	if (!err && renameat(dirfd, tmp, dirfd, path) < 0)
+		err = -errno;
+	if (err)
+		unlinkat(dirfd, tmp, 0);
+	return err;
+}
+
+size_t str_copy(char *dst, const char *src, size_t cap)
+{
+	size_t n = strlen(src);
+
+	if (cap > 0) {
+		size_t m = n < cap - 1 ? n : cap - 1;
+
+		memcpy(dst, src, m);
+		dst[m] = '\0';
+	}
+	return n;
+}
+
+void format_utc_ms(int64_t real_time_us, char out[UTC_MS_MAX])
+{
+	time_t secs = (time_t)(real_time_us / US_PER_S);
+	int ms = (int)(real_time_us % US_PER_S / 1000);
+	struct tm tm;
+
+	gmtime_r(&secs, &tm);
+	snprintf(out, UTC_MS_MAX, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1,
+		 tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ms);
+}
+
+const char *base_name(const char *s)
+{
+	const char *slash = strrchr(s, '/');
+
+	return slash ? slash + 1 : s;
+}

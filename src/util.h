@@ -1,0 +1,52 @@
+/*
+ * Small helpers shared by every module: clocks, bounded reads of foreign
+ * files, atomic writes, string copies that always terminate.
+ *
+ * Errors are returned as -errno; out-parameters are left alone on failure.
+ */
+#ifndef RG_UTIL_H
+#define RG_UTIL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#define US_PER_MS INT64_C(1000)
+#define US_PER_S INT64_C(1000000)
+
+/* Monotonic time in microseconds: every deadline and latency uses it. */
+int64_t mono_us(void);
+/* Wall-clock time in microseconds since the epoch, for log timestamps. */
+int64_t real_us(void);
+
+/*
+ * Reads at most cap - 1 bytes of the file at path (relative to dirfd) into
+ * buf, NUL-terminates it and stores the length. flags are added to
+ * O_RDONLY | O_CLOEXEC (O_NOFOLLOW for files that others may plant).
+ * A file longer than the buffer is truncated, never an error.
+ */
+int read_small_at(int dirfd, const char *path, int flags, char *buf, size_t cap, size_t *len);
+
+/*
+ * Writes len bytes to path (relative to dirfd) atomically: a temporary file
+ * in the same directory, fsync-free (the readers are in the same pod), then
+ * rename over path. A symlink at path is replaced, never followed.
+ */
+int write_atomic_at(int dirfd, const char *path, const void *data, size_t len, mode_t mode);
+
+/* Writes all of buf to fd, retrying on EINTR and short writes. */
+int write_all(int fd, const void *buf, size_t len);
+
+/* strlcpy semantics: always terminates, returns strlen(src). */
+size_t str_copy(char *dst, const char *src, size_t cap);
+
+/* Formats a wall-clock time as 2026-01-02T03:04:05.678Z (24 bytes + NUL). */
+#define UTC_MS_MAX 64
+void format_utc_ms(int64_t real_time_us, char out[UTC_MS_MAX]);
+
+/* The last path component of s (s itself when it has no '/'). */
+const char *base_name(const char *s);
+
+#endif

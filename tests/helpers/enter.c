@@ -1,0 +1,124 @@
+/*
+ * Starts a container in a test pod the way a runtime does: joins the pod's
+ * PID, network and mount namespaces (those of its pause process), forks so
+ * the child is in the pod's PID namespace with parent pid 0, gives the child
+ * its own mount namespace and cgroup and uid, then execs the entrypoint.
+ * Installed as "runc", so until the exec the pod sees what it sees under
+ * runc: a runtime-init process.
+ *
+ *   runc --target PID [--cgroup PROCS_FILE]... [--uid UID] [--pidfile FILE] -- CMD [ARG...]
+ *
+ * The outer process waits for the child and exits with its status (or dies
+ * of the same signal); --pidfile gets the child's pid as the host sees it.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static void die(const char *what)
+{
+	fprintf(stderr, "runc(test): %s: %s\n", what, strerror(errno));
+	_exit(125);
+}
+
+static void join(const char *target, const char *ns, int type)
+{
+	char path[128];
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%s/ns/%s", target, ns);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || setns(fd, type) < 0)
+		die(path);
+	close(fd);
+}
+
+int main(int argc, char **argv)
+{
+	const char *target = NULL, *pidfile = NULL, *cgroups[8];
+	int ncg = 0, i, status;
+	long uid = -1;
+	pid_t pid;
+
+	for (i = 1; i < argc && strcmp(argv[i], "--") != 0; i += 2) {
+		if (i + 1 >= argc)
+			break;
+		if (strcmp(argv[i], "--target") == 0)
+			target = argv[i + 1];
+		else if (strcmp(argv[i], "--cgroup") == 0 && ncg < 8)
+			cgroups[ncg++] = argv[i + 1];
+		else if (strcmp(argv[i], "--uid") == 0)
+			uid = atol(argv[i + 1]);
+		else if (strcmp(argv[i], "--pidfile") == 0)
+			pidfile = argv[i + 1];
+		else
+			break;
+	}
+	if (!target || i + 1 >= argc || strcmp(argv[i], "--") != 0) {
+		fprintf(stderr, "usage: runc --target PID [--cgroup FILE]... [--uid UID] [--pidfile FILE] -- CMD...\n");
+		return 125;
+	}
+	join(target, "net", CLONE_NEWNET);
+	join(target, "pid", CLONE_NEWPID);
+	join(target, "mnt", CLONE_NEWNS);
+
+	pid = fork();
+	if (pid < 0)
+		die("fork");
+	if (pid == 0) {
+		char me[32];
+		int n, j;
+
+		if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+			die("mount namespace");
+		/* getpid() is the pod's number for us, which is how cgroup.procs reads it. */
+		n = snprintf(me, sizeof(me), "%d", (int)getpid());
+		for (j = 0; j < ncg; j++) {
+			int fd = open(cgroups[j], O_WRONLY | O_CLOEXEC);
+
+			if (fd < 0 || write(fd, me, (size_t)n) != n)
+				die(cgroups[j]);
+			close(fd);
+		}
+		if (uid >= 0) {
+			if (setgroups(0, NULL) < 0 || setresgid((gid_t)uid, (gid_t)uid, (gid_t)uid) < 0 ||
+			    setresuid((uid_t)uid, (uid_t)uid, (uid_t)uid) < 0)
+				die("uid");
+		}
+		execvp(argv[i + 1], argv + i + 1);
+		die(argv[i + 1]);
+	}
+	if (pidfile) {
+		char tmp[4096];
+		FILE *f;
+
+		snprintf(tmp, sizeof(tmp), "%s.tmp", pidfile);
+		f = fopen(tmp, "w");
+		if (!f || fprintf(f, "%d\n", (int)pid) < 0 || fclose(f) != 0 || rename(tmp, pidfile) < 0)
+			die(pidfile);
+	}
+	/* Our own signals are not the container's business: it is stopped from the test. */
+	signal(SIGTERM, SIG_IGN);
+	signal(SIGINT, SIG_IGN);
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			die("waitpid");
+	if (WIFSIGNALED(status)) {
+		signal(WTERMSIG(status), SIG_DFL);
+		prctl(PR_SET_DUMPABLE, 0);
+		kill(getpid(), WTERMSIG(status));
+		return 128 + WTERMSIG(status);
+	}
+	return WEXITSTATUS(status);
+}

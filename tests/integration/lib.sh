@@ -1,0 +1,211 @@
+# Sourced by every integration test: a Kubernetes-like pod made of namespaces.
+#
+#   . "$RG_SRCDIR/tests/integration/lib.sh"
+#   pod_start                          # pause as PID 1 of new PID and network namespaces
+#   alias_bin fluent-bit               # $BIN/fluent-bit: the fake process under that name
+#   ctr_start proxy 1002 "$BIN/fluent-bit" --log "$EVENTS"
+#   ctr_start agent 1002 "$BIN/rearguard" --sidecar match=fluent-bit ...
+#   ctr_wait agent 20; [ "$RC" = 0 ] || fail "agent exited $RC"
+#
+# Each container is a child of the pod's PID namespace with parent pid 0, in
+# its own mount namespace and cgroup (cgroup v2 and the v1 pids hierarchy),
+# running as its own uid. $EMPTYDIR is the shared volume. Everything started
+# is killed on exit, also on failure. Without root or namespaces: exit 77.
+
+set -eu
+
+: "${RG_BUILDDIR:?RG_BUILDDIR is set by make check}"
+: "${RG_SRCDIR:?RG_SRCDIR is set by make check}"
+
+TEST_NAME=$(basename "$0" .sh)
+PAUSE=
+CGROUP_DIRS=
+
+say() { printf '# %s\n' "$*"; }
+skip() { printf 'SKIP: %s: %s\n' "$TEST_NAME" "$*"; exit "${RG_SKIP_STATUS:-77}"; }
+fail() {
+	printf 'FAIL: %s: %s\n' "$TEST_NAME" "$*"
+	dump_logs
+	exit 1
+}
+
+dump_logs() {
+	local f
+	for f in "$T"/*.log; do
+		[ -f "$f" ] || continue
+		printf '%s\n' "---- $(basename "$f")"
+		tail -n 60 "$f"
+	done
+}
+
+cleanup() {
+	local rc=$? d
+	trap - EXIT INT TERM
+	# Killing a PID namespace's init kills everything in it.
+	[ -n "$PAUSE" ] && kill -9 "$PAUSE" 2>/dev/null || true
+	# The launchers outside the pod exit once their child is gone.
+	for d in $(jobs -p); do kill -9 "$d" 2>/dev/null || true; done
+	wait 2>/dev/null || true
+	for d in $CGROUP_DIRS; do
+		rmdir "$d"/* 2>/dev/null || true
+		rmdir "$d" 2>/dev/null || true
+	done
+	if [ "${RG_KEEP:-}" ]; then
+		say "kept $T"
+	else
+		rm -rf "$T"
+	fi
+	exit "$rc"
+}
+
+[ "$(id -u)" = 0 ] || skip "needs root to build pods out of namespaces"
+for tool in unshare nsenter ip; do
+	command -v "$tool" >/dev/null 2>&1 || skip "$tool not installed"
+done
+
+T=$(mktemp -d /tmp/rg-test.XXXXXX)
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+# Other uids must reach the binaries and the shared volume.
+chmod 755 "$T"
+BIN=$T/bin
+EMPTYDIR=$T/emptydir
+EVENTS=$T/events
+RUN=$T/run
+mkdir -p "$BIN" "$EMPTYDIR" "$RUN"
+chmod 1777 "$EMPTYDIR" "$RUN"
+: >"$EVENTS"
+chmod 666 "$EVENTS"
+cp "$RG_BUILDDIR/rearguard" "$RG_BUILDDIR/tests/helpers/pause" "$RG_BUILDDIR/tests/helpers/fake" \
+	"$RG_BUILDDIR/tests/helpers/enosys" "$BIN/"
+cp "$RG_BUILDDIR/tests/helpers/enter" "$BIN/runc"
+chmod 755 "$BIN"/*
+
+unshare --pid --fork --mount-proc true 2>/dev/null || skip "cannot create PID namespaces here"
+
+# cgroup v2 (its own mount, or the unified hierarchy of a hybrid host) and v1 pids.
+CG2=
+if [ -f /sys/fs/cgroup/cgroup.procs ] && [ "$(stat -fc %T /sys/fs/cgroup)" = cgroup2fs ]; then
+	CG2=/sys/fs/cgroup
+elif [ -d /sys/fs/cgroup/unified ]; then
+	CG2=/sys/fs/cgroup/unified
+fi
+CG1=
+[ -d /sys/fs/cgroup/pids ] && [ "$(stat -fc %T /sys/fs/cgroup/pids)" = cgroupfs ] && CG1=/sys/fs/cgroup/pids
+for base in $CG2 $CG1; do
+	d=$base/rg-test-$$
+	mkdir "$d" 2>/dev/null || skip "cannot create cgroups under $base"
+	CGROUP_DIRS="$CGROUP_DIRS $d"
+done
+[ -n "$CGROUP_DIRS" ] || skip "no cgroup hierarchy to give containers their own cgroups"
+
+# alias_bin NAME: $BIN/NAME runs the fake process with NAME as its process name.
+alias_bin() {
+	ln -sf fake "$BIN/$1"
+}
+
+# now_ms: wall-clock milliseconds, the clock of the fake processes' event log.
+now_ms() {
+	date +%s%3N
+}
+
+# cgroup_args NAME: --cgroup options that put a container into its own cgroups.
+cgroup_args() {
+	local d
+	for d in $CGROUP_DIRS; do
+		mkdir -p "$d/$1"
+		printf -- '--cgroup %s ' "$d/$1/cgroup.procs"
+	done
+}
+
+pod_start() {
+	unshare --pid --fork --mount-proc --net "$BIN/pause" 2>"$T/pause.err" &
+	local outer=$! i
+	for i in $(seq 200); do
+		PAUSE=$(cat /proc/$outer/task/$outer/children 2>/dev/null | awk '{print $1}')
+		[ -n "$PAUSE" ] && break
+		sleep 0.01
+	done
+	[ -n "$PAUSE" ] || fail "pause did not start"
+	# pause gets a cgroup of its own, like under a real runtime.
+	for d in $CGROUP_DIRS; do
+		mkdir -p "$d/pause"
+		echo "$PAUSE" >"$d/pause/cgroup.procs"
+	done
+	nsenter --target "$PAUSE" --net ip link set lo up
+}
+
+# ctr_start NAME UID CMD [ARG...]: a container, in the background; its output goes to $T/NAME.log.
+ctr_start() {
+	local name=$1 uid=$2
+	shift 2
+	# shellcheck disable=SC2046
+	"$BIN/runc" --target "$PAUSE" $(cgroup_args "$name") --uid "$uid" --pidfile "$T/$name.pid" -- "$@" \
+		>"$T/$name.log" 2>&1 &
+	echo $! >"$T/$name.outer"
+	wait_for 5 test -s "$T/$name.pid" || fail "container $name did not start"
+}
+
+# ctr_exec NAME UID CMD...: a process entering container NAME later (kubectl exec).
+ctr_exec() {
+	local name=$1 uid=$2 args= d
+	shift 2
+	for d in $CGROUP_DIRS; do args="$args --cgroup $d/$name/cgroup.procs"; done
+	# shellcheck disable=SC2086
+	"$BIN/runc" --target "$PAUSE" $args --uid "$uid" --pidfile "$T/$name-exec.pid" -- "$@" \
+		>"$T/$name-exec.log" 2>&1 &
+	wait_for 5 test -s "$T/$name-exec.pid" || fail "exec into $name did not start"
+}
+
+# ctr_pid NAME: the host's pid of the container's main process.
+ctr_pid() {
+	cat "$T/$1.pid"
+}
+
+# ctr_wait NAME SECONDS: waits for the container to exit; RC is its exit status (or "timeout").
+ctr_wait() {
+	local outer
+	outer=$(cat "$T/$1.outer")
+	RC=timeout
+	if wait_for "$2" sh -c "! kill -0 $outer 2>/dev/null"; then
+		RC=0
+		wait "$outer" 2>/dev/null || RC=$?
+	fi
+}
+
+# ctr_running NAME: whether the container's main process still runs.
+ctr_running() {
+	kill -0 "$(cat "$T/$1.outer")" 2>/dev/null
+}
+
+# wait_for SECONDS CMD...: polls CMD every 20ms until it succeeds; fails after SECONDS.
+wait_for() {
+	local limit=$1 end
+	shift
+	end=$(($(now_ms) + limit * 1000))
+	while ! "$@" >/dev/null 2>&1; do
+		[ "$(now_ms)" -lt "$end" ] || return 1
+		sleep 0.02
+	done
+}
+
+# event_ms NAME EVENT: time (ms) of the first EVENT logged by fake process NAME; empty if none.
+event_ms() {
+	awk -v n="$1" -v e="$2" '$2 == n && index($0, e) { print $1; exit }' "$EVENTS"
+}
+
+# json_get FILE KEY...: a value out of the agent's summary, with python's json.
+json_get() {
+	/usr/bin/python3 - "$@" <<'PY'
+import json, sys
+v = json.load(open(sys.argv[1]))
+for k in sys.argv[2:]:
+    v = v[int(k)] if isinstance(v, list) else v[k]
+print("null" if v is None else v)
+PY
+}
+
+# assert_between VALUE LOW HIGH WHAT
+assert_between() {
+	[ "$1" -ge "$2" ] && [ "$1" -le "$3" ] || fail "$4: $1 not in [$2, $3]"
+}

@@ -1,0 +1,79 @@
+#!/bin/bash
+# The command line of the real binary: --help is complete, --version tells
+# the build and the kernel, every bad input is one line naming it and exit
+# 2, and a pod without a shared PID namespace is a configuration error.
+set -eu
+: "${RG_BUILDDIR:?}"
+RG=$RG_BUILDDIR/rearguard
+fails=0
+
+fail() {
+	echo "FAIL: $*"
+	fails=$((fails + 1))
+}
+
+# expect_usage_error NEEDLE ARG... : exit 2, exactly one line on stderr that contains NEEDLE, nothing on stdout.
+expect_usage_error() {
+	local needle=$1 out err rc=0
+	shift
+	out=$("$RG" "$@" 2>/tmp/rg-usage-err.$$) || rc=$?
+	err=$(cat /tmp/rg-usage-err.$$)
+	rm -f /tmp/rg-usage-err.$$
+	[ "$rc" = 2 ] || fail "rearguard $*: exit $rc, want 2"
+	[ "$(printf '%s\n' "$err" | wc -l)" = 1 ] || fail "rearguard $*: stderr is not one line: $err"
+	case $err in rearguard:*"$needle"*) ;; *) fail "rearguard $*: \"$err\" does not say \"$needle\"" ;; esac
+	[ -z "$out" ] || fail "rearguard $*: wrote to stdout"
+}
+
+help=$("$RG" --help) || fail "--help exit $?"
+for word in --sidecar --app --apps --dir --restart-policy --startup-timeout --ready-timeout --stop-timeout \
+	--kill-after --term-grace --restart-grace --termination-log --log-format --verbose --quiet --version \
+	REARGUARD_SIDECARS REARGUARD_APP REARGUARD_APPS REARGUARD_DIR REARGUARD_RESTART_POLICY \
+	REARGUARD_STARTUP_TIMEOUT REARGUARD_READY_TIMEOUT REARGUARD_STOP_TIMEOUT REARGUARD_KILL_AFTER \
+	REARGUARD_TERM_GRACE REARGUARD_RESTART_GRACE REARGUARD_TERMINATION_LOG REARGUARD_LOG_FORMAT \
+	REARGUARD_VERBOSE REARGUARD_QUIET istio envoy linkerd cloudsql dapr vault consul 'Exit status' \
+	'rearguard run' 'rearguard wait' 'rearguard drain' 'rearguard install'; do
+	case $help in *"$word"*) ;; *) fail "--help does not mention $word" ;; esac
+done
+[ "$("$RG" help)" = "$help" ] || fail "'rearguard help' differs from --help"
+[ "$("$RG" agent --help)" = "$help" ] || fail "'rearguard agent --help' differs from --help"
+
+version=$("$RG" --version) || fail "--version exit $?"
+case $version in "rearguard "[0-9]*.[0-9]*.[0-9]*) ;; *) fail "--version: $version" ;; esac
+case $version in *libev*libcurl*) ;; *) fail "--version lacks the libraries: $version" ;; esac
+case $version in *"kernel: pidfd yes"*) ;; *) fail "--version lacks the kernel features: $version" ;; esac
+[ "$("$RG" version)" = "$version" ] || fail "'rearguard version' differs"
+
+expect_usage_error "no sidecar given"
+expect_usage_error "unknown option --bogus" --bogus
+expect_usage_error "unknown option --bogus" agent -s istio --bogus
+expect_usage_error "unknown command 'bogus'" bogus
+expect_usage_error "'run' is not implemented" run -- true
+expect_usage_error "'wait' is not implemented" wait ready
+expect_usage_error "invalid duration \"soon\"" -s istio --stop-timeout soon
+expect_usage_error "--kill-after: duration \"1000h\" is too long" -s istio --kill-after 1000h
+expect_usage_error "unknown preset \"istoi\"" -s istoi
+expect_usage_error "unknown key \"color\"" -s match=x,color=red
+expect_usage_error "option --dir needs a value" -s istio --dir
+expect_usage_error "unexpected argument \"later\"" -s istio later
+expect_usage_error "not Never or OnFailure" -s istio --restart-policy Always
+REARGUARD_STOP_TIMEOUT=x expect_usage_error "REARGUARD_STOP_TIMEOUT: invalid duration" -s istio
+REARGUARD_SIDECARS="istio;nope" expect_usage_error "REARGUARD_SIDECARS: sidecar spec \"nope\""
+
+# Environment twin accepted, flag overriding it: both get past option parsing to the pod check.
+if [ "$(id -u)" = 0 ] && unshare --pid --fork --mount-proc true 2>/dev/null; then
+	# Without shareProcessNamespace the agent is PID 1 of its own namespace.
+	rc=0
+	err=$(REARGUARD_SIDECARS=istio unshare --pid --fork --mount-proc "$RG" 2>&1 >/dev/null) || rc=$?
+	[ "$rc" = 2 ] || fail "without a shared PID namespace: exit $rc, want 2"
+	case $err in *"shareProcessNamespace: true"*) ;; *) fail "no hint about shareProcessNamespace: $err" ;; esac
+	# The same, with the agent started by a shell that is PID 1 of the namespace.
+	rc=0
+	err=$(unshare --pid --fork --mount-proc sh -c "\"$RG\" -s istio; exit \$?" 2>&1 >/dev/null) || rc=$?
+	[ "$rc" = 2 ] || fail "agent under a PID 1 shell: exit $rc, want 2"
+else
+	echo "# not root: the PID namespace check is skipped"
+fi
+
+[ "$fails" = 0 ] || exit 1
+echo "# usage: all checks passed"

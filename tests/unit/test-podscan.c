@@ -1,0 +1,409 @@
+/*
+ * The pod scanner against fake /proc trees: every file it reads is written
+ * here, so each test says exactly what the kernel would show.
+ */
+#include "config.h"
+
+#include "podscan.h"
+#include "tap.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static char root[256];
+
+static void put(pid_t pid, const char *file, const char *data, size_t len)
+{
+	char path[512];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%d", root, (int)pid);
+	mkdir(path, 0755);
+	snprintf(path, sizeof(path), "%s/%d/%s", root, (int)pid, file);
+	f = fopen(path, "w");
+	if (!f || fwrite(data, 1, len, f) != len)
+		abort();
+	fclose(f);
+}
+
+static void stat_file(pid_t pid, pid_t ppid, const char *comm, unsigned long long start, unsigned flags,
+		      char state)
+{
+	char buf[512];
+
+	snprintf(buf, sizeof(buf), "%d (%s) %c %d %d %d 0 -1 %u 0 0 0 0 0 0 0 0 20 0 1 0 %llu 1000 100 0 0 0\n",
+		 (int)pid, comm, state, (int)ppid, (int)pid, (int)pid, flags, start);
+	put(pid, "stat", buf, strlen(buf));
+}
+
+/* A process; cgroup NULL writes no cgroup file (reading it would then fail). */
+static void mkproc(pid_t pid, pid_t ppid, const char *comm, unsigned long long start, const char *cgroup,
+		   const char *argv0)
+{
+	stat_file(pid, ppid, comm, start, 0, 'S');
+	if (cgroup)
+		put(pid, "cgroup", cgroup, strlen(cgroup));
+	if (argv0)
+		put(pid, "cmdline", argv0, strlen(argv0) + 1);
+}
+
+static void rmproc(pid_t pid)
+{
+	char cmd[600];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s/%d'", root, (int)pid);
+	if (system(cmd) != 0)
+		abort();
+}
+
+static void reset(void)
+{
+	char cmd[600];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s' && mkdir -p '%s'", root, root);
+	if (system(cmd) != 0)
+		abort();
+	mkdir(root, 0755);
+	/* Entries /proc has besides pids. */
+	mkdir(strcat(strcpy(cmd, root), "/self"), 0755);
+	put(0, "../meminfo", "x", 1);
+}
+
+/* Sidecars: "envoy" or "pilot-agent" is sidecar 0, "consul-dataplane" sidecar 1; apps: all but "helper" when strict. */
+static bool strict_apps;
+
+static enum podscan_match classify(void *arg, const char *name, int *sidecar)
+{
+	if (strcmp(name, "envoy") == 0 || strcmp(name, "pilot-agent") == 0) {
+		*sidecar = 0;
+		return MATCH_SIDECAR;
+	}
+	if (strcmp(name, "consul-dataplane") == 0) {
+		*sidecar = 1;
+		return MATCH_SIDECAR;
+	}
+	if (strict_apps)
+		return strcmp(name, "job") == 0 ? MATCH_APP : MATCH_NONE;
+	return MATCH_APP;
+}
+
+static struct podscan *open_scan(pid_t self)
+{
+	struct podscan_config cfg = { .proc_path = root, .self_pid = self, .classify = classify };
+	struct podscan *ps = NULL;
+
+	if (podscan_new(&cfg, &ps) < 0)
+		abort();
+	return ps;
+}
+
+static struct pod_container *by_root(struct podscan *ps, pid_t pid)
+{
+	size_t i;
+
+	for (i = 0; i < podscan_count(ps); i++)
+		if (podscan_container(ps, i)->root == pid)
+			return podscan_container(ps, i);
+	return NULL;
+}
+
+static struct pod_container *by_name(struct podscan *ps, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < podscan_count(ps); i++)
+		if (strcmp(podscan_container(ps, i)->name, name) == 0)
+			return podscan_container(ps, i);
+	return NULL;
+}
+
+#define CG(path) "9:pids:/kubepods/pod1" path "\n0::/\n"
+
+static void basic_pod(void)
+{
+	struct podscan_stats st;
+	struct pod_container *c;
+	struct podscan *ps;
+	pid_t pids[8];
+	uint64_t starts[8];
+
+	reset();
+	mkproc(1, 0, "pause", 100, CG("/pause"), "/pause");
+	mkproc(5, 0, "rearguard", 200, CG("/agent"), "/rearguard");
+	mkproc(10, 0, "job", 300, CG("/app"), "/usr/bin/job");
+	mkproc(11, 10, "job", 310, NULL, NULL);          /* a fork: inherits, no file read */
+	mkproc(12, 10, "(w) o)k", 320, NULL, "/bin/sh"); /* an exec'd child with a tricky comm */
+	mkproc(20, 0, "pilot-agent", 250, CG("/istio"), "/usr/local/bin/pilot-agent");
+	mkproc(21, 20, "envoy", 260, NULL, "/usr/local/bin/envoy");
+	ps = open_scan(5);
+	is_int(podscan_refresh(ps, &st), 0, "refresh succeeds");
+	is_int(st.listed, 7, "seven pids listed (non-pid entries skipped)");
+	is_int(st.classified, 7, "all seven read");
+	is_int(st.cgroup_reads, 4, "cgroup read only for the ppid-0 processes");
+	is_int(podscan_count(ps), 4, "four containers");
+	ok(!podscan_flat(ps), "cgroups tell containers apart");
+
+	c = by_root(ps, 1);
+	ok(c && c->role == ROLE_PAUSE, "pid 1 is pause");
+	c = by_root(ps, 5);
+	ok(c && c->role == ROLE_SELF, "our own container is self");
+	c = by_root(ps, 10);
+	ok(c && c->role == ROLE_APP, "the job is an app");
+	is_str(c ? c->name : "", "job", "app named after argv[0]");
+	is_int(c ? c->nprocs : 0, 3, "app has three processes");
+	ok(c && c->is_new && !c->root_gone, "new, running");
+	is_str(c ? c->display : "", "/kubepods/pod1/app", "cgroup shown from the v1 line");
+	is_int(podscan_procs(ps, c, pids, starts, 8), 3, "three processes listed");
+	ok(pids[0] == 10 && pids[1] == 11 && pids[2] == 12, "oldest first");
+	is_int(starts[2], 320, "start times listed");
+	c = by_root(ps, 20);
+	ok(c && c->role == ROLE_SIDECAR && c->sidecar == 0, "istio is sidecar 0");
+
+	/* Nothing new: a rescan reads nothing. */
+	is_int(podscan_refresh(ps, &st), 0, "second refresh");
+	is_int(st.classified, 0, "known pids are not read again");
+	ok(!by_root(ps, 10)->is_new, "no longer new");
+
+	/* An exec session: a later ppid-0 process in the app's cgroup. */
+	mkproc(30, 0, "sh", 900, CG("/app"), "/bin/sh");
+	podscan_refresh(ps, &st);
+	is_int(podscan_count(ps), 4, "an exec session is no new container");
+	c = by_root(ps, 10);
+	is_int(c->root, 10, "the root stays the earliest process");
+	is_int(c->nprocs, 4, "the session counts as one of its processes");
+
+	/* A process goes away. */
+	rmproc(11);
+	podscan_refresh(ps, &st);
+	is_int(by_root(ps, 10)->nprocs, 3, "a gone process is forgotten");
+
+	/* The root exits; as a zombie its cgroup file shows v1 paths at the root. */
+	c = by_root(ps, 10);
+	podscan_root_exited(ps, c);
+	ok(c->root_gone, "root gone");
+	stat_file(10, 0, "job", 300, 0, 'Z');
+	put(10, "cgroup", "9:pids:/\n0::/\n", 13);
+	podscan_refresh(ps, &st);
+	is_int(podscan_count(ps), 4, "a zombie makes no container");
+	is_int(st.classified, 1, "the zombie was looked at");
+	podscan_refresh(ps, &st);
+	is_int(st.classified, 1, "and is looked at again until it is reaped");
+	/* Reaped, and its pid reused by a new container. */
+	rmproc(10);
+	mkproc(10, 0, "job", 1000, CG("/app-restarted"), "/usr/bin/job");
+	podscan_refresh(ps, &st);
+	is_int(podscan_count(ps), 5, "the reused pid starts a new container");
+	c = by_name(ps, "job");
+	c = podscan_find(ps, 5);
+	ok(c && c->root == 10 && c->root_start == 1000 && c->is_new, "the restarted container has its own root");
+	podscan_free(ps);
+}
+
+static void earliest_root(void)
+{
+	struct podscan *ps;
+	struct pod_container *c;
+
+	reset();
+	mkproc(1, 0, "pause", 100, CG("/pause"), "/pause");
+	mkproc(3, 0, "rearguard", 150, CG("/agent"), "/rearguard");
+	/* After pid wrap-around the root may have the higher pid. */
+	mkproc(40, 0, "sh", 900, CG("/app"), "/bin/sh");
+	mkproc(50, 0, "job", 200, CG("/app"), "/job");
+	ps = open_scan(3);
+	podscan_refresh(ps, NULL);
+	c = by_name(ps, "job");
+	ok(c && c->root == 50, "the earliest-started ppid-0 process is the root, not the lowest pid");
+	podscan_free(ps);
+}
+
+static void pending_and_upgrades(void)
+{
+	struct podscan *ps;
+	struct pod_container *c;
+
+	reset();
+	mkproc(1, 0, "pause", 100, CG("/pause"), "/pause");
+	mkproc(3, 0, "rearguard", 150, CG("/agent"), "/rearguard");
+	mkproc(7, 0, "runc:[2:INIT]", 200, CG("/istio"), "runc\0init");
+	mkproc(8, 0, "job", 210, CG("/app"), "/job");
+	ps = open_scan(3);
+	podscan_refresh(ps, NULL);
+	c = by_root(ps, 7);
+	ok(c && c->role == ROLE_PENDING, "a container still in runc init is pending");
+	stat_file(7, 0, "pilot-agent", 200, 0, 'S');
+	put(7, "cmdline", "/usr/local/bin/pilot-agent\0proxy", 33);
+	podscan_refresh(ps, NULL);
+	c = by_root(ps, 7);
+	ok(c && c->role == ROLE_SIDECAR && c->role_changed, "after its exec it is the sidecar");
+	is_str(c->name, "pilot-agent", "and named after its entrypoint");
+
+	/* An app container whose root execs into a sidecar. */
+	c = by_root(ps, 8);
+	ok(c && c->role == ROLE_APP, "job is an app");
+	stat_file(8, 0, "envoy", 210, 0, 'S');
+	podscan_refresh(ps, NULL);
+	c = by_root(ps, 8);
+	ok(c->role == ROLE_SIDECAR && c->role_changed, "its root exec'd envoy: now a sidecar");
+
+	/* A sidecar process appearing inside an app container. */
+	mkproc(9, 0, "job", 300, CG("/app2"), "/job");
+	podscan_refresh(ps, NULL);
+	ok(by_root(ps, 9)->role == ROLE_APP, "second app");
+	mkproc(60, 9, "consul-dataplan", 400, NULL, "/usr/bin/consul-dataplane");
+	podscan_refresh(ps, NULL);
+	c = by_root(ps, 9);
+	ok(c->role == ROLE_SIDECAR && c->sidecar == 1 && c->role_changed,
+	   "a child matching by argv[0] (comm truncated) makes it sidecar 1");
+	podscan_free(ps);
+}
+
+static void other_and_orphans(void)
+{
+	struct podscan *ps;
+	struct pod_container *c;
+
+	reset();
+	strict_apps = true;
+	mkproc(1, 0, "pause", 100, CG("/pause"), "/pause");
+	mkproc(3, 0, "rearguard", 150, CG("/agent"), "/rearguard");
+	mkproc(10, 0, "helper", 200, CG("/helper"), "/helper");
+	mkproc(11, 0, "job", 210, CG("/app"), "/job");
+	/* Orphans of a container whose root is gone: reparented to pid 1. */
+	mkproc(20, 1, "leftover", 220, CG("/dead"), "/leftover");
+	/* A kernel thread (only visible with the host's pid namespace). */
+	stat_file(30, 0, "kworker/0:1", 50, 0x00200000, 'I');
+	ps = open_scan(3);
+	podscan_refresh(ps, NULL);
+	ok(by_root(ps, 10) && by_root(ps, 10)->role == ROLE_OTHER, "with --app, a non-matching container is other");
+	ok(by_root(ps, 11) && by_root(ps, 11)->role == ROLE_APP, "the matching one is an app");
+	c = by_name(ps, "");
+	ok(c && c->root == 0 && c->root_gone, "a container seen without its root is over");
+	is_int(c ? c->nprocs : 0, 1, "with its orphan");
+	is_int(podscan_count(ps), 5, "the kernel thread makes no container");
+	strict_apps = false;
+	podscan_free(ps);
+}
+
+static void hybrid_and_flat(void)
+{
+	struct podscan *ps;
+
+	/* Hybrid host: the unified line is the same for all, a v1 line differs. */
+	reset();
+	mkproc(1, 0, "pause", 100, "4:memory:/x\n3:pids:/p\n0::/\n", "/pause");
+	mkproc(3, 0, "rearguard", 150, "4:memory:/x\n3:pids:/a\n0::/\n", "/rearguard");
+	mkproc(10, 0, "job", 200, "4:memory:/x\n3:pids:/j\n0::/\n", "/job");
+	ps = open_scan(3);
+	podscan_refresh(ps, NULL);
+	is_int(podscan_count(ps), 3, "containers differing only in a v1 hierarchy are told apart");
+	podscan_free(ps);
+
+	/* One cgroup for everyone: containers are the subtrees under ppid 0. */
+	reset();
+	mkproc(1, 0, "pause", 100, "0::/\n", "/pause");
+	mkproc(3, 0, "sh", 150, "0::/\n", "/bin/sh");
+	mkproc(4, 3, "rearguard", 160, "0::/\n", "/rearguard");
+	mkproc(10, 0, "job", 200, "0::/\n", "/job");
+	mkproc(11, 10, "worker", 210, "0::/\n", "/worker");
+	mkproc(20, 0, "envoy", 220, "0::/\n", "/envoy");
+	ps = open_scan(4);
+	podscan_refresh(ps, NULL);
+	ok(podscan_flat(ps), "flat mode detected");
+	is_int(podscan_count(ps), 4, "four subtrees");
+	ok(by_root(ps, 3) && by_root(ps, 3)->role == ROLE_SELF, "our subtree is self");
+	ok(by_root(ps, 10) && by_root(ps, 10)->role == ROLE_APP && by_root(ps, 10)->nprocs == 2, "the job's subtree");
+	ok(by_root(ps, 20) && by_root(ps, 20)->role == ROLE_SIDECAR, "the envoy subtree");
+	podscan_free(ps);
+}
+
+static void no_shared_namespace(void)
+{
+	struct podscan *ps;
+	size_t i;
+	bool self = false;
+
+	/* Without shareProcessNamespace our container's process is pid 1. */
+	reset();
+	mkproc(1, 0, "rearguard", 100, "0::/agent\n", "/rearguard");
+	ps = open_scan(1);
+	podscan_refresh(ps, NULL);
+	for (i = 0; i < podscan_count(ps); i++)
+		self |= podscan_container(ps, i)->role == ROLE_SELF;
+	ok(!self, "no self container when we share pid 1's container");
+	podscan_free(ps);
+}
+
+static void many_processes(void)
+{
+	struct podscan_stats st;
+	struct podscan *ps;
+	struct pod_container *c;
+	int i;
+
+	reset();
+	mkproc(1, 0, "pause", 100, CG("/pause"), "/pause");
+	mkproc(3, 0, "rearguard", 150, CG("/agent"), "/rearguard");
+	mkproc(10, 0, "forker", 200, CG("/app"), "/forker");
+	for (i = 11; i < 3011; i++)
+		mkproc(i, 10, "forker", 300 + i, NULL, NULL);
+	ps = open_scan(3);
+	podscan_refresh(ps, &st);
+	c = by_root(ps, 10);
+	is_int(c ? c->nprocs : 0, 3001, "3001 processes in the app");
+	is_int(st.cgroup_reads, 3, "forks cost no cgroup read");
+	for (i = 11; i < 3011; i += 2)
+		rmproc(i);
+	podscan_refresh(ps, &st);
+	is_int(by_root(ps, 10)->nprocs, 1501, "half of them gone");
+	for (i = 11; i < 3011; i += 2)
+		mkproc(i, 10, "forker", 5000 + i, NULL, NULL);
+	podscan_refresh(ps, &st);
+	is_int(st.classified, 1500, "only the new ones read");
+	is_int(by_root(ps, 10)->nprocs, 3001, "table consistent after deletions and reinserts");
+	podscan_free(ps);
+}
+
+static void start_time(void)
+{
+	struct podscan *ps;
+	uint64_t start = 0;
+	bool zombie = false;
+
+	reset();
+	mkproc(1, 0, "pause", 100, CG("/pause"), "/pause");
+	stat_file(7, 0, "x", 777, 0, 'Z');
+	ps = open_scan(1);
+	is_int(podscan_start_time(ps, 7, &start, &zombie), 0, "start time of a zombie");
+	ok(start == 777 && zombie, "zombie flagged");
+	is_int(podscan_start_time(ps, 8, &start, &zombie), -ENOENT, "no such pid");
+	podscan_free(ps);
+}
+
+int main(void)
+{
+	const char *tmp = getenv("TMPDIR");
+
+	snprintf(root, sizeof(root), "%s/rg-podscan-%d", tmp ? tmp : "/tmp", (int)getpid());
+	basic_pod();
+	earliest_root();
+	pending_and_upgrades();
+	other_and_orphans();
+	hybrid_and_flat();
+	no_shared_namespace();
+	many_processes();
+	start_time();
+	{
+		char cmd[600];
+
+		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
+		if (system(cmd) != 0)
+			return 1;
+	}
+	return done_testing();
+}

@@ -1,0 +1,100 @@
+#include "config.h"
+
+#include "proc.h"
+#include "tap.h"
+
+#include <errno.h>
+#include <string.h>
+
+#define STAT_TAIL " 0 0 0 0 0 0 0 0 0 0 0 0 20 0 1 0 %s 1000 100 0 0 0 0 0 0 0 0 0 0 0 0 0 0 17 0 0 0 0 0 0\n"
+
+static int parse(const char *s, struct proc_stat *st)
+{
+	return proc_parse_stat(s, strlen(s), st);
+}
+
+int main(void)
+{
+	struct proc_stat st;
+	char out[256];
+	int n;
+
+	memset(&st, 0, sizeof(st));
+	is_int(parse("42 (envoy) S 0 42 42 0 -1 4194560 100 0 0 0 5 3 0 0 20 0 12 0 987654 1000 100 "
+		     "18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0\n", &st), 0, "plain stat parses");
+	is_int(st.pid, 42, "pid");
+	is_str(st.comm, "envoy", "comm");
+	is_int(st.state, 'S', "state");
+	is_int(st.ppid, 0, "ppid");
+	is_int(st.flags, 4194560, "flags");
+	is_int(st.starttime, 987654, "starttime");
+	ok(!(st.flags & PF_KTHREAD_FLAG), "not a kernel thread");
+
+	is_int(parse("7 (a) b) c) R 3 7 7 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 55 1 1 0 0 0\n", &st), 0,
+	       "comm with spaces and parentheses parses");
+	is_str(st.comm, "a) b) c", "comm runs to the last parenthesis");
+	is_int(st.ppid, 3, "ppid after a tricky comm");
+	is_int(st.starttime, 55, "starttime after a tricky comm");
+
+	is_int(parse("8 ()) S 1 8 8 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 66 1 1\n", &st), 0, "comm \")\" parses");
+	is_str(st.comm, ")", "comm is a lone parenthesis");
+
+	is_int(parse("9 () Z 1 9 9 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 77 0 0\n", &st), 0, "empty comm parses");
+	is_str(st.comm, "", "empty comm");
+	is_int(st.state, 'Z', "zombie state");
+
+	is_int(parse("2 (kthreadd) S 0 0 0 0 -1 2129984 0 0 0 0 0 0 0 0 20 0 1 0 1 0 0\n", &st), 0,
+	       "kernel thread parses");
+	ok(st.flags & PF_KTHREAD_FLAG, "PF_KTHREAD is seen");
+
+	memset(&st, 0x55, sizeof(st));
+	is_int(parse("10 (x) S 1 10 10 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0\n", &st), -EINVAL, "truncated stat refused");
+	is_int(st.pid, 0x55555555, "output untouched on error");
+	is_int(parse("", &st), -EINVAL, "empty stat refused");
+	is_int(parse("x (y) S 1\n", &st), -EINVAL, "non-numeric pid refused");
+	is_int(parse("0 (y) S 1 0 0 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 5\n", &st), -EINVAL, "pid 0 refused");
+	is_int(parse("11 y S 1 0 0 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 5\n", &st), -EINVAL, "no parentheses refused");
+	is_int(parse("12 (y S 1 0 0 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 5\n", &st), -EINVAL, "no closing parenthesis refused");
+	is_int(parse("13 (y) S x 0 0 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 5\n", &st), -EINVAL, "bad ppid refused");
+	is_int(parse("14 (y) S 1 0 0 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 5x\n", &st), -EINVAL, "bad starttime refused");
+	is_int(parse("15 (0123456789abcdefg) S 1 0 0 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 5\n", &st), -EINVAL,
+	       "comm longer than the kernel allows refused");
+	is_int(parse("16 (y) S 1 0 0 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 99999999999999999999999\n", &st), -EINVAL,
+	       "overflowing starttime refused");
+	is_int(parse("17 (y)  S 1 0 0 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 5\n", &st), -EINVAL, "doubled space refused");
+
+	proc_parse_argv0("/usr/local/bin/envoy\0-c\0/etc/envoy.yaml", 38, out, sizeof(out));
+	is_str(out, "envoy", "argv0 basename");
+	proc_parse_argv0("pilot-agent\0proxy", 17, out, sizeof(out));
+	is_str(out, "pilot-agent", "argv0 without a path");
+	proc_parse_argv0("", 0, out, sizeof(out));
+	is_str(out, "", "empty cmdline");
+	proc_parse_argv0("nginx: master process /usr/sbin/nginx", 37, out, sizeof(out));
+	is_str(out, "nginx", "rewritten argv is cut at its last slash");
+	proc_parse_argv0("/bin/", 5, out, sizeof(out));
+	is_str(out, "", "argv0 ending in a slash");
+	proc_parse_argv0("/x/abcdefghij", 13, out, 5);
+	is_str(out, "abcd", "argv0 truncated to the buffer");
+	proc_parse_argv0("/x/no-nul-at-all", 16, out, sizeof(out));
+	is_str(out, "no-nul-at-all", "cmdline without a NUL");
+
+	n = proc_cgroup_key("12:pids:/kubepods/besteffort/pod1/abc\n0::/\n", 43, out, sizeof(out));
+	is_int(n, 42, "v1 key length (newline dropped)");
+	is_str(out, "12:pids:/kubepods/besteffort/pod1/abc\n0::/", "v1 key keeps every line");
+	n = proc_cgroup_key("0::/../cri-containerd-abc.scope\n", 32, out, sizeof(out));
+	ok(n > 0, "relative v2 path accepted");
+	is_str(out, "0::/../cri-containerd-abc.scope", "v2 key");
+	is_int(proc_cgroup_key("", 0, out, sizeof(out)), -EINVAL, "empty cgroup refused");
+	is_int(proc_cgroup_key("\n\n", 2, out, sizeof(out)), -EINVAL, "blank cgroup refused");
+	is_int(proc_cgroup_key("0::/a\0b", 7, out, sizeof(out)), -EINVAL, "binary cgroup refused");
+	is_int(proc_cgroup_key("garbage", 7, out, sizeof(out)), -EINVAL, "no colon refused");
+	is_int(proc_cgroup_key("0::/abcdef", 10, out, 5), -EINVAL, "too long for the buffer refused");
+
+	proc_cgroup_display("9:name=systemd:/kubepods/pod1/c1\n8:pids:/kubepods/pod1/c1\n0::/", out, sizeof(out));
+	is_str(out, "/kubepods/pod1/c1", "hybrid with a root unified line shows the v1 path");
+	proc_cgroup_display("8:pids:/\n0::/pod/c2", out, sizeof(out));
+	is_str(out, "/pod/c2", "a distinct unified path is shown");
+	proc_cgroup_display("0::/../cri-containerd-x.scope", out, sizeof(out));
+	is_str(out, "/../cri-containerd-x.scope", "relative v2 path shown as is");
+	return done_testing();
+}
