@@ -15,6 +15,8 @@
 #define RESCAN_SLOW_US (1 * US_PER_S)      /* --apps not given, or a restart is awaited */
 #define RESCAN_FAST_US (100 * US_PER_MS)   /* fewer apps seen than expected (or none yet) */
 #define RESCAN_PENDING_US (20 * US_PER_MS) /* a container has not exec'd its entrypoint yet */
+/* How long the exit waits for app exit codes the kernel has not published yet. */
+#define STATUS_WAIT_US (3 * US_PER_S)
 /* After SIGKILL a process is gone within milliseconds unless the kernel is stuck. */
 #define KILL_CONFIRM_MIN_US (1 * US_PER_S)
 
@@ -382,6 +384,16 @@ static bool drain_step(struct decide *d, int64_t now, struct decide_action *act)
 			continue;
 		}
 	}
+	/*
+	 * Every sidecar is settled. An app's exit code may still be on its way
+	 * (the kernel publishes it once the shim reaps): the summary is worth a
+	 * short wait.
+	 */
+	if (!d->settled_us)
+		d->settled_us = now;
+	for (i = 0; i < d->napps; i++)
+		if (d->apps[i].exited && d->apps[i].code == DECIDE_CODE_PENDING && now < d->settled_us + STATUS_WAIT_US)
+			return false;
 	d->phase = PHASE_DONE;
 	d->exit_code = 0;
 	for (i = 0; i < d->cfg.nsidecars; i++)
@@ -460,6 +472,8 @@ int64_t decide_deadline(const struct decide *d, int64_t now)
 
 			if (sc->state == SC_STOPPING || sc->state == SC_TERMINATING || sc->state == SC_KILLING)
 				t = sc->deadline_us;
+		} else if (d->settled_us) {
+			t = d->settled_us + STATUS_WAIT_US;
 		}
 		break;
 	case PHASE_DONE:

@@ -104,6 +104,7 @@ struct decide {
 	size_t napps, capapps;
 	struct decide_sidecar *sidecars;
 	size_t current;         /* the sidecar being stopped: reverse --sidecar order */
+	int64_t settled_us;     /* every sidecar settled; the exit may wait for exit codes */
 	int exit_code;
 };
 

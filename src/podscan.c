@@ -348,6 +348,49 @@ static void name_from_root(struct podscan *ps, struct container *c)
 }
 
 /*
+ * A runtime may move its init into the container's cgroup only after the
+ * process is visible in the pod (crun does): while a container is pending,
+ * its root's cgroup is read again. A new key either renames the container,
+ * or shows it was a process of an existing container all along (an exec
+ * session's runtime init), which then absorbs its processes.
+ */
+static void rekey_pending(struct podscan *ps, struct container *c)
+{
+	char key[sizeof(ps->buf)];
+	struct container *other = NULL;
+	struct proc_stat st;
+	size_t len, i;
+	char *copy;
+
+	if (ps->flat || read_stat(ps, c->pub.root, &st) < 0 || st.starttime != c->pub.root_start ||
+	    read_pid_file(ps, c->pub.root, "cgroup", &len) < 0 || proc_cgroup_key(ps->buf, len, key, sizeof(key)) < 0 ||
+	    strcmp(key, c->pub.key) == 0)
+		return;
+	for (i = 0; i < ps->ncontainers; i++)
+		if (ps->containers[i] != c && strcmp(ps->containers[i]->pub.key, key) == 0)
+			other = ps->containers[i];
+	if (!other) {
+		copy = strdup(key);
+		if (!copy)
+			return;
+		free(c->pub.key);
+		c->pub.key = copy;
+		proc_cgroup_display(key, c->pub.display, sizeof(c->pub.display));
+		return;
+	}
+	for (i = 0; i < ps->cap; i++)
+		if (ps->slots[i].pid && ps->slots[i].container == c->index + 1)
+			ps->slots[i].container = other->index + 1;
+	other->pub.nprocs += c->pub.nprocs;
+	/* Nothing is left of it: it was never a container. */
+	c->pub.root_gone = true;
+	c->pub.nprocs = 0;
+	c->match_app = false;
+	c->match_sidecar = -1;
+	c->root_comm[0] = '\0';
+}
+
+/*
  * A root may exec after we first saw it: the runtime's init becomes the
  * entrypoint, a shell execs the proxy. Its new name may change the role.
  */
@@ -485,7 +528,10 @@ int podscan_refresh(struct podscan *ps, struct podscan_stats *stats)
 		if (c->pub.root_gone || c->pub.role == ROLE_PAUSE || c->pub.role == ROLE_SELF ||
 		    c->pub.role == ROLE_SIDECAR)
 			continue;
-		recheck_root(ps, c);
+		if (c->pub.role == ROLE_PENDING)
+			rekey_pending(ps, c);
+		if (!c->pub.root_gone)
+			recheck_root(ps, c);
 		role = role_of(c, start);
 		if (role != c->pub.role) {
 			c->pub.role = role;

@@ -1,8 +1,9 @@
 /*
  * Starts a container in a test pod the way a runtime does: joins the pod's
  * PID, network and mount namespaces (those of its pause process), forks so
- * the child is in the pod's PID namespace with parent pid 0, gives the child
- * its own mount namespace and cgroup and uid, then execs the entrypoint.
+ * the child is in the pod's PID namespace with parent pid 0, moves the child
+ * into the container's cgroups before it goes on (as runc does), gives it
+ * its own mount namespace and uid, then execs the entrypoint.
  * Installed as "runc", so until the exec the pod sees what it sees under
  * runc: a runtime-init process.
  *
@@ -47,7 +48,7 @@ static void join(const char *target, const char *ns, int type)
 int main(int argc, char **argv)
 {
 	const char *target = NULL, *pidfile = NULL, *cgroups[8];
-	int ncg = 0, i, status;
+	int ncg = 0, i, status, sync[2];
 	long uid = -1;
 	pid_t pid;
 
@@ -73,24 +74,20 @@ int main(int argc, char **argv)
 	join(target, "pid", CLONE_NEWPID);
 	join(target, "mnt", CLONE_NEWNS);
 
+	if (pipe2(sync, O_CLOEXEC) < 0)
+		die("pipe");
 	pid = fork();
 	if (pid < 0)
 		die("fork");
 	if (pid == 0) {
-		char me[32];
-		int n, j;
+		char go;
 
+		close(sync[1]);
+		/* Wait until the parent has put us into our cgroups. */
+		if (read(sync[0], &go, 1) != 1)
+			_exit(125);
 		if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
 			die("mount namespace");
-		/* getpid() is the pod's number for us, which is how cgroup.procs reads it. */
-		n = snprintf(me, sizeof(me), "%d", (int)getpid());
-		for (j = 0; j < ncg; j++) {
-			int fd = open(cgroups[j], O_WRONLY | O_CLOEXEC);
-
-			if (fd < 0 || write(fd, me, (size_t)n) != n)
-				die(cgroups[j]);
-			close(fd);
-		}
 		if (uid >= 0) {
 			if (setgroups(0, NULL) < 0 || setresgid((gid_t)uid, (gid_t)uid, (gid_t)uid) < 0 ||
 			    setresuid((uid_t)uid, (uid_t)uid, (uid_t)uid) < 0)
@@ -98,6 +95,23 @@ int main(int argc, char **argv)
 		}
 		execvp(argv[i + 1], argv + i + 1);
 		die(argv[i + 1]);
+	}
+	close(sync[0]);
+	{
+		char child[32];
+		int n = snprintf(child, sizeof(child), "%d", (int)pid), j;
+
+		/* The parent writes the pid as its own PID namespace numbers it. */
+		for (j = 0; j < ncg; j++) {
+			int fd = open(cgroups[j], O_WRONLY | O_CLOEXEC);
+
+			if (fd < 0 || write(fd, child, (size_t)n) != n)
+				die(cgroups[j]);
+			close(fd);
+		}
+		if (write(sync[1], "g", 1) != 1)
+			die("sync");
+		close(sync[1]);
 	}
 	if (pidfile) {
 		char tmp[4096];

@@ -10,6 +10,7 @@ ctr_start proxy 1337 "$BIN/fluent-bit" --log "$EVENTS" --started "$RUN/proxy.up"
 wait_for 5 test -e "$RUN/proxy.up" || fail "sidecar did not start"
 ctr_start agent 1002 "$BIN/rearguard" -s 'match=fluent-bit' --apps 1 --dir "$EMPTYDIR" \
 	--termination-log "$RUN/termination-log"
+agent_scanned
 ctr_start app 1001 "$BIN/job" --run 200ms
 
 ctr_wait agent 10

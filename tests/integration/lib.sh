@@ -139,11 +139,18 @@ pod_start() {
 ctr_start() {
 	local name=$1 uid=$2
 	shift 2
+	rm -f "$T/$name.pid"
 	# shellcheck disable=SC2046
 	"$BIN/runc" --target "$PAUSE" $(cgroup_args "$name") --uid "$uid" --pidfile "$T/$name.pid" -- "$@" \
 		>"$T/$name.log" 2>&1 &
 	echo $! >"$T/$name.outer"
 	wait_for 5 test -s "$T/$name.pid" || fail "container $name did not start"
+}
+
+# agent_scanned [NAME]: waits until the agent (container "agent") has scanned the pod once.
+# An app that starts and exits before that scan would never be seen.
+agent_scanned() {
+	wait_for 10 grep -q "pod scanned" "$T/${1:-agent}.log" || fail "the agent did not scan the pod"
 }
 
 # ctr_exec NAME UID CMD...: a process entering container NAME later (kubectl exec).

@@ -13,6 +13,7 @@ run_pod() {
 	wait_for 5 test -e "$RUN/proxy.up" || fail "sidecar did not start"
 	ctr_start agent 1002 "$BIN/enosys" "$@" -- "$BIN/rearguard" -s 'match=fluent-bit' --apps 1 \
 		--dir "$EMPTYDIR" --termination-log "$RUN/termination-log"
+	agent_scanned
 	ctr_start app 1001 "$BIN/job" --run 500ms --exit 5 --log "$EVENTS"
 	ctr_wait agent 10
 	[ "$RC" = 0 ] || fail "agent exited $RC under enosys $*"

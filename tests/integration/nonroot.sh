@@ -10,7 +10,7 @@ ctr_start proxy 65532 "$BIN/fluent-bit" --log "$EVENTS" --started "$RUN/proxy.up
 wait_for 5 test -e "$RUN/proxy.up" || fail "sidecar did not start"
 ctr_start agent 65532 "$BIN/rearguard" -s 'match=fluent-bit' --apps 1 --dir "$EMPTYDIR" \
 	--termination-log "$RUN/termination-log"
-wait_for 5 grep -q "pod scanned" "$T/agent.log" || fail "agent did not scan"
+agent_scanned
 caps=$(awk '/^CapEff/ {print $2}' "/proc/$(ctr_pid agent)/status")
 [ "$caps" = 0000000000000000 ] || fail "agent has capabilities: $caps"
 uid=$(awk '/^Uid/ {print $2}' "/proc/$(ctr_pid agent)/status")

@@ -11,6 +11,7 @@ ctr_start proxy 1002 "$BIN/fluent-bit" --log "$EVENTS" --started "$RUN/proxy.up"
 wait_for 5 test -e "$RUN/proxy.up" || fail "sidecar did not start"
 ctr_start agent 1002 "$BIN/rearguard" --sidecar 'match=fluent-bit,stop=signal:TERM' --apps 1 \
 	--dir "$EMPTYDIR" --termination-log "$RUN/termination-log"
+agent_scanned
 ctr_start app 1001 "$BIN/job" --run 1s --exit 0 --log "$EVENTS"
 
 ctr_wait agent 15
@@ -37,5 +38,5 @@ last=$(tail -n 1 "$T/agent.log")
 case $last in *finished*'"outcome":"stopped"'*) ;; *) fail "last log line is not the summary: $last" ;; esac
 grep -q 'role=pause' "$T/agent.log" || fail "the container table does not show pause"
 grep -q 'role=sidecar sidecar=fluent-bit' "$T/agent.log" || fail "the table does not show the sidecar"
-grep -q 'container appeared.*role=app.*name=job' "$T/agent.log" || fail "the app's arrival is not logged"
+grep -Eq 'container (appeared|role changed).*role=app.*name=job' "$T/agent.log" || fail "the app's arrival is not logged"
 exit 0

@@ -12,6 +12,7 @@ ctr_start proxy 1002 "$BIN/fluent-bit" --log "$EVENTS" --started "$RUN/proxy.up"
 wait_for 5 test -e "$RUN/proxy.up" || fail "sidecar did not start"
 ctr_start agent 1002 "$BIN/rearguard" -s 'match=fluent-bit' --apps 1 --restart-policy OnFailure \
 	--restart-grace 30s --dir "$EMPTYDIR" --termination-log "$RUN/termination-log"
+agent_scanned
 ctr_start app 1001 "$BIN/job" --run 300ms --exit 3 --name attempt1 --log "$EVENTS"
 ctr_wait app 5
 [ "$RC" = 3 ] || fail "first attempt exited $RC"
@@ -40,6 +41,7 @@ ctr_start proxy 1002 "$BIN/fluent-bit" --log "$EVENTS" --started "$RUN/proxy.up"
 wait_for 5 test -e "$RUN/proxy.up" || fail "sidecar did not start"
 ctr_start agent 1002 "$BIN/rearguard" -s 'match=fluent-bit' --apps 1 --restart-policy OnFailure \
 	--restart-grace 1s --dir "$EMPTYDIR" --termination-log "$RUN/termination-log"
+agent_scanned
 ctr_start app 1001 "$BIN/job" --run 200ms --exit 4 --log "$EVENTS"
 ctr_wait agent 10
 [ "$RC" = 0 ] || fail "agent exited $RC (second pod)"

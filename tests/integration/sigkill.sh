@@ -14,6 +14,7 @@ ctr_start deaf 1002 "$BIN/deaf" --on TERM:ignore --log "$EVENTS" --started "$RUN
 wait_for 5 test -e "$RUN/s.up" -a -e "$RUN/d.up" || fail "sidecars did not start"
 ctr_start agent 1002 "$BIN/rearguard" -s 'match=deaf' -s 'match=stubborn,stop=signal:INT' --apps 1 \
 	--stop-timeout 1s --kill-after 700ms --dir "$EMPTYDIR" --termination-log "$RUN/termination-log"
+agent_scanned
 ctr_start app 1001 "$BIN/job" --run 300ms --log "$EVENTS"
 
 ctr_wait agent 20

@@ -10,6 +10,7 @@ pod_start
 ctr_start proxy 1002 "$BIN/fluent-bit" --log "$EVENTS" --started "$RUN/proxy.up"
 wait_for 5 test -e "$RUN/proxy.up" || fail "sidecar did not start"
 ctr_start agent 1002 "$BIN/rearguard" -s 'match=fluent-bit' --apps 1 --dir "$EMPTYDIR"
+agent_scanned
 ctr_start app 1001 "$BIN/job" --run 2s --log "$EVENTS" --started "$RUN/app.up"
 wait_for 5 test -e "$RUN/app.up" || fail "app did not start"
 sleep 0.3
@@ -31,6 +32,7 @@ ctr_start proxy 1002 "$BIN/fluent-bit" --log "$EVENTS" --started "$RUN/proxy.up"
 wait_for 5 test -e "$RUN/proxy.up" || fail "sidecar did not start"
 ctr_start agent 1002 "$BIN/rearguard" -s 'match=fluent-bit' --apps 1 --term-grace 1s --dir "$EMPTYDIR" \
 	--termination-log "$RUN/termination-log"
+agent_scanned
 ctr_start app 1001 "$BIN/job" --run 60s --log "$EVENTS" --started "$RUN/app.up"
 wait_for 5 test -e "$RUN/app.up" || fail "app did not start"
 sleep 0.3

@@ -11,6 +11,7 @@ ctr_start proxy 1002 "$BIN/fluent-bit" --log "$EVENTS" --started "$RUN/proxy.up"
 wait_for 5 test -e "$RUN/proxy.up" || fail "sidecar did not start"
 ctr_start agent 1002 "$BIN/rearguard" -s 'match=fluent-bit' --dir "$EMPTYDIR" \
 	--termination-log "$RUN/termination-log"
+agent_scanned
 ctr_start quick 1001 "$BIN/quick" --run 500ms --log "$EVENTS"
 ctr_start slow 1003 "$BIN/slow" --run 2500ms --exit 0 --log "$EVENTS"
 

@@ -105,6 +105,7 @@ static void one_app_never(void)
 	is_int(decide_deadline(&d, T), T + 1 * S, "without --apps, rescans every second while apps run");
 	T += 2 * S;
 	decide_app_exited(&d, 3, T);
+	decide_app_status(&d, 3, 0, T);
 	is_int(next(), DECIDE_RESCAN, "a rescan before concluding");
 	decide_rescanned(&d, T);
 	is_int(next(), DECIDE_APPS_DONE, "then the apps are done");
@@ -124,8 +125,7 @@ static void one_app_never(void)
 	is_int(d.sidecars[0].gone_us - d.sidecars[0].stop_sent_us, 3 * MS, "stop latency recorded");
 	is_int(next(), NONE, "nothing after the exit");
 	is_int(decide_deadline(&d, T), INT64_MAX, "no timer after the exit");
-	decide_app_status(&d, 3, 0, T);
-	is_int(d.apps[0].code, 0, "a late exit code is still recorded");
+	is_int(d.apps[0].code, 0, "the exit code is recorded");
 }
 
 static void apps_expected(void)
@@ -398,6 +398,33 @@ static void not_found(void)
 	is_str(decide_outcome(&d.sidecars[0]), "exited-before-stop", "seen, then gone: exited-before-stop");
 }
 
+static void exit_waits_for_codes(void)
+{
+	setup(POLICY_NEVER, 1, 1);
+	decide_app_seen(&d, 3, "job", T);
+	decide_app_exited(&d, 3, T);
+	is_int(next_skipping_rescans(), DECIDE_APPS_DONE, "Never: done without the exit code");
+	is_int(next(), DECIDE_WATCH, "watch");
+	is_int(next(), DECIDE_SIGNAL, "stop");
+	decide_sidecar_gone(&d, 0, T);
+	is_int(next(), NONE, "the exit waits for the app's exit code");
+	is_int(decide_deadline(&d, T), T + 3 * S, "for at most 3s");
+	T += MS;
+	decide_app_status(&d, 3, 0, T);
+	is_int(next(), DECIDE_EXIT, "exit once the code is known");
+
+	setup(POLICY_NEVER, 1, 1);
+	decide_app_seen(&d, 3, "job", T);
+	decide_app_exited(&d, 3, T);
+	next_skipping_rescans();
+	next();
+	next();
+	decide_sidecar_gone(&d, 0, T);
+	is_int(next(), NONE, "waiting for the code");
+	T += 3 * S;
+	is_int(next(), DECIDE_EXIT, "the code never came: exit anyway");
+}
+
 static void misc(void)
 {
 	setup(POLICY_NEVER, 0, 1);
@@ -435,6 +462,7 @@ int main(void)
 	terminated_by_sigterm();
 	eperm();
 	not_found();
+	exit_waits_for_codes();
 	misc();
 	decide_free(&d);
 	return done_testing();

@@ -261,6 +261,38 @@ static void pending_and_upgrades(void)
 	ok(c->role == ROLE_SIDECAR && c->sidecar == 1 && c->role_changed,
 	   "a child matching by argv[0] (comm truncated) makes it sidecar 1");
 	podscan_free(ps);
+
+	/* crun moves its init into the cgroup after it is visible in the pod. */
+	reset();
+	mkproc(1, 0, "pause", 100, CG("/pause"), "/pause");
+	mkproc(3, 0, "rearguard", 150, CG("/agent"), "/rearguard");
+	mkproc(8, 0, "job", 210, CG("/app"), "/job");
+	mkproc(7, 0, "crun", 200, CG(""), "crun");
+	ps = open_scan(3);
+	podscan_refresh(ps, NULL);
+	c = by_root(ps, 7);
+	ok(c && c->role == ROLE_PENDING, "crun's child in crun's cgroup is pending");
+	put(7, "cgroup", CG("/istio"), strlen(CG("/istio")));
+	podscan_refresh(ps, NULL);
+	c = by_root(ps, 7);
+	ok(c && c->role == ROLE_PENDING && strcmp(c->display, "/kubepods/pod1/istio") == 0,
+	   "moved into its cgroup: the container takes the new key");
+	stat_file(7, 0, "envoy", 200, 0, 'S');
+	podscan_refresh(ps, NULL);
+	ok(by_root(ps, 7)->role == ROLE_SIDECAR, "then execs the sidecar");
+	/* An exec session's runtime init, moved into an existing container. */
+	mkproc(9, 0, "runc:[2:INIT]", 500, CG(""), "runc");
+	podscan_refresh(ps, NULL);
+	c = by_root(ps, 9);
+	ok(c && c->role == ROLE_PENDING, "a runtime init in the runtime's cgroup is pending");
+	put(9, "cgroup", CG("/app"), strlen(CG("/app")));
+	podscan_refresh(ps, NULL);
+	ok(c->root_gone && c->role == ROLE_OTHER && c->role_changed, "moved into the app: it was never a container");
+	is_int(by_root(ps, 8)->nprocs, 2, "the app container absorbs it");
+	is_int(by_root(ps, 8)->root, 8, "and keeps its root");
+	podscan_refresh(ps, NULL);
+	is_int(by_root(ps, 8)->nprocs, 2, "still two after the next refresh");
+	podscan_free(ps);
 }
 
 static void other_and_orphans(void)
