@@ -4,12 +4,9 @@
 # root exits, while the exec session still runs.
 . "$RG_SRCDIR/tests/integration/lib.sh"
 
-alias_bin fluent-bit
-alias_bin job
-alias_bin debug-shell
+alias_bin fluent-bit job debug-shell
 pod_start
-ctr_start proxy 1002 "$BIN/fluent-bit" --log "$EVENTS" --started "$RUN/proxy.up"
-wait_for 5 test -e "$RUN/proxy.up" || fail "sidecar did not start"
+fake_start proxy 1002 fluent-bit
 ctr_start app 1001 "$BIN/job" --run 1500ms --log "$EVENTS" --started "$RUN/app.up"
 wait_for 5 test -e "$RUN/app.up" || fail "app did not start"
 ctr_exec app 1001 "$BIN/debug-shell" --run 30s --log "$EVENTS" --started "$RUN/exec.up"
@@ -17,8 +14,7 @@ wait_for 5 test -e "$RUN/exec.up" || fail "exec session did not start"
 # The agent starts last, so it first sees both processes at once.
 ctr_start agent 1002 "$BIN/rearguard" -s 'match=fluent-bit' --dir "$EMPTYDIR"
 
-ctr_wait agent 10
-[ "$RC" = 0 ] || fail "agent exited $RC"
+expect_exit agent 10 0
 app_exit=$(event_ms job "exit 0")
 term=$(event_ms fluent-bit "got SIGTERM")
 [ -n "$app_exit" ] && [ -n "$term" ] || fail "missing events"

@@ -99,9 +99,10 @@ for base in $CG2 $CG1; do
 done
 [ -n "$CGROUP_DIRS" ] || skip "no cgroup hierarchy to give containers their own cgroups"
 
-# alias_bin NAME: $BIN/NAME runs the fake process with NAME as its process name.
+# alias_bin NAME...: $BIN/NAME runs the fake process with NAME as its process name.
 alias_bin() {
-	ln -sf fake "$BIN/$1"
+	local name
+	for name in "$@"; do ln -sf fake "$BIN/$name"; done
 }
 
 # now_ms: wall-clock milliseconds, the clock of the fake processes' event log.
@@ -162,6 +163,39 @@ ctr_exec() {
 	"$BIN/runc" --target "$PAUSE" $args --uid "$uid" --pidfile "$T/$name-exec.pid" -- "$@" \
 		>"$T/$name-exec.log" 2>&1 &
 	wait_for 5 test -s "$T/$name-exec.pid" || fail "exec into $name did not start"
+}
+
+# fake_start NAME UID PROGRAM [ARG...]: a container running the fake process as PROGRAM
+# (made with alias_bin), logging to $EVENTS; returns once it runs.
+fake_start() {
+	local name=$1 uid=$2 prog=$3
+	shift 3
+	[ -e "$BIN/$prog" ] || alias_bin "$prog"
+	rm -f "$RUN/$name.up"
+	ctr_start "$name" "$uid" "$BIN/$prog" --log "$EVENTS" --started "$RUN/$name.up" "$@"
+	wait_for 5 test -e "$RUN/$name.up" || fail "$name did not start"
+}
+
+# expect_exit NAME SECONDS CODE: the container exits with CODE within SECONDS.
+expect_exit() {
+	ctr_wait "$1" "$2"
+	[ "$RC" = "$3" ] || fail "$1 exited $RC, want $3"
+}
+
+# summary_is VALUE KEY...: a value of the agent's summary in $RUN/termination-log.
+summary_is() {
+	local want=$1 got
+	shift
+	got=$(json_get "$RUN/termination-log" "$@") || fail "no summary value at $*"
+	[ "$got" = "$want" ] || fail "summary $*: $got, want $want"
+}
+
+# new_pod: kills the current pod and starts an empty one (for a second scenario in a test).
+new_pod() {
+	kill -9 "$PAUSE"
+	: >"$EVENTS"
+	rm -f "$RUN"/*
+	pod_start
 }
 
 # ctr_pid NAME: the host's pid of the container's main process.

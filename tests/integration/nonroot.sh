@@ -3,11 +3,9 @@
 # the manifests run it): discovery, pidfds and the stop all work.
 . "$RG_SRCDIR/tests/integration/lib.sh"
 
-alias_bin fluent-bit
-alias_bin job
+alias_bin fluent-bit job
 pod_start
-ctr_start proxy 65532 "$BIN/fluent-bit" --log "$EVENTS" --started "$RUN/proxy.up"
-wait_for 5 test -e "$RUN/proxy.up" || fail "sidecar did not start"
+fake_start proxy 65532 fluent-bit
 ctr_start agent 65532 "$BIN/rearguard" -s 'match=fluent-bit' --apps 1 --dir "$EMPTYDIR" \
 	--termination-log "$RUN/termination-log"
 agent_scanned
@@ -16,8 +14,7 @@ caps=$(awk '/^CapEff/ {print $2}' "/proc/$(ctr_pid agent)/status")
 uid=$(awk '/^Uid/ {print $2}' "/proc/$(ctr_pid agent)/status")
 [ "$uid" = 65532 ] || fail "agent runs as uid $uid"
 ctr_start app 1001 "$BIN/job" --run 500ms --exit 0 --log "$EVENTS"
-ctr_wait agent 10
-[ "$RC" = 0 ] || fail "agent exited $RC"
+expect_exit agent 10 0
 grep -q "pidfd=yes" "$T/agent.log" || fail "pidfds not used without privileges"
-[ "$(json_get "$RUN/termination-log" apps 0 exit_code)" = 0 ] || fail "exit code of another uid's app unknown"
-[ "$(json_get "$RUN/termination-log" sidecars 0 outcome)" = stopped ] || fail "sidecar not stopped"
+summary_is 0 apps 0 exit_code
+summary_is stopped sidecars 0 outcome

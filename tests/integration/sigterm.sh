@@ -4,11 +4,9 @@
 # when the grace ends even though the app still runs.
 . "$RG_SRCDIR/tests/integration/lib.sh"
 
-alias_bin fluent-bit
-alias_bin job
+alias_bin fluent-bit job
 pod_start
-ctr_start proxy 1002 "$BIN/fluent-bit" --log "$EVENTS" --started "$RUN/proxy.up"
-wait_for 5 test -e "$RUN/proxy.up" || fail "sidecar did not start"
+fake_start proxy 1002 fluent-bit
 ctr_start agent 1002 "$BIN/rearguard" -s 'match=fluent-bit' --apps 1 --dir "$EMPTYDIR"
 agent_scanned
 ctr_start app 1001 "$BIN/job" --run 2s --log "$EVENTS" --started "$RUN/app.up"
@@ -16,20 +14,15 @@ wait_for 5 test -e "$RUN/app.up" || fail "app did not start"
 sleep 0.3
 kill -TERM "$(ctr_pid agent)"
 wait_for 5 grep -q "termination requested" "$T/agent.log" || fail "SIGTERM not acknowledged"
-ctr_wait agent 10
-[ "$RC" = 0 ] || fail "agent exited $RC"
+expect_exit agent 10 0
 app_exit=$(event_ms job "exit 0")
 term=$(event_ms fluent-bit "got SIGTERM")
 [ -n "$app_exit" ] && [ -n "$term" ] || fail "missing events"
 [ "$term" -ge "$app_exit" ] || fail "sidecar stopped before the app exited"
 
 # With --term-grace 1s and an app that runs on.
-kill -9 "$PAUSE"
-: >"$EVENTS"
-rm -f "$RUN"/*
-pod_start
-ctr_start proxy 1002 "$BIN/fluent-bit" --log "$EVENTS" --started "$RUN/proxy.up"
-wait_for 5 test -e "$RUN/proxy.up" || fail "sidecar did not start"
+new_pod
+fake_start proxy 1002 fluent-bit
 ctr_start agent 1002 "$BIN/rearguard" -s 'match=fluent-bit' --apps 1 --term-grace 1s --dir "$EMPTYDIR" \
 	--termination-log "$RUN/termination-log"
 agent_scanned
@@ -38,9 +31,8 @@ wait_for 5 test -e "$RUN/app.up" || fail "app did not start"
 sleep 0.3
 sent=$(now_ms)
 kill -TERM "$(ctr_pid agent)"
-ctr_wait agent 10
-[ "$RC" = 0 ] || fail "agent exited $RC after --term-grace"
+expect_exit agent 10 0
 term=$(event_ms fluent-bit "got SIGTERM")
 assert_between "$((term - sent))" 950 2000 "ms from the agent's SIGTERM to the sidecar's (--term-grace 1s)"
 ctr_running app || fail "the app should still run"
-[ "$(json_get "$RUN/termination-log" reason)" = term-grace ] || fail "summary reason"
+summary_is term-grace reason
