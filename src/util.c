@@ -29,35 +29,41 @@ int64_t real_us(void)
 	return clock_us(CLOCK_REALTIME);
 }
 
-int read_small_at(int dirfd, const char *path, int flags, char *buf, size_t cap, size_t *len)
+int read_small_fd(int fd, char *buf, size_t cap, size_t *len)
 {
 	size_t got = 0;
-	int fd, err = 0;
 
 	if (cap == 0)
 		return -EINVAL;
-	fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | flags);
-	if (fd < 0)
-		return -errno;
 	while (got < cap - 1) {
 		ssize_t n = read(fd, buf + got, cap - 1 - got);
 
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
-			err = -errno;
-			break;
+			return -errno;
 		}
 		if (n == 0)
 			break;
 		got += (size_t)n;
 	}
-	close(fd);
-	if (err)
-		return err;
 	buf[got] = '\0';
 	*len = got;
 	return 0;
+}
+
+int read_small_at(int dirfd, const char *path, int flags, char *buf, size_t cap, size_t *len)
+{
+	int fd, err;
+
+	if (cap == 0)
+		return -EINVAL;
+	fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | flags);
+	if (fd < 0)
+		return -errno;
+	err = read_small_fd(fd, buf, cap, len);
+	close(fd);
+	return err;
 }
 
 int write_all(int fd, const void *buf, size_t len)

@@ -28,6 +28,8 @@ int64_t real_us(void);
  * A file longer than the buffer is truncated, never an error.
  */
 int read_small_at(int dirfd, const char *path, int flags, char *buf, size_t cap, size_t *len);
+/* The same from an open fd (the caller has checked what it is). */
+int read_small_fd(int fd, char *buf, size_t cap, size_t *len);
 
 /*
  * Writes len bytes to path (relative to dirfd) atomically: a temporary file
