@@ -39,6 +39,7 @@ int decide_init(struct decide *d, const struct decide_config *cfg, int64_t now)
 void decide_free(struct decide *d)
 {
 	free(d->apps);
+	free(d->reports);
 	free(d->sidecars);
 	memset(d, 0, sizeof(*d));
 }
@@ -89,24 +90,37 @@ static bool fewer_than_expected(const struct decide *d)
 	return live == 0 || (d->cfg.apps_expected && live < d->cfg.apps_expected);
 }
 
-void decide_app_seen(struct decide *d, unsigned id, const char *name, int64_t now)
+static struct decide_app *add_app(struct decide *d, unsigned id, const char *name, int64_t now)
 {
 	struct decide_app *a;
-	size_t i;
 
-	if (find_app(d, id) || d->phase >= PHASE_DRAINING)
-		return;
 	if (d->napps == d->capapps) {
 		size_t cap = d->capapps ? d->capapps * 2 : 8;
 
 		a = realloc(d->apps, cap * sizeof(*a));
 		if (!a) {
-			log_error("out of memory: app container %u not tracked", id);
-			return;
+			log_error("out of memory: app %s not tracked", name);
+			return NULL;
 		}
 		d->apps = a;
 		d->capapps = cap;
 	}
+	a = &d->apps[d->napps++];
+	memset(a, 0, sizeof(*a));
+	a->id = id;
+	str_copy(a->name, name, sizeof(a->name));
+	a->code = DECIDE_CODE_PENDING;
+	a->reported = -1;
+	a->seen_us = now;
+	return a;
+}
+
+void decide_app_seen(struct decide *d, unsigned id, const char *name, int64_t now)
+{
+	size_t i;
+
+	if (find_app(d, id) || d->phase >= PHASE_DRAINING)
+		return;
 	if (d->cfg.policy == POLICY_ON_FAILURE) {
 		/* A failed container coming back under a new cgroup: the same app, restarted. */
 		for (i = 0; i < d->napps; i++) {
@@ -120,12 +134,7 @@ void decide_app_seen(struct decide *d, unsigned id, const char *name, int64_t no
 			break;
 		}
 	}
-	a = &d->apps[d->napps++];
-	memset(a, 0, sizeof(*a));
-	a->id = id;
-	str_copy(a->name, name, sizeof(a->name));
-	a->code = DECIDE_CODE_PENDING;
-	a->seen_us = now;
+	add_app(d, id, name, now);
 }
 
 void decide_app_exited(struct decide *d, unsigned id, int64_t now)
@@ -138,19 +147,147 @@ void decide_app_exited(struct decide *d, unsigned id, int64_t now)
 	a->exited_us = now;
 }
 
+/* Says why the sidecars stay, when a new code makes the app one that is expected back. */
+static void note_restart_wait(struct decide *d, const struct decide_app *a, int64_t now)
+{
+	char grace[32];
+
+	if (awaiting_restart(d, a))
+		log_msg(LOG_INFO, FIELDS(LF_STR("app", a->name), LF_INT("container", a->id)),
+			"app %s under restartPolicy OnFailure: keeping the sidecars for its restart (at most %s)",
+			a->code == DECIDE_CODE_UNKNOWN ? "exit code unknown" : "failed",
+			fmt_us(d->cfg.restart_grace_us - (now - a->exited_us), grace));
+}
+
+/* The kubelet restarts (or not) by the container's own exit code: that one decides. */
+static void log_disagreement(const struct decide_app *a, int kernel)
+{
+	log_msg(LOG_WARN,
+		FIELDS(LF_STR("app", a->name), LF_INT("container", a->id), LF_STR("report", a->report),
+		       LF_INT("reported", a->reported), LF_INT("exit_code", kernel)),
+		"the app's report and its container's exit code differ: acting on the container's");
+}
+
 void decide_app_status(struct decide *d, unsigned id, int code, int64_t now)
 {
 	struct decide_app *a = find_app(d, id);
-	char grace[32];
+	int before;
 
 	if (!a)
 		return;
-	a->code = code;
-	if (awaiting_restart(d, a))
-		log_msg(LOG_INFO, FIELDS(LF_STR("app", a->name), LF_INT("container", id)),
-			"app %s under restartPolicy OnFailure: keeping the sidecars for its restart (at most %s)",
-			code == DECIDE_CODE_UNKNOWN ? "exit code unknown" : "failed",
-			fmt_us(d->cfg.restart_grace_us - (now - a->exited_us), grace));
+	before = a->code;
+	if (code >= 0) {
+		if (a->reported >= 0 && a->reported != code)
+			log_disagreement(a, code);
+		a->code = code;
+		a->kernel_code = true;
+	} else if (a->reported < 0) {
+		a->code = code;
+	}
+	if (a->code != before)
+		note_restart_wait(d, a, now);
+}
+
+/* Which app a report is about (see decide.h); NULL: none yet. */
+static struct decide_app *report_target(struct decide *d, const char *name)
+{
+	struct decide_app *only = NULL, *a;
+	size_t i, unreported = 0;
+
+	for (i = d->napps; i-- > 0;) {
+		a = &d->apps[i];
+		if (a->id && !a->superseded && strcmp(a->name, name) == 0)
+			return a;
+	}
+	for (i = d->napps; i-- > 0;) {
+		a = &d->apps[i];
+		if (a->id && !a->superseded && strcmp(a->report, name) == 0)
+			return a;
+	}
+	for (i = 0; i < d->napps; i++) {
+		a = &d->apps[i];
+		if (a->id && !a->superseded && !a->report[0]) {
+			only = a;
+			unreported++;
+		}
+	}
+	if (unreported == 1)
+		return only;
+	for (i = d->napps; i-- > 0;) {
+		a = &d->apps[i];
+		if (!a->id && !a->superseded && strcmp(a->report, name) == 0)
+			return a;
+	}
+	return NULL;
+}
+
+static void match_report(struct decide *d, const char *name, int code, int64_t now)
+{
+	struct decide_app *a = report_target(d, name);
+	int before;
+
+	if (!a) {
+		a = add_app(d, 0, name, now);
+		if (!a)
+			return;
+		log_msg(LOG_INFO, FIELDS(LF_STR("report", name)),
+			"apps/NAME matches no app container: counting it as an app of its own");
+	}
+	/* The same report read again (after an overflow, or written twice): nothing new. */
+	if (a->reported == code && strcmp(a->report, name) == 0)
+		return;
+	before = a->code;
+	str_copy(a->report, name, sizeof(a->report));
+	a->reported = code;
+	log_msg(LOG_INFO, FIELDS(LF_STR("app", a->name), LF_INT("container", a->id), LF_STR("report", name),
+				 LF_INT("exit_code", code), LF_STR("running", a->exited ? NULL : "yes")),
+		"app reported that it finished");
+	if (!a->exited) {
+		a->exited = true;
+		a->exited_us = now;
+	}
+	if (a->kernel_code) {
+		if (a->code != code)
+			log_disagreement(a, a->code);
+	} else {
+		a->code = code;
+	}
+	if (a->code != before)
+		note_restart_wait(d, a, now);
+}
+
+void decide_app_report(struct decide *d, const char *name, int code, int64_t now)
+{
+	struct decide_report *r;
+	size_t i;
+
+	if (d->phase == PHASE_DONE)
+		return;
+	/* Draining: nothing rescans any more; the report only completes the summary. */
+	if (d->phase == PHASE_DRAINING) {
+		match_report(d, name, code, now);
+		return;
+	}
+	for (i = 0; i < d->nreports; i++) {
+		if (strcmp(d->reports[i].name, name) == 0) {
+			d->reports[i].code = code;
+			return;
+		}
+	}
+	if (d->nreports == d->capreports) {
+		size_t cap = d->capreports ? d->capreports * 2 : 4;
+
+		r = realloc(d->reports, cap * sizeof(*r));
+		if (!r) {
+			log_error("out of memory: report %s ignored", name);
+			return;
+		}
+		d->reports = r;
+		d->capreports = cap;
+	}
+	r = &d->reports[d->nreports++];
+	str_copy(r->name, name, sizeof(r->name));
+	r->code = code;
 }
 
 void decide_app_forget(struct decide *d, unsigned id)
@@ -210,9 +347,14 @@ void decide_pending(struct decide *d, unsigned n)
 
 void decide_rescanned(struct decide *d, int64_t now)
 {
+	size_t i;
+
 	d->last_rescan_us = now;
 	if (d->phase == PHASE_CONFIRMING)
 		d->confirmed = true;
+	for (i = 0; i < d->nreports; i++)
+		match_report(d, d->reports[i].name, d->reports[i].code, now);
+	d->nreports = 0;
 }
 
 void decide_terminate(struct decide *d, int64_t now)
@@ -413,6 +555,11 @@ bool decide_next(struct decide *d, int64_t now, struct decide_action *act)
 	switch (d->phase) {
 	case PHASE_WATCHING:
 	case PHASE_CONFIRMING:
+		/* A report names a container that may have started since the last scan. */
+		if (d->nreports) {
+			act->kind = DECIDE_RESCAN;
+			return true;
+		}
 		expire_restart_grace(d, now);
 		reason = conclusion(d, now);
 		if (!reason) {
@@ -455,6 +602,8 @@ int64_t decide_deadline(const struct decide *d, int64_t now)
 	switch (d->phase) {
 	case PHASE_WATCHING:
 	case PHASE_CONFIRMING:
+		if (d->nreports)
+			return now;
 		if (fewer_than_expected(d))
 			t = d->started_us + d->cfg.startup_timeout_us;
 		for (i = 0; i < d->napps; i++)

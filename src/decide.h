@@ -43,13 +43,22 @@ struct decide_config {
 enum decide_phase { PHASE_WATCHING, PHASE_CONFIRMING, PHASE_DRAINING, PHASE_DONE };
 
 struct decide_app {
-	unsigned id;            /* the container's id */
+	unsigned id;            /* the container's id; 0: known only from its apps/NAME report */
 	char name[DECIDE_NAME_MAX];
-	bool exited;
+	bool exited;            /* its root exited, or it reported that it finished */
 	bool superseded;        /* OnFailure: a later container of the same name replaced it */
 	bool gave_up;           /* OnFailure: no restart came within --restart-grace */
 	int code;               /* exit code, 128 + signal, or DECIDE_CODE_* */
+	bool kernel_code;       /* code came from the kernel (it wins over a report) */
+	char report[DECIDE_NAME_MAX]; /* the apps/NAME matched to it, "" */
+	int reported;           /* the code in that report, -1: none */
 	int64_t seen_us, exited_us;
+};
+
+/* A report waiting for the rescan that comes before it is matched to an app. */
+struct decide_report {
+	char name[DECIDE_NAME_MAX];
+	int code;
 };
 
 enum sidecar_state {
@@ -102,6 +111,8 @@ struct decide {
 	unsigned pending_containers; /* containers whose runtime has not exec'd yet */
 	struct decide_app *apps;
 	size_t napps, capapps;
+	struct decide_report *reports;
+	size_t nreports, capreports;
 	struct decide_sidecar *sidecars;
 	size_t current;         /* the sidecar being stopped: reverse --sidecar order */
 	int64_t settled_us;     /* every sidecar settled; the exit may wait for exit codes */
@@ -119,6 +130,16 @@ void decide_app_exited(struct decide *d, unsigned id, int64_t now);
 void decide_app_status(struct decide *d, unsigned id, int code, int64_t now);
 /* The container turned out not to be an app (a sidecar's process appeared in it). */
 void decide_app_forget(struct decide *d, unsigned id);
+/*
+ * apps/NAME says an app finished with code: it is done even if its process
+ * still runs. While watching, the report is matched after the next rescan
+ * (so that a container that just started is known), to: the app container
+ * named NAME; else the one that reported as NAME before; else the only app
+ * container without a report; else an app known only from the file. A code
+ * from the kernel wins over the report (the kubelet acts on it); a
+ * difference is logged.
+ */
+void decide_app_report(struct decide *d, const char *name, int code, int64_t now);
 
 void decide_sidecar_seen(struct decide *d, size_t sidecar);
 /* Every process of the sidecar is gone (after DECIDE_WATCH). */

@@ -12,12 +12,26 @@ static void app_json(struct jbuf *j, const struct decide *d, const struct decide
 	jbuf_key(j, "name");
 	jbuf_str(j, a->name);
 	jbuf_key(j, "container");
-	jbuf_int(j, a->id);
+	if (a->id)
+		jbuf_int(j, a->id);
+	else
+		jbuf_null(j); /* known only from its apps/NAME report */
 	jbuf_key(j, "exit_code");
 	if (a->exited && a->code >= 0)
 		jbuf_int(j, a->code);
 	else
 		jbuf_null(j);
+	jbuf_key(j, "report");
+	if (a->reported >= 0) {
+		jbuf_begin(j, '{');
+		jbuf_key(j, "name");
+		jbuf_str(j, a->report);
+		jbuf_key(j, "exit_code");
+		jbuf_int(j, a->reported);
+		jbuf_end(j, '}');
+	} else {
+		jbuf_null(j);
+	}
 	jbuf_key(j, "state");
 	jbuf_str(j, !a->exited ? "running" : a->superseded ? "restarted" : "exited");
 	jbuf_key(j, "exited_after_ms");
