@@ -9,6 +9,7 @@
 #include "parse.h"
 #include "pidwatch.h"
 #include "podscan.h"
+#include "sentinel.h"
 #include "summary.h"
 #include "sys.h"
 #include "util.h"
@@ -63,6 +64,10 @@ struct agent {
 	struct tracked *tracked;
 	size_t ntracked;
 	struct stopping *stopping;
+	struct sentinel files;  /* the file protocol in --dir */
+	bool files_open;
+	bool starting;          /* before the loop: what the directory held at start */
+	bool found_apps_done, found_done;
 	bool finished;
 	int exit_code;
 };
@@ -358,21 +363,50 @@ static int signal_sidecar(struct agent *a, size_t k, int sig)
 
 /* ---- the end ------------------------------------------------------------ */
 
-static void finish(struct agent *a, int code)
+static void write_termination_log(struct agent *a, const char *text, size_t len)
 {
-	struct jbuf j;
-	int fd;
+	int fd = open(a->opt->termination_log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOCTTY, 0644);
 
-	jbuf_init(&j);
-	summary_build(&j, &a->d, a->opt, mono_us());
-	fd = open(a->opt->termination_log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOCTTY, 0644);
 	if (fd >= 0) {
-		(void)write_all(fd, j.buf, j.len);
+		(void)write_all(fd, text, len);
 		close(fd);
 	} else {
 		log_msg(LOG_DEBUG, FIELDS(LF_STR("path", a->opt->termination_log), LF_STR("error", strerror(errno))),
 			"termination log not writable: skipped");
 	}
+}
+
+/* Writes a file of the protocol (apps-done, done): name's content is text and a newline. */
+static void write_file(struct agent *a, const char *name, const char *text, size_t len)
+{
+	char *data;
+	int rc;
+
+	if (!a->files_open)
+		return;
+	data = malloc(len + 1);
+	if (!data) {
+		log_msg(LOG_WARN, FIELDS(LF_STR("file", name)), "out of memory: file not written");
+		return;
+	}
+	memcpy(data, text, len);
+	data[len] = '\n';
+	rc = sentinel_write(&a->files, name, data, len + 1);
+	free(data);
+	if (rc < 0)
+		log_msg(LOG_WARN, FIELDS(LF_STR("file", name), LF_STR("dir", a->opt->dir), LF_STR("error", strerror(-rc))),
+			"cannot write the file");
+}
+
+static void finish(struct agent *a, int code)
+{
+	struct jbuf j;
+
+	jbuf_init(&j);
+	summary_build(&j, &a->d, a->opt, mono_us());
+	write_termination_log(a, j.buf, j.len);
+	if (!j.failed)
+		write_file(a, "done", j.buf, j.len);
 	log_msg(LOG_INFO, FIELDS(LF_INT("exit_code", code), LF_JSON("summary", j.failed ? "null" : j.buf)), "finished");
 	jbuf_free(&j);
 	a->finished = true;
@@ -388,6 +422,8 @@ static void carry_out(struct agent *a, const struct decide_action *act)
 		decide_rescanned(&a->d, mono_us());
 		break;
 	case DECIDE_APPS_DONE:
+		/* For sidecars' preStop hooks (rearguard wait apps-done), and for an agent restarted later. */
+		write_file(a, "apps-done", act->reason, strlen(act->reason));
 		break;
 	case DECIDE_WATCH:
 		stop_watch(a, act->sidecar);
@@ -444,6 +480,73 @@ static void on_signal(struct ev_loop *loop, ev_signal *s, int revents)
 	log_msg(LOG_INFO, FIELDS(LF_STR("signal", signal_name(s->signum))), "signal received");
 	decide_terminate(&a->d, mono_us());
 	run_decisions(a);
+}
+
+/* ---- the file protocol ------------------------------------------------- */
+
+static void on_file(struct sentinel *s, enum sentinel_what what, const char *name, int code)
+{
+	struct agent *a = s->data;
+	int64_t now = mono_us();
+
+	switch (what) {
+	case SENTINEL_REPORT:
+		decide_app_report(&a->d, name, code, now);
+		break;
+	case SENTINEL_DRAIN:
+		if (a->d.phase < PHASE_DRAINING && !a->d.drain_requested)
+			log_msg(LOG_INFO, FIELDS(LF_STR("dir", a->opt->dir)), "drain file found: draining now");
+		decide_drain_now(&a->d, "drain-file", now);
+		break;
+	case SENTINEL_APPS_DONE:
+	case SENTINEL_DONE:
+		/* Left by an earlier run of the agent; later ones are our own. */
+		if (a->starting) {
+			a->found_apps_done |= what == SENTINEL_APPS_DONE;
+			a->found_done |= what == SENTINEL_DONE;
+		}
+		return;
+	default:
+		return;
+	}
+	if (!a->starting)
+		run_decisions(a);
+}
+
+/*
+ * Watches --dir before anything else happens, so that nothing written
+ * meanwhile is missed. Without it (no volume mounted, a read-only root file
+ * system) the agent still works from /proc alone.
+ */
+static void open_files(struct agent *a)
+{
+	int rc = sentinel_open(&a->files, a->loop, a->opt->dir, SENTINEL_AGENT, on_file, a);
+
+	if (rc < 0) {
+		log_msg(LOG_WARN, FIELDS(LF_STR("dir", a->opt->dir), LF_STR("error", strerror(-rc))),
+			"file protocol unavailable (mount an emptyDir at --dir to use it): "
+			"no exit-code reports, drain file or resume after a restart");
+		return;
+	}
+	a->files_open = true;
+	log_msg(LOG_DEBUG, FIELDS(LF_STR("dir", a->opt->dir)), "watching the file protocol directory");
+}
+
+/*
+ * A previous run of the agent in this pod finished (it was restarted after
+ * that, as under restartPolicy OnFailure): its summary goes to this run's
+ * termination log too, where the kubelet looks for it.
+ */
+static void resume_done(struct agent *a)
+{
+	char buf[SENTINEL_READ_MAX + 1];
+	size_t len = 0;
+
+	if (read_small_at(a->files.dirfd, "done", O_NOFOLLOW | O_NONBLOCK, buf, sizeof(buf), &len) == 0 &&
+	    len < SENTINEL_READ_MAX)
+		write_termination_log(a, buf, len);
+	log_msg(LOG_INFO, FIELDS(LF_STR("dir", a->opt->dir)),
+		"done found: an earlier run of rearguard finished the drain; exiting");
 }
 
 /* ---- start-up ----------------------------------------------------------- */
@@ -526,9 +629,24 @@ int agent_run(const struct agent_options *opt)
 			goto out;
 		}
 	}
+	a.starting = true;
+	open_files(&a);
+	if (a.found_done) {
+		resume_done(&a);
+		a.exit_code = 0;
+		goto out;
+	}
+	if (a.found_apps_done) {
+		log_msg(LOG_INFO, FIELDS(LF_STR("dir", opt->dir)),
+			"apps-done found: an earlier run of rearguard had decided the apps are done; draining now");
+		decide_drain_now(&a.d, "resume", mono_us());
+	}
 	if (first_scan(&a) < 0)
 		goto out;
 	sync_containers(&a, true);
+	/* Reports found in the directory can be matched now that the pod is known. */
+	decide_rescanned(&a.d, mono_us());
+	a.starting = false;
 
 	ev_init(&a.timer, on_timer);
 	a.timer.data = &a;
@@ -563,6 +681,8 @@ out:
 		free(a.stopping[i].w);
 	}
 	free(a.stopping);
+	if (a.files_open)
+		sentinel_close(&a.files);
 	free(a.sc_cfg);
 	decide_free(&a.d);
 	podscan_free(a.ps);

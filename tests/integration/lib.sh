@@ -73,7 +73,9 @@ EMPTYDIR=$T/emptydir
 EVENTS=$T/events
 RUN=$T/run
 mkdir -p "$BIN" "$EMPTYDIR" "$RUN"
-chmod 1777 "$EMPTYDIR" "$RUN"
+# An emptyDir is mode 0777, as the kubelet makes it.
+chmod 0777 "$EMPTYDIR"
+chmod 1777 "$RUN"
 : >"$EVENTS"
 chmod 666 "$EVENTS"
 cp "$RG_BUILDDIR/rearguard" "$RG_BUILDDIR/tests/helpers/pause" "$RG_BUILDDIR/tests/helpers/fake" \
@@ -190,11 +192,14 @@ summary_is() {
 	[ "$got" = "$want" ] || fail "summary $*: $got, want $want"
 }
 
-# new_pod: kills the current pod and starts an empty one (for a second scenario in a test).
+# new_pod: kills the current pod and starts an empty one, with an empty emptyDir (for a second
+# scenario in a test).
 new_pod() {
 	kill -9 "$PAUSE"
 	: >"$EVENTS"
 	rm -f "$RUN"/*
+	rm -rf "$EMPTYDIR"
+	mkdir -m 0777 "$EMPTYDIR"
 	pod_start
 }
 

@@ -7,7 +7,6 @@
 alias_bin fluent-bit job
 
 run_pod() {
-	pod_start
 	fake_start proxy 1002 fluent-bit
 	ctr_start agent 1002 "$BIN/enosys" "$@" -- "$BIN/rearguard" -s 'match=fluent-bit' --apps 1 \
 		--dir "$EMPTYDIR" --termination-log "$RUN/termination-log"
@@ -20,15 +19,14 @@ run_pod() {
 	assert_between "$((term - app_exit))" 0 1000 "ms from app exit to SIGTERM under enosys $*"
 }
 
+pod_start
 run_pod --pidfd-open
 [ "$(grep -c 'pidfd_open unavailable' "$T/agent.log")" = 1 ] || fail "the fallback is not logged exactly once"
 grep -q "polling processes every 100ms" "$T/agent.log" || fail "polling not announced"
 summary_is null apps 0 exit_code
 summary_is stopped sidecars 0 outcome
 
-kill -9 "$PAUSE"
-: >"$EVENTS"
-rm -f "$RUN"/*
+new_pod
 run_pod --pidfd-info
 grep -q "pidfd_open unavailable" "$T/agent.log" && fail "pidfds should still be used"
 grep -q "exit codes of other containers are unknown on this kernel" "$T/agent.log" || fail "missing-exit-code note"
