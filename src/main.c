@@ -7,13 +7,16 @@
 #include "config.h"
 
 #include "agent.h"
+#include "await.h"
+#include "install.h"
 #include "log.h"
 #include "options.h"
+#include "run.h"
 
 #include <stdio.h>
 #include <string.h>
 
-static const char *const later[] = { "run", "wait", "drain", "install" };
+static const char *const later[] = { "drain" };
 
 static int usage_error(const char *msg)
 {
@@ -41,6 +44,70 @@ static int agent_main(int argc, char **argv)
 	return rc;
 }
 
+static int run_cmd(int argc, char **argv)
+{
+	struct run_options opt;
+	char err[OPTIONS_ERR_MAX];
+	int rc;
+
+	switch (options_parse_run(&opt, argc, argv, err, sizeof(err))) {
+	case OPTIONS_EXIT_OK:
+		return 0;
+	case OPTIONS_ERROR:
+		return usage_error(err);
+	case OPTIONS_OK:
+		break;
+	}
+	log_setup(opt.log_level, opt.log_format, 2);
+	rc = run_main(&opt);
+	options_free_run(&opt);
+	return rc;
+}
+
+static int wait_cmd(int argc, char **argv)
+{
+	struct wait_options opt;
+	char err[OPTIONS_ERR_MAX];
+	int rc;
+
+	switch (options_parse_wait(&opt, argc, argv, err, sizeof(err))) {
+	case OPTIONS_EXIT_OK:
+		return 0;
+	case OPTIONS_ERROR:
+		return usage_error(err);
+	case OPTIONS_OK:
+		break;
+	}
+	log_setup(LOG_INFO, LOG_TEXT, 2);
+	rc = await_main(&opt);
+	options_free_wait(&opt);
+	return rc;
+}
+
+static int install_cmd(int argc, char **argv)
+{
+	char err[OPTIONS_ERR_MAX];
+	const char *dir = NULL;
+	size_t size = 0;
+	int rc;
+
+	switch (options_parse_install(&dir, argc, argv, err, sizeof(err))) {
+	case OPTIONS_EXIT_OK:
+		return 0;
+	case OPTIONS_ERROR:
+		return usage_error(err);
+	case OPTIONS_OK:
+		break;
+	}
+	rc = install_binary(dir, &size);
+	if (rc < 0) {
+		snprintf(err, sizeof(err), "install: cannot install into %.256s: %s", dir, strerror(-rc));
+		return usage_error(err);
+	}
+	printf("installed %s/%s (%zu bytes)\n", dir, INSTALL_NAME, size);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *cmd = argc > 1 ? argv[1] : NULL;
@@ -59,6 +126,12 @@ int main(int argc, char **argv)
 		options_print_help();
 		return 0;
 	}
+	if (strcmp(cmd, "run") == 0)
+		return run_cmd(argc - 1, argv + 1);
+	if (strcmp(cmd, "wait") == 0)
+		return wait_cmd(argc - 1, argv + 1);
+	if (strcmp(cmd, "install") == 0)
+		return install_cmd(argc - 1, argv + 1);
 	for (i = 0; i < sizeof(later) / sizeof(later[0]); i++) {
 		if (strcmp(cmd, later[i]) == 0) {
 			snprintf(msg, sizeof(msg), "'%s' is not implemented in this version (see rearguard --help)", cmd);

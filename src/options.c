@@ -3,6 +3,7 @@
 #include "options.h"
 
 #include "parse.h"
+#include "sentinel.h"
 #include "sys.h"
 #include "util.h"
 
@@ -35,6 +36,9 @@ enum {
 	OPT_TERMINATION_LOG,
 	OPT_LOG_FORMAT,
 	OPT_VERSION,
+	OPT_NAME,
+	OPT_TIMEOUT,
+	OPT_NO_WAIT,
 };
 
 struct opt_def {
@@ -132,12 +136,33 @@ static int set_string(char **slot, const char *value, const char *what, char *er
 	return *slot ? 0 : failf(err, errlen, "out of memory");
 }
 
+/* --log-format, --verbose and --quiet, which every long-running command takes. */
+static int apply_log(enum log_format *format, enum log_level *level, int id, const char *value, const char *what,
+		     bool from_env, char *err, size_t errlen)
+{
+	bool flag = true;
+
+	if (id == OPT_LOG_FORMAT) {
+		if (strcmp(value, "text") == 0)
+			*format = LOG_TEXT;
+		else if (strcmp(value, "json") == 0)
+			*format = LOG_JSON;
+		else
+			return failf(err, errlen, "%s: \"%s\" is not text or json", what, value);
+		return 0;
+	}
+	if (from_env && parse_bool(value, &flag) < 0)
+		return failf(err, errlen, "%s: \"%s\" is not a boolean (true or false)", what, value);
+	if (flag)
+		*level = id == OPT_VERBOSE ? LOG_DEBUG : LOG_WARN;
+	return 0;
+}
+
 /* Applies one option; what is "--name" or the environment variable it came from. */
 static int apply(struct agent_options *cfg, int id, const char *value, const char *what, bool from_env, char *err,
 		 size_t errlen)
 {
 	char rerr[256];
-	bool flag;
 
 	switch (id) {
 	case OPT_SIDECAR:
@@ -214,21 +239,9 @@ static int apply(struct agent_options *cfg, int id, const char *value, const cha
 	case OPT_TERMINATION_LOG:
 		return set_string(&cfg->termination_log, value, what, err, errlen);
 	case OPT_LOG_FORMAT:
-		if (strcmp(value, "text") == 0)
-			cfg->log_format = LOG_TEXT;
-		else if (strcmp(value, "json") == 0)
-			cfg->log_format = LOG_JSON;
-		else
-			return failf(err, errlen, "%s: \"%s\" is not text or json", what, value);
-		return 0;
 	case OPT_VERBOSE:
 	case OPT_QUIET:
-		flag = true;
-		if (from_env && parse_bool(value, &flag) < 0)
-			return failf(err, errlen, "%s: \"%s\" is not a boolean (true or false)", what, value);
-		if (flag)
-			cfg->log_level = id == OPT_VERBOSE ? LOG_DEBUG : LOG_WARN;
-		return 0;
+		return apply_log(&cfg->log_format, &cfg->log_level, id, value, what, from_env, err, errlen);
 	}
 	return failf(err, errlen, "internal error: option %d", id);
 }
@@ -341,6 +354,249 @@ void options_free(struct agent_options *cfg)
 	memset(cfg, 0, sizeof(*cfg));
 }
 
+/* ---- run, wait, install --------------------------------------------------- */
+
+static const struct opt_def run_opts[] = {
+	{ "name", OPT_NAME, required_argument, "REARGUARD_NAME" },
+	{ "dir", OPT_DIR, required_argument, "REARGUARD_DIR" },
+	{ "timeout", OPT_TIMEOUT, required_argument, "REARGUARD_TIMEOUT" },
+	{ "no-wait", OPT_NO_WAIT, no_argument, "REARGUARD_NO_WAIT" },
+	{ "log-format", OPT_LOG_FORMAT, required_argument, "REARGUARD_LOG_FORMAT" },
+	{ "verbose", OPT_VERBOSE, no_argument, "REARGUARD_VERBOSE" },
+	{ "quiet", OPT_QUIET, no_argument, "REARGUARD_QUIET" },
+	{ "help", OPT_HELP, no_argument, NULL },
+};
+
+static const struct opt_def wait_opts[] = {
+	{ "dir", OPT_DIR, required_argument, "REARGUARD_DIR" },
+	{ "timeout", OPT_TIMEOUT, required_argument, "REARGUARD_TIMEOUT" },
+	{ "help", OPT_HELP, no_argument, NULL },
+};
+
+static const struct opt_def install_opts[] = {
+	{ "help", OPT_HELP, no_argument, NULL },
+};
+
+typedef int sub_apply(void *o, int id, const char *value, const char *what, bool from_env, char *err,
+		      size_t errlen);
+
+/*
+ * A subcommand's options: the environment first, then the flags, which win.
+ * in_order: options end at the first operand (run: CMD's own options follow).
+ * Returns the index of the first operand, -1 with err set, or -2 after --help.
+ */
+static int parse_sub(const struct opt_def *tbl, size_t n, bool in_order, sub_apply *set, void *o, int argc,
+		     char **argv, char *err, size_t errlen)
+{
+	struct option longopts[16];
+	char shortopts[32], what[64];
+	size_t i, k = 0;
+	int c;
+
+	for (i = 0; i < n; i++) {
+		const char *v = tbl[i].env ? getenv(tbl[i].env) : NULL;
+
+		if (v && *v && set(o, tbl[i].id, v, tbl[i].env, true, err, errlen) < 0)
+			return -1;
+	}
+	memset(longopts, 0, sizeof(longopts));
+	if (in_order)
+		shortopts[k++] = '+';
+	shortopts[k++] = ':';
+	for (i = 0; i < n && i < ARRAY_SIZE(longopts) - 1; i++) {
+		longopts[i].name = tbl[i].name;
+		longopts[i].has_arg = tbl[i].has_arg;
+		longopts[i].val = tbl[i].id;
+		if (tbl[i].id < 256 && k + 3 < sizeof(shortopts)) {
+			shortopts[k++] = (char)tbl[i].id;
+			if (tbl[i].has_arg == required_argument)
+				shortopts[k++] = ':';
+		}
+	}
+	shortopts[k] = '\0';
+	/* 0, not 1: the ordering ('+') is read only when getopt starts afresh. */
+	optind = 0;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
+		const char *name = "?";
+
+		for (i = 0; i < n; i++)
+			if (tbl[i].id == c)
+				name = tbl[i].name;
+		switch (c) {
+		case OPT_HELP:
+			options_print_help();
+			return -2;
+		case '?':
+			if (optopt)
+				failf(err, errlen, "%s: unknown option -%c (see rearguard --help)", argv[0], optopt);
+			else
+				failf(err, errlen, "%s: unknown option %s (see rearguard --help)", argv[0], argv[optind - 1]);
+			return -1;
+		case ':':
+			failf(err, errlen, "%s: option %s needs a value", argv[0], argv[optind - 1]);
+			return -1;
+		default:
+			snprintf(what, sizeof(what), "--%s", name);
+			if (set(o, c, optarg ? optarg : "", what, false, err, errlen) < 0)
+				return -1;
+		}
+	}
+	return optind;
+}
+
+static int apply_name(char **slot, const char *value, const char *what, char *err, size_t errlen)
+{
+	if (!sentinel_name_ok(value))
+		return failf(err, errlen,
+			     "%s: \"%s\" cannot name a report (1 to 63 printable characters, no '/', no leading '.')",
+			     what, value);
+	return set_string(slot, value, what, err, errlen);
+}
+
+static int apply_run(void *p, int id, const char *value, const char *what, bool from_env, char *err, size_t errlen)
+{
+	struct run_options *o = p;
+	bool flag = true;
+
+	switch (id) {
+	case OPT_NAME:
+		return apply_name(&o->name, value, what, err, errlen);
+	case OPT_DIR:
+		return set_string(&o->dir, value, what, err, errlen);
+	case OPT_TIMEOUT:
+		return options_duration(what, value, &o->timeout_ms, err, errlen);
+	case OPT_NO_WAIT:
+		if (from_env && parse_bool(value, &flag) < 0)
+			return failf(err, errlen, "%s: \"%s\" is not a boolean (true or false)", what, value);
+		o->no_wait = flag;
+		return 0;
+	default:
+		return apply_log(&o->log_format, &o->log_level, id, value, what, from_env, err, errlen);
+	}
+}
+
+static int apply_wait(void *p, int id, const char *value, const char *what, bool from_env, char *err, size_t errlen)
+{
+	struct wait_options *o = p;
+
+	if (id == OPT_DIR)
+		return set_string(&o->dir, value, what, err, errlen);
+	return options_duration(what, value, &o->timeout_ms, err, errlen);
+}
+
+static int apply_none(void *p, int id, const char *value, const char *what, bool from_env, char *err, size_t errlen)
+{
+	return failf(err, errlen, "internal error: option %d", id);
+}
+
+static enum options_result sub_result(int rc)
+{
+	return rc == -2 ? OPTIONS_EXIT_OK : OPTIONS_ERROR;
+}
+
+enum options_result options_parse_run(struct run_options *o, int argc, char **argv, char *err, size_t errlen)
+{
+	int first;
+
+	memset(o, 0, sizeof(*o));
+	o->timeout_ms = RUN_WAIT_TIMEOUT_MS;
+	o->log_format = LOG_TEXT;
+	o->log_level = LOG_INFO;
+	first = parse_sub(run_opts, ARRAY_SIZE(run_opts), true, apply_run, o, argc, argv, err, errlen);
+	if (first < 0) {
+		options_free_run(o);
+		return sub_result(first);
+	}
+	if (first >= argc) {
+		failf(err, errlen, "run: no command given (rearguard run [OPTIONS] -- CMD [ARG...])");
+		goto fail;
+	}
+	o->cmd = argv + first;
+	if (!o->name && apply_name(&o->name, base_name(o->cmd[0]), "run", err, errlen) < 0) {
+		failf(err, errlen, "run: the command \"%s\" cannot name the report apps/NAME: give --name NAME",
+		      o->cmd[0]);
+		goto fail;
+	}
+	if (!o->dir && !(o->dir = strdup("/var/run/rearguard"))) {
+		failf(err, errlen, "out of memory");
+		goto fail;
+	}
+	return OPTIONS_OK;
+fail:
+	options_free_run(o);
+	return OPTIONS_ERROR;
+}
+
+void options_free_run(struct run_options *o)
+{
+	free(o->name);
+	free(o->dir);
+	memset(o, 0, sizeof(*o));
+}
+
+enum options_result options_parse_wait(struct wait_options *o, int argc, char **argv, char *err, size_t errlen)
+{
+	static const char *const conditions[] = { "ready", "apps-done", "done" };
+	size_t i;
+	int first;
+
+	memset(o, 0, sizeof(*o));
+	o->timeout_ms = RUN_WAIT_TIMEOUT_MS;
+	first = parse_sub(wait_opts, ARRAY_SIZE(wait_opts), false, apply_wait, o, argc, argv, err, errlen);
+	if (first < 0) {
+		options_free_wait(o);
+		return sub_result(first);
+	}
+	if (first >= argc) {
+		failf(err, errlen, "wait: which condition? ready, apps-done or done");
+		goto fail;
+	}
+	for (i = 0; i < ARRAY_SIZE(conditions); i++)
+		if (strcmp(argv[first], conditions[i]) == 0)
+			o->condition = conditions[i];
+	if (!o->condition) {
+		failf(err, errlen, "wait: unknown condition \"%s\" (ready, apps-done or done)", argv[first]);
+		goto fail;
+	}
+	if (first + 1 < argc) {
+		failf(err, errlen, "wait: unexpected argument \"%s\" (one condition at a time)", argv[first + 1]);
+		goto fail;
+	}
+	if (!o->dir && !(o->dir = strdup("/var/run/rearguard"))) {
+		failf(err, errlen, "out of memory");
+		goto fail;
+	}
+	return OPTIONS_OK;
+fail:
+	options_free_wait(o);
+	return OPTIONS_ERROR;
+}
+
+void options_free_wait(struct wait_options *o)
+{
+	free(o->dir);
+	memset(o, 0, sizeof(*o));
+}
+
+enum options_result options_parse_install(const char **dir, int argc, char **argv, char *err, size_t errlen)
+{
+	int first = parse_sub(install_opts, ARRAY_SIZE(install_opts), false, apply_none, NULL, argc, argv, err, errlen);
+
+	if (first < 0)
+		return sub_result(first);
+	if (first >= argc) {
+		failf(err, errlen, "install: which directory? (rearguard install DIR)");
+		return OPTIONS_ERROR;
+	}
+	if (first + 1 < argc) {
+		failf(err, errlen, "install: unexpected argument \"%s\" (one directory)", argv[first + 1]);
+		return OPTIONS_ERROR;
+	}
+	*dir = argv[first];
+	return OPTIONS_OK;
+}
+
 void options_print_help(void)
 {
 	size_t i;
@@ -408,7 +664,33 @@ void options_print_help(void)
 	       "Exit status: 0 every sidecar is gone; 1 a sidecar could not be stopped;\n"
 	       "2 bad usage or configuration.\n"
 	       "\n"
-	       "Files in --dir: ready, apps/NAME, drain, apps-done, done (see docs/protocol.md).\n");
+	       "Files in --dir: ready, apps/NAME, drain, apps-done, done (see docs/protocol.md).\n"
+	       "\n"
+	       "rearguard run [OPTIONS] -- CMD [ARG...]: waits for ready, runs CMD, forwards\n"
+	       "TERM, INT, HUP, QUIT, USR1 and USR2 to it, writes apps/NAME with its exit code\n"
+	       "and exits with that code (128+N after signal N).\n"
+	       "  -d, --dir DIR              the shared volume (default /var/run/rearguard)\n"
+	       "                                                      [REARGUARD_DIR]\n"
+	       "      --name NAME            report as apps/NAME (default: the basename of CMD)\n"
+	       "                                                      [REARGUARD_NAME]\n"
+	       "      --timeout DUR          wait at most this long for ready (default 10m)\n"
+	       "                                                      [REARGUARD_TIMEOUT]\n"
+	       "      --no-wait              start CMD at once, without waiting for ready\n"
+	       "                                                      [REARGUARD_NO_WAIT=true]\n"
+	       "      --log-format, -v, -q   as for the agent (its own lines on stderr)\n"
+	       "  Exit status: CMD's; 124 ready did not appear within --timeout (CMD not started);\n"
+	       "  125 run itself failed; 126 CMD cannot be executed; 127 CMD not found.\n"
+	       "\n"
+	       "rearguard wait ready|apps-done|done: blocks until that file exists in DIR (also as\n"
+	       "a postStart or preStop hook). DIR may appear later; its parent must exist.\n"
+	       "  -d, --dir DIR              the shared volume (default /var/run/rearguard)\n"
+	       "                                                      [REARGUARD_DIR]\n"
+	       "      --timeout DUR          give up after DUR (default 10m; 0: look once)\n"
+	       "                                                      [REARGUARD_TIMEOUT]\n"
+	       "  Exit status: 0 the condition holds; 1 timed out; 2 bad usage.\n"
+	       "\n"
+	       "rearguard install DIR: copies this binary to DIR/rearguard (atomically, mode\n"
+	       "0755), for an init container to hand it to images that lack it.\n");
 }
 
 /* Whether this kernel reports the exit status of a reaped process through its pidfd. */

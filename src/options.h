@@ -42,6 +42,33 @@ enum options_result {
 enum options_result options_parse_agent(struct agent_options *cfg, int argc, char **argv, char *err, size_t errlen);
 void options_free(struct agent_options *cfg);
 
+/* rearguard run [OPTIONS] -- CMD [ARG...] */
+struct run_options {
+	char *name;           /* --name, else the basename of CMD: the report is apps/NAME */
+	char *dir;
+	int64_t timeout_ms;   /* how long to wait for ready */
+	bool no_wait;
+	enum log_format log_format;
+	enum log_level log_level;
+	char **cmd;           /* CMD [ARG...], NULL-terminated: points into argv */
+};
+
+/* rearguard wait CONDITION [--timeout DUR] [--dir DIR] */
+struct wait_options {
+	const char *condition; /* ready, apps-done or done (static) */
+	char *dir;
+	int64_t timeout_ms;    /* 0: look once */
+};
+
+#define RUN_WAIT_TIMEOUT_MS (10 * 60 * 1000) /* longer than the agent's --ready-timeout */
+
+enum options_result options_parse_run(struct run_options *o, int argc, char **argv, char *err, size_t errlen);
+void options_free_run(struct run_options *o);
+enum options_result options_parse_wait(struct wait_options *o, int argc, char **argv, char *err, size_t errlen);
+void options_free_wait(struct wait_options *o);
+/* rearguard install DIR: *dir points into argv. */
+enum options_result options_parse_install(const char **dir, int argc, char **argv, char *err, size_t errlen);
+
 /* Shared with the other subcommands: values of durations and log options. */
 int options_duration(const char *what, const char *value, int64_t *ms, char *err, size_t errlen);
 

@@ -32,7 +32,9 @@ for word in --sidecar --app --apps --dir --restart-policy --startup-timeout --re
 	REARGUARD_STARTUP_TIMEOUT REARGUARD_READY_TIMEOUT REARGUARD_STOP_TIMEOUT REARGUARD_KILL_AFTER \
 	REARGUARD_TERM_GRACE REARGUARD_RESTART_GRACE REARGUARD_TERMINATION_LOG REARGUARD_LOG_FORMAT \
 	REARGUARD_VERBOSE REARGUARD_QUIET istio envoy linkerd cloudsql dapr vault consul 'Exit status' \
-	'rearguard run' 'rearguard wait' 'rearguard drain' 'rearguard install'; do
+	'rearguard run' 'rearguard wait' 'rearguard drain' 'rearguard install' \
+	--name --timeout --no-wait REARGUARD_NAME REARGUARD_TIMEOUT REARGUARD_NO_WAIT \
+	'124 ready did not appear' '127 CMD not found' '1 timed out'; do
 	case $help in *"$word"*) ;; *) fail "--help does not mention $word" ;; esac
 done
 [ "$("$RG" help)" = "$help" ] || fail "'rearguard help' differs from --help"
@@ -48,8 +50,26 @@ expect_usage_error "no sidecar given"
 expect_usage_error "unknown option --bogus" --bogus
 expect_usage_error "unknown option --bogus" agent -s istio --bogus
 expect_usage_error "unknown command 'bogus'" bogus
-expect_usage_error "'run' is not implemented" run -- true
-expect_usage_error "'wait' is not implemented" wait ready
+expect_usage_error "'drain' is not implemented" drain
+expect_usage_error "run: no command given" run
+expect_usage_error "run: no command given" run --name job --
+expect_usage_error "run: unknown option --bogus" run --bogus -- true
+expect_usage_error "--timeout: invalid duration \"soon\"" run --timeout soon -- true
+expect_usage_error "--name: \"a/b\" cannot name a report" run --name a/b -- true
+expect_usage_error "--name: \".hidden\" cannot name a report" run --name .hidden -- true
+expect_usage_error "give --name NAME" run -- /usr/bin/
+REARGUARD_NO_WAIT=maybe expect_usage_error "REARGUARD_NO_WAIT: \"maybe\" is not a boolean" run -- true
+expect_usage_error "wait: which condition?" wait
+expect_usage_error "wait: unknown condition \"bogus\"" wait bogus
+expect_usage_error "wait: unexpected argument \"done\"" wait ready done
+expect_usage_error "wait: option --timeout needs a value" wait ready --timeout
+REARGUARD_TIMEOUT=x expect_usage_error "REARGUARD_TIMEOUT: invalid duration" wait ready
+expect_usage_error "install: which directory?" install
+expect_usage_error "install: unexpected argument \"b\"" install a b
+expect_usage_error "install: cannot install into /nonexistent/dir" install /nonexistent/dir
+[ "$("$RG" run --help)" = "$help" ] || fail "'rearguard run --help' differs from --help"
+[ "$("$RG" wait --help)" = "$help" ] || fail "'rearguard wait --help' differs from --help"
+[ "$("$RG" install --help)" = "$help" ] || fail "'rearguard install --help' differs from --help"
 expect_usage_error "invalid duration \"soon\"" -s istio --stop-timeout soon
 expect_usage_error "--kill-after: duration \"1000h\" is too long" -s istio --kill-after 1000h
 expect_usage_error "unknown preset \"istoi\"" -s istoi

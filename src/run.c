@@ -1,0 +1,210 @@
+#include "config.h"
+
+#include "run.h"
+
+#include "await.h"
+#include "log.h"
+#include "options.h"
+#include "parse.h"
+#include "sentinel.h"
+#include "sys.h"
+#include "util.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <spawn.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* What a container gets from the kubelet and the runtime, and passes on. */
+static const int forwarded[] = { SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2 };
+
+struct runner {
+	struct ev_loop *loop;
+	const struct run_options *o;
+	struct await ready;
+	bool waiting;
+	ev_child child;
+	ev_signal sigs[ARRAY_SIZE(forwarded)];
+	pid_t pid;   /* 0: no child running */
+	int pidfd;   /* signals go through it: never to a reused pid */
+	bool finished;
+	int code;
+};
+
+int run_spawn_code(int err)
+{
+	return err == ENOENT || err == ENOTDIR ? RUN_NOT_FOUND : RUN_CANNOT_EXEC;
+}
+
+/*
+ * The end, whatever it was: the report, then the exit with the same code.
+ * This is where `--drain` will stop the sidecars before the exit.
+ */
+static void finish(struct runner *r, int code)
+{
+	int rc = sentinel_write_report(r->o->dir, r->o->name, code);
+
+	if (rc < 0)
+		log_msg(LOG_ERROR,
+			FIELDS(LF_STR("dir", r->o->dir), LF_STR("report", r->o->name), LF_STR("error", strerror(-rc))),
+			"cannot write the exit-code report");
+	r->code = code;
+	r->finished = true;
+	ev_break(r->loop, EVBREAK_ALL);
+}
+
+static void on_child(struct ev_loop *loop, ev_child *w, int revents)
+{
+	struct runner *r = w->data;
+	int code = wait_status_code(w->rstatus);
+
+	ev_child_stop(loop, w);
+	r->pid = 0;
+	if (r->pidfd >= 0)
+		close(r->pidfd);
+	r->pidfd = -1;
+	if (WIFSIGNALED(w->rstatus))
+		log_msg(LOG_INFO, FIELDS(LF_INT("exit_code", code), LF_STR("signal", signal_name(WTERMSIG(w->rstatus)))),
+			"command killed by a signal");
+	else
+		log_msg(LOG_INFO, FIELDS(LF_INT("exit_code", code)), "command exited");
+	finish(r, code);
+}
+
+/* Runs CMD with the signal state of a fresh process: nothing blocked, nothing ignored. */
+static void start_child(struct runner *r)
+{
+	posix_spawnattr_t attr;
+	sigset_t none, deflt;
+	size_t i;
+	pid_t pid;
+	int err;
+
+	sigemptyset(&none);
+	sigemptyset(&deflt);
+	for (i = 0; i < ARRAY_SIZE(forwarded); i++)
+		sigaddset(&deflt, forwarded[i]);
+	sigaddset(&deflt, SIGPIPE);
+	sigaddset(&deflt, SIGCHLD);
+	err = posix_spawnattr_init(&attr);
+	if (!err)
+		err = posix_spawnattr_setsigmask(&attr, &none);
+	if (!err)
+		err = posix_spawnattr_setsigdefault(&attr, &deflt);
+	if (!err)
+		err = posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+	if (!err)
+		err = posix_spawnp(&pid, r->o->cmd[0], NULL, &attr, r->o->cmd, environ);
+	posix_spawnattr_destroy(&attr);
+	if (err) {
+		int code = run_spawn_code(err);
+
+		log_msg(LOG_ERROR, FIELDS(LF_STR("command", r->o->cmd[0]), LF_STR("error", strerror(err)),
+					  LF_INT("exit_code", code)),
+			"%s", code == RUN_NOT_FOUND ? "command not found" : "command cannot be executed");
+		finish(r, code);
+		return;
+	}
+	r->pid = pid;
+	/* Our child cannot be reaped behind our back: the pidfd is surely its. */
+	r->pidfd = sys_pidfd_open(pid);
+	ev_child_init(&r->child, on_child, pid, 0);
+	r->child.data = r;
+	ev_child_start(r->loop, &r->child);
+	log_msg(LOG_DEBUG, FIELDS(LF_STR("command", r->o->cmd[0]), LF_INT("pid", pid)), "command started");
+}
+
+static void on_ready(struct ev_loop *loop, struct await *w, bool held)
+{
+	struct runner *r = w->data;
+	char dur[32];
+
+	await_stop(loop, w);
+	r->waiting = false;
+	if (!held) {
+		format_duration(r->o->timeout_ms, dur);
+		log_msg(LOG_ERROR, FIELDS(LF_STR("dir", r->o->dir), LF_INT("exit_code", RUN_READY_TIMEOUT)),
+			"ready did not appear within %s: not starting the command (--no-wait starts it regardless)",
+			dur);
+		finish(r, RUN_READY_TIMEOUT);
+		return;
+	}
+	log_msg(LOG_INFO, FIELDS(LF_STR("command", r->o->cmd[0])), "ready: starting the command");
+	start_child(r);
+}
+
+static void on_signal(struct ev_loop *loop, ev_signal *s, int revents)
+{
+	struct runner *r = s->data;
+	int rc;
+
+	if (r->pid) {
+		rc = r->pidfd >= 0 ? sys_pidfd_send_signal(r->pidfd, s->signum) : (kill(r->pid, s->signum) < 0 ? -errno : 0);
+		log_msg(LOG_DEBUG, FIELDS(LF_STR("signal", signal_name(s->signum)), LF_STR("error", rc ? strerror(-rc) : NULL)),
+			"signal forwarded to the command");
+		return;
+	}
+	/* Stopped before the command started (the pod is being deleted): it never will. */
+	if (r->waiting && (s->signum == SIGTERM || s->signum == SIGINT || s->signum == SIGQUIT)) {
+		log_msg(LOG_INFO, FIELDS(LF_STR("signal", signal_name(s->signum))),
+			"signal received while waiting for ready: not starting the command");
+		await_stop(loop, &r->ready);
+		r->waiting = false;
+		finish(r, 128 + s->signum);
+	}
+}
+
+int run_main(const struct run_options *o)
+{
+	struct runner r;
+	size_t i;
+	int rc;
+
+	memset(&r, 0, sizeof(r));
+	r.o = o;
+	r.pidfd = -1;
+	r.code = RUN_FAILED;
+	signal(SIGPIPE, SIG_IGN);
+	/* The default loop: the only one that reaps children (also orphans, when run is PID 1). */
+	r.loop = ev_default_loop(EVFLAG_AUTO);
+	if (!r.loop) {
+		log_error("cannot start the event loop");
+		return RUN_FAILED;
+	}
+	for (i = 0; i < ARRAY_SIZE(forwarded); i++) {
+		ev_signal_init(&r.sigs[i], on_signal, forwarded[i]);
+		r.sigs[i].data = &r;
+		ev_signal_start(r.loop, &r.sigs[i]);
+	}
+	/* A report left by an earlier attempt of this container (restartPolicy OnFailure) is stale now. */
+	rc = sentinel_remove_report(o->dir, o->name);
+	if (rc < 0)
+		log_msg(LOG_WARN, FIELDS(LF_STR("dir", o->dir), LF_STR("report", o->name), LF_STR("error", strerror(-rc))),
+			"cannot remove the report of an earlier attempt");
+
+	if (o->no_wait) {
+		start_child(&r);
+	} else {
+		rc = await_start(r.loop, &r.ready, o->dir, "ready", o->timeout_ms, on_ready, &r);
+		if (rc < 0) {
+			log_msg(LOG_ERROR, FIELDS(LF_STR("dir", o->dir), LF_STR("error", strerror(-rc))),
+				"cannot watch the directory for ready (nor its parent)");
+			finish(&r, RUN_FAILED);
+		} else if (rc == 1) {
+			start_child(&r);
+		} else {
+			r.waiting = true;
+			log_msg(LOG_INFO, FIELDS(LF_STR("dir", o->dir)), "waiting for ready");
+		}
+	}
+	if (!r.finished)
+		ev_run(r.loop, 0);
+	if (r.waiting)
+		await_stop(r.loop, &r.ready);
+	for (i = 0; i < ARRAY_SIZE(forwarded); i++)
+		ev_signal_stop(r.loop, &r.sigs[i]);
+	ev_loop_destroy(r.loop);
+	return r.code;
+}
