@@ -54,15 +54,31 @@ static int next(void)
 	return (int)last.kind;
 }
 
-static bool logged(const char *needle)
+static int log_count(const char *needle)
 {
-	char buf[16384];
+	char buf[16384], *p;
 	size_t n;
+	int c = 0;
 
 	fflush(log_file);
 	n = (size_t)pread(fileno(log_file), buf, sizeof(buf) - 1, 0);
 	buf[n] = '\0';
-	return strstr(buf, needle) != NULL;
+	for (p = buf; (p = strstr(p, needle)) != NULL; p++)
+		c++;
+	return c;
+}
+
+static bool logged(const char *needle)
+{
+	return log_count(needle) > 0;
+}
+
+/* A report arrives; the agent rescans (finding nothing new) as asked. */
+static void report(const char *name, int code)
+{
+	decide_app_report(&d, name, code, T);
+	is_int(next(), DECIDE_RESCAN, "report %s=%d: a rescan first", name, code);
+	decide_rescanned(&d, T);
 }
 
 /* Answers rescans with nothing new until another action comes. */
@@ -446,6 +462,142 @@ static void misc(void)
 	is_int(decide_app_count(&d), 1, "apps appearing during the drain are ignored");
 }
 
+static void reports(void)
+{
+	setup(POLICY_NEVER, 1, 1);
+	decide_app_seen(&d, 3, "job", T);
+	decide_app_report(&d, "job", 0, T);
+	ok(!d.apps[0].exited, "a report is not applied before the rescan");
+	is_int(decide_deadline(&d, T), T, "the rescan is due at once");
+	is_int(next(), DECIDE_RESCAN, "a rescan first: the reporting container may be new");
+	decide_rescanned(&d, T);
+	ok(d.apps[0].exited, "then the app is finished");
+	is_int(d.apps[0].code, 0, "with the reported code");
+	is_str(d.apps[0].report, "job", "matched by the container's name");
+	is_int(next_skipping_rescans(), DECIDE_APPS_DONE, "done although its process was never seen to exit");
+
+	/* A shell that reports for its job and keeps a helper running. */
+	setup(POLICY_NEVER, 0, 1);
+	decide_app_seen(&d, 3, "sh", T);
+	report("job", 0);
+	is_str(d.apps[0].report, "job", "the only app container takes the report");
+	ok(logged("running=yes"), "the log says its process still runs");
+	is_int(next_skipping_rescans(), DECIDE_APPS_DONE, "done while its root still runs");
+	is_int(decide_app_count(&d), 1, "no second app for the report");
+
+	/* The report comes before the scan that finds its container. */
+	setup(POLICY_NEVER, 1, 1);
+	decide_app_report(&d, "job", 0, T);
+	is_int(next(), DECIDE_RESCAN, "rescan");
+	decide_app_seen(&d, 4, "job", T); /* what the rescan found */
+	decide_rescanned(&d, T);
+	is_int(decide_app_count(&d), 1, "the report went to the container found by the rescan");
+	is_int(d.apps[0].id, 4, "container 4");
+
+	/* No container at all: an app known from its file (it came and went before the agent). */
+	setup(POLICY_NEVER, 1, 1);
+	report("job", 0);
+	is_int(decide_app_count(&d), 1, "an app known only from its report");
+	is_int(d.apps[0].id, 0, "without a container");
+	ok(logged("matches no app container"), "the log says so");
+	is_int(next_skipping_rescans(), DECIDE_APPS_DONE, "it counts for --apps 1: done");
+	is_str(last.reason, "apps-done", "reason apps-done, long before --startup-timeout");
+
+	/* Two running containers, neither of that name: the report cannot pick one. */
+	setup(POLICY_NEVER, 0, 1);
+	decide_app_seen(&d, 3, "a", T);
+	decide_app_seen(&d, 4, "b", T);
+	report("job", 0);
+	is_int(decide_app_count(&d), 3, "a third app, known from its report");
+	ok(!d.apps[0].exited && !d.apps[1].exited, "the containers still run");
+	is_int(next_skipping_rescans(), NONE, "not done while they run");
+
+	/* A name reported before keeps going to the same container. */
+	setup(POLICY_NEVER, 0, 1);
+	decide_app_seen(&d, 3, "sh", T);
+	report("job", 3);
+	decide_app_seen(&d, 4, "py", T);
+	report("job", 4);
+	is_int(decide_app_count(&d), 2, "no app made up for the second report");
+	is_int(d.apps[0].reported, 4, "it updated the first container's report");
+
+	/* The same report read twice (a re-read after an overflow) says nothing new. */
+	setup(POLICY_NEVER, 0, 1);
+	decide_app_seen(&d, 3, "job", T);
+	report("job", 0);
+	report("job", 0);
+	is_int(log_count("app reported that it finished"), 1, "logged once");
+
+	/* While draining nothing rescans: the report completes the summary at once. */
+	setup(POLICY_NEVER, 1, 1);
+	decide_app_seen(&d, 3, "job", T);
+	decide_drain_now(&d, "drain-file", T);
+	is_int(next(), DECIDE_APPS_DONE, "draining");
+	decide_app_report(&d, "job", 5, T);
+	is_int(d.apps[0].reported, 5, "matched at once");
+	is_int(next(), DECIDE_WATCH, "the drain goes on");
+	drain_quickly();
+	decide_app_report(&d, "job", 6, T);
+	is_int(d.apps[0].reported, 5, "ignored after the exit");
+}
+
+static void reports_and_kernel(void)
+{
+	/* OnFailure: a reported failure keeps the sidecars for the restart. */
+	setup(POLICY_ON_FAILURE, 1, 1);
+	decide_app_seen(&d, 3, "job", T);
+	report("job", 2);
+	is_int(next_skipping_rescans(), NONE, "a reported failure: not done");
+	ok(logged("keeping the sidecars for its restart"), "the log says why");
+	T += S;
+	decide_app_exited(&d, 3, T);
+	decide_app_status(&d, 3, DECIDE_CODE_UNKNOWN, T);
+	is_int(d.apps[0].code, 2, "an unknown kernel code keeps the reported one");
+	is_int(log_count("keeping the sidecars"), 1, "the wait is explained once");
+	T += 10 * S;
+	decide_app_seen(&d, 5, "job", T);
+	ok(d.apps[0].superseded, "the restarted container replaces it");
+	report("job", 0);
+	is_str(d.apps[1].report, "job", "the new report goes to the new container");
+	is_int(next_skipping_rescans(), DECIDE_APPS_DONE, "the restart succeeded: done");
+
+	/* OnFailure, exit codes from files only: a reported 0 is done at once. */
+	setup(POLICY_ON_FAILURE, 1, 1);
+	decide_app_seen(&d, 3, "rearguard", T);
+	report("job", 0);
+	decide_app_exited(&d, 3, T);
+	decide_app_status(&d, 3, DECIDE_CODE_UNKNOWN, T);
+	is_int(next_skipping_rescans(), DECIDE_APPS_DONE, "reported 0, kernel silent: done, no --restart-grace");
+
+	/* The kernel's code wins over a report, and the difference is logged. */
+	setup(POLICY_ON_FAILURE, 1, 1);
+	decide_app_seen(&d, 3, "sh", T);
+	report("job", 3);
+	is_int(next_skipping_rescans(), NONE, "reported 3: the restart is awaited");
+	decide_app_exited(&d, 3, T);
+	decide_app_status(&d, 3, 0, T);
+	ok(logged("the app's report and its container's exit code differ"), "the difference is logged");
+	ok(logged("reported=3 exit_code=0"), "with both codes");
+	is_int(d.apps[0].code, 0, "the container's code counts (the kubelet will not restart it)");
+	is_int(next_skipping_rescans(), DECIDE_APPS_DONE, "done");
+
+	setup(POLICY_NEVER, 1, 1);
+	decide_app_seen(&d, 3, "job", T);
+	decide_app_exited(&d, 3, T);
+	decide_app_status(&d, 3, 1, T);
+	report("job", 0);
+	ok(logged("reported=0 exit_code=1"), "a report after the kernel's code is compared too");
+	is_int(d.apps[0].code, 1, "the kernel's code stays");
+	is_int(d.apps[0].reported, 0, "the report is kept for the summary");
+
+	setup(POLICY_NEVER, 1, 1);
+	decide_app_seen(&d, 3, "job", T);
+	report("job", 7);
+	decide_app_exited(&d, 3, T);
+	decide_app_status(&d, 3, 7, T);
+	ok(!logged("differ"), "agreeing codes are not a warning");
+}
+
 int main(void)
 {
 	log_file = tmpfile();
@@ -464,6 +616,8 @@ int main(void)
 	not_found();
 	exit_waits_for_codes();
 	misc();
+	reports();
+	reports_and_kernel();
 	decide_free(&d);
 	return done_testing();
 }

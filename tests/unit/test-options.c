@@ -66,6 +66,138 @@ static void env_refused(const char *var, const char *value, const char *needle)
 	unsetenv(var);
 }
 
+/* Fills argv (at most 15 words) from a NULL-terminated list; returns argc. */
+static int words(char **argv, va_list ap)
+{
+	int argc = 0;
+
+	while (argc < 15 && (argv[argc] = va_arg(ap, char *)) != NULL)
+		argc++;
+	argv[argc] = NULL;
+	return argc;
+}
+
+static enum options_result parse_run(struct run_options *o, ...)
+{
+	static char *argv[16];
+	int argc;
+	va_list ap;
+
+	va_start(ap, o);
+	argc = words(argv, ap);
+	va_end(ap);
+	err[0] = '\0';
+	return options_parse_run(o, argc, argv, err, sizeof(err));
+}
+
+static enum options_result parse_wait(struct wait_options *o, ...)
+{
+	char *argv[16];
+	int argc;
+	va_list ap;
+
+	va_start(ap, o);
+	argc = words(argv, ap);
+	va_end(ap);
+	err[0] = '\0';
+	return options_parse_wait(o, argc, argv, err, sizeof(err));
+}
+
+static enum options_result parse_install(const char **dir, ...)
+{
+	char *argv[16];
+	int argc;
+	va_list ap;
+
+	va_start(ap, dir);
+	argc = words(argv, ap);
+	va_end(ap);
+	err[0] = '\0';
+	return options_parse_install(dir, argc, argv, err, sizeof(err));
+}
+
+static void subcommands(void)
+{
+	struct run_options r;
+	struct wait_options w;
+	const char *dir = NULL;
+
+	is_int(parse_run(&r, "run", "--", "/usr/bin/job", "--exit", "3", NULL), OPTIONS_OK, "run -- CMD ARGS");
+	is_str(r.name, "job", "run: the report is named after CMD");
+	is_str(r.dir, "/var/run/rearguard", "run: default dir");
+	is_int(r.timeout_ms, 600000, "run: waits 10m for ready by default");
+	ok(!r.no_wait, "run: waits by default");
+	is_int(r.log_level, LOG_INFO, "run: info by default");
+	ok(r.cmd && strcmp(r.cmd[0], "/usr/bin/job") == 0 && strcmp(r.cmd[2], "3") == 0 && !r.cmd[3],
+	   "run: CMD and its arguments untouched");
+	options_free_run(&r);
+	is_int(parse_run(&r, "run", "job", "--name", "x", NULL), OPTIONS_OK, "run CMD without --");
+	ok(strcmp(r.cmd[1], "--name") == 0 && strcmp(r.name, "job") == 0, "options after CMD are CMD's");
+	options_free_run(&r);
+	is_int(parse_run(&r, "run", "--name", "train", "-d", "/d", "--timeout", "5s", "--no-wait", "--log-format",
+			 "json", "-q", "--", "python3", NULL),
+	       OPTIONS_OK, "run: every option");
+	is_str(r.name, "train", "--name");
+	is_str(r.dir, "/d", "--dir");
+	is_int(r.timeout_ms, 5000, "--timeout");
+	ok(r.no_wait, "--no-wait");
+	is_int(r.log_format, LOG_JSON, "--log-format");
+	is_int(r.log_level, LOG_WARN, "-q");
+	options_free_run(&r);
+
+	setenv("REARGUARD_NAME", "envname", 1);
+	setenv("REARGUARD_TIMEOUT", "3s", 1);
+	setenv("REARGUARD_NO_WAIT", "true", 1);
+	setenv("REARGUARD_DIR", "/e", 1);
+	is_int(parse_run(&r, "run", "--timeout", "1s", "--", "job", NULL), OPTIONS_OK, "run: the environment");
+	is_str(r.name, "envname", "REARGUARD_NAME");
+	is_str(r.dir, "/e", "REARGUARD_DIR");
+	ok(r.no_wait, "REARGUARD_NO_WAIT");
+	is_int(r.timeout_ms, 1000, "--timeout wins over REARGUARD_TIMEOUT");
+	options_free_run(&r);
+	is_int(parse_wait(&w, "wait", "done", NULL), OPTIONS_OK, "wait: the environment");
+	is_int(w.timeout_ms, 3000, "wait: REARGUARD_TIMEOUT");
+	is_str(w.dir, "/e", "wait: REARGUARD_DIR");
+	options_free_wait(&w);
+	unsetenv("REARGUARD_NAME");
+	unsetenv("REARGUARD_TIMEOUT");
+	unsetenv("REARGUARD_NO_WAIT");
+	unsetenv("REARGUARD_DIR");
+
+	is_int(parse_run(&r, "run", NULL), OPTIONS_ERROR, "run without a command");
+	ok(strstr(err, "no command given") != NULL, "says so (%s)", err);
+	is_int(parse_run(&r, "run", "--name", "a/b", "--", "job", NULL), OPTIONS_ERROR, "run: a name with a slash");
+	ok(strstr(err, "--name") && strstr(err, "cannot name a report"), "says so (%s)", err);
+	is_int(parse_run(&r, "run", "--", "dir/", NULL), OPTIONS_ERROR, "run: a command without a basename");
+	ok(strstr(err, "give --name NAME") != NULL, "asks for --name (%s)", err);
+	is_int(parse_run(&r, "run", "--timeout", "later", "--", "job", NULL), OPTIONS_ERROR, "run: a bad duration");
+	ok(strstr(err, "--timeout: invalid duration") != NULL, "says so (%s)", err);
+	is_int(parse_run(&r, "run", "--sidecar", "istio", "--", "job", NULL), OPTIONS_ERROR, "run: an agent option");
+	ok(strstr(err, "run: unknown option --sidecar") != NULL, "says so (%s)", err);
+
+	is_int(parse_wait(&w, "wait", "ready", NULL), OPTIONS_OK, "wait ready");
+	is_str(w.condition, "ready", "the condition");
+	is_int(w.timeout_ms, 600000, "10m by default");
+	options_free_wait(&w);
+	is_int(parse_wait(&w, "wait", "--timeout", "0", "apps-done", "-d", "/x", NULL), OPTIONS_OK,
+	       "options before and after the condition");
+	ok(strcmp(w.condition, "apps-done") == 0 && strcmp(w.dir, "/x") == 0 && w.timeout_ms == 0, "all taken");
+	options_free_wait(&w);
+	is_int(parse_wait(&w, "wait", NULL), OPTIONS_ERROR, "wait without a condition");
+	ok(strstr(err, "which condition?") != NULL, "says so (%s)", err);
+	is_int(parse_wait(&w, "wait", "drain", NULL), OPTIONS_ERROR, "wait for something else");
+	ok(strstr(err, "unknown condition \"drain\"") != NULL, "says so (%s)", err);
+	is_int(parse_wait(&w, "wait", "ready", "done", NULL), OPTIONS_ERROR, "two conditions");
+	ok(strstr(err, "unexpected argument \"done\"") != NULL, "says so (%s)", err);
+
+	is_int(parse_install(&dir, "install", "/x", NULL), OPTIONS_OK, "install DIR");
+	is_str(dir, "/x", "the directory");
+	is_int(parse_install(&dir, "install", NULL), OPTIONS_ERROR, "install without a directory");
+	ok(strstr(err, "which directory?") != NULL, "says so (%s)", err);
+	is_int(parse_install(&dir, "install", "/x", "/y", NULL), OPTIONS_ERROR, "two directories");
+	is_int(parse_install(&dir, "install", "--force", "/x", NULL), OPTIONS_ERROR, "an unknown option");
+}
+
 int main(void)
 {
 	static const char *durations[] = { "--startup-timeout", "--ready-timeout", "--stop-timeout",
@@ -172,5 +304,6 @@ int main(void)
 	env_refused("REARGUARD_LOG_FORMAT", "yaml", "not text or json");
 	env_refused("REARGUARD_SIDECARS", "istio;bogus", "unknown preset");
 	env_refused("REARGUARD_APP", "[", "invalid regex");
+	subcommands();
 	return done_testing();
 }

@@ -1,0 +1,102 @@
+#include "config.h"
+
+#include "log.h"
+#include "options.h"
+#include "run.h"
+#include "tap.h"
+#include "util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static char dir[] = "/tmp/rg-run.XXXXXX";
+static char name[] = "job";
+/* argv strings are not const: these are ours to hand out. */
+static char sh[] = "sh", dash_c[] = "-c", exit3_src[] = "exit 3", kill_src[] = "kill -TERM $$";
+static char not_in_path[] = "rg-no-such-command", not_there[] = "/nonexistent/job";
+
+/* rearguard run --no-wait? --name job --timeout 0 -- CMD...; returns its exit code. */
+static int run(bool wait, char **cmd)
+{
+	struct run_options o = {
+		.name = name,
+		.dir = dir,
+		.timeout_ms = 0,
+		.no_wait = !wait,
+		.cmd = cmd,
+	};
+
+	return run_main(&o);
+}
+
+/* The content of apps/job, "" when there is none. */
+static const char *report(void)
+{
+	static char buf[64];
+	char path[256];
+	size_t len;
+
+	snprintf(path, sizeof(path), "%s/apps/job", dir);
+	if (read_small_at(AT_FDCWD, path, 0, buf, sizeof(buf), &len) < 0)
+		buf[0] = '\0';
+	return buf;
+}
+
+int main(void)
+{
+	char noexec_path[300], marker[300], touch_cmd[400], path[300];
+	char *exit3[] = { sh, dash_c, exit3_src, NULL };
+	char *killed[] = { sh, dash_c, kill_src, NULL };
+	char *missing[] = { not_in_path, NULL };
+	char *missing_path[] = { not_there, NULL };
+	char *noexec[] = { noexec_path, NULL };
+	char *touch[] = { sh, dash_c, touch_cmd, NULL };
+	FILE *log_file = tmpfile();
+	int fd;
+
+	log_setup(LOG_DEBUG, LOG_TEXT, fileno(log_file));
+	if (!mkdtemp(dir))
+		abort();
+
+	/* How a failure to start maps to an exit code, as in a shell. */
+	is_int(run_spawn_code(ENOENT), RUN_NOT_FOUND, "ENOENT: 127");
+	is_int(run_spawn_code(ENOTDIR), RUN_NOT_FOUND, "ENOTDIR: 127");
+	is_int(run_spawn_code(EACCES), RUN_CANNOT_EXEC, "EACCES: 126");
+	is_int(run_spawn_code(ENOEXEC), RUN_CANNOT_EXEC, "ENOEXEC: 126");
+
+	is_int(run(false, exit3), 3, "exit 3: run exits 3");
+	is_str(report(), "3\n", "apps/job says 3");
+	is_int(run(false, killed), 128 + 15, "killed by SIGTERM: 143");
+	is_str(report(), "143\n", "apps/job says 143");
+	is_int(run(false, missing), RUN_NOT_FOUND, "a command not in PATH: 127");
+	is_str(report(), "127\n", "apps/job says 127");
+	is_int(run(false, missing_path), RUN_NOT_FOUND, "a path that does not exist: 127");
+	snprintf(noexec_path, sizeof(noexec_path), "%s/not-executable", dir);
+	fd = open(noexec_path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+	close(fd);
+	is_int(run(false, noexec), RUN_CANNOT_EXEC, "a file that is not executable: 126");
+	is_str(report(), "126\n", "apps/job says 126");
+
+	/* Waiting for ready (--timeout 0: only a look). */
+	snprintf(marker, sizeof(marker), "%s/started", dir);
+	snprintf(touch_cmd, sizeof(touch_cmd), "touch '%s'", marker);
+	is_int(run(true, touch), RUN_READY_TIMEOUT, "no ready within --timeout: 124");
+	ok(access(marker, F_OK) < 0, "the command was not started");
+	is_str(report(), "124\n", "apps/job says 124");
+	snprintf(path, sizeof(path), "%s/ready", dir);
+	fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+	close(fd);
+	is_int(run(true, touch), 0, "with ready there: the command runs");
+	ok(access(marker, F_OK) == 0, "it was started");
+	is_str(report(), "0\n", "apps/job says 0");
+
+	snprintf(path, sizeof(path), "rm -rf '%s'", dir);
+	if (system(path) != 0)
+		abort();
+	return done_testing();
+}

@@ -1,0 +1,436 @@
+#include "config.h"
+
+#include "log.h"
+#include "sentinel.h"
+#include "tap.h"
+#include "util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/inotify.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static FILE *log_file;
+
+static bool logged(const char *needle, int *count)
+{
+	char buf[65536], *p;
+	size_t n;
+	int c = 0;
+
+	fflush(log_file);
+	n = (size_t)pread(fileno(log_file), buf, sizeof(buf) - 1, 0);
+	buf[n] = '\0';
+	for (p = buf; (p = strstr(p, needle)) != NULL; p++)
+		c++;
+	if (count)
+		*count = c;
+	return c > 0;
+}
+
+/* ---- parsing ------------------------------------------------------------ */
+
+static void code_ok(const char *what, const char *text, size_t len, int want)
+{
+	const char *why = NULL;
+	int code = -1;
+
+	is_int(sentinel_parse_code(text, len, &code, &why), 0, "%s parses", what);
+	is_int(code, want, "%s is %d", what, want);
+}
+
+static void code_bad(const char *what, const char *text, size_t len, const char *why_want)
+{
+	const char *why = NULL;
+	int code = 77;
+
+	is_int(sentinel_parse_code(text, len, &code, &why), -EINVAL, "%s is refused", what);
+	ok(why && strstr(why, why_want), "%s: says \"%s\" (%s)", what, why_want, why ? why : "nothing");
+	is_int(code, 77, "%s: the code is left alone", what);
+}
+
+static void parsing(void)
+{
+	char huge[SENTINEL_READ_MAX];
+
+	code_ok("0 and a newline", "0\n", 2, 0);
+	code_ok("0 without a newline", "0", 1, 0);
+	code_ok("3", "3\n", 2, 3);
+	code_ok("143 (SIGTERM)", "143\n", 4, 143);
+	code_ok("255 without a newline", "255", 3, 255);
+	code_ok("leading zeros", "007\n", 4, 7);
+
+	code_bad("empty", "", 0, "empty");
+	code_bad("a newline alone", "\n", 1, "not a decimal");
+	code_bad("leading space", " 0\n", 3, "not a decimal");
+	code_bad("trailing space", "0 \n", 3, "not a decimal");
+	code_bad("two newlines", "0\n\n", 3, "not a decimal");
+	code_bad("CRLF", "0\r\n", 3, "not a decimal");
+	code_bad("trailing garbage", "0 done\n", 7, "not a decimal");
+	code_bad("a word", "ok\n", 3, "not a decimal");
+	code_bad("a sign", "-1\n", 3, "not a decimal");
+	code_bad("a plus", "+1\n", 3, "not a decimal");
+	code_bad("hex", "0x10\n", 5, "not a decimal");
+	code_bad("a fraction", "1.0\n", 4, "not a decimal");
+	code_bad("256", "256\n", 4, "out of range");
+	code_bad("a huge number", "99999999999999999999999\n", 24, "out of range");
+	code_bad("NUL bytes", "0\n\0", 3, "binary");
+	code_bad("control bytes", "\x01\x02", 2, "binary");
+	code_bad("high bytes", "\xff\xfe", 2, "binary");
+	memset(huge, '1', sizeof(huge));
+	code_bad("4 KiB of digits (a longer file was cut)", huge, sizeof(huge), "larger than 4 KiB");
+}
+
+static void names(void)
+{
+	char n63[64], n64[65];
+
+	memset(n63, 'a', 63);
+	n63[63] = '\0';
+	memset(n64, 'a', 64);
+	n64[64] = '\0';
+	ok(sentinel_name_ok("job"), "job is a name");
+	ok(sentinel_name_ok("my-job_2.py"), "punctuation is fine");
+	ok(sentinel_name_ok(n63), "63 characters");
+	ok(!sentinel_name_ok(n64), "64 characters are too many");
+	ok(!sentinel_name_ok(""), "empty");
+	ok(!sentinel_name_ok(".job"), "a leading dot (temporary files)");
+	ok(!sentinel_name_ok(".."), "..");
+	ok(!sentinel_name_ok("a/b"), "a slash");
+	ok(!sentinel_name_ok("a b"), "a space");
+	ok(!sentinel_name_ok("a\nb"), "a newline");
+	ok(!sentinel_name_ok("caf\xc3\xa9"), "non-ASCII");
+}
+
+/* ---- inotify events ----------------------------------------------------- */
+
+/* Appends one event as the kernel lays it out: the name NUL-padded to pad bytes. */
+static size_t put(char *buf, size_t off, int wd, uint32_t mask, const char *name, size_t pad)
+{
+	struct inotify_event h;
+
+	memset(&h, 0, sizeof(h));
+	h.wd = wd;
+	h.mask = mask;
+	h.len = name ? (uint32_t)pad : 0;
+	memcpy(buf + off, &h, sizeof(h));
+	if (name) {
+		memset(buf + off + sizeof(h), 0, pad);
+		memcpy(buf + off + sizeof(h), name, strlen(name));
+	}
+	return off + sizeof(h) + h.len;
+}
+
+static enum sentinel_what decode_one(int wd, uint32_t mask, const char *name, char *got_name)
+{
+	char buf[512];
+	struct sentinel_event ev;
+	size_t len = put(buf, 0, wd, mask, name, 16), used;
+
+	used = sentinel_decode(buf, len, 1, 2, 3, "rg", &ev);
+	if (used != len)
+		return (enum sentinel_what)-1;
+	if (got_name)
+		strcpy(got_name, ev.name);
+	return ev.what;
+}
+
+static void decoding(void)
+{
+	struct sentinel_event ev;
+	char buf[1024], name[NAME_MAX + 1];
+	size_t len, off, used;
+	int n;
+
+	/* wd 1: the directory, 2: apps/, 3: the parent, while the directory "rg" is awaited. */
+	is_int(decode_one(1, IN_MOVED_TO, "ready", NULL), SENTINEL_READY, "ready renamed into place");
+	is_int(decode_one(1, IN_CLOSE_WRITE, "ready", NULL), SENTINEL_READY, "ready written");
+	is_int(decode_one(1, IN_CREATE, "drain", NULL), SENTINEL_DRAIN, "drain created (touch)");
+	is_int(decode_one(1, IN_MOVED_TO, "apps-done", NULL), SENTINEL_APPS_DONE, "apps-done");
+	is_int(decode_one(1, IN_CLOSE_WRITE, "done", NULL), SENTINEL_DONE, "done");
+	is_int(decode_one(1, IN_CREATE | IN_ISDIR, "apps", NULL), SENTINEL_APPS_DIR, "apps/ created");
+	is_int(decode_one(1, IN_MOVED_TO | IN_ISDIR, "apps", NULL), SENTINEL_APPS_DIR, "apps/ moved in");
+	is_int(decode_one(1, IN_CREATE | IN_ISDIR, "ready", NULL), SENTINEL_NOTHING, "a directory named ready");
+	is_int(decode_one(1, IN_CLOSE_WRITE, ".ready.tmp.12", NULL), SENTINEL_NOTHING, "a temporary file");
+	is_int(decode_one(1, IN_CLOSE_WRITE, "notes.txt", NULL), SENTINEL_NOTHING, "an unknown name");
+	is_int(decode_one(1, IN_CLOSE_WRITE, "job", NULL), SENTINEL_NOTHING, "a report in the wrong place");
+	is_int(decode_one(2, IN_CLOSE_WRITE, "job", name), SENTINEL_REPORT, "apps/job written");
+	is_str(name, "job", "with its name");
+	is_int(decode_one(2, IN_MOVED_TO, "job", NULL), SENTINEL_REPORT, "apps/job renamed into place");
+	is_int(decode_one(2, IN_CREATE, "job", NULL), SENTINEL_NOTHING, "apps/job created: its content follows");
+	is_int(decode_one(2, IN_CLOSE_WRITE, ".job.tmp.5", NULL), SENTINEL_NOTHING, "a temporary report");
+	is_int(decode_one(2, IN_CLOSE_WRITE | IN_ISDIR, "sub", NULL), SENTINEL_NOTHING, "a directory in apps/");
+	is_int(decode_one(-1, IN_Q_OVERFLOW, NULL, NULL), SENTINEL_REREAD, "overflow: read everything");
+	is_int(decode_one(1, IN_IGNORED, NULL, NULL), SENTINEL_REREAD, "the directory's watch went away");
+	is_int(decode_one(2, IN_IGNORED, NULL, NULL), SENTINEL_REREAD, "apps/'s watch went away");
+	is_int(decode_one(7, IN_IGNORED, NULL, NULL), SENTINEL_NOTHING, "a watch removed earlier");
+	is_int(decode_one(7, IN_CLOSE_WRITE, "ready", NULL), SENTINEL_NOTHING, "an unknown watch");
+	is_int(decode_one(3, IN_CREATE | IN_ISDIR, "rg", NULL), SENTINEL_DIR, "the awaited directory appeared");
+	is_int(decode_one(3, IN_MOVED_TO | IN_ISDIR, "rg", NULL), SENTINEL_DIR, "or was moved into place");
+	is_int(decode_one(3, IN_CREATE | IN_ISDIR, "other", NULL), SENTINEL_NOTHING, "another directory");
+	is_int(decode_one(3, IN_CREATE, "rg", NULL), SENTINEL_NOTHING, "a file of that name");
+
+	/* Several events in one read, with the kernel's padding. */
+	off = put(buf, 0, 2, IN_CLOSE_WRITE, "a", 16);
+	off = put(buf, off, 1, IN_MOVED_TO, "drain", 32);
+	off = put(buf, off, -1, IN_Q_OVERFLOW, NULL, 0);
+	len = off;
+	n = 0;
+	for (off = 0; (used = sentinel_decode(buf + off, len - off, 1, 2, -1, "rg", &ev)) > 0; off += used) {
+		n++;
+		if (n == 1)
+			ok(ev.what == SENTINEL_REPORT && strcmp(ev.name, "a") == 0, "first: apps/a");
+		if (n == 2)
+			ok(ev.what == SENTINEL_DRAIN && strcmp(ev.name, "drain") == 0, "second: drain");
+		if (n == 3)
+			is_int(ev.what, SENTINEL_REREAD, "third: overflow");
+	}
+	is_int(n, 3, "three events");
+	is_int(off, len, "the whole buffer");
+
+	/* A buffer that ends inside an event: nothing is made up. */
+	len = put(buf, 0, 2, IN_CLOSE_WRITE, "job", 16);
+	is_int(sentinel_decode(buf, len - 1, 1, 2, -1, "rg", &ev), 0, "an event cut short");
+	is_int(sentinel_decode(buf, sizeof(struct inotify_event) - 1, 1, 2, -1, "rg", &ev), 0, "a header cut short");
+	is_int(sentinel_decode(buf, 0, 1, 2, -1, "rg", &ev), 0, "nothing");
+	((struct inotify_event *)buf)->len = 0xfffffff0u;
+	is_int(sentinel_decode(buf, len, 1, 2, -1, "rg", &ev), 0, "a length beyond the buffer");
+	/* A name without its NUL padding stays a bounded string. */
+	len = put(buf, 0, 2, IN_CLOSE_WRITE, "abcdefgh", 8);
+	ok(sentinel_decode(buf, len, 1, 2, -1, "rg", &ev) == len && strcmp(ev.name, "abcdefgh") == 0,
+	   "an unpadded name is terminated");
+}
+
+/* ---- the watcher on a real directory ------------------------------------- */
+
+struct seen {
+	int reports, ready, drain, apps_done, done;
+	char last[64];
+	int last_code;
+};
+
+static struct seen seen;
+static struct ev_loop *loop;
+
+static void on_file(struct sentinel *s, enum sentinel_what what, const char *name, int code)
+{
+	switch (what) {
+	case SENTINEL_REPORT:
+		seen.reports++;
+		str_copy(seen.last, name, sizeof(seen.last));
+		seen.last_code = code;
+		break;
+	case SENTINEL_READY:
+		seen.ready++;
+		break;
+	case SENTINEL_DRAIN:
+		seen.drain++;
+		break;
+	case SENTINEL_APPS_DONE:
+		seen.apps_done++;
+		break;
+	case SENTINEL_DONE:
+		seen.done++;
+		break;
+	default:
+		break;
+	}
+	ev_break(loop, EVBREAK_ALL);
+}
+
+static void on_timeout(struct ev_loop *l, ev_timer *t, int revents)
+{
+	ev_break(l, EVBREAK_ALL);
+}
+
+/* Runs the loop until a callback comes, or 100 ms pass. */
+static void spin(void)
+{
+	ev_timer t;
+
+	ev_timer_init(&t, on_timeout, 0.1, 0.);
+	ev_timer_start(loop, &t);
+	ev_run(loop, 0);
+	ev_timer_stop(loop, &t);
+}
+
+/* Runs the loop until cond holds, for at most 3 s. */
+#define SPIN_UNTIL(cond)                                             \
+	do {                                                         \
+		int spins_;                                          \
+		for (spins_ = 0; spins_ < 30 && !(cond); spins_++)   \
+			spin();                                      \
+	} while (0)
+
+static bool reported(const char *name, int code)
+{
+	return strcmp(seen.last, name) == 0 && seen.last_code == code;
+}
+
+static void put_file(const char *dir, const char *name, const char *text, size_t len)
+{
+	char path[512];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0 || write_all(fd, text, len) < 0)
+		abort();
+	close(fd);
+}
+
+static void watching(void)
+{
+	char dir[] = "/tmp/rg-sentinel.XXXXXX", path[512], big[10000], buf[64];
+	struct sentinel s;
+	struct stat st;
+	size_t len;
+	int count, rc, dfd;
+
+	if (!mkdtemp(dir))
+		abort();
+	umask(077); /* modes must not depend on it */
+	snprintf(path, sizeof(path), "%s/apps", dir);
+	mkdir(path, 0755);
+	put_file(dir, "apps/good", "0\n", 2);
+	put_file(dir, "apps/bad", "x\n", 2);
+	put_file(dir, "target", "0\n", 2);
+	snprintf(path, sizeof(path), "%s/apps/link", dir);
+	if (symlink("../target", path) < 0)
+		abort();
+	snprintf(path, sizeof(path), "%s/apps/fifo", dir);
+	if (mkfifo(path, 0644) < 0)
+		abort();
+	memset(big, '7', sizeof(big));
+	put_file(dir, "apps/big", big, sizeof(big));
+	put_file(dir, "apps/.good.tmp.1", "0\n", 2);
+	put_file(dir, "drain", "", 0);
+	snprintf(path, sizeof(path), "%s/ready", dir);
+	if (symlink("target", path) < 0)
+		abort();
+
+	/* What was there before the watch started. */
+	alarm(20); /* a FIFO opened for reading would block here */
+	rc = sentinel_open(&s, loop, dir, SENTINEL_AGENT, on_file, NULL);
+	is_int(rc, 0, "the sentinel opens");
+	is_int(seen.reports, 1, "one valid report found at start");
+	is_str(seen.last, "good", "apps/good");
+	is_int(seen.last_code, 0, "its code");
+	is_int(seen.drain, 1, "drain found at start");
+	is_int(seen.ready, 0, "a symlink at ready is not ready");
+	ok(logged("file=apps/bad reason=\"not a decimal", NULL), "apps/bad is logged as malformed");
+	ok(logged("file=apps/link reason=\"a symbolic link", NULL), "apps/link is not followed");
+	ok(logged("file=apps/fifo reason=\"not a regular file", NULL), "apps/fifo is not read");
+	ok(logged("file=apps/big reason=\"larger than 4 KiB", NULL), "apps/big is too big");
+	ok(!logged("good.tmp", NULL), "temporary names are skipped");
+
+	/* Files that come later. */
+	memset(&seen, 0, sizeof(seen));
+	snprintf(path, sizeof(path), "%s/apps", dir);
+	dfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	ok(write_atomic_at(dfd, "late", "3\n", 2, 0644) == 0, "apps/late written atomically");
+	SPIN_UNTIL(seen.reports);
+	ok(seen.reports == 1 && strcmp(seen.last, "late") == 0 && seen.last_code == 3, "apps/late reported: 3");
+	memset(&seen, 0, sizeof(seen));
+	put_file(dir, "apps/plain", "42\n", 3);
+	SPIN_UNTIL(seen.reports);
+	ok(seen.reports == 1 && strcmp(seen.last, "plain") == 0 && seen.last_code == 42,
+	   "apps/plain written in place: 42");
+	/* The same malformed file closed again without a change: not logged twice. */
+	snprintf(path, sizeof(path), "%s/apps/bad", dir);
+	close(open(path, O_WRONLY | O_CLOEXEC));
+	put_file(dir, "apps/plain", "1\n", 2); /* something to wait for after it */
+	SPIN_UNTIL(reported("plain", 1));
+	logged("file=apps/bad", &count);
+	is_int(count, 1, "a malformed file is logged once");
+	/* A malformed file rewritten is a new version: logged again. */
+	usleep(20000); /* a later mtime, whatever the file system's granularity */
+	put_file(dir, "apps/bad", "still bad\n", 10);
+	put_file(dir, "apps/plain", "2\n", 2);
+	SPIN_UNTIL(reported("plain", 2));
+	logged("file=apps/bad", &count);
+	is_int(count, 2, "a new version of it is logged again");
+	/* A symlink renamed into apps/ (an event that reads it) is not followed either. */
+	snprintf(path, sizeof(path), "%s/apps/.l", dir);
+	if (symlink("../target", path) < 0)
+		abort();
+	if (renameat(dfd, ".l", dfd, "moved-link") < 0)
+		abort();
+	put_file(dir, "apps/plain", "4\n", 2);
+	memset(&seen, 0, sizeof(seen));
+	SPIN_UNTIL(reported("plain", 4));
+	ok(logged("file=apps/moved-link reason=\"a symbolic link", NULL), "a symlink moved into apps/ is not followed");
+	ok(strcmp(seen.last, "moved-link") != 0, "and not reported");
+	close(dfd);
+
+	/* The agent's own files: a planted symlink is replaced, never written through. */
+	snprintf(path, sizeof(path), "%s/done", dir);
+	if (symlink("target", path) < 0)
+		abort();
+	ok(sentinel_write(&s, "done", "{}\n", 3) == 0, "done written over a planted symlink");
+	ok(lstat(path, &st) == 0 && S_ISREG(st.st_mode), "done is a regular file now");
+	is_int(st.st_mode & 07777, SENTINEL_FILE_MODE, "mode 0644 whatever the umask");
+	ok(read_small_at(AT_FDCWD, path, 0, buf, sizeof(buf), &len) == 0 && strcmp(buf, "{}\n") == 0, "with its text");
+	snprintf(path, sizeof(path), "%s/target", dir);
+	ok(read_small_at(AT_FDCWD, path, 0, buf, sizeof(buf), &len) == 0 && strcmp(buf, "0\n") == 0,
+	   "the symlink's target is untouched");
+	sentinel_close(&s);
+
+	/* rearguard run's report, into a directory without apps/. */
+	snprintf(path, sizeof(path), "%s/fresh", dir);
+	mkdir(path, 0755);
+	ok(sentinel_write_report(path, "job", 143) == 0, "a report written");
+	snprintf(path, sizeof(path), "%s/fresh/apps", dir);
+	ok(stat(path, &st) == 0 && (st.st_mode & 07777) == SENTINEL_APPS_MODE, "apps/ created with mode 1777");
+	snprintf(path, sizeof(path), "%s/fresh/apps/job", dir);
+	ok(read_small_at(AT_FDCWD, path, 0, buf, sizeof(buf), &len) == 0 && strcmp(buf, "143\n") == 0,
+	   "apps/job says 143");
+	ok(stat(path, &st) == 0 && (st.st_mode & 07777) == SENTINEL_FILE_MODE, "readable by every uid");
+	snprintf(path, sizeof(path), "%s/fresh", dir);
+	is_int(sentinel_remove_report(path, "job"), 0, "the report removed");
+	is_int(sentinel_remove_report(path, "job"), 0, "removing it again is fine");
+	snprintf(path, sizeof(path), "%s/fresh/apps/job", dir);
+	ok(access(path, F_OK) < 0, "it is gone");
+
+	/* A directory that does not exist yet: its parent is watched. */
+	snprintf(path, sizeof(path), "%s/later", dir);
+	memset(&seen, 0, sizeof(seen));
+	is_int(sentinel_open(&s, loop, path, 0, on_file, NULL), 0, "a missing directory is awaited");
+	is_int(s.dirfd, -1, "not open yet");
+	mkdir(path, 0755);
+	put_file(path, "ready", "", 0);
+	SPIN_UNTIL(seen.ready);
+	is_int(seen.ready, 1, "ready in the directory that appeared later");
+	sentinel_close(&s);
+	snprintf(path, sizeof(path), "%s/nope/later", dir);
+	is_int(sentinel_open(&s, loop, path, 0, on_file, NULL), -ENOENT, "without its parent: ENOENT");
+
+	/* The agent creates a missing directory, as the kubelet would: 0777. */
+	snprintf(path, sizeof(path), "%s/made", dir);
+	is_int(sentinel_open(&s, loop, path, SENTINEL_AGENT, on_file, NULL), 0, "the agent's directory is created");
+	ok(stat(path, &st) == 0 && (st.st_mode & 07777) == SENTINEL_DIR_MODE, "mode 0777");
+	sentinel_close(&s);
+	alarm(0);
+
+	snprintf(path, sizeof(path), "rm -rf '%s'", dir);
+	if (system(path) != 0)
+		abort();
+	umask(022);
+}
+
+int main(void)
+{
+	log_file = tmpfile();
+	log_setup(LOG_DEBUG, LOG_TEXT, fileno(log_file));
+	loop = ev_loop_new(EVFLAG_AUTO);
+	parsing();
+	names();
+	decoding();
+	watching();
+	ev_loop_destroy(loop);
+	return done_testing();
+}
