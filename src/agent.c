@@ -544,7 +544,7 @@ static void resume_done(struct agent *a)
 
 	if (read_small_at(a->files.dirfd, "done", O_NOFOLLOW | O_NONBLOCK, buf, sizeof(buf), &len) == 0 &&
 	    len < SENTINEL_READ_MAX)
-		write_termination_log(a, buf, len);
+		write_termination_log(a, buf, len > 0 && buf[len - 1] == '\n' ? len - 1 : len);
 	log_msg(LOG_INFO, FIELDS(LF_STR("dir", a->opt->dir)),
 		"done found: an earlier run of rearguard finished the drain; exiting");
 }

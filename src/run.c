@@ -11,9 +11,13 @@
 #include "util.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -33,9 +37,40 @@ struct runner {
 	int code;
 };
 
-int run_spawn_code(int err)
+/* Whether a file named cmd exists in a directory of PATH (that we may search). */
+static bool in_path(const char *cmd)
 {
-	return err == ENOENT || err == ENOTDIR ? RUN_NOT_FOUND : RUN_CANNOT_EXEC;
+	const char *path = getenv("PATH"), *p, *end;
+	char file[PATH_MAX];
+	struct stat st;
+
+	/* execvp's default when PATH is unset. */
+	for (p = path ? path : "/bin:/usr/bin"; *p; p = *end ? end + 1 : end) {
+		int n;
+
+		end = strchrnul(p, ':');
+		/* An empty entry is the current directory. */
+		if (end == p)
+			n = snprintf(file, sizeof(file), "./%s", cmd);
+		else
+			n = snprintf(file, sizeof(file), "%.*s/%s", (int)(end - p), p, cmd);
+		if (n > 0 && (size_t)n < sizeof(file) && stat(file, &st) == 0)
+			return true;
+	}
+	return false;
+}
+
+int run_spawn_code(const char *cmd, int err)
+{
+	if (err == ENOENT || err == ENOTDIR)
+		return RUN_NOT_FOUND;
+	/*
+	 * execvp says EACCES when a directory of PATH was not searchable, even
+	 * if CMD is nowhere: as a shell would, call that "not found".
+	 */
+	if (err == EACCES && !strchr(cmd, '/') && !in_path(cmd))
+		return RUN_NOT_FOUND;
+	return RUN_CANNOT_EXEC;
 }
 
 /*
@@ -99,7 +134,7 @@ static void start_child(struct runner *r)
 		err = posix_spawnp(&pid, r->o->cmd[0], NULL, &attr, r->o->cmd, environ);
 	posix_spawnattr_destroy(&attr);
 	if (err) {
-		int code = run_spawn_code(err);
+		int code = run_spawn_code(r->o->cmd[0], err);
 
 		log_msg(LOG_ERROR, FIELDS(LF_STR("command", r->o->cmd[0]), LF_STR("error", strerror(err)),
 					  LF_INT("exit_code", code)),

@@ -16,8 +16,8 @@
 
 struct run_options;
 
-/* The exit code for a command that could not be started (posix_spawn's error). */
-int run_spawn_code(int err);
+/* The exit code for a command cmd that could not be started (posix_spawnp's error err). */
+int run_spawn_code(const char *cmd, int err);
 
 int run_main(const struct run_options *o);
 

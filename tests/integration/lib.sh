@@ -255,3 +255,12 @@ PY
 assert_between() {
 	[ "$1" -ge "$2" ] && [ "$1" -le "$3" ] || fail "$4: $1 not in [$2, $3]"
 }
+
+# put_atomic FILE TEXT: writes TEXT and a newline to FILE the way rearguard does: a temporary
+# name in the same directory (hidden: rearguard ignores names starting with '.'), then rename.
+put_atomic() {
+	local tmp
+	tmp=$(dirname "$1")/.put.$$
+	printf '%s\n' "$2" >"$tmp"
+	mv -f "$tmp" "$1"
+}

@@ -64,10 +64,13 @@ int main(void)
 		abort();
 
 	/* How a failure to start maps to an exit code, as in a shell. */
-	is_int(run_spawn_code(ENOENT), RUN_NOT_FOUND, "ENOENT: 127");
-	is_int(run_spawn_code(ENOTDIR), RUN_NOT_FOUND, "ENOTDIR: 127");
-	is_int(run_spawn_code(EACCES), RUN_CANNOT_EXEC, "EACCES: 126");
-	is_int(run_spawn_code(ENOEXEC), RUN_CANNOT_EXEC, "ENOEXEC: 126");
+	is_int(run_spawn_code("job", ENOENT), RUN_NOT_FOUND, "ENOENT: 127");
+	is_int(run_spawn_code("a/job", ENOTDIR), RUN_NOT_FOUND, "ENOTDIR: 127");
+	is_int(run_spawn_code("/bin/sh", EACCES), RUN_CANNOT_EXEC, "EACCES for a path: 126");
+	is_int(run_spawn_code("sh", EACCES), RUN_CANNOT_EXEC, "EACCES for a command in PATH: 126");
+	is_int(run_spawn_code("rg-no-such-command", EACCES), RUN_NOT_FOUND,
+	       "EACCES (an unsearchable PATH directory) for a command in no PATH directory: 127");
+	is_int(run_spawn_code("sh", ENOEXEC), RUN_CANNOT_EXEC, "ENOEXEC: 126");
 
 	is_int(run(false, exit3), 3, "exit 3: run exits 3");
 	is_str(report(), "3\n", "apps/job says 3");
