@@ -4,8 +4,8 @@
 # root) running: the report alone makes the app done. The volume is owned by
 # the agent's uid and read-only for others (0755): the app still reports,
 # through the apps/ the agent made (1777). Second pod: the report says 3
-# while the container's main process exits 0: the kernel's code counts and
-# the log says they differ.
+# while the container's main process exits 0: once known, the kernel's code
+# counts and the log says they differ.
 . "$RG_SRCDIR/tests/integration/lib.sh"
 
 alias_bin fluent-bit job helper
@@ -37,9 +37,10 @@ summary_is 0 apps 0 report exit_code
 summary_is 0 apps 0 exit_code
 [ "$(stat -c %a "$EMPTYDIR/done")" = 644 ] || fail "done is not readable by all"
 
-# The report and the container's exit code differ.
+# The report and the container's exit code differ. The sidecar takes a second to stop, so
+# that the kernel's code (the shell's, right after the report) arrives before the end.
 new_pod
-fake_start proxy 1002 fluent-bit
+fake_start proxy 1002 fluent-bit --on TERM:delay:1s:0
 ctr_start agent 1002 "$BIN/rearguard" -s 'match=fluent-bit' --apps 1 --dir "$EMPTYDIR" \
 	--termination-log "$RUN/termination-log"
 agent_scanned
