@@ -182,6 +182,33 @@ static void watch_root(struct agent *a, struct tracked *t, struct pod_container 
 	t->root = rw;
 }
 
+/*
+ * The main process of every app container run by `rearguard run` has the
+ * same name; the name it will report as (apps/NAME) tells them apart when
+ * its report comes. Its command line may be gone already (it exited): then
+ * the report is matched by the other rules.
+ */
+static void note_run_name(struct agent *a, const struct pod_container *c)
+{
+	char cmdline[4096], path[64], *argv[64], name[DECIDE_NAME_MAX];
+	size_t n = 0, i;
+	int argc = 0;
+
+	if (strcmp(c->name, "rearguard") != 0 || c->root <= 0)
+		return;
+	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)c->root);
+	if (read_small_at(AT_FDCWD, path, 0, cmdline, sizeof(cmdline), &n) < 0)
+		return;
+	for (i = 0; i < n && argc < (int)ARRAY_SIZE(argv) - 1; i += strlen(cmdline + i) + 1)
+		argv[argc++] = cmdline + i;
+	argv[argc] = NULL;
+	if (options_run_name(argc, argv, name, sizeof(name)) < 0)
+		return;
+	decide_app_reports_as(&a->d, c->id, name);
+	log_msg(LOG_INFO, FIELDS(LF_INT("container", c->id), LF_STR("report", name)),
+		"app container runs rearguard run: its report will be apps/NAME");
+}
+
 /* Tells decide what the last refresh found. */
 static void sync_containers(struct agent *a, bool first)
 {
@@ -207,6 +234,7 @@ static void sync_containers(struct agent *a, bool first)
 		t->role = c->role;
 		if (c->role == ROLE_APP) {
 			decide_app_seen(&a->d, c->id, c->name, now);
+			note_run_name(a, c);
 			watch_root(a, t, c);
 			if (c->root_gone) {
 				decide_app_exited(&a->d, c->id, now);

@@ -196,7 +196,7 @@ static struct decide_app *report_target(struct decide *d, const char *name)
 
 	for (i = d->napps; i-- > 0;) {
 		a = &d->apps[i];
-		if (a->id && !a->superseded && strcmp(a->name, name) == 0)
+		if (a->id && !a->superseded && (strcmp(a->name, name) == 0 || strcmp(a->reports_as, name) == 0))
 			return a;
 	}
 	for (i = d->napps; i-- > 0;) {
@@ -219,6 +219,14 @@ static struct decide_app *report_target(struct decide *d, const char *name)
 			return a;
 	}
 	return NULL;
+}
+
+void decide_app_reports_as(struct decide *d, unsigned id, const char *name)
+{
+	struct decide_app *a = find_app(d, id);
+
+	if (a)
+		str_copy(a->reports_as, name, sizeof(a->reports_as));
 }
 
 static void match_report(struct decide *d, const char *name, int code, int64_t now)

@@ -50,6 +50,7 @@ struct decide_app {
 	bool gave_up;           /* OnFailure: no restart came within --restart-grace */
 	int code;               /* exit code, 128 + signal, or DECIDE_CODE_* */
 	bool kernel_code;       /* code came from the kernel (it wins over a report) */
+	char reports_as[DECIDE_NAME_MAX]; /* the NAME its `rearguard run` reports as, "" */
 	char report[DECIDE_NAME_MAX]; /* the apps/NAME matched to it, "" */
 	int reported;           /* the code in that report, -1: none */
 	int64_t seen_us, exited_us;
@@ -130,14 +131,16 @@ void decide_app_exited(struct decide *d, unsigned id, int64_t now);
 void decide_app_status(struct decide *d, unsigned id, int code, int64_t now);
 /* The container turned out not to be an app (a sidecar's process appeared in it). */
 void decide_app_forget(struct decide *d, unsigned id);
+/* The app container runs `rearguard run`, which will report as apps/name. */
+void decide_app_reports_as(struct decide *d, unsigned id, const char *name);
 /*
  * apps/NAME says an app finished with code: it is done even if its process
  * still runs. While watching, the report is matched after the next rescan
  * (so that a container that just started is known), to: the app container
- * named NAME; else the one that reported as NAME before; else the only app
- * container without a report; else an app known only from the file. A code
- * from the kernel wins over the report (the kubelet acts on it); a
- * difference is logged.
+ * named NAME (or whose rearguard run reports as NAME); else the one that
+ * reported as NAME before; else the only app container without a report;
+ * else an app known only from the file. A code from the kernel wins over
+ * the report (the kubelet acts on it); a difference is logged.
  */
 void decide_app_report(struct decide *d, const char *name, int code, int64_t now);
 

@@ -383,10 +383,11 @@ typedef int sub_apply(void *o, int id, const char *value, const char *what, bool
 /*
  * A subcommand's options: the environment first, then the flags, which win.
  * in_order: options end at the first operand (run: CMD's own options follow).
+ * foreign: another process's command line: no environment, no --help.
  * Returns the index of the first operand, -1 with err set, or -2 after --help.
  */
-static int parse_sub(const struct opt_def *tbl, size_t n, bool in_order, sub_apply *set, void *o, int argc,
-		     char **argv, char *err, size_t errlen)
+static int parse_sub(const struct opt_def *tbl, size_t n, bool in_order, bool foreign, sub_apply *set, void *o,
+		     int argc, char **argv, char *err, size_t errlen)
 {
 	struct option longopts[16];
 	char shortopts[32], what[64];
@@ -394,7 +395,7 @@ static int parse_sub(const struct opt_def *tbl, size_t n, bool in_order, sub_app
 	int c;
 
 	for (i = 0; i < n; i++) {
-		const char *v = tbl[i].env ? getenv(tbl[i].env) : NULL;
+		const char *v = tbl[i].env && !foreign ? getenv(tbl[i].env) : NULL;
 
 		if (v && *v && set(o, tbl[i].id, v, tbl[i].env, true, err, errlen) < 0)
 			return -1;
@@ -425,6 +426,10 @@ static int parse_sub(const struct opt_def *tbl, size_t n, bool in_order, sub_app
 				name = tbl[i].name;
 		switch (c) {
 		case OPT_HELP:
+			if (foreign) {
+				failf(err, errlen, "%s --help", argv[0]);
+				return -1;
+			}
 			options_print_help();
 			return -2;
 		case '?':
@@ -495,7 +500,8 @@ static enum options_result sub_result(int rc)
 	return rc == -2 ? OPTIONS_EXIT_OK : OPTIONS_ERROR;
 }
 
-enum options_result options_parse_run(struct run_options *o, int argc, char **argv, char *err, size_t errlen)
+static enum options_result parse_run(struct run_options *o, bool foreign, int argc, char **argv, char *err,
+				     size_t errlen)
 {
 	int first;
 
@@ -503,7 +509,7 @@ enum options_result options_parse_run(struct run_options *o, int argc, char **ar
 	o->timeout_ms = RUN_WAIT_TIMEOUT_MS;
 	o->log_format = LOG_TEXT;
 	o->log_level = LOG_INFO;
-	first = parse_sub(run_opts, ARRAY_SIZE(run_opts), true, apply_run, o, argc, argv, err, errlen);
+	first = parse_sub(run_opts, ARRAY_SIZE(run_opts), true, foreign, apply_run, o, argc, argv, err, errlen);
 	if (first < 0) {
 		options_free_run(o);
 		return sub_result(first);
@@ -528,6 +534,24 @@ fail:
 	return OPTIONS_ERROR;
 }
 
+enum options_result options_parse_run(struct run_options *o, int argc, char **argv, char *err, size_t errlen)
+{
+	return parse_run(o, false, argc, argv, err, errlen);
+}
+
+int options_run_name(int argc, char **argv, char *name, size_t len)
+{
+	char err[OPTIONS_ERR_MAX];
+	struct run_options o;
+
+	if (argc < 2 || strcmp(argv[1], "run") != 0 ||
+	    parse_run(&o, true, argc - 1, argv + 1, err, sizeof(err)) != OPTIONS_OK)
+		return -EINVAL;
+	str_copy(name, o.name, len);
+	options_free_run(&o);
+	return 0;
+}
+
 void options_free_run(struct run_options *o)
 {
 	free(o->name);
@@ -543,7 +567,7 @@ enum options_result options_parse_wait(struct wait_options *o, int argc, char **
 
 	memset(o, 0, sizeof(*o));
 	o->timeout_ms = RUN_WAIT_TIMEOUT_MS;
-	first = parse_sub(wait_opts, ARRAY_SIZE(wait_opts), false, apply_wait, o, argc, argv, err, errlen);
+	first = parse_sub(wait_opts, ARRAY_SIZE(wait_opts), false, false, apply_wait, o, argc, argv, err, errlen);
 	if (first < 0) {
 		options_free_wait(o);
 		return sub_result(first);
@@ -581,7 +605,8 @@ void options_free_wait(struct wait_options *o)
 
 enum options_result options_parse_install(const char **dir, int argc, char **argv, char *err, size_t errlen)
 {
-	int first = parse_sub(install_opts, ARRAY_SIZE(install_opts), false, apply_none, NULL, argc, argv, err, errlen);
+	int first = parse_sub(install_opts, ARRAY_SIZE(install_opts), false, false, apply_none, NULL, argc, argv, err,
+			      errlen);
 
 	if (first < 0)
 		return sub_result(first);

@@ -64,6 +64,12 @@ struct wait_options {
 
 enum options_result options_parse_run(struct run_options *o, int argc, char **argv, char *err, size_t errlen);
 void options_free_run(struct run_options *o);
+/*
+ * The report name another process's command line (rearguard run ...) will
+ * write: --name, else CMD's basename. Its environment (REARGUARD_NAME) is
+ * not ours to read. -EINVAL when it is not such a command line.
+ */
+int options_run_name(int argc, char **argv, char *name, size_t len);
 enum options_result options_parse_wait(struct wait_options *o, int argc, char **argv, char *err, size_t errlen);
 void options_free_wait(struct wait_options *o);
 /* rearguard install DIR: *dir points into argv. */

@@ -4,7 +4,9 @@
 # 6.13; tests/helpers/enosys --pidfd-info), and the app is wrapped in
 # rearguard run, which reports. A reported failure keeps the sidecar for the
 # restart; the restarted attempt reports 0 and the sidecar is stopped at
-# once, not after --restart-grace.
+# once, not after --restart-grace. Second pod: two apps under rearguard run
+# (their main processes have the same name): each report goes to its own
+# container, so neither waits for a restart.
 . "$RG_SRCDIR/tests/integration/lib.sh"
 
 alias_bin fluent-bit job
@@ -35,4 +37,23 @@ summary_is restarted apps 0 state
 summary_is 3 apps 0 exit_code
 summary_is 0 apps 1 exit_code
 summary_is 0 apps 1 report exit_code
+
+new_pod
+fake_start proxy 1002 fluent-bit
+ctr_start agent 1002 "$BIN/enosys" --pidfd-info -- "$BIN/rearguard" -s 'match=fluent-bit' --apps 2 \
+	--restart-policy OnFailure --restart-grace 30s --dir "$EMPTYDIR" --termination-log "$RUN/termination-log"
+agent_scanned
+ctr_start a 1001 "$BIN/rearguard" run --no-wait --dir "$EMPTYDIR" --name a -- \
+	"$BIN/job" --run 2s --name a --log "$EVENTS"
+ctr_start b 1003 "$BIN/rearguard" run --no-wait --dir "$EMPTYDIR" -- "$BIN/job" --run 1s --name b --log "$EVENTS"
+expect_exit agent 10 0
+last_exit=$(event_ms a "exit 0")
+term=$(event_ms fluent-bit "got SIGTERM")
+[ -n "$last_exit" ] && [ -n "$term" ] || fail "missing events in the second pod"
+assert_between "$((term - last_exit))" 0 1000 "ms from the last app's report to the SIGTERM"
+for name in a job; do
+	grep -q "runs rearguard run: its report will be apps/NAME container=[0-9]* report=$name" "$T/agent.log" ||
+		fail "the run name $name is not noted"
+done
+[ "$(grep -c 'matches no app container' "$T/agent.log")" = 0 ] || fail "a report was not matched to its container"
 exit 0

@@ -521,6 +521,16 @@ static void reports(void)
 	is_int(decide_app_count(&d), 2, "no app made up for the second report");
 	is_int(d.apps[0].reported, 4, "it updated the first container's report");
 
+	/* Apps under rearguard run: same process name, told apart by the name they report as. */
+	setup(POLICY_NEVER, 0, 1);
+	decide_app_seen(&d, 3, "rearguard", T);
+	decide_app_reports_as(&d, 3, "a");
+	decide_app_seen(&d, 4, "rearguard", T);
+	decide_app_reports_as(&d, 4, "b");
+	report("b", 0);
+	is_int(decide_app_count(&d), 2, "the report went to a container");
+	ok(d.apps[1].exited && !d.apps[0].exited, "to the one that reports as b");
+
 	/* The same report read twice (a re-read after an overflow) says nothing new. */
 	setup(POLICY_NEVER, 0, 1);
 	decide_app_seen(&d, 3, "job", T);

@@ -3,6 +3,7 @@
 #include "options.h"
 #include "tap.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -114,6 +115,42 @@ static enum options_result parse_install(const char **dir, ...)
 	va_end(ap);
 	err[0] = '\0';
 	return options_parse_install(dir, argc, argv, err, sizeof(err));
+}
+
+static int run_name(char *name, ...)
+{
+	char *argv[16];
+	int argc;
+	va_list ap;
+
+	va_start(ap, name);
+	argc = words(argv, ap);
+	va_end(ap);
+	name[0] = '\0';
+	return options_run_name(argc, argv, name, DECIDE_NAME_MAX);
+}
+
+static void run_names(void)
+{
+	char name[DECIDE_NAME_MAX];
+
+	is_int(run_name(name, "rearguard", "run", "--name", "x", "--", "job", NULL), 0, "rearguard run --name x");
+	is_str(name, "x", "reports as x");
+	is_int(run_name(name, "/r/rearguard", "run", "-d", "/v", "--timeout=5s", "--no-wait", "--", "/app/job", "--name",
+			"y", NULL),
+	       0, "options, then CMD with its own --name");
+	is_str(name, "job", "reports as CMD's basename");
+	is_int(run_name(name, "rearguard", "run", "--name=z", "job", NULL), 0, "--name=z");
+	is_str(name, "z", "reports as z");
+	setenv("REARGUARD_NAME", "mine", 1);
+	is_int(run_name(name, "rearguard", "run", "job", NULL), 0, "our own REARGUARD_NAME");
+	is_str(name, "job", "is not theirs");
+	unsetenv("REARGUARD_NAME");
+	is_int(run_name(name, "rearguard", "wait", "ready", NULL), -EINVAL, "not run");
+	is_int(run_name(name, "rearguard", NULL), -EINVAL, "no subcommand");
+	is_int(run_name(name, "rearguard", "run", "--help", NULL), -EINVAL, "--help is not a name (and prints nothing)");
+	is_int(run_name(name, "rearguard", "run", "--bogus", "--", "job", NULL), -EINVAL, "a command line run refuses");
+	is_str(name, "", "name untouched");
 }
 
 static void subcommands(void)
@@ -305,5 +342,6 @@ int main(void)
 	env_refused("REARGUARD_SIDECARS", "istio;bogus", "unknown preset");
 	env_refused("REARGUARD_APP", "[", "invalid regex");
 	subcommands();
+	run_names();
 	return done_testing();
 }
