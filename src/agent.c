@@ -3,6 +3,7 @@
 #include "agent.h"
 
 #include "decide.h"
+#include "install.h"
 #include "json.h"
 #include "log.h"
 #include "options.h"
@@ -194,7 +195,8 @@ static void note_run_name(struct agent *a, const struct pod_container *c)
 	size_t n = 0, i;
 	int argc = 0;
 
-	if (strcmp(c->name, "rearguard") != 0 || c->root <= 0)
+	/* The name it has in the image and where rearguard install puts it. */
+	if (strcmp(c->name, INSTALL_NAME) != 0 || c->root <= 0)
 		return;
 	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)c->root);
 	if (read_small_at(AT_FDCWD, path, 0, cmdline, sizeof(cmdline), &n) < 0)
