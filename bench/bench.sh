@@ -60,30 +60,41 @@ fresh_pod() {
 #
 # rearguard: the agent in its own container. shell-sleep1 / shell-sleep0.1: the
 # usual companion container, a loop of pgrep and sleep, then the stop.
+#
+# Two references for "app exit": the app's last instruction (it logs the clock
+# and calls exit), and the moment its parent, the runtime, reaps it
+# (ENTER_REAP_LOG). The first includes the kernel's teardown of the process,
+# which the "kernel-floor" row measures alone (bench/exit-floor).
 reaction_trial() {
-	local variant=$1 exit_us stop_us
+	local variant=$1 exit_us reap_us stop_us
 	fresh_pod
 	fake_start proxy 1002 fluent-bit
+	rm -f "$T/reap.us"
 	case $variant in
 	rearguard)
 		ctr_start agent 1002 "$BIN/rearguard" -s 'match=fluent-bit' --apps 1 --dir "$EMPTYDIR"
 		agent_scanned
-		fake_start app 1001 job --run 100ms
+		ENTER_REAP_LOG=$T/reap.us fake_start app 1001 job --run 100ms
 		;;
 	shell-sleep*)
-		fake_start app 1001 job --run 300ms
+		ENTER_REAP_LOG=$T/reap.us fake_start app 1001 job --run 300ms
 		ctr_start agent 1002 sh -c "while pgrep -x job >/dev/null; do sleep ${variant#shell-sleep}; done;
 			kill -TERM \$(pgrep -x fluent-bit)"
 		;;
 	esac
 	ctr_wait proxy 20
 	[ "$RC" = 0 ] || fail "$variant: sidecar exited $RC"
+	wait_for 5 test -s "$T/reap.us" || fail "$variant: no reap time"
 	exit_us=$(mono_event job "exit 0")
+	reap_us=$(cat "$T/reap.us")
 	stop_us=$(mono_event fluent-bit "got SIGTERM")
 	[ -n "$exit_us" ] && [ -n "$stop_us" ] || fail "$variant: missing events"
-	sample reaction "$variant" us $((stop_us - exit_us))
+	sample reaction "$variant" us $((stop_us - exit_us)) from_reap_us $((stop_us - reap_us))
 }
 
+cp "$RG_BUILDDIR/bench/exit-floor" "$BIN/"
+say "reaction: kernel floor, $trials samples"
+for us in $("$BIN/exit-floor" "$trials"); do sample reaction kernel-floor us "$us" from_reap_us 0; done
 for variant in rearguard shell-sleep1 shell-sleep0.1; do
 	n=$trials
 	# A one-second loop takes a second per trial: fewer trials give the same picture.

@@ -15,7 +15,8 @@
  * --exitfile its exit status (the code, or 128 + signal) once it is gone.
  * With ENTER_EXEC_LOG=FILE in the environment, the monotonic clock (in
  * microseconds) right before the exec is appended to FILE (the benchmark
- * times start-up from there).
+ * times start-up from there); with ENTER_REAP_LOG=FILE, the clock right
+ * after the child was reaped (when a runtime learns its container exited).
  */
 #include "config.h"
 
@@ -49,6 +50,17 @@ static void join(const char *target, const char *ns, int type)
 	if (fd < 0 || setns(fd, type) < 0)
 		die(path);
 	close(fd);
+}
+
+/* Appends the monotonic clock in microseconds to path. */
+static void append_clock(const char *path)
+{
+	struct timespec ts;
+	FILE *f = fopen(path, "a");
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	if (!f || fprintf(f, "%lld\n", (long long)ts.tv_sec * 1000000 + ts.tv_nsec / 1000) < 0 || fclose(f) != 0)
+		die(path);
 }
 
 /* Writes "N\n" to path atomically, so a reader never sees half of it. */
@@ -113,15 +125,8 @@ int main(int argc, char **argv)
 			    setresuid((uid_t)uid, (uid_t)uid, (uid_t)uid) < 0)
 				die("uid");
 		}
-		if (getenv("ENTER_EXEC_LOG")) {
-			struct timespec ts;
-			FILE *f = fopen(getenv("ENTER_EXEC_LOG"), "a");
-
-			clock_gettime(CLOCK_MONOTONIC, &ts);
-			if (!f || fprintf(f, "%lld\n", (long long)ts.tv_sec * 1000000 + ts.tv_nsec / 1000) < 0 ||
-			    fclose(f) != 0)
-				die("ENTER_EXEC_LOG");
-		}
+		if (getenv("ENTER_EXEC_LOG"))
+			append_clock(getenv("ENTER_EXEC_LOG"));
 		execvp(argv[i + 1], argv + i + 1);
 		die(argv[i + 1]);
 	}
@@ -150,6 +155,8 @@ int main(int argc, char **argv)
 	while (waitpid(pid, &status, 0) < 0)
 		if (errno != EINTR)
 			die("waitpid");
+	if (getenv("ENTER_REAP_LOG"))
+		append_clock(getenv("ENTER_REAP_LOG"));
 	if (exitfile)
 		write_number(exitfile, WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status));
 	if (WIFSIGNALED(status)) {
