@@ -175,6 +175,17 @@ else
 fi
 
 # ---- rearguard ------------------------------------------------------------
+# musl-gcc sees musl's headers only; the kernel's uapi headers (linux/, asm/)
+# do not depend on the C library, so the test helpers may use them.
+kheaders=$cache/kernel-headers
+if [ ! -d "$kheaders" ]; then
+	multiarch=$(gcc -print-multiarch)
+	[ -d /usr/include/linux ] && [ -d "/usr/include/$multiarch/asm" ] ||
+		die "kernel headers not found (Debian: linux-libc-dev)"
+	mkdir -p "$kheaders"
+	ln -s /usr/include/linux /usr/include/asm-generic "$kheaders/"
+	ln -s "/usr/include/$multiarch/asm" "$kheaders/asm"
+fi
 [ -x "$top/configure" ] || (cd "$top" && ./autogen.sh >/dev/null)
 mkdir -p "$out/build"
 cd "$out/build"
@@ -183,7 +194,7 @@ if [ ! -f Makefile ] || [ "$(cat .configured 2>/dev/null)" != "$want_config $sta
 	[ "$top/configure" -nt Makefile ]; then
 	log "configuring rearguard for a static build"
 	# Only the static libraries: pkg-config must not find the system's.
-	PKG_CONFIG_LIBDIR=$prefix/lib/pkgconfig CPPFLAGS="-I$prefix/include" \
+	PKG_CONFIG_LIBDIR=$prefix/lib/pkgconfig CPPFLAGS="-I$prefix/include -isystem $kheaders" \
 		CFLAGS="-O2 -ffunction-sections -fdata-sections" LDFLAGS="-L$prefix/lib -Wl,--gc-sections" \
 		$want_config -q || die "configure failed (log: $out/build/config.log)"
 	echo "$want_config $stamp" >.configured
