@@ -9,6 +9,9 @@ image_busybox
 image_standin cr.fluentbit.io/fluent/fluent-bit /fluent-bit/bin/fluent-bit
 play manifests/job-signal-helper.yaml \
 	--command 'report=["sh", "-c", "echo building the report; sleep 2; touch /e2e/app-exit; exit 0"]'
+# The agent's resident memory while the app works (reported, not asserted).
+sleep 1
+rss=$(awk '/^VmRSS:/ { print $2 }' "/proc/$(podman inspect --format '{{.State.Pid}}' "$POD-rearguard")/status" 2>/dev/null) || true
 pod_wait 60
 
 expect_code report 0
@@ -24,4 +27,4 @@ summary_is stopped sidecars 0 outcome
 summary_is signal:TERM sidecars 0 method
 summary_is 0 apps 0 exit_code
 summary_is 0 exit_code
-say "app exit -> SIGTERM: $((term - exited)) ms; pod wall time $WALL_MS ms"
+say "app exit -> SIGTERM: $((term - exited)) ms; pod wall time $WALL_MS ms; agent RSS ${rss:-?} KiB"
