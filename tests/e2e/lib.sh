@@ -138,6 +138,8 @@ image_standin() {
 # play MANIFEST [PODIFY-OPTION...]: the manifest's pod template as a pod
 # (tests/e2e/podify.py), with the local images and a scratch volume at /e2e.
 # The agent is the container named $AGENT (default rearguard; empty: none).
+# Its containers start in the manifest's order, as the kubelet starts them
+# (see kubelet_start); podman's own start would start them all at once.
 play() {
 	local manifest=$1 args=() repo
 	shift
@@ -145,10 +147,46 @@ play() {
 	# The agent logs JSON (through its environment twin), so its last line is the summary.
 	[ -z "${AGENT-rearguard}" ] || args+=(--env "${AGENT:-rearguard}=REARGUARD_LOG_FORMAT=json")
 	/usr/bin/python3 "$RG_SRCDIR/tests/e2e/podify.py" "$RG_SRCDIR/$manifest" --name "$POD" --scratch /e2e \
-		"${args[@]}" "$@" >"$T/pod.yaml" || fail "cannot make a pod of $manifest"
+		--kubelet "$T/kubelet.json" "${args[@]}" "$@" >"$T/pod.yaml" || fail "cannot make a pod of $manifest"
 	START_MS=$(now_ms)
-	podman kube play --network none "$T/pod.yaml" >"$T/play.log" 2>&1 ||
+	podman kube play --start=false --network none "$T/pod.yaml" >"$T/play.log" 2>&1 ||
 		{ cat "$T/play.log"; fail "podman kube play failed"; }
+	kubelet_start
+}
+
+# kubelet KEY [NAME]: a list (one per line) or a hook's command (NUL-separated)
+# from what podify.py wrote for the kubelet.
+kubelet() {
+	/usr/bin/python3 - "$T/kubelet.json" "$@" <<'PY'
+import json, sys
+k = json.load(open(sys.argv[1]))
+if len(sys.argv) == 3:
+    print("\n".join(k[sys.argv[2]]))
+else:
+    sys.stdout.write("".join(a + "\0" for a in k[sys.argv[2]].get(sys.argv[3], [])))
+PY
+}
+
+# kubelet_start: what the kubelet does and podman kube play does not: init
+# containers one after another, each to its exit; then the containers in
+# order, each one's postStart hook (podman exec) finishing before the next
+# starts. A failed hook kills its container, as the kubelet does.
+kubelet_start() {
+	local c code hook
+	for c in $(kubelet init); do
+		podman start "$POD-$c" >/dev/null || fail "cannot start init container $c"
+		code=$(timeout 60 podman wait "$POD-$c") || fail "init container $c did not finish within 60 s"
+		[ "$code" = 0 ] || fail "init container $c exited $code"
+	done
+	for c in $(kubelet containers); do
+		podman start "$POD-$c" >/dev/null || fail "cannot start container $c"
+		mapfile -d '' hook < <(kubelet postStart "$c")
+		[ "${#hook[@]}" -gt 0 ] || continue
+		if ! timeout 300 podman exec "$POD-$c" "${hook[@]}" >"$T/$c.poststart.log" 2>&1; then
+			say "postStart of $c failed: $(tail -n 1 "$T/$c.poststart.log")"
+			podman kill "$POD-$c" >/dev/null 2>&1 || true
+		fi
+	done
 }
 
 # pod_wait SECONDS: waits until every container of the pod has exited;

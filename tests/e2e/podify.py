@@ -18,6 +18,9 @@ Options (CTR is a container name; JSON values are JSON):
                           "position": "last", last (what a mesh's injector does)
   --scratch PATH          mount one more emptyDir at PATH in every container:
                           the test's own shared space (markers, events)
+  --kubelet FILE          write what podman does not do itself to FILE (JSON):
+                          the start order ("init", "containers") and the
+                          lifecycle hooks' commands ("postStart", "preStop")
 """
 import argparse
 import copy
@@ -69,6 +72,7 @@ def main():
     ap.add_argument("--env", action="append", default=[])
     ap.add_argument("--inject", action="append", default=[])
     ap.add_argument("--scratch")
+    ap.add_argument("--kubelet")
     o = ap.parse_args()
 
     with open(o.manifest) as f:
@@ -122,6 +126,15 @@ def main():
             m["name"] = renamed.get(m["name"], m["name"])
         if o.scratch:
             c.setdefault("volumeMounts", []).append({"name": scratch, "mountPath": o.scratch})
+
+    if o.kubelet:
+        def hooks(kind):
+            return {c["name"]: c["lifecycle"][kind]["exec"]["command"] for c in spec["containers"]
+                    if "exec" in c.get("lifecycle", {}).get(kind, {})}
+        with open(o.kubelet, "w") as f:
+            json.dump({"init": [c["name"] for c in spec.get("initContainers", [])],
+                       "containers": [c["name"] for c in spec["containers"]],
+                       "postStart": hooks("postStart"), "preStop": hooks("preStop")}, f)
 
     pod = {
         "apiVersion": "v1",
