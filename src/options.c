@@ -308,7 +308,8 @@ enum options_result options_parse_agent(struct agent_options *cfg, int argc, cha
 				failf(err, errlen, "unknown option %s (see rearguard --help)", argv[optind - 1]);
 			goto fail;
 		case ':':
-			failf(err, errlen, "option %s needs a value", argv[optind - 1]);
+			/* glibc leaves optind after the option; musl one past the end when it was last. */
+			failf(err, errlen, "option %s needs a value", argv[optind - 1 < argc ? optind - 1 : argc - 1]);
 			goto fail;
 		case OPT_SIDECAR:
 			/* Flags replace the environment's list rather than adding to it. */

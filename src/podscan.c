@@ -136,12 +136,33 @@ static void table_remove(struct podscan *ps, struct proc_entry *e)
 
 /* ---- reading /proc ---------------------------------------------------- */
 
+/*
+ * procfs hands out stat, cgroup and cmdline in one read when they fit (they
+ * are generated whole): a short read is the whole file, and skipping the read
+ * that would confirm EOF saves a quarter of the system calls of a scan.
+ */
 static int read_pid_file(struct podscan *ps, pid_t pid, const char *what, size_t *len)
 {
 	char path[64];
+	ssize_t n;
+	int fd;
 
 	snprintf(path, sizeof(path), "%d/%s", (int)pid, what);
-	return read_small_at(ps->proc_fd, path, 0, ps->buf, sizeof(ps->buf), len);
+	fd = openat(ps->proc_fd, path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	do
+		n = read(fd, ps->buf, sizeof(ps->buf) - 1);
+	while (n < 0 && errno == EINTR);
+	if (n < 0) {
+		n = -errno;
+		close(fd);
+		return (int)n;
+	}
+	close(fd);
+	ps->buf[n] = '\0';
+	*len = (size_t)n;
+	return 0;
 }
 
 static int read_stat(struct podscan *ps, pid_t pid, struct proc_stat *st)

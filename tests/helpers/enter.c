@@ -7,10 +7,16 @@
  * Installed as "runc", so until the exec the pod sees what it sees under
  * runc: a runtime-init process.
  *
- *   runc --target PID [--cgroup PROCS_FILE]... [--uid UID] [--pidfile FILE] -- CMD [ARG...]
+ *   runc --target PID [--cgroup PROCS_FILE]... [--uid UID] [--pidfile FILE] [--exitfile FILE]
+ *        -- CMD [ARG...]
  *
  * The outer process waits for the child and exits with its status (or dies
- * of the same signal); --pidfile gets the child's pid as the host sees it.
+ * of the same signal); --pidfile gets the child's pid as the host sees it,
+ * --exitfile its exit status (the code, or 128 + signal) once it is gone.
+ * With ENTER_EXEC_LOG=FILE in the environment, the monotonic clock (in
+ * microseconds) right before the exec is appended to FILE (the benchmark
+ * times start-up from there); with ENTER_REAP_LOG=FILE, the clock right
+ * after the child was reaped (when a runtime learns its container exited).
  */
 #include "config.h"
 
@@ -25,6 +31,7 @@
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 static void die(const char *what)
@@ -45,9 +52,32 @@ static void join(const char *target, const char *ns, int type)
 	close(fd);
 }
 
+/* Appends the monotonic clock in microseconds to path. */
+static void append_clock(const char *path)
+{
+	struct timespec ts;
+	FILE *f = fopen(path, "a");
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	if (!f || fprintf(f, "%lld\n", (long long)ts.tv_sec * 1000000 + ts.tv_nsec / 1000) < 0 || fclose(f) != 0)
+		die(path);
+}
+
+/* Writes "N\n" to path atomically, so a reader never sees half of it. */
+static void write_number(const char *path, int n)
+{
+	char tmp[4096];
+	FILE *f;
+
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	f = fopen(tmp, "w");
+	if (!f || fprintf(f, "%d\n", n) < 0 || fclose(f) != 0 || rename(tmp, path) < 0)
+		die(path);
+}
+
 int main(int argc, char **argv)
 {
-	const char *target = NULL, *pidfile = NULL, *cgroups[8];
+	const char *target = NULL, *pidfile = NULL, *exitfile = NULL, *cgroups[8];
 	int ncg = 0, i, status, sync[2];
 	long uid = -1;
 	pid_t pid;
@@ -63,6 +93,8 @@ int main(int argc, char **argv)
 			uid = atol(argv[i + 1]);
 		else if (strcmp(argv[i], "--pidfile") == 0)
 			pidfile = argv[i + 1];
+		else if (strcmp(argv[i], "--exitfile") == 0)
+			exitfile = argv[i + 1];
 		else
 			break;
 	}
@@ -93,6 +125,8 @@ int main(int argc, char **argv)
 			    setresuid((uid_t)uid, (uid_t)uid, (uid_t)uid) < 0)
 				die("uid");
 		}
+		if (getenv("ENTER_EXEC_LOG"))
+			append_clock(getenv("ENTER_EXEC_LOG"));
 		execvp(argv[i + 1], argv + i + 1);
 		die(argv[i + 1]);
 	}
@@ -113,21 +147,18 @@ int main(int argc, char **argv)
 			die("sync");
 		close(sync[1]);
 	}
-	if (pidfile) {
-		char tmp[4096];
-		FILE *f;
-
-		snprintf(tmp, sizeof(tmp), "%s.tmp", pidfile);
-		f = fopen(tmp, "w");
-		if (!f || fprintf(f, "%d\n", (int)pid) < 0 || fclose(f) != 0 || rename(tmp, pidfile) < 0)
-			die(pidfile);
-	}
+	if (pidfile)
+		write_number(pidfile, (int)pid);
 	/* Our own signals are not the container's business: it is stopped from the test. */
 	signal(SIGTERM, SIG_IGN);
 	signal(SIGINT, SIG_IGN);
 	while (waitpid(pid, &status, 0) < 0)
 		if (errno != EINTR)
 			die("waitpid");
+	if (getenv("ENTER_REAP_LOG"))
+		append_clock(getenv("ENTER_REAP_LOG"));
+	if (exitfile)
+		write_number(exitfile, WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status));
 	if (WIFSIGNALED(status)) {
 		signal(WTERMSIG(status), SIG_DFL);
 		prctl(PR_SET_DUMPABLE, 0);

@@ -13,6 +13,9 @@
  *   --children N    fork N children that behave the same and run until a signal
  *   --log FILE      append "<unix time in ms> <name> <pid> <event>" lines
  *   --started FILE  create FILE once running (tests wait for it)
+ *
+ * With FAKE_CLOCK=mono in the environment, event times are the monotonic
+ * clock in microseconds (for the benchmark) instead of wall-clock ms.
  */
 #include "config.h"
 
@@ -38,6 +41,7 @@ static struct {
 } on[MAXSIG];
 static const char *name = "fake";
 static int logfd = -1;
+static int mono_clock;
 
 static long now_ms(void)
 {
@@ -45,6 +49,14 @@ static long now_ms(void)
 
 	clock_gettime(CLOCK_REALTIME, &ts);
 	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000;
+}
+
+static long mono_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000L + ts.tv_nsec / 1000;
 }
 
 static long mono_ms(void)
@@ -67,7 +79,8 @@ static void logev(const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(what, sizeof(what), fmt, ap);
 	va_end(ap);
-	n = snprintf(line, sizeof(line), "%ld %s %d %s\n", now_ms(), name, (int)getpid(), what);
+	n = snprintf(line, sizeof(line), "%ld %s %d %s\n", mono_clock ? mono_us() : now_ms(), name, (int)getpid(),
+		     what);
 	if (write(logfd, line, (size_t)n) < 0)
 		_exit(99);
 }
@@ -195,6 +208,7 @@ int main(int argc, char **argv)
 	sigset_t all;
 
 	name = strrchr(argv[0], '/') ? strrchr(argv[0], '/') + 1 : argv[0];
+	mono_clock = getenv("FAKE_CLOCK") && strcmp(getenv("FAKE_CLOCK"), "mono") == 0;
 	for (i = 1; i < argc; i++) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 

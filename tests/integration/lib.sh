@@ -19,6 +19,7 @@ set -eu
 
 TEST_NAME=$(basename "$0" .sh)
 PAUSE=
+LAUNCHERS=
 CGROUP_DIRS=
 
 say() { printf '# %s\n' "$*"; }
@@ -43,8 +44,8 @@ cleanup() {
 	trap - EXIT INT TERM
 	# Killing a PID namespace's init kills everything in it.
 	[ -n "$PAUSE" ] && kill -9 "$PAUSE" 2>/dev/null || true
-	# The launchers outside the pod exit once their child is gone.
-	for d in $(jobs -p); do kill -9 "$d" 2>/dev/null || true; done
+	# The launchers outside the pod exit once their child is gone; make sure.
+	for d in $LAUNCHERS $(jobs -p); do kill -9 "$d" 2>/dev/null || true; done
 	wait 2>/dev/null || true
 	for d in $CGROUP_DIRS; do
 		rmdir "$d"/* 2>/dev/null || true
@@ -124,6 +125,8 @@ cgroup_args() {
 pod_start() {
 	unshare --pid --fork --mount-proc --net "$BIN/pause" 2>"$T/pause.err" &
 	local outer=$! i
+	LAUNCHERS="$LAUNCHERS $outer"
+	disown $outer
 	for i in $(seq 200); do
 		PAUSE=$(cat /proc/$outer/task/$outer/children 2>/dev/null | awk '{print $1}')
 		[ -n "$PAUSE" ] && break
@@ -142,11 +145,13 @@ pod_start() {
 ctr_start() {
 	local name=$1 uid=$2
 	shift 2
-	rm -f "$T/$name.pid"
+	rm -f "$T/$name.pid" "$T/$name.exit"
 	# shellcheck disable=SC2046
-	"$BIN/runc" --target "$PAUSE" $(cgroup_args "$name") --uid "$uid" --pidfile "$T/$name.pid" -- "$@" \
-		>"$T/$name.log" 2>&1 &
-	echo $! >"$T/$name.outer"
+	"$BIN/runc" --target "$PAUSE" $(cgroup_args "$name") --uid "$uid" --pidfile "$T/$name.pid" \
+		--exitfile "$T/$name.exit" -- "$@" >"$T/$name.log" 2>&1 &
+	# The exit status comes through the exit file: no job notices when a pod is killed.
+	LAUNCHERS="$LAUNCHERS $!"
+	disown $!
 	wait_for 5 test -s "$T/$name.pid" || fail "container $name did not start"
 }
 
@@ -164,6 +169,8 @@ ctr_exec() {
 	# shellcheck disable=SC2086
 	"$BIN/runc" --target "$PAUSE" $args --uid "$uid" --pidfile "$T/$name-exec.pid" -- "$@" \
 		>"$T/$name-exec.log" 2>&1 &
+	LAUNCHERS="$LAUNCHERS $!"
+	disown $!
 	wait_for 5 test -s "$T/$name-exec.pid" || fail "exec into $name did not start"
 }
 
@@ -210,18 +217,15 @@ ctr_pid() {
 
 # ctr_wait NAME SECONDS: waits for the container to exit; RC is its exit status (or "timeout").
 ctr_wait() {
-	local outer
-	outer=$(cat "$T/$1.outer")
 	RC=timeout
-	if wait_for "$2" sh -c "! kill -0 $outer 2>/dev/null"; then
-		RC=0
-		wait "$outer" 2>/dev/null || RC=$?
+	if wait_for "$2" test -s "$T/$1.exit"; then
+		RC=$(cat "$T/$1.exit")
 	fi
 }
 
 # ctr_running NAME: whether the container's main process still runs.
 ctr_running() {
-	kill -0 "$(cat "$T/$1.outer")" 2>/dev/null
+	[ ! -e "$T/$1.exit" ] && kill -0 "$(ctr_pid "$1")" 2>/dev/null
 }
 
 # wait_for SECONDS CMD...: polls CMD every 20ms until it succeeds; fails after SECONDS.

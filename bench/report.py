@@ -1,0 +1,117 @@
+#!/usr/bin/python3
+"""Turns the benchmark's raw samples into the table it prints and the results file.
+
+    bench/report.py RAW.jsonl OUT.json
+
+Percentiles are nearest-rank over the samples of one variant. Ratios compare
+each workaround's median reaction time with rearguard's.
+"""
+import json
+import os
+import platform
+import sys
+
+
+def pct(sorted_values, p):
+    if not sorted_values:
+        return None
+    rank = max(1, -(-len(sorted_values) * p // 100))  # ceil, nearest-rank
+    return sorted_values[int(rank) - 1]
+
+
+def machine():
+    model = ""
+    try:
+        for line in open("/proc/cpuinfo"):
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return {"nproc": os.cpu_count(), "kernel": platform.release(), "cpu": model}
+
+
+def main(raw_path, out_path):
+    rows = [json.loads(line) for line in open(raw_path) if line.strip()]
+    result = {"machine": machine(), "reaction_ms": {}, "idle": {}, "memory_kb": {}, "scan": {}, "startup_ms": {}}
+
+    by_variant = {}
+    for r in rows:
+        if r["section"] == "reaction":
+            by_variant.setdefault(r["variant"], []).append((r["us"] / 1000.0, r["from_reap_us"] / 1000.0))
+    for variant, values in by_variant.items():
+        v = sorted(x for x, _ in values)
+        reap = sorted(y for _, y in values)
+        result["reaction_ms"][variant] = {
+            "trials": len(v), "min": v[0], "p50": pct(v, 50), "p90": pct(v, 90), "p99": pct(v, 99), "max": v[-1],
+            "from_reap_p50": pct(reap, 50), "from_reap_p99": pct(reap, 99)}
+    base = result["reaction_ms"].get("rearguard", {}).get("p50")
+    for variant, stats in result["reaction_ms"].items():
+        stats["p50_vs_rearguard"] = round(stats["p50"] / base, 1) if base else None
+
+    for r in rows:
+        if r["section"] == "idle":
+            result["idle"][r["variant"]] = {
+                "window_s": r["window_s"], "cpu_ms": r["cpu_ms"], "switches": r["switches"],
+                "switches_per_s": round(r["switches"] / r["window_s"], 2)}
+        elif r["section"] == "memory":
+            result["memory_kb"][r["variant"]] = {k: r[k] for k in ("hwm_kb", "rss_kb", "private_kb")}
+        elif r["section"] == "scan":
+            entry = result["scan"].setdefault(r["variant"], {})
+            entry.update(processes=r["processes"], first_scan_ms=r["first_scan_us"] / 1000.0,
+                         rescan_ms=r["rescan_us"]["median"] / 1000.0)
+        elif r["section"] == "scan-reaction":
+            entry = result["scan"].setdefault(r["variant"], {})
+            entry.update(reaction_ms=r["us"] / 1000.0, agent_first_scan_ms=r["agent_first_scan_us"] / 1000.0)
+    starts = sorted(r["us"] / 1000.0 for r in rows if r["section"] == "startup")
+    if starts:
+        result["startup_ms"]["exec_to_first_scan"] = {
+            "runs": len(starts), "min": starts[0], "p50": pct(starts, 50), "max": starts[-1]}
+
+    with open(out_path, "w") as f:
+        json.dump(result, f, indent=2, sort_keys=True)
+        f.write("\n")
+
+    m = result["machine"]
+    print("rearguard benchmark on %s, %d cores, Linux %s" % (m["cpu"] or "?", m["nproc"], m["kernel"]))
+    print()
+    print("reaction: app exit -> stop request at the sidecar (ms); the last two columns from the app's reap")
+    print("  %-16s %6s %8s %8s %8s %8s %8s %8s %9s %9s" % (
+        "variant", "trials", "min", "p50", "p90", "p99", "max", "p50 x", "reap p50", "reap p99"))
+    for variant, s in result["reaction_ms"].items():
+        print("  %-16s %6d %8.3f %8.3f %8.3f %8.3f %8.3f %8s %9.3f %9.3f" % (
+            variant, s["trials"], s["min"], s["p50"], s["p90"], s["p99"], s["max"], s["p50_vs_rearguard"],
+            s["from_reap_p50"], s["from_reap_p99"]))
+    if result["idle"]:
+        print()
+        print("idle cost while the app runs")
+        print("  %-16s %8s %10s %10s %12s" % ("variant", "window", "cpu ms", "switches", "switches/s"))
+        for variant, s in result["idle"].items():
+            print("  %-16s %7ds %10.3f %10d %12.2f" % (
+                variant, s["window_s"], s["cpu_ms"], s["switches"], s["switches_per_s"]))
+    if result["memory_kb"]:
+        print()
+        print("memory of the agent (KiB)")
+        for variant, s in result["memory_kb"].items():
+            print("  %-26s VmHWM %6d  VmRSS %6d  private %6d" % (variant, s["hwm_kb"], s["rss_kb"], s["private_kb"]))
+    if result["scan"]:
+        print()
+        print("scan scaling (ms)")
+        print("  %10s %12s %12s %14s %12s" % ("processes", "first scan", "rescan p50", "agent 1st scan", "reaction"))
+        for variant, s in sorted(result["scan"].items(), key=lambda kv: int(kv[0])):
+            print("  %10d %12.3f %12.3f %14.3f %12.3f" % (
+                s.get("processes", 0), s.get("first_scan_ms", 0), s.get("rescan_ms", 0),
+                s.get("agent_first_scan_ms", 0), s.get("reaction_ms", 0)))
+    if result["startup_ms"]:
+        s = result["startup_ms"]["exec_to_first_scan"]
+        print()
+        print("start-up: exec -> first scan done: p50 %.3f ms (min %.3f, max %.3f, %d runs)" % (
+            s["p50"], s["min"], s["max"], s["runs"]))
+    print()
+    print("results: %s" % out_path)
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 3:
+        sys.exit("usage: report.py RAW.jsonl OUT.json")
+    main(sys.argv[1], sys.argv[2])

@@ -1,0 +1,257 @@
+# Sourced by every end-to-end test: a manifest from manifests/ played as a
+# real pod on podman, with the static release binary.
+#
+#   . "$RG_SRCDIR/tests/e2e/lib.sh"
+#   image_agent; image_busybox
+#   image_standin cr.fluentbit.io/fluent/fluent-bit /fluent-bit/bin/fluent-bit
+#   play manifests/job-signal-helper.yaml --command 'report=["sh", "-c", "sleep 1"]'
+#   pod_wait 60
+#   expect_code report 0
+#   summary_is stopped sidecars 0 outcome
+#
+# Every test builds its own images (tagged with its name and pid), plays its
+# own pod, and removes pod, volumes and images on exit, also on failure.
+# podman runs with tests/e2e/containers.conf (CONTAINERS_CONF), not the
+# machine's configuration. Skipped (exit 77) with the reason when podman or
+# the static toolchain is missing, or when configured with --disable-e2e.
+
+set -eu
+
+: "${RG_BUILDDIR:?RG_BUILDDIR is set by make check}"
+: "${RG_SRCDIR:?RG_SRCDIR is set by make check}"
+
+TEST_NAME=$(basename "$0" .sh)
+ID=$(printf '%s-%s' "$TEST_NAME" "$$" | tr 'A-Z_' 'a-z-')
+POD=rge2e-$ID
+IMAGES=
+T=
+declare -A IMAGE_FOR # repository in the manifest -> local image
+
+say() { printf '# %s\n' "$*"; }
+skip() { printf 'SKIP: %s: %s\n' "$TEST_NAME" "$*"; exit 77; }
+fail() {
+	printf 'FAIL: %s: %s\n' "$TEST_NAME" "$*"
+	dump_pod
+	exit 1
+}
+
+dump_pod() {
+	local c
+	[ -n "$T" ] && [ -f "$T/pod.yaml" ] || return 0
+	for c in $(podman ps -a --filter "pod=$POD" --format '{{.Names}}' 2>/dev/null); do
+		printf -- '---- %s: %s\n' "$c" "$(podman inspect --format '{{.State.Status}} exit {{.State.ExitCode}}' "$c" 2>&1)"
+		podman logs "$c" 2>&1 | tail -n 40
+	done
+}
+
+cleanup() {
+	local rc=$? v
+	trap - EXIT INT TERM
+	if [ -n "$T" ] && [ -f "$T/pod.yaml" ]; then
+		podman pod rm -f "$POD" >/dev/null 2>&1 || true
+		for v in $(podman volume ls -q --filter "name=$POD-" 2>/dev/null); do
+			podman volume rm -f "$v" >/dev/null 2>&1 || true
+		done
+	fi
+	# shellcheck disable=SC2086
+	[ -z "$IMAGES" ] || podman rmi -f $IMAGES >/dev/null 2>&1 || true
+	if [ -n "$T" ]; then
+		if [ "${RG_KEEP:-}" ]; then say "kept $T"; else rm -rf "$T"; fi
+	fi
+	exit "$rc"
+}
+
+if [ "${RG_E2E:-yes}" != yes ]; then
+	skip "configured with --disable-e2e (these tests exercise the static release binary; CI runs them in the plain build)"
+fi
+[ "$(id -u)" = 0 ] || skip "needs root (rootful podman)"
+for tool in podman runc; do
+	command -v "$tool" >/dev/null 2>&1 || skip "$tool not installed (tools/deps podman runc installs it)"
+done
+for tool in musl-gcc dpkg-source; do
+	command -v "$tool" >/dev/null 2>&1 || skip "$tool not installed: cannot build the static binary (tools/deps musl-tools dpkg-dev)"
+done
+/usr/bin/python3 -c 'import yaml' 2>/dev/null || skip "python3-yaml not installed"
+export CONTAINERS_CONF=$RG_SRCDIR/tests/e2e/containers.conf
+podman info >/dev/null 2>&1 || skip "podman does not work here: $(podman info 2>&1 | tail -n 1)"
+
+T=$(mktemp -d /tmp/rg-e2e.XXXXXX)
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# The static binaries, built once for all tests (the script caches and locks).
+STATIC=$RG_BUILDDIR/static
+"$RG_SRCDIR/container/build-static.sh" "$STATIC" >"$T/build-static.log" 2>&1 ||
+	{ tail -n 30 "$T/build-static.log"; fail "container/build-static.sh failed"; }
+
+now_ms() {
+	date +%s%3N
+}
+
+# image REPOSITORY NAME DIR CHANGE...: a local image of DIR's content (podman
+# import, no registry), standing in for REPOSITORY in the manifests.
+image() {
+	local repo=$1 name=localhost/rearguard-e2e/$2:$ID dir=$3 changes=() c
+	shift 3
+	for c in "$@"; do changes+=(--change "$c"); done
+	tar -C "$dir" -c . | podman import -q "${changes[@]}" - "$name" >/dev/null ||
+		fail "cannot import image $name"
+	IMAGES="$IMAGES $name"
+	IMAGE_FOR[$repo]=$name
+}
+
+# image_agent: the agent's image as container/Dockerfile makes it: scratch,
+# the static binary, uid 65532.
+image_agent() {
+	mkdir -p "$T/img/agent"
+	cp "$STATIC/rearguard" "$T/img/agent/rearguard"
+	image registry.example.com/rearguard agent "$T/img/agent" 'ENTRYPOINT ["/rearguard"]' \
+		'USER 65532:65532' 'LABEL org.opencontainers.image.title=rearguard'
+}
+
+# image_busybox: the apps' image, busybox-static with its applets.
+image_busybox() {
+	local d=$T/img/busybox a
+	[ -x /bin/busybox ] || skip "busybox-static not installed (tools/deps busybox-static)"
+	mkdir -p "$d/bin" "$d/tmp"
+	cp /bin/busybox "$d/bin/busybox"
+	for a in $(/bin/busybox --list); do
+		[ "$a" = busybox ] || ln -s busybox "$d/bin/$a"
+	done
+	image busybox busybox "$d" 'ENV PATH=/bin'
+}
+
+# image_standin REPOSITORY PATH [ARG...]: a stand-in for a sidecar's image:
+# the static fake process at PATH (its process name is PATH's basename), run
+# with ARGs, logging "<ms> <name> <pid> <event>" lines to its stdout.
+image_standin() {
+	local repo=$1 path=$2 name d entry
+	shift 2
+	name=$(basename "$path")
+	d=$T/img/$name
+	mkdir -p "$d$(dirname "$path")"
+	cp "$STATIC/standins/fake" "$d$path"
+	entry=$(/usr/bin/python3 -c 'import json, sys; print(json.dumps(sys.argv[1:]))' "$path" --log /dev/stdout "$@")
+	image "$repo" "$name" "$d" "ENTRYPOINT $entry"
+}
+
+# play MANIFEST [PODIFY-OPTION...]: the manifest's pod template as a pod
+# (tests/e2e/podify.py), with the local images and a scratch volume at /e2e.
+# The agent is the container named $AGENT (default rearguard; empty: none).
+# Its containers start in the manifest's order, as the kubelet starts them
+# (see kubelet_start); podman's own start would start them all at once.
+play() {
+	local manifest=$1 args=() repo
+	shift
+	for repo in "${!IMAGE_FOR[@]}"; do args+=(--image "$repo=${IMAGE_FOR[$repo]}"); done
+	# The agent logs JSON (through its environment twin), so its last line is the summary.
+	[ -z "${AGENT-rearguard}" ] || args+=(--env "${AGENT:-rearguard}=REARGUARD_LOG_FORMAT=json")
+	/usr/bin/python3 "$RG_SRCDIR/tests/e2e/podify.py" "$RG_SRCDIR/$manifest" --name "$POD" --scratch /e2e \
+		--kubelet "$T/kubelet.json" "${args[@]}" "$@" >"$T/pod.yaml" || fail "cannot make a pod of $manifest"
+	START_MS=$(now_ms)
+	podman kube play --start=false --network none "$T/pod.yaml" >"$T/play.log" 2>&1 ||
+		{ cat "$T/play.log"; fail "podman kube play failed"; }
+	kubelet_start
+}
+
+# kubelet KEY [NAME]: a list (one per line) or a hook's command (NUL-separated)
+# from what podify.py wrote for the kubelet.
+kubelet() {
+	/usr/bin/python3 - "$T/kubelet.json" "$@" <<'PY'
+import json, sys
+k = json.load(open(sys.argv[1]))
+if len(sys.argv) == 3:
+    print("\n".join(k[sys.argv[2]]))
+else:
+    sys.stdout.write("".join(a + "\0" for a in k[sys.argv[2]].get(sys.argv[3], [])))
+PY
+}
+
+# kubelet_start: what the kubelet does and podman kube play does not: init
+# containers one after another, each to its exit; then the containers in
+# order, each one's postStart hook (podman exec) finishing before the next
+# starts. A failed hook kills its container, as the kubelet does.
+kubelet_start() {
+	local c code hook
+	for c in $(kubelet init); do
+		podman start "$POD-$c" >/dev/null || fail "cannot start init container $c"
+		code=$(timeout 60 podman wait "$POD-$c") || fail "init container $c did not finish within 60 s"
+		[ "$code" = 0 ] || fail "init container $c exited $code"
+	done
+	for c in $(kubelet containers); do
+		podman start "$POD-$c" >/dev/null || fail "cannot start container $c"
+		mapfile -d '' hook < <(kubelet postStart "$c")
+		[ "${#hook[@]}" -gt 0 ] || continue
+		if ! timeout 300 podman exec "$POD-$c" "${hook[@]}" >"$T/$c.poststart.log" 2>&1; then
+			say "postStart of $c failed: $(tail -n 1 "$T/$c.poststart.log")"
+			podman kill "$POD-$c" >/dev/null 2>&1 || true
+		fi
+	done
+}
+
+# pod_wait SECONDS: waits until every container of the pod has exited;
+# WALL_MS is the time from play to then.
+pod_wait() {
+	local end=$(($(now_ms) + $1 * 1000)) state
+	while :; do
+		state=$(podman pod inspect "$POD" --format '{{.State}}' 2>&1) || fail "pod inspect: $state"
+		[ "$state" = Exited ] && break
+		[ "$(now_ms)" -lt "$end" ] || fail "the pod did not finish within $1 s (state: $state)"
+		sleep 0.2
+	done
+	WALL_MS=$(($(now_ms) - START_MS))
+}
+
+# ctr_code NAME: the exit code of the pod's container NAME.
+ctr_code() {
+	podman inspect --format '{{.State.ExitCode}}' "$POD-$1"
+}
+
+expect_code() {
+	local got
+	got=$(ctr_code "$1") || fail "no container $1"
+	[ "$got" = "$2" ] || fail "container $1 exited $got, want $2"
+}
+
+# ctr_logs NAME: what the container wrote (kubectl logs).
+ctr_logs() {
+	podman logs "$POD-$1" 2>&1
+}
+
+# event_ms CONTAINER EVENT: time (ms) of the first EVENT a stand-in logged; empty if none.
+event_ms() {
+	ctr_logs "$1" | awk -v e="$2" '$1 ~ /^[0-9]+$/ && index($0, e) { print $1; exit }'
+}
+
+# marker_ms FILE: modification time (ms) of FILE on the scratch volume (/e2e
+# in the pod): apps touch a marker as their last act before exiting.
+marker_ms() {
+	local dir
+	dir=$(podman volume inspect "$POD-e2e" --format '{{.Mountpoint}}') || fail "no scratch volume"
+	[ -e "$dir/$1" ] || return 0
+	stat -c %.3Y "$dir/$1" | tr -d .
+}
+
+# summary_is VALUE KEY...: a value of the agent's summary, taken from its last
+# log line (--log-format json), as an operator reads it with kubectl logs.
+summary_is() {
+	local want=$1 got
+	shift
+	ctr_logs "${AGENT:-rearguard}" | tail -n 1 >"$T/summary.json"
+	got=$(/usr/bin/python3 - "$T/summary.json" "$@" <<'PY'
+import json, sys
+line = json.load(open(sys.argv[1]))
+assert line["msg"] == "finished", "the last log line is not the summary"
+v = line["summary"]
+for k in sys.argv[2:]:
+    v = v[int(k)] if isinstance(v, list) else v[k]
+print("null" if v is None else v)
+PY
+) || fail "no summary value at $* in the agent's last log line"
+	[ "$got" = "$want" ] || fail "summary $*: $got, want $want"
+}
+
+# assert_between VALUE LOW HIGH WHAT
+assert_between() {
+	[ "$1" -ge "$2" ] && [ "$1" -le "$3" ] || fail "$4: $1 not in [$2, $3]"
+}
