@@ -659,6 +659,9 @@ int agent_run(const struct agent_options *opt)
 			goto out;
 		}
 	}
+	/* A pod the agent cannot work in is an error before anything is created in --dir. */
+	if (first_scan(&a) < 0)
+		goto out;
 	a.starting = true;
 	open_files(&a);
 	if (a.found_done) {
@@ -671,8 +674,6 @@ int agent_run(const struct agent_options *opt)
 			"apps-done found: an earlier run of rearguard had decided the apps are done; draining now");
 		decide_drain_now(&a.d, "resume", mono_us());
 	}
-	if (first_scan(&a) < 0)
-		goto out;
 	sync_containers(&a, true);
 	/* Reports found in the directory can be matched now that the pod is known. */
 	decide_rescanned(&a.d, mono_us());

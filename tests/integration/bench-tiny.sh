@@ -19,7 +19,8 @@ assert r["machine"]["nproc"] >= 1 and r["machine"]["kernel"], r["machine"]
 for variant in ("kernel-floor", "rearguard", "shell-sleep1", "shell-sleep0.1"):
     s = r["reaction_ms"][variant]
     assert s["trials"] == 3 and 0 < s["min"] <= s["p50"] <= s["max"], (variant, s)
-    assert variant == "kernel-floor" or 0 < s["from_reap_p50"] <= s["p50"], (variant, s)
+    # The agent reacts when the pidfd turns readable, at the exit: that may come before the reap.
+    assert variant == "kernel-floor" or s["from_reap_p50"] <= s["p50"], (variant, s)
 # A one-second polling loop cannot react faster than the agent's pidfd, even in a tiny run.
 assert r["reaction_ms"]["shell-sleep1"]["p50"] > r["reaction_ms"]["rearguard"]["p50"], r["reaction_ms"]
 if r["idle"]:

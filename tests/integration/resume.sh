@@ -35,6 +35,6 @@ ctr_start agent3 1002 "$BIN/rearguard" -s 'match=fluent-bit' --apps 1 --dir "$EM
 expect_exit agent3 5 0
 assert_between "$(($(now_ms) - t0))" 0 2000 "ms for an agent that finds done"
 grep -q "done found: an earlier run of rearguard finished the drain" "$T/agent3.log" || fail "not explained"
-grep -q "pod scanned" "$T/agent3.log" && fail "it should not even scan the pod"
+grep -q "role=sidecar" "$T/agent3.log" && fail "it should not act on the pod"
 cmp -s "$RUN/termination-log2" "$RUN/termination-log3" || fail "the summary is not in the new termination log"
 exit 0

@@ -82,6 +82,8 @@ REARGUARD_SIDECARS="istio;nope" expect_usage_error "REARGUARD_SIDECARS: sidecar 
 
 # Environment twin accepted, flag overriding it: both get past option parsing to the pod check.
 if [ "$(id -u)" = 0 ] && unshare --pid --fork --mount-proc true 2>/dev/null; then
+	had_dir=
+	[ -e /var/run/rearguard ] && had_dir=yes
 	# Without shareProcessNamespace the agent is PID 1 of its own namespace.
 	rc=0
 	err=$(REARGUARD_SIDECARS=istio unshare --pid --fork --mount-proc "$RG" 2>&1 >/dev/null) || rc=$?
@@ -91,6 +93,8 @@ if [ "$(id -u)" = 0 ] && unshare --pid --fork --mount-proc true 2>/dev/null; the
 	rc=0
 	err=$(unshare --pid --fork --mount-proc sh -c "\"$RG\" -s istio; exit \$?" 2>&1 >/dev/null) || rc=$?
 	[ "$rc" = 2 ] || fail "agent under a PID 1 shell: exit $rc, want 2"
+	# A configuration error leaves nothing behind: not even the default --dir.
+	[ -n "$had_dir" ] || [ ! -e /var/run/rearguard ] || fail "the misconfigured agent created /var/run/rearguard"
 else
 	echo "# not root: the PID namespace check is skipped"
 fi
