@@ -294,12 +294,12 @@ static void http_stop_result(struct decide *d, size_t k, int result, int64_t now
 			sc->retry_us = now;
 			sc->backoff_us = GONE_PROBE_FIRST_US;
 			log_msg(LOG_INFO, FIELDS(LF_STR("sidecar", cfg->name)),
-				"stop request %s: waiting up to %s for it to stop accepting connections",
-				describe(result, what), fmt_us(sc->deadline_us - now, dur));
+				"stop request %s: waiting for it to stop accepting connections (--stop-timeout %s)",
+				describe(result, what), fmt_us(d->cfg.stop_timeout_us, dur));
 		} else {
 			log_msg(LOG_INFO, FIELDS(LF_STR("sidecar", cfg->name)),
-				"stop request %s: waiting up to %s for its processes to exit", describe(result, what),
-				fmt_us(sc->deadline_us - now, dur));
+				"stop request %s: waiting for its processes to exit (--stop-timeout %s)",
+				describe(result, what), fmt_us(d->cfg.stop_timeout_us, dur));
 		}
 		return;
 	}
@@ -595,9 +595,12 @@ static void log_drain_start(struct decide *d, const char *reason, int64_t now)
 		log_msg(LOG_WARN, FIELDS(LF_STR("reason", reason)),
 			"apps still running %s after the termination request: draining the sidecars",
 			fmt_us(d->cfg.term_grace_us, dur));
-	else
+	else if (strcmp(reason, "apps-done") == 0)
 		log_msg(LOG_INFO, FIELDS(LF_STR("reason", reason), LF_INT("apps", live)),
 			"apps done: draining the sidecars");
+	else
+		log_msg(LOG_INFO, FIELDS(LF_STR("reason", reason), LF_INT("apps", live)),
+			"drain requested: draining the sidecars");
 }
 
 static void http_action(struct decide *d, size_t k, enum decide_http_purpose purpose, const char *url,
@@ -772,6 +775,10 @@ static bool drain_step(struct decide *d, int64_t now, struct decide_action *act)
 		d->settled_us = now;
 	for (i = 0; i < d->napps; i++)
 		if (d->apps[i].exited && d->apps[i].code == DECIDE_CODE_PENDING && now < d->settled_us + STATUS_WAIT_US)
+			return false;
+	/* So may a stop request's answer: a proxy answers, exits, and its exit can be seen first. */
+	for (i = 0; i < d->cfg.nsidecars; i++)
+		if (d->sidecars[i].http_inflight && now < d->settled_us + STATUS_WAIT_US)
 			return false;
 	d->phase = PHASE_DONE;
 	d->exit_code = 0;

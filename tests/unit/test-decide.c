@@ -569,7 +569,8 @@ static void http_stop(void)
 	is_int(decide_deadline(&d, T), T + 20 * S, "within --stop-timeout");
 	T += 2 * MS;
 	answer(DECIDE_HTTP_STOP, 200);
-	ok(logged("stop request answered 200: waiting up to"), "the answer is logged with what follows");
+	ok(logged("stop request answered 200: waiting for its processes to exit (--stop-timeout 20s)"),
+	   "the answer is logged with what follows");
 	is_int(next(), NONE, "a 200 proves nothing: wait for the processes");
 	T += 5 * MS;
 	decide_sidecar_gone(&d, 0, T);
@@ -578,6 +579,20 @@ static void http_stop(void)
 	is_str(decide_outcome(&d.sidecars[0]), "stopped", "stopped");
 	is_int(d.sidecars[0].requests, 1, "one request");
 	is_int(d.sidecars[0].statuses[0], 200, "answered 200");
+
+	/* The proxy answers and exits: its exit may be seen before its answer is read. */
+	setup_with(POLICY_NEVER, 1, http_sidecars, 1, false);
+	decide_drain_now(&d, "test", T);
+	next();
+	next();
+	http_next(DECIDE_HTTP_STOP, "stop request");
+	decide_sidecar_gone(&d, 0, T + MS);
+	is_str(decide_outcome(&d.sidecars[0]), "stopped", "gone: stopped");
+	is_int(next(), NONE, "the exit waits for the answer in flight");
+	is_int(decide_deadline(&d, T), T + 3 * S, "at most 3s");
+	answer(DECIDE_HTTP_STOP, 200);
+	is_int(next(), DECIDE_EXIT, "then exits");
+	is_int(d.sidecars[0].statuses[0], 200, "with the answer in the summary");
 }
 
 static void http_retries(void)
@@ -754,7 +769,7 @@ static void blind(void)
 	T += 2 * S;
 	http_next(DECIDE_HTTP_STOP, "db's stop");
 	answer(DECIDE_HTTP_STOP, 200);
-	ok(logged("waiting up to 20s for it to stop accepting connections"), "what comes next is logged");
+	ok(logged("waiting for it to stop accepting connections (--stop-timeout 20s)"), "what comes next is logged");
 	http_next(DECIDE_HTTP_GONE, "a connect probe at once");
 	is_str(last.url, "http://127.0.0.1:9090/startup", "on the ready URL");
 	answer(DECIDE_HTTP_GONE, 0);
