@@ -11,7 +11,8 @@
  *                   exit:N, ignore, or delay:DUR:N (exit N after DUR);
  *                   default for TERM and INT: exit:0
  *   --children N    fork N children that behave the same and run until a signal
- *   --log FILE      append "<unix time in ms> <name> <pid> <event>" lines
+ *   --log FILE      append "<unix time in ms> <name> <pid> <event>" lines (with
+ *                   RG_EVENTS_US=1 in the environment the time has three decimals)
  *   --started FILE  create FILE once running (tests wait for it)
  */
 #include "config.h"
@@ -39,14 +40,6 @@ static struct {
 static const char *name = "fake";
 static int logfd = -1;
 
-static long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000;
-}
-
 static long mono_ms(void)
 {
 	struct timespec ts;
@@ -58,7 +51,8 @@ static long mono_ms(void)
 __attribute__((format(printf, 1, 2)))
 static void logev(const char *fmt, ...)
 {
-	char line[256], what[128];
+	char line[256], what[128], when[32];
+	struct timespec ts;
 	va_list ap;
 	int n;
 
@@ -67,7 +61,14 @@ static void logev(const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(what, sizeof(what), fmt, ap);
 	va_end(ap);
-	n = snprintf(line, sizeof(line), "%ld %s %d %s\n", now_ms(), name, (int)getpid(), what);
+	/* RG_EVENTS_US=1: milliseconds with three decimals, for the benchmarks. */
+	clock_gettime(CLOCK_REALTIME, &ts);
+	if (getenv("RG_EVENTS_US"))
+		snprintf(when, sizeof(when), "%ld.%03ld", ts.tv_sec * 1000L + ts.tv_nsec / 1000000,
+			 ts.tv_nsec / 1000 % 1000);
+	else
+		snprintf(when, sizeof(when), "%ld", ts.tv_sec * 1000L + ts.tv_nsec / 1000000);
+	n = snprintf(line, sizeof(line), "%s %s %d %s\n", when, name, (int)getpid(), what);
 	if (write(logfd, line, (size_t)n) < 0)
 		_exit(99);
 }
