@@ -416,14 +416,15 @@ static int signal_sidecar(struct agent *a, size_t k, int sig)
 
 /* ---- talking to the sidecars --------------------------------------------- */
 
+/* What each purpose is on the wire, and in the log. */
 static const struct {
-	const char *name, *method;
+	const char *method;
 	enum http_method m;
 } purposes[] = {
-	[DECIDE_HTTP_READY] = { "ready", "GET", HTTP_GET },
-	[DECIDE_HTTP_DRAIN] = { "drain", "POST", HTTP_POST },
-	[DECIDE_HTTP_STOP] = { "stop", "POST", HTTP_POST },
-	[DECIDE_HTTP_GONE] = { "gone", "connect to", HTTP_CONNECT },
+	[DECIDE_HTTP_READY] = { "GET", HTTP_GET },
+	[DECIDE_HTTP_DRAIN] = { "POST", HTTP_POST },
+	[DECIDE_HTTP_STOP] = { "POST", HTTP_POST },
+	[DECIDE_HTTP_GONE] = { "connect to", HTTP_CONNECT },
 };
 
 /* The first line of a body, cut short, for a log field. */
@@ -688,36 +689,63 @@ static void find_own_pids(struct agent *a)
 	}
 }
 
-static int setup(struct agent *a)
+/* The HTTP side of sidecar k's configuration; whether it has any URL. */
+static bool configure_http(struct agent *a, size_t k)
 {
-	const struct agent_options *opt = a->opt;
+	const struct sidecar_spec *spec = &a->opt->sidecars[k];
+	struct decide_sidecar_config *c = &a->sc_cfg[k];
+	const char *warning = spec_warning(spec);
+
+	/* An HTTP stop has no stop signal: SIGTERM is then the escalation, not a repeat. */
+	if (spec->stop_url)
+		c->stop_signal = 0;
+	c->stop_url = spec->stop_url;
+	c->ready_url = spec->ready_url;
+	c->drain_url = spec->drain_url;
+	c->drain_time_us = spec->drain_time_ms * US_PER_MS;
+	a->sc_http[k].a = a;
+	a->sc_http[k].k = k;
+	if (warning)
+		log_msg(LOG_WARN, FIELDS(LF_STR("sidecar", spec->name)), "%s", warning);
+	return spec->stop_url || spec->ready_url || spec->drain_url;
+}
+
+/*
+ * The agent, or (drain) the same machinery told to drain at once: no apps,
+ * no readiness, no signal handlers, and a pod it may not be able to see.
+ */
+static int run(const struct agent_options *opt, enum agent_mode mode)
+{
+	struct agent a;
 	bool any_url = false;
 	size_t i;
+	int rc;
 
-	a->loop = ev_default_loop(EVFLAG_AUTO);
-	a->sc_cfg = calloc(opt->nsidecars, sizeof(*a->sc_cfg));
-	a->stopping = calloc(opt->nsidecars, sizeof(*a->stopping));
-	a->sc_http = calloc(opt->nsidecars, sizeof(*a->sc_http));
-	if (!a->loop || !a->sc_cfg || !a->stopping || !a->sc_http || http_new(a->loop, &a->http) < 0) {
+	memset(&a, 0, sizeof(a));
+	a.opt = opt;
+	a.mode = mode;
+	a.exit_code = 2;
+	signal(SIGPIPE, SIG_IGN);
+	if (mode == MODE_DRAIN)
+		log_msg(LOG_INFO, FIELDS(LF_INT("sidecars", opt->nsidecars)), "rearguard %s draining", PACKAGE_VERSION);
+	else
+		log_msg(LOG_INFO,
+			FIELDS(LF_INT("sidecars", opt->nsidecars), LF_STR("restart_policy",
+			       opt->policy == POLICY_NEVER ? "Never" : "OnFailure"), LF_INT("apps", opt->apps)),
+			"rearguard %s starting", PACKAGE_VERSION);
+
+	a.loop = ev_default_loop(EVFLAG_AUTO);
+	a.sc_cfg = calloc(opt->nsidecars, sizeof(*a.sc_cfg));
+	a.stopping = calloc(opt->nsidecars, sizeof(*a.stopping));
+	a.sc_http = calloc(opt->nsidecars, sizeof(*a.sc_http));
+	if (!a.loop || !a.sc_cfg || !a.stopping || !a.sc_http || http_new(a.loop, &a.http) < 0) {
 		log_error("cannot start the event loop");
-		return -ENOMEM;
+		goto out;
 	}
 	for (i = 0; i < opt->nsidecars; i++) {
-		const struct sidecar_spec *spec = &opt->sidecars[i];
-		struct decide_sidecar_config *c = &a->sc_cfg[i];
-		const char *warning = spec_warning(spec);
-
-		str_copy(c->name, spec->name, sizeof(c->name));
-		c->stop_url = spec->stop_url;
-		c->stop_signal = spec->stop_url ? 0 : spec->stop_signal;
-		c->ready_url = spec->ready_url;
-		c->drain_url = spec->drain_url;
-		c->drain_time_us = spec->drain_time_ms * US_PER_MS;
-		a->sc_http[i].a = a;
-		a->sc_http[i].k = i;
-		any_url |= spec->stop_url || spec->ready_url || spec->drain_url;
-		if (warning)
-			log_msg(LOG_WARN, FIELDS(LF_STR("sidecar", spec->name)), "%s", warning);
+		str_copy(a.sc_cfg[i].name, opt->sidecars[i].name, sizeof(a.sc_cfg[i].name));
+		a.sc_cfg[i].stop_signal = opt->sidecars[i].stop_signal;
+		any_url |= configure_http(&a, i);
 	}
 	{
 		struct decide_config dc = {
@@ -728,90 +756,39 @@ static int setup(struct agent *a)
 			.term_grace_us = opt->term_grace_ms * US_PER_MS,
 			.stop_timeout_us = opt->stop_timeout_ms * US_PER_MS,
 			.kill_after_us = opt->kill_after_ms * US_PER_MS,
-			.readiness = a->mode == MODE_AGENT,
+			.readiness = mode == MODE_AGENT,
 			.ready_timeout_us = opt->ready_timeout_ms * US_PER_MS,
 			.nsidecars = opt->nsidecars,
-			.sidecars = a->sc_cfg,
+			.sidecars = a.sc_cfg,
 		};
 
-		if (decide_init(&a->d, &dc, mono_us()) < 0) {
+		if (decide_init(&a.d, &dc, mono_us()) < 0) {
 			log_error("out of memory");
-			return -ENOMEM;
+			goto out;
 		}
 	}
-	if (a->mode == MODE_DRAIN)
-		find_own_pids(a);
-
-	switch (first_scan(a)) {
-	case 0:
-		break;
-	case -ENXIO:
-		if (a->mode == MODE_AGENT) {
-			log_error("cannot see the pod's other containers: PID 1 is in rearguard's own container "
-				  "(set shareProcessNamespace: true in the pod spec)");
-			return -ENXIO;
-		}
+	if (mode == MODE_DRAIN)
+		find_own_pids(&a);
+	rc = first_scan(&a);
+	if (rc == -ENXIO && mode == MODE_DRAIN) {
 		log_warn("cannot see the pod's other containers (no shared PID namespace): a sidecar counts as "
 			 "stopped once its stop URL answered 2xx and it no longer accepts connections");
-		decide_blind(&a->d);
-		break;
-	default:
-		return -EIO;
+		decide_blind(&a.d);
+	} else if (rc == -ENXIO) {
+		log_error("cannot see the pod's other containers: PID 1 is in rearguard's own container "
+			  "(set shareProcessNamespace: true in the pod spec)");
+		goto out;
+	} else if (rc < 0) {
+		goto out;
 	}
-	sync_containers(a, true);
-	/* libcurl's set-up takes milliseconds: after the first scan, before the first request counts. */
-	if (any_url && http_prepare(a->http) < 0)
+	sync_containers(&a, true);
+	/* libcurl's set-up takes milliseconds: after the first scan, not before a stop request. */
+	if (any_url && http_prepare(a.http) < 0)
 		log_warn("cannot set up libcurl yet: trying again at the first request");
-	ev_init(&a->timer, on_timer);
-	a->timer.data = a;
-	return 0;
-}
 
-static void teardown(struct agent *a)
-{
-	const struct agent_options *opt = a->opt;
-	size_t i;
-
-	http_free(a->http);
-	for (i = 0; i < a->ntracked; i++) {
-		if (a->tracked[i].root) {
-			pidwatch_stop(a->loop, &a->tracked[i].root->pw);
-			free(a->tracked[i].root);
-		}
-	}
-	free(a->tracked);
-	for (i = 0; a->stopping && i < opt->nsidecars; i++) {
-		size_t j;
-
-		for (j = 0; j < a->stopping[i].n; j++) {
-			pidwatch_stop(a->loop, &a->stopping[i].w[j]->pw);
-			free(a->stopping[i].w[j]);
-		}
-		free(a->stopping[i].w);
-	}
-	free(a->stopping);
-	free(a->sc_http);
-	free(a->sc_cfg);
-	decide_free(&a->d);
-	podscan_free(a->ps);
-	if (a->loop)
-		ev_loop_destroy(a->loop);
-}
-
-int agent_run(const struct agent_options *opt)
-{
-	struct agent a;
-
-	memset(&a, 0, sizeof(a));
-	a.opt = opt;
-	a.mode = MODE_AGENT;
-	a.exit_code = 2;
-	signal(SIGPIPE, SIG_IGN);
-	log_msg(LOG_INFO,
-		FIELDS(LF_INT("sidecars", opt->nsidecars), LF_STR("restart_policy",
-		       opt->policy == POLICY_NEVER ? "Never" : "OnFailure"), LF_INT("apps", opt->apps)),
-		"rearguard %s starting", PACKAGE_VERSION);
-	if (setup(&a) == 0) {
+	ev_init(&a.timer, on_timer);
+	a.timer.data = &a;
+	if (mode == MODE_AGENT) {
 		ev_signal_init(&a.sig_term, on_signal, SIGTERM);
 		ev_signal_init(&a.sig_int, on_signal, SIGINT);
 		ev_signal_init(&a.sig_hup, on_signal, SIGHUP);
@@ -819,33 +796,50 @@ int agent_run(const struct agent_options *opt)
 		ev_signal_start(a.loop, &a.sig_term);
 		ev_signal_start(a.loop, &a.sig_int);
 		ev_signal_start(a.loop, &a.sig_hup);
-		run_decisions(&a);
-		if (!a.finished)
-			ev_run(a.loop, 0);
-		a.exit_code = a.finished ? a.exit_code : 1;
+	} else {
+		/* No signal watchers: interrupting a drain by hand ends it. */
+		decide_drain_now(&a.d, "drain-command", mono_us());
 	}
-	teardown(&a);
+
+	run_decisions(&a);
+	if (!a.finished)
+		ev_run(a.loop, 0);
+	rc = a.finished ? a.exit_code : 1;
+	a.exit_code = rc;
+out:
+	http_free(a.http);
+	for (i = 0; i < a.ntracked; i++) {
+		if (a.tracked[i].root) {
+			pidwatch_stop(a.loop, &a.tracked[i].root->pw);
+			free(a.tracked[i].root);
+		}
+	}
+	free(a.tracked);
+	for (i = 0; a.stopping && i < opt->nsidecars; i++) {
+		size_t j;
+
+		for (j = 0; j < a.stopping[i].n; j++) {
+			pidwatch_stop(a.loop, &a.stopping[i].w[j]->pw);
+			free(a.stopping[i].w[j]);
+		}
+		free(a.stopping[i].w);
+	}
+	free(a.stopping);
+	free(a.sc_http);
+	free(a.sc_cfg);
+	decide_free(&a.d);
+	podscan_free(a.ps);
+	if (a.loop)
+		ev_loop_destroy(a.loop);
 	return a.exit_code;
+}
+
+int agent_run(const struct agent_options *opt)
+{
+	return run(opt, MODE_AGENT);
 }
 
 int agent_drain(const struct agent_options *opt)
 {
-	struct agent a;
-
-	memset(&a, 0, sizeof(a));
-	a.opt = opt;
-	a.mode = MODE_DRAIN;
-	a.exit_code = 2;
-	signal(SIGPIPE, SIG_IGN);
-	log_msg(LOG_INFO, FIELDS(LF_INT("sidecars", opt->nsidecars)), "rearguard %s draining", PACKAGE_VERSION);
-	/* No signal watchers: interrupting a drain by hand ends it. */
-	if (setup(&a) == 0) {
-		decide_drain_now(&a.d, "drain-command", mono_us());
-		run_decisions(&a);
-		if (!a.finished)
-			ev_run(a.loop, 0);
-		a.exit_code = a.finished ? a.exit_code : 1;
-	}
-	teardown(&a);
-	return a.exit_code;
+	return run(opt, MODE_DRAIN);
 }

@@ -357,9 +357,10 @@ void decide_http_result(struct decide *d, size_t sidecar, enum decide_http_purpo
 			return;
 		if (is_2xx(result)) {
 			sc->deadline_us = now + cfg->drain_time_us;
-			log_msg(LOG_INFO, FIELDS(LF_STR("sidecar", cfg->name)),
-				"drain request %s: the stop request follows in %s", describe(result, what),
-				fmt_us(cfg->drain_time_us, dur));
+			if (cfg->drain_time_us)
+				log_msg(LOG_INFO, FIELDS(LF_STR("sidecar", cfg->name)),
+					"drain request %s: the stop request follows after drain-time %s",
+					describe(result, what), fmt_us(cfg->drain_time_us, dur));
 		} else {
 			sc->deadline_us = now;
 			log_msg(LOG_WARN, FIELDS(LF_STR("sidecar", cfg->name)),
@@ -640,7 +641,7 @@ static void start_stop(struct decide *d, size_t k, int64_t now, struct decide_ac
 	act->signo = cfg->stop_signal;
 }
 
-/* While the stop request is out: retries, the fallback signal, the probes of a blind stop. */
+/* While the stop is under way: the stop request's retries, then (blind) the probes. */
 static bool stopping_http(struct decide *d, size_t k, int64_t now, struct decide_action *act)
 {
 	const struct decide_sidecar_config *cfg = &d->cfg.sidecars[k];
