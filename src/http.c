@@ -80,8 +80,11 @@ static int on_socket(CURL *easy, curl_socket_t s, int what, void *userp, void *s
 	} else {
 		ev_io_stop(h->loop, &hs->io);
 	}
-	ev_io_set(&hs->io, s, (what & CURL_POLL_IN ? EV_READ : 0) | (what & CURL_POLL_OUT ? EV_WRITE : 0));
-	ev_io_start(h->loop, &hs->io);
+	/* CURL_POLL_NONE: known, but nothing to wait for now. */
+	if (what & CURL_POLL_INOUT) {
+		ev_io_set(&hs->io, s, (what & CURL_POLL_IN ? EV_READ : 0) | (what & CURL_POLL_OUT ? EV_WRITE : 0));
+		ev_io_start(h->loop, &hs->io);
+	}
 	return 0;
 }
 

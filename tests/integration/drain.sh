@@ -39,7 +39,7 @@ new_pod
 standin_start proxy 1337 daprd
 # A PID namespace of its own, the pod's network: what a container sees without shareProcessNamespace.
 blind_drain() {
-	nsenter --target "$PAUSE" --net -- unshare --pid --fork --mount-proc "$BIN/rearguard" drain "$@"
+	timeout 20 nsenter --target "$PAUSE" --net -- unshare --pid --fork --mount-proc "$BIN/rearguard" drain "$@"
 }
 rc=0
 blind_drain -s dapr --stop-timeout 3s >"$T/blind.log" 2>&1 || rc=$?

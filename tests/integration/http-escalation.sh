@@ -53,12 +53,13 @@ say "500s, retried"
 run_pod cloudsql cloud-sql-proxy --quitquitquit --stop-status 500
 expect_exit agent 10 0
 expect_exit proxy 2 143
+# 0, 100ms, 300ms, 700ms: four on an idle machine; the schedule itself is unit-tested.
 n=$(events_count cloud-sql-proxy "stop request received")
-[ "$n" -ge 3 ] || fail "500s: only $n stop requests within --stop-timeout 1s"
+[ "$n" -ge 2 ] || fail "500s: not retried ($n stop request) within --stop-timeout 1s"
 summary_is "$n" sidecars 0 requests
 summary_is 500 sidecars 0 statuses 0
-summary_is 500 sidecars 0 statuses 2
-grep -q 'stop request answered 500: trying again in 200ms' "$T/agent.log" || fail "retries not logged"
+summary_is 500 sidecars 0 statuses 1
+grep -q 'stop request answered 500: trying again in 100ms' "$T/agent.log" || fail "retries not logged"
 summary_is terminated sidecars 0 outcome
 grep -q 'exit-zero-on-sigterm' "$T/agent.log" && fail "advice where the proxy told nothing"
 exit 0

@@ -1,9 +1,9 @@
 #!/bin/bash
 # Every preset end to end, each in a pod of its own with a stand-in for its
-# proxy (own uid, the real process name): the ready file appears only once
-# the proxy turned ready (or, without a ready URL, once its process is
-# seen); the stop request arrives after the app exit; the proxy exits 0, by
-# its own stop endpoint; the agent exits 0. The Istio pod runs the agent
+# proxy (own uid, the real process name, started after the agent): the
+# ready file appears only once the proxy turned ready (or, without a ready
+# URL, once its process is seen); the stop request arrives after the app
+# exit; the proxy exits 0, by its own stop endpoint; the agent exits 0. The Istio pod runs the agent
 # with http_proxy pointing nowhere: loopback calls must not go through it.
 . "$RG_SRCDIR/tests/integration/lib.sh"
 
@@ -18,17 +18,21 @@ preset() {
 	say "preset $preset"
 	if [ -n "$PAUSE" ]; then new_pod; else pod_start; fi
 	rm -f "$EMPTYDIR/ready"
-	standin_start proxy "$uid" "$proxy" --ready-after 700ms "$@"
+	# The agent first: it polls a proxy that is not there yet, then not ready, then ready.
 	ctr_start agent 1002 env http_proxy=http://127.0.0.1:9 HTTP_PROXY=http://127.0.0.1:9 \
 		ALL_PROXY=http://127.0.0.1:9 "$BIN/rearguard" --sidecar "$preset" --apps 1 \
 		--dir "$EMPTYDIR" --termination-log "$RUN/termination-log"
+	agent_scanned
+	standin_start proxy "$uid" "$proxy" --ready-after 700ms "$@"
 	if [ "$ready_by" = - ]; then
 		wait_for 5 test -e "$EMPTYDIR/ready" || fail "$preset: no ready file"
+		grep -q "sidecar ready (no ready URL: its process is running) sidecar=$preset" "$T/agent.log" ||
+			fail "$preset: not ready by its process"
 	else
 		ready_file_after "$ready_by" 5
+		[ "$(events_count "$ready_by" "request GET")" -ge 1 ] || fail "$preset: the ready URL was not polled"
 	fi
 	grep -qx "$preset" "$EMPTYDIR/ready" || fail "$preset: the ready file does not name it"
-	agent_scanned
 	ctr_start app 1001 "$BIN/job" --run 300ms --log "$EVENTS"
 
 	expect_exit agent 15 0
@@ -49,7 +53,7 @@ preset() {
 
 preset istio 1337 pilot-agent envoy "[200]"
 grep -q 'sidecar ready sidecar=istio' "$T/agent.log" || fail "istio: readiness not logged"
-[ "$(events_count envoy "request GET /healthz/ready")" -ge 2 ] || fail "istio: readiness was not polled on 15021"
+[ "$(events_count envoy "request GET /healthz/ready")" -ge 1 ] || fail "istio: readiness was not polled on 15021"
 [ -n "$(event_ms pilot-agent "killed envoy")" ] || fail "istio: Envoy did not stop with pilot-agent"
 
 preset envoy 1101 envoy envoy "[200, 200]"
