@@ -295,17 +295,11 @@ static void on_sigterm(void)
 	if (S.ignore_term)
 		return;
 	S.draining = true;
-	switch (S.kind) {
-	case PILOT:
-		exit_soon(S.term_drain_ms, 0);
-		break;
-	case CLOUDSQL:
+	/* The Cloud SQL proxy ends with 143 on SIGTERM: a failed Job under restartPolicy: Never. */
+	if (S.kind == CLOUDSQL)
 		exit_soon(0, S.exit_zero_on_sigterm ? 0 : 143);
-		break;
-	default:
+	else
 		exit_soon(S.term_drain_ms, 0);
-		break;
-	}
 }
 
 static void serve_envoy_admin(struct conn *c, bool post, const char *path)
