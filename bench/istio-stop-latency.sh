@@ -5,6 +5,11 @@
 # microseconds (RG_EVENTS_US=1). Prints each run, then the median, p90 and
 # max. Build first (tools/check, or make in build/); run as root.
 #
+# Each run waits on three processes waking up (the exiting app, the agent,
+# the proxy): on a busy or virtual machine every wake-up adds up to
+# milliseconds, so take the figure on an idle node. The agent's own share
+# (from its summary) is printed next to each run.
+#
 #   bench/istio-stop-latency.sh [N] [BUILDDIR]
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
