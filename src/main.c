@@ -13,7 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 
-static const char *const later[] = { "run", "wait", "drain", "install" };
+static const char *const later[] = { "run", "wait", "install" };
 
 static int usage_error(const char *msg)
 {
@@ -41,6 +41,26 @@ static int agent_main(int argc, char **argv)
 	return rc;
 }
 
+static int drain_main(int argc, char **argv)
+{
+	struct agent_options opt;
+	char err[OPTIONS_ERR_MAX];
+	int rc;
+
+	switch (options_parse_drain(&opt, argc, argv, err, sizeof(err))) {
+	case OPTIONS_EXIT_OK:
+		return 0;
+	case OPTIONS_ERROR:
+		return usage_error(err);
+	case OPTIONS_OK:
+		break;
+	}
+	log_setup(opt.log_level, opt.log_format, 2);
+	rc = agent_drain(&opt);
+	options_free(&opt);
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	const char *cmd = argc > 1 ? argv[1] : NULL;
@@ -51,6 +71,8 @@ int main(int argc, char **argv)
 		return agent_main(argc, argv);
 	if (strcmp(cmd, "agent") == 0)
 		return agent_main(argc - 1, argv + 1);
+	if (strcmp(cmd, "drain") == 0)
+		return drain_main(argc - 1, argv + 1);
 	if (strcmp(cmd, "version") == 0) {
 		options_print_version();
 		return 0;

@@ -50,6 +50,11 @@ expect_usage_error "unknown option --bogus" agent -s istio --bogus
 expect_usage_error "unknown command 'bogus'" bogus
 expect_usage_error "'run' is not implemented" run -- true
 expect_usage_error "'wait' is not implemented" wait ready
+expect_usage_error "no sidecar given" drain
+expect_usage_error "unknown option --apps (rearguard drain takes --sidecar" drain -s istio --apps 1
+expect_usage_error "invalid duration \"soon\"" drain -s istio --kill-after soon
+REARGUARD_SIDECARS="istio;nope" expect_usage_error "REARGUARD_SIDECARS: sidecar spec \"nope\"" drain
+expect_usage_error "stop: \"http://127.0.0.1:0/quit\": the port must be" -s 'match=x,stop=http://127.0.0.1:0/quit'
 expect_usage_error "invalid duration \"soon\"" -s istio --stop-timeout soon
 expect_usage_error "--kill-after: duration \"1000h\" is too long" -s istio --kill-after 1000h
 expect_usage_error "unknown preset \"istoi\"" -s istoi
