@@ -288,7 +288,15 @@ int http_start(struct http *h, struct http_request *r, enum http_method method, 
 	SET(CURLOPT_PRIVATE, r);
 	SET(CURLOPT_ERRORBUFFER, r->error);
 	SET(CURLOPT_NOSIGNAL, 1L);
-	SET(CURLOPT_NOPROXY, "*");
+	/*
+	 * A libcurl built without proxy support (the static release binary's)
+	 * says so here, and then no http_proxy variable can reroute us anyway.
+	 */
+	if (rc == CURLE_OK) {
+		rc = curl_easy_setopt(easy, CURLOPT_NOPROXY, "*");
+		if (rc == CURLE_NOT_BUILT_IN || rc == CURLE_UNKNOWN_OPTION)
+			rc = CURLE_OK;
+	}
 #if LIBCURL_VERSION_NUM >= 0x075500
 	SET(CURLOPT_PROTOCOLS_STR, "http");
 #else

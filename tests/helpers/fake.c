@@ -70,8 +70,7 @@ static long mono_ms(void)
 __attribute__((format(printf, 1, 2)))
 static void logev(const char *fmt, ...)
 {
-	char line[256], what[128], when[32];
-	struct timespec ts;
+	char line[256], what[128];
 	va_list ap;
 	int n;
 
