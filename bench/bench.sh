@@ -3,33 +3,51 @@
 # real pods made of namespaces (tests/integration/lib.sh), the real binary,
 # and, in the same run, the workarounds people use today.
 #
-#   bench/bench.sh [--tiny] [--trials N] [--out FILE]    (normally through tools/bench)
+#   bench/bench.sh [--tiny] [--trials N] [--only SECTION[,SECTION]] [--out FILE]
+#                                         (normally through tools/bench)
+#
+# Sections: reaction, idle (with memory), scan, startup.
 #
 # Raw samples go to $T/raw.jsonl, one JSON object per line; bench/report.py
 # turns them into the table and the results file. Clock: CLOCK_MONOTONIC in
-# microseconds, shared by every process of the machine (FAKE_CLOCK=mono for
-# the stand-ins, REARGUARD_LOG_MONO=1 for the agent, ENTER_EXEC_LOG for exec).
+# microseconds, shared by every process of the machine (RG_EVENT_CLOCK=mono
+# for the stand-ins, REARGUARD_LOG_MONO=1 for the agent, ENTER_EXEC_LOG and
+# ENTER_REAP_LOG for the runtime's exec and reap).
 set -euo pipefail
 
 tiny=0
 trials=200
 out=
+only=reaction,idle,scan,startup
+usage="usage: bench/bench.sh [--tiny] [--trials N] [--only reaction,idle,scan,startup] [--out FILE]"
 while [ $# -gt 0 ]; do
 	case $1 in
 	--tiny) tiny=1 trials=3 ;;
-	--trials) trials=$2; shift ;;
-	--out) out=$2; shift ;;
-	*) echo "usage: bench/bench.sh [--tiny] [--trials N] [--out FILE]" >&2; exit 2 ;;
+	--trials) trials=${2:?$usage}; shift ;;
+	--only) only=${2:?$usage}; shift ;;
+	--out) out=${2:?$usage}; shift ;;
+	*) echo "$usage" >&2; exit 2 ;;
 	esac
 	shift
 done
+case $trials in '' | *[!0-9]* | 0) echo "bench: --trials needs a positive number" >&2; exit 2 ;; esac
+for section in ${only//,/ }; do
+	case $section in reaction | idle | scan | startup) ;; *) echo "bench: unknown section $section; $usage" >&2; exit 2 ;; esac
+done
+wanted() { case ",$only," in *",$1,"*) return 0 ;; esac; return 1; }
 : "${RG_BUILDDIR:?}" "${RG_SRCDIR:?}"
 out=${out:-$RG_SRCDIR/bench/results.json}
 export RG_SKIP_STATUS=${RG_SKIP_STATUS:-77}
 # shellcheck source=../tests/integration/lib.sh
 . "$RG_SRCDIR/tests/integration/lib.sh"
 cp "$RG_BUILDDIR/bench/scan-bench" "$BIN/"
-export FAKE_CLOCK=mono REARGUARD_LOG_MONO=1
+export RG_EVENT_CLOCK=mono REARGUARD_LOG_MONO=1
+# The release binary, when the static build has run (make static; the e2e tests do).
+STATIC=
+if [ -x "$RG_BUILDDIR/static/rearguard" ]; then
+	cp "$RG_BUILDDIR/static/rearguard" "$BIN/rearguard-static"
+	STATIC=$BIN/rearguard-static
+fi
 RAW=$T/raw.jsonl
 : >"$RAW"
 alias_bin job forker
@@ -58,28 +76,43 @@ fresh_pod() {
 
 # ---- 1. reaction time: app exit -> stop request at the sidecar -------------------
 #
-# rearguard: the agent in its own container. shell-sleep1 / shell-sleep0.1: the
-# usual companion container, a loop of pgrep and sleep, then the stop.
+# The sidecar is a stand-in Istio proxy (pilot-agent on 15020), except for
+# rearguard-signal (a log shipper stopped by SIGTERM). rearguard: the agent in
+# its own container. shell-sleep1 / shell-sleep0.1: the usual companion
+# container, a loop of pgrep and sleep, then curl -X POST .../quitquitquit.
+# The app runs a random 300 to 1300 ms, so polling loops are caught at every
+# phase of their sleep.
 #
 # Two references for "app exit": the app's last instruction (it logs the clock
 # and calls exit), and the moment its parent, the runtime, reaps it
 # (ENTER_REAP_LOG). The first includes the kernel's teardown of the process,
 # which the "kernel-floor" row measures alone (bench/exit-floor).
 reaction_trial() {
-	local variant=$1 exit_us reap_us stop_us
+	local variant=$1 exit_us reap_us stop_us proxy event run=$((300 + RANDOM % 1000))ms
 	fresh_pod
-	fake_start proxy 1002 fluent-bit
 	rm -f "$T/reap.us"
+	if [ "$variant" = rearguard-signal ]; then
+		fake_start proxy 1337 fluent-bit
+		proxy=fluent-bit event="got SIGTERM"
+	else
+		standin_start proxy 1337 pilot-agent
+		proxy=pilot-agent event="stop request received"
+	fi
 	case $variant in
 	rearguard)
-		ctr_start agent 1002 "$BIN/rearguard" -s 'match=fluent-bit' --apps 1 --dir "$EMPTYDIR"
+		ctr_start agent 1337 "$BIN/rearguard" --sidecar istio --apps 1 --dir "$EMPTYDIR"
+		wait_for 10 test -e "$EMPTYDIR/ready" || fail "$variant: no ready file"
+		ENTER_REAP_LOG=$T/reap.us fake_start app 1001 job --run "$run"
+		;;
+	rearguard-signal)
+		ctr_start agent 1337 "$BIN/rearguard" -s 'match=fluent-bit' --apps 1 --dir "$EMPTYDIR"
 		agent_scanned
-		ENTER_REAP_LOG=$T/reap.us fake_start app 1001 job --run 100ms
+		ENTER_REAP_LOG=$T/reap.us fake_start app 1001 job --run "$run"
 		;;
 	shell-sleep*)
-		ENTER_REAP_LOG=$T/reap.us fake_start app 1001 job --run 300ms
-		ctr_start agent 1002 sh -c "while pgrep -x job >/dev/null; do sleep ${variant#shell-sleep}; done;
-			kill -TERM \$(pgrep -x fluent-bit)"
+		ENTER_REAP_LOG=$T/reap.us fake_start app 1001 job --run "$run"
+		ctr_start agent 1337 sh -c "while pgrep -x job >/dev/null; do sleep ${variant#shell-sleep}; done;
+			curl -s -o /dev/null -X POST http://127.0.0.1:15020/quitquitquit"
 		;;
 	esac
 	ctr_wait proxy 20
@@ -87,21 +120,23 @@ reaction_trial() {
 	wait_for 5 test -s "$T/reap.us" || fail "$variant: no reap time"
 	exit_us=$(mono_event job "exit 0")
 	reap_us=$(cat "$T/reap.us")
-	stop_us=$(mono_event fluent-bit "got SIGTERM")
+	stop_us=$(mono_event "$proxy" "$event")
 	[ -n "$exit_us" ] && [ -n "$stop_us" ] || fail "$variant: missing events"
 	sample reaction "$variant" us $((stop_us - exit_us)) from_reap_us $((stop_us - reap_us))
 }
 
-cp "$RG_BUILDDIR/bench/exit-floor" "$BIN/"
-say "reaction: kernel floor, $trials samples"
-for us in $("$BIN/exit-floor" "$trials"); do sample reaction kernel-floor us "$us" from_reap_us 0; done
-for variant in rearguard shell-sleep1 shell-sleep0.1; do
-	n=$trials
-	# A one-second loop takes a second per trial: fewer trials give the same picture.
-	[ "$variant" = shell-sleep1 ] && [ "$n" -gt 50 ] && n=50
-	say "reaction: $variant, $n trials"
-	for _ in $(seq "$n"); do reaction_trial "$variant"; done
-done
+if wanted reaction; then
+	cp "$RG_BUILDDIR/bench/exit-floor" "$BIN/"
+	say "reaction: kernel floor, $trials samples"
+	for us in $("$BIN/exit-floor" "$trials"); do sample reaction kernel-floor us "$us" from_reap_us 0; done
+	for variant in rearguard rearguard-signal shell-sleep1 shell-sleep0.1; do
+		n=$trials
+		# A one-second loop takes a second or two per trial: fewer trials give the same picture.
+		[ "$variant" = shell-sleep1 ] && [ "$n" -gt 50 ] && n=50
+		say "reaction: $variant, $n trials"
+		for _ in $(seq "$n"); do reaction_trial "$variant"; done
+	done
+fi
 
 # ---- 2. idle cost while the app runs, over a window -----------------------------
 window=10
@@ -109,16 +144,20 @@ window=10
 idle_run() {
 	local variant=$1 pid
 	fresh_pod
-	fake_start proxy 1002 fluent-bit
+	standin_start proxy 1337 pilot-agent
 	fake_start app 1001 job --run $((window + 5))s
 	case $variant in
-	rearguard-apps1) ctr_start agent 0 "$BIN/rearguard" -s 'match=fluent-bit' --apps 1 --dir "$EMPTYDIR" ;;
-	rearguard) ctr_start agent 0 "$BIN/rearguard" -s 'match=fluent-bit' --dir "$EMPTYDIR" ;;
+	rearguard-apps1) ctr_start agent 1337 "$BIN/rearguard" --sidecar istio --apps 1 --dir "$EMPTYDIR" ;;
+	rearguard) ctr_start agent 1337 "$BIN/rearguard" --sidecar istio --dir "$EMPTYDIR" ;;
+	static-rearguard-apps1) ctr_start agent 1337 "$STATIC" --sidecar istio --apps 1 --dir "$EMPTYDIR" ;;
 	shell-sleep1)
-		ctr_start agent 0 sh -c 'while pgrep -x job >/dev/null; do sleep 1; done; kill -TERM $(pgrep -x fluent-bit)'
+		ctr_start agent 1337 sh -c 'while pgrep -x job >/dev/null; do sleep 1; done;
+			curl -s -o /dev/null -X POST http://127.0.0.1:15020/quitquitquit'
 		;;
 	esac
-	sleep 1.5
+	# Settled: the agent has polled the proxy ready and written the ready file.
+	case $variant in *rearguard*) wait_for 10 test -e "$EMPTYDIR/ready" || fail "$variant: no ready file" ;; esac
+	sleep 1
 	pid=$(ctr_pid agent)
 	# perf counts the process and, with --inherit (the default), every child it starts meanwhile.
 	perf stat -x, -e task-clock,context-switches -p "$pid" -o "$T/perf.out" -- sleep "$window" 2>/dev/null
@@ -128,13 +167,15 @@ idle_run() {
 		END { printf "{\"section\":\"idle\",\"variant\":\"%s\",\"window_s\":%d,\"cpu_ms\":%.3f,\"switches\":%d}\n", v, w, cpu, cs }
 	' "$T/perf.out" >>"$RAW"
 	if [ "$variant" != shell-sleep1 ]; then
-		sample memory "dynamic-$variant" hwm_kb "$(awk '/^VmHWM/ {print $2}' "/proc/$pid/status")" \
+		sample memory "$(case $variant in static-*) echo "$variant" ;; *) echo "dynamic-$variant" ;; esac)" hwm_kb "$(awk '/^VmHWM/ {print $2}' "/proc/$pid/status")" \
 			rss_kb "$(awk '/^VmRSS/ {print $2}' "/proc/$pid/status")" \
 			private_kb "$(awk '/^Private_(Clean|Dirty)/ {s += $2} END {print s}' "/proc/$pid/smaps_rollup")"
 	fi
 }
-if command -v perf >/dev/null && perf stat -e task-clock true >/dev/null 2>&1; then
-	for variant in rearguard-apps1 rearguard shell-sleep1; do
+if ! wanted idle; then
+	:
+elif command -v perf >/dev/null && perf stat -e task-clock true >/dev/null 2>&1; then
+	for variant in rearguard-apps1 rearguard shell-sleep1 ${STATIC:+static-rearguard-apps1}; do
 		say "idle: $variant, ${window}s"
 		idle_run "$variant"
 	done
@@ -145,6 +186,7 @@ fi
 # ---- 3. scan scaling: one full scan, rescans, and the reaction, at each size -----
 sizes="1000 10000 30000"
 [ "$tiny" = 1 ] && sizes=200
+wanted scan || sizes=
 for n in $sizes; do
 	say "scan: $n processes in the app container"
 	fresh_pod
@@ -165,19 +207,29 @@ for n in $sizes; do
 		agent_first_scan_us "$(grep -m1 'pod scanned' "$T/agent.log" | grep -o 'scan=[0-9.]*' | cut -d= -f2 | awk '{printf "%d", $1 * 1000}')"
 done
 
-# ---- 4. start-up: exec -> first scan done ----------------------------------------
+# ---- 4. start-up: exec -> first scan done, and -> ready written --------------
+# The sidecar (a stand-in Istio proxy) is ready before the agent starts.
+startup_runs() {
+	local variant=$1 binary=$2 exec_us
+	say "start-up: $variant, $runs runs"
+	for _ in $(seq "$runs"); do
+		rm -f "$RUN/exec.us" "$EMPTYDIR/ready"
+		ENTER_EXEC_LOG=$RUN/exec.us ctr_start agent 1337 "$binary" --sidecar istio --apps 1 --dir "$EMPTYDIR"
+		wait_for 10 grep -q "wrote the ready file" "$T/agent.log" || fail "agent did not write the ready file"
+		exec_us=$(cat "$RUN/exec.us")
+		sample startup "$variant" first_scan_us $(($(agent_mono "pod scanned") - exec_us)) \
+			ready_us $(($(agent_mono "wrote the ready file") - exec_us))
+		kill -KILL "$(ctr_pid agent)"
+		ctr_wait agent 10
+	done
+}
 runs=20
 [ "$tiny" = 1 ] && runs=3
-say "start-up: $runs runs"
-fresh_pod
-fake_start proxy 1002 fluent-bit
-for _ in $(seq "$runs"); do
-	rm -f "$T/exec.us"
-	ENTER_EXEC_LOG=$T/exec.us ctr_start agent 0 "$BIN/rearguard" -s 'match=fluent-bit' --apps 1 --dir "$EMPTYDIR"
-	wait_for 10 grep -q "pod scanned" "$T/agent.log" || fail "agent did not scan"
-	sample startup first-scan us $(($(agent_mono "pod scanned") - $(cat "$T/exec.us")))
-	kill -KILL "$(ctr_pid agent)"
-	ctr_wait agent 10
-done
+if wanted startup; then
+	fresh_pod
+	standin_start proxy 1337 pilot-agent
+	startup_runs dynamic "$BIN/rearguard"
+	[ -z "$STATIC" ] || startup_runs static "$STATIC"
+fi
 
 /usr/bin/python3 "$RG_SRCDIR/bench/report.py" "$RAW" "$out"

@@ -63,10 +63,12 @@ def main(raw_path, out_path):
         elif r["section"] == "scan-reaction":
             entry = result["scan"].setdefault(r["variant"], {})
             entry.update(reaction_ms=r["us"] / 1000.0, agent_first_scan_ms=r["agent_first_scan_us"] / 1000.0)
-    starts = sorted(r["us"] / 1000.0 for r in rows if r["section"] == "startup")
-    if starts:
-        result["startup_ms"]["exec_to_first_scan"] = {
-            "runs": len(starts), "min": starts[0], "p50": pct(starts, 50), "max": starts[-1]}
+    for variant in sorted({r["variant"] for r in rows if r["section"] == "startup"}):
+        mine = [r for r in rows if r["section"] == "startup" and r["variant"] == variant]
+        for key, name in (("first_scan_us", "exec_to_first_scan"), ("ready_us", "exec_to_ready")):
+            v = sorted(r[key] / 1000.0 for r in mine)
+            result["startup_ms"].setdefault(variant, {})[name] = {
+                "runs": len(v), "min": v[0], "p50": pct(v, 50), "max": v[-1]}
 
     with open(out_path, "w") as f:
         json.dump(result, f, indent=2, sort_keys=True)
@@ -103,10 +105,12 @@ def main(raw_path, out_path):
                 s.get("processes", 0), s.get("first_scan_ms", 0), s.get("rescan_ms", 0),
                 s.get("agent_first_scan_ms", 0), s.get("reaction_ms", 0)))
     if result["startup_ms"]:
-        s = result["startup_ms"]["exec_to_first_scan"]
         print()
-        print("start-up: exec -> first scan done: p50 %.3f ms (min %.3f, max %.3f, %d runs)" % (
-            s["p50"], s["min"], s["max"], s["runs"]))
+        print("start-up (ms): exec -> first /proc scan done, and -> ready file written (sidecar already ready)")
+        for variant, s in result["startup_ms"].items():
+            for name, t in s.items():
+                print("  %-8s %-20s p50 %8.3f  min %8.3f  max %8.3f  (%d runs)" % (
+                    variant, name, t["p50"], t["min"], t["max"], t["runs"]))
     print()
     print("results: %s" % out_path)
 

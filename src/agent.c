@@ -3,6 +3,7 @@
 #include "agent.h"
 
 #include "decide.h"
+#include "http.h"
 #include "install.h"
 #include "json.h"
 #include "log.h"
@@ -10,6 +11,7 @@
 #include "parse.h"
 #include "pidwatch.h"
 #include "podscan.h"
+#include "proc.h"
 #include "sentinel.h"
 #include "summary.h"
 #include "sys.h"
@@ -22,9 +24,33 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 struct agent;
+
+enum agent_mode {
+	MODE_AGENT, /* the companion container */
+	MODE_DRAIN, /* rearguard drain: stop the sidecars now, once; no apps, no readiness */
+};
+
+struct sidecar_http;
+
+/* One request slot of a sidecar. */
+struct call {
+	struct http_request r;
+	struct sidecar_http *sh;
+	enum decide_http_purpose purpose;
+	const char *url;
+};
+
+/* The HTTP requests of one sidecar: readiness polls in one slot; drain, stop and probes in the other. */
+struct sidecar_http {
+	struct agent *a;
+	size_t k;
+	struct call ready, stop;
+	bool advised; /* advice about its stop endpoint was logged */
+};
 
 /* The root of an app or sidecar container. */
 struct root_watch {
@@ -54,18 +80,26 @@ struct stopping {
 	size_t live;
 };
 
+#define OWN_PIDS_MAX 16
+
 struct agent {
 	struct ev_loop *loop;
 	const struct agent_options *opt;
+	enum agent_mode mode;
 	struct podscan *ps;
 	struct decide d;
 	struct decide_sidecar_config *sc_cfg;
+	struct http *http;
+	struct sidecar_http *sc_http;
 	ev_timer timer;
 	ev_signal sig_term, sig_int, sig_hup;
 	struct tracked *tracked;
 	size_t ntracked;
 	struct stopping *stopping;
-	struct sentinel files;  /* the file protocol in --dir */
+	/* Drain mode: this process and its ancestors, never to be waited for or signalled. */
+	pid_t own[OWN_PIDS_MAX];
+	size_t nown;
+	struct sentinel files;  /* the file protocol in --dir (not in drain mode) */
 	bool files_open;
 	bool starting;          /* before the loop: what the directory held at start */
 	bool found_apps_done, found_done;
@@ -79,7 +113,8 @@ static void run_decisions(struct agent *a);
 
 static enum podscan_match classify(void *arg, const char *name, int *sidecar)
 {
-	const struct agent_options *opt = ((struct agent *)arg)->opt;
+	const struct agent *a = arg;
+	const struct agent_options *opt = a->opt;
 	size_t i;
 
 	for (i = 0; i < opt->nsidecars; i++) {
@@ -88,6 +123,9 @@ static enum podscan_match classify(void *arg, const char *name, int *sidecar)
 			return MATCH_SIDECAR;
 		}
 	}
+	/* A drain tracks no apps. */
+	if (a->mode == MODE_DRAIN)
+		return MATCH_NONE;
 	if (!opt->app_src)
 		return MATCH_APP;
 	return regexec(&opt->app_re, name, 0, NULL, 0) == 0 ? MATCH_APP : MATCH_NONE;
@@ -331,6 +369,25 @@ static void watch_proc(struct agent *a, size_t k, pid_t pid, uint64_t start)
 	st->live++;
 }
 
+static bool own_pid(const struct agent *a, pid_t pid)
+{
+	size_t i;
+
+	for (i = 0; i < a->nown; i++)
+		if (a->own[i] == pid)
+			return true;
+	return false;
+}
+
+/* Whether c holds processes of sidecar k: its own container, or (drain) the one we run in. */
+static bool holds_sidecar(const struct agent *a, const struct pod_container *c, size_t k)
+{
+	if (c->sidecar < 0 || (size_t)c->sidecar != k)
+		return false;
+	/* A preStop hook runs rearguard drain inside the sidecar's own container. */
+	return c->role == ROLE_SIDECAR || (a->mode == MODE_DRAIN && c->role == ROLE_SELF);
+}
+
 /* Watches every live process of sidecar k's containers not watched yet. */
 static void collect_sidecar(struct agent *a, size_t k)
 {
@@ -338,7 +395,7 @@ static void collect_sidecar(struct agent *a, size_t k)
 
 	for (i = 0; i < podscan_count(a->ps); i++) {
 		struct pod_container *c = podscan_container(a->ps, i);
-		size_t n = c->role == ROLE_SIDECAR && (size_t)c->sidecar == k ? c->nprocs : 0;
+		size_t n = holds_sidecar(a, c, k) ? c->nprocs : 0;
 		pid_t *pids;
 		uint64_t *starts;
 
@@ -349,7 +406,8 @@ static void collect_sidecar(struct agent *a, size_t k)
 		if (pids && starts) {
 			n = podscan_procs(a->ps, c, pids, starts, n);
 			for (j = 0; j < n && j < c->nprocs; j++)
-				watch_proc(a, k, pids[j], starts[j]);
+				if (!own_pid(a, pids[j]))
+					watch_proc(a, k, pids[j], starts[j]);
 		}
 		free(pids);
 		free(starts);
@@ -391,33 +449,119 @@ static int signal_sidecar(struct agent *a, size_t k, int sig)
 	return err;
 }
 
-/* ---- the end ------------------------------------------------------------ */
+/* ---- talking to the sidecars --------------------------------------------- */
+
+/* What each purpose is on the wire, and in the log. */
+static const struct {
+	const char *method;
+	enum http_method m;
+} purposes[] = {
+	[DECIDE_HTTP_READY] = { "GET", HTTP_GET },
+	[DECIDE_HTTP_DRAIN] = { "POST", HTTP_POST },
+	[DECIDE_HTTP_STOP] = { "POST", HTTP_POST },
+	[DECIDE_HTTP_GONE] = { "connect to", HTTP_CONNECT },
+};
+
+/* The first line of a body, cut short, for a log field. */
+static const char *first_line(const char *body, char out[160])
+{
+	size_t n = strcspn(body, "\r\n");
+
+	if (n >= 160)
+		n = 159;
+	memcpy(out, body, n);
+	out[n] = '\0';
+	return out;
+}
+
+/* Polls and probes are routine; drain and stop answers other than 2xx are worth reading. */
+static void log_answer(const struct sidecar_spec *spec, const struct call *c)
+{
+	const struct http_request *r = &c->r;
+	bool routine = c->purpose == DECIDE_HTTP_READY || c->purpose == DECIDE_HTTP_GONE ||
+		       (r->err == 0 && r->status < 300);
+	char line[160];
+
+	log_msg(routine ? LOG_DEBUG : LOG_INFO,
+		FIELDS(LF_STR("sidecar", spec->name), LF_INT("status", r->status),
+		       LF_STR("error", r->err ? r->error : NULL),
+		       LF_STR("body", r->body_len ? first_line(r->body, line) : NULL), LF_MS("elapsed", r->elapsed_us)),
+		"%s %s: %s", purposes[c->purpose].method, c->url, r->err ? "no answer" : "answered");
+}
+
+static void http_done(struct http_request *r)
+{
+	struct call *c = r->data;
+	struct sidecar_http *sh = c->sh;
+	struct agent *a = sh->a;
+	const struct sidecar_spec *spec = &a->opt->sidecars[sh->k];
+	int result = r->err ? r->err : (int)r->status;
+	const char *advice;
+
+	log_answer(spec, c);
+	if (c->purpose == DECIDE_HTTP_STOP && !sh->advised && (advice = spec_stop_advice(spec, result, r->body))) {
+		sh->advised = true;
+		log_msg(LOG_WARN, FIELDS(LF_STR("sidecar", spec->name)), "%s", advice);
+	}
+	decide_http_result(&a->d, sh->k, c->purpose, result, mono_us());
+	run_decisions(a);
+}
+
+static void start_request(struct agent *a, const struct decide_action *act)
+{
+	struct sidecar_http *sh = &a->sc_http[act->sidecar];
+	struct call *c = act->purpose == DECIDE_HTTP_READY ? &sh->ready : &sh->stop;
+	int rc;
+
+	c->sh = sh;
+	c->purpose = act->purpose;
+	c->url = act->url;
+	c->r.done = http_done;
+	c->r.data = c;
+	log_msg(LOG_DEBUG, FIELDS(LF_STR("sidecar", a->opt->sidecars[act->sidecar].name)), "%s %s",
+		purposes[act->purpose].method, act->url);
+	rc = http_start(a->http, &c->r, purposes[act->purpose].m, act->url, act->connect_timeout_us, act->timeout_us);
+	if (rc < 0) {
+		log_msg(LOG_ERROR, FIELDS(LF_STR("url", act->url), LF_STR("error", strerror(-rc))),
+			"cannot start an HTTP request");
+		decide_http_result(&a->d, act->sidecar, act->purpose, rc, mono_us());
+	}
+}
+
+/* ---- files we write ---------------------------------------------------- */
 
 static void write_termination_log(struct agent *a, const char *text, size_t len)
 {
-	int fd = open(a->opt->termination_log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOCTTY, 0644);
+	/* A drain has none: the termination message belongs to the container it runs in. */
+	int fd = a->opt->termination_log
+			 ? open(a->opt->termination_log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOCTTY, 0644)
+			 : -1;
 
 	if (fd >= 0) {
 		(void)write_all(fd, text, len);
 		close(fd);
-	} else {
+	} else if (a->opt->termination_log) {
 		log_msg(LOG_DEBUG, FIELDS(LF_STR("path", a->opt->termination_log), LF_STR("error", strerror(errno))),
 			"termination log not writable: skipped");
 	}
 }
 
-/* Writes a file of the protocol (apps-done, done): name's content is text and a newline. */
-static void write_file(struct agent *a, const char *name, const char *text, size_t len)
+/*
+ * Writes a file of the protocol (ready, apps-done, done): name's content is
+ * text and a newline. Without the file protocol (already logged) there is
+ * nothing to write to.
+ */
+static int write_file(struct agent *a, const char *name, const char *text, size_t len)
 {
 	char *data;
 	int rc;
 
 	if (!a->files_open)
-		return;
+		return -ENOENT;
 	data = malloc(len + 1);
 	if (!data) {
 		log_msg(LOG_WARN, FIELDS(LF_STR("file", name)), "out of memory: file not written");
-		return;
+		return -ENOMEM;
 	}
 	memcpy(data, text, len);
 	data[len] = '\n';
@@ -426,7 +570,23 @@ static void write_file(struct agent *a, const char *name, const char *text, size
 	if (rc < 0)
 		log_msg(LOG_WARN, FIELDS(LF_STR("file", name), LF_STR("dir", a->opt->dir), LF_STR("error", strerror(-rc))),
 			"cannot write the file");
+	return rc;
 }
+
+/* The ready file: every sidecar is ready. It names them, one a line. */
+static void write_ready(struct agent *a)
+{
+	const struct agent_options *opt = a->opt;
+	char text[1024] = "";
+	size_t i, n = 0;
+
+	for (i = 0; i < opt->nsidecars && n < sizeof(text); i++)
+		n += (size_t)snprintf(text + n, sizeof(text) - n, "%s%s", i ? "\n" : "", opt->sidecars[i].name);
+	if (write_file(a, "ready", text, strlen(text)) == 0)
+		log_msg(LOG_INFO, FIELDS(LF_STR("dir", opt->dir)), "wrote the ready file");
+}
+
+/* ---- the end ------------------------------------------------------------ */
 
 static void finish(struct agent *a, int code)
 {
@@ -460,6 +620,12 @@ static void carry_out(struct agent *a, const struct decide_action *act)
 		break;
 	case DECIDE_SIGNAL:
 		decide_signal_result(&a->d, act->sidecar, signal_sidecar(a, act->sidecar, act->signo), mono_us());
+		break;
+	case DECIDE_HTTP:
+		start_request(a, act);
+		break;
+	case DECIDE_WRITE_READY:
+		write_ready(a);
 		break;
 	case DECIDE_EXIT:
 		finish(a, act->exit_code);
@@ -555,7 +721,7 @@ static void open_files(struct agent *a)
 	if (rc < 0) {
 		log_msg(LOG_WARN, FIELDS(LF_STR("dir", a->opt->dir), LF_STR("error", strerror(-rc))),
 			"file protocol unavailable (mount an emptyDir at --dir to use it): "
-			"no exit-code reports, drain file or resume after a restart");
+			"no ready file, exit-code reports, drain file or resume after a restart");
 		return;
 	}
 	a->files_open = true;
@@ -581,6 +747,7 @@ static void resume_done(struct agent *a)
 
 /* ---- start-up ----------------------------------------------------------- */
 
+/* -ENXIO: the pod's other containers are not visible (no shared PID namespace). */
 static int first_scan(struct agent *a)
 {
 	struct podscan_config pc = {
@@ -600,11 +767,8 @@ static int first_scan(struct agent *a)
 	}
 	for (i = 0; i < podscan_count(a->ps); i++)
 		self_seen |= podscan_container(a->ps, i)->role == ROLE_SELF;
-	if (!self_seen) {
-		log_error("cannot see the pod's other containers: PID 1 is in rearguard's own container "
-			  "(set shareProcessNamespace: true in the pod spec)");
+	if (!self_seen)
 		return -ENXIO;
-	}
 	if (podscan_flat(a->ps))
 		log_warn("every process shows the same cgroup: telling containers apart by process tree "
 			 "(exec sessions will look like containers)");
@@ -615,31 +779,81 @@ static int first_scan(struct agent *a)
 	return 0;
 }
 
-int agent_run(const struct agent_options *opt)
+/* This process and its ancestors up to its container's root (a preStop hook may be sh -c ...). */
+static void find_own_pids(struct agent *a)
+{
+	pid_t pid = getpid();
+
+	while (pid > 1 && a->nown < OWN_PIDS_MAX) {
+		char path[64], buf[1024];
+		struct proc_stat st;
+		size_t len;
+
+		a->own[a->nown++] = pid;
+		snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+		if (read_small_at(AT_FDCWD, path, 0, buf, sizeof(buf), &len) < 0 || proc_parse_stat(buf, len, &st) < 0)
+			break;
+		pid = st.ppid;
+	}
+}
+
+/* The HTTP side of sidecar k's configuration; whether it has any URL. */
+static bool configure_http(struct agent *a, size_t k)
+{
+	const struct sidecar_spec *spec = &a->opt->sidecars[k];
+	struct decide_sidecar_config *c = &a->sc_cfg[k];
+	const char *warning = spec_warning(spec);
+
+	/* An HTTP stop has no stop signal: SIGTERM is then the escalation, not a repeat. */
+	if (spec->stop_url)
+		c->stop_signal = 0;
+	c->stop_url = spec->stop_url;
+	c->ready_url = spec->ready_url;
+	c->drain_url = spec->drain_url;
+	c->drain_time_us = spec->drain_time_ms * US_PER_MS;
+	a->sc_http[k].a = a;
+	a->sc_http[k].k = k;
+	if (warning)
+		log_msg(LOG_WARN, FIELDS(LF_STR("sidecar", spec->name)), "%s", warning);
+	return spec->stop_url || spec->ready_url || spec->drain_url;
+}
+
+/*
+ * The agent, or (drain) the same machinery told to drain at once: no apps,
+ * no readiness, no signal handlers, and a pod it may not be able to see.
+ */
+static int run(const struct agent_options *opt, enum agent_mode mode)
 {
 	struct agent a;
+	bool any_url = false;
 	size_t i;
 	int rc;
 
 	memset(&a, 0, sizeof(a));
 	a.opt = opt;
+	a.mode = mode;
 	a.exit_code = 2;
 	signal(SIGPIPE, SIG_IGN);
-	log_msg(LOG_INFO,
-		FIELDS(LF_INT("sidecars", opt->nsidecars), LF_STR("restart_policy",
-		       opt->policy == POLICY_NEVER ? "Never" : "OnFailure"), LF_INT("apps", opt->apps)),
-		"rearguard %s starting", PACKAGE_VERSION);
+	if (mode == MODE_DRAIN)
+		log_msg(LOG_INFO, FIELDS(LF_INT("sidecars", opt->nsidecars)), "rearguard %s draining", PACKAGE_VERSION);
+	else
+		log_msg(LOG_INFO,
+			FIELDS(LF_INT("sidecars", opt->nsidecars), LF_STR("restart_policy",
+			       opt->policy == POLICY_NEVER ? "Never" : "OnFailure"), LF_INT("apps", opt->apps)),
+			"rearguard %s starting", PACKAGE_VERSION);
 
 	a.loop = ev_default_loop(EVFLAG_AUTO);
 	a.sc_cfg = calloc(opt->nsidecars, sizeof(*a.sc_cfg));
 	a.stopping = calloc(opt->nsidecars, sizeof(*a.stopping));
-	if (!a.loop || !a.sc_cfg || !a.stopping) {
+	a.sc_http = calloc(opt->nsidecars, sizeof(*a.sc_http));
+	if (!a.loop || !a.sc_cfg || !a.stopping || !a.sc_http || http_new(a.loop, &a.http) < 0) {
 		log_error("cannot start the event loop");
 		goto out;
 	}
 	for (i = 0; i < opt->nsidecars; i++) {
 		str_copy(a.sc_cfg[i].name, opt->sidecars[i].name, sizeof(a.sc_cfg[i].name));
 		a.sc_cfg[i].stop_signal = opt->sidecars[i].stop_signal;
+		any_url |= configure_http(&a, i);
 	}
 	{
 		struct decide_config dc = {
@@ -650,6 +864,8 @@ int agent_run(const struct agent_options *opt)
 			.term_grace_us = opt->term_grace_ms * US_PER_MS,
 			.stop_timeout_us = opt->stop_timeout_ms * US_PER_MS,
 			.kill_after_us = opt->kill_after_ms * US_PER_MS,
+			.readiness = mode == MODE_AGENT,
+			.ready_timeout_us = opt->ready_timeout_ms * US_PER_MS,
 			.nsidecars = opt->nsidecars,
 			.sidecars = a.sc_cfg,
 		};
@@ -659,11 +875,24 @@ int agent_run(const struct agent_options *opt)
 			goto out;
 		}
 	}
-	/* A pod the agent cannot work in is an error before anything is created in --dir. */
-	if (first_scan(&a) < 0)
+	if (mode == MODE_DRAIN)
+		find_own_pids(&a);
+	rc = first_scan(&a);
+	if (rc == -ENXIO && mode == MODE_DRAIN) {
+		log_warn("cannot see the pod's other containers (no shared PID namespace): a sidecar counts as "
+			 "stopped once its stop URL answered 2xx and it no longer accepts connections");
+		decide_blind(&a.d);
+	} else if (rc == -ENXIO) {
+		log_error("cannot see the pod's other containers: PID 1 is in rearguard's own container "
+			  "(set shareProcessNamespace: true in the pod spec)");
 		goto out;
+	} else if (rc < 0) {
+		goto out;
+	}
+	/* After the pod check: a pod the agent cannot work in leaves nothing in --dir. */
 	a.starting = true;
-	open_files(&a);
+	if (mode == MODE_AGENT)
+		open_files(&a);
 	if (a.found_done) {
 		resume_done(&a);
 		a.exit_code = 0;
@@ -678,16 +907,24 @@ int agent_run(const struct agent_options *opt)
 	/* Reports found in the directory can be matched now that the pod is known. */
 	decide_rescanned(&a.d, mono_us());
 	a.starting = false;
+	/* libcurl's set-up takes milliseconds: after the first scan, not before a stop request. */
+	if (any_url && http_prepare(a.http) < 0)
+		log_warn("cannot set up libcurl yet: trying again at the first request");
 
 	ev_init(&a.timer, on_timer);
 	a.timer.data = &a;
-	ev_signal_init(&a.sig_term, on_signal, SIGTERM);
-	ev_signal_init(&a.sig_int, on_signal, SIGINT);
-	ev_signal_init(&a.sig_hup, on_signal, SIGHUP);
-	a.sig_term.data = a.sig_int.data = a.sig_hup.data = &a;
-	ev_signal_start(a.loop, &a.sig_term);
-	ev_signal_start(a.loop, &a.sig_int);
-	ev_signal_start(a.loop, &a.sig_hup);
+	if (mode == MODE_AGENT) {
+		ev_signal_init(&a.sig_term, on_signal, SIGTERM);
+		ev_signal_init(&a.sig_int, on_signal, SIGINT);
+		ev_signal_init(&a.sig_hup, on_signal, SIGHUP);
+		a.sig_term.data = a.sig_int.data = a.sig_hup.data = &a;
+		ev_signal_start(a.loop, &a.sig_term);
+		ev_signal_start(a.loop, &a.sig_int);
+		ev_signal_start(a.loop, &a.sig_hup);
+	} else {
+		/* No signal watchers: interrupting a drain by hand ends it. */
+		decide_drain_now(&a.d, "drain-command", mono_us());
+	}
 
 	run_decisions(&a);
 	if (!a.finished)
@@ -695,6 +932,7 @@ int agent_run(const struct agent_options *opt)
 	rc = a.finished ? a.exit_code : 1;
 	a.exit_code = rc;
 out:
+	http_free(a.http);
 	for (i = 0; i < a.ntracked; i++) {
 		if (a.tracked[i].root) {
 			pidwatch_stop(a.loop, &a.tracked[i].root->pw);
@@ -712,6 +950,7 @@ out:
 		free(a.stopping[i].w);
 	}
 	free(a.stopping);
+	free(a.sc_http);
 	if (a.files_open)
 		sentinel_close(&a.files);
 	free(a.sc_cfg);
@@ -720,4 +959,14 @@ out:
 	if (a.loop)
 		ev_loop_destroy(a.loop);
 	return a.exit_code;
+}
+
+int agent_run(const struct agent_options *opt)
+{
+	return run(opt, MODE_AGENT);
+}
+
+int agent_drain(const struct agent_options *opt)
+{
+	return run(opt, MODE_DRAIN);
 }

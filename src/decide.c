@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,6 +20,19 @@
 #define STATUS_WAIT_US (3 * US_PER_S)
 /* After SIGKILL a process is gone within milliseconds unless the kernel is stuck. */
 #define KILL_CONFIRM_MIN_US (1 * US_PER_S)
+/* Readiness polls: at once, then backing off to the pace of pilot-agent wait. */
+#define READY_POLL_FIRST_US (50 * US_PER_MS)
+#define READY_POLL_MAX_US (500 * US_PER_MS)
+#define READY_REQUEST_US (1 * US_PER_S)
+/* On loopback a connect succeeds or is refused at once: a timeout means dropped packets. */
+#define CONNECT_TIMEOUT_US (1 * US_PER_S)
+/* A drain or stop request gets this long; a failed stop is retried while --stop-timeout lasts. */
+#define STOP_REQUEST_US (5 * US_PER_S)
+#define STOP_RETRY_FIRST_US (100 * US_PER_MS)
+#define STOP_RETRY_MAX_US (2 * US_PER_S)
+/* Without visible processes: how often to look whether the sidecar still accepts connections. */
+#define GONE_PROBE_FIRST_US (20 * US_PER_MS)
+#define GONE_PROBE_MAX_US (500 * US_PER_MS)
 
 static const char *fmt_us(int64_t us, char buf[32])
 {
@@ -26,14 +40,57 @@ static const char *fmt_us(int64_t us, char buf[32])
 	return buf;
 }
 
+static int64_t min64(int64_t a, int64_t b)
+{
+	return a < b ? a : b;
+}
+
+static bool is_2xx(int result)
+{
+	return result >= 200 && result < 300;
+}
+
+/* A 4xx is the endpoint saying no: asking again will not change that (408 and 429 may). */
+static bool is_refusal(int result)
+{
+	return result >= 400 && result < 500 && result != 408 && result != 429;
+}
+
+/* "answered 503", "connection refused", ... */
+static const char *describe(int result, char buf[64])
+{
+	if (result > 0)
+		snprintf(buf, 64, "answered %d", result);
+	else if (result == 0)
+		snprintf(buf, 64, "connected");
+	else if (result == -ECONNREFUSED)
+		snprintf(buf, 64, "connection refused");
+	else if (result == -ETIMEDOUT)
+		snprintf(buf, 64, "timed out");
+	else if (result == -ECONNRESET)
+		snprintf(buf, 64, "closed without an answer");
+	else
+		snprintf(buf, 64, "failed: %s", strerror(-result));
+	return buf;
+}
+
 int decide_init(struct decide *d, const struct decide_config *cfg, int64_t now)
 {
+	size_t i;
+
 	memset(d, 0, sizeof(*d));
 	d->cfg = *cfg;
 	d->started_us = now;
 	d->last_rescan_us = now;
 	d->sidecars = calloc(cfg->nsidecars ? cfg->nsidecars : 1, sizeof(*d->sidecars));
-	return d->sidecars ? 0 : -ENOMEM;
+	if (!d->sidecars)
+		return -ENOMEM;
+	for (i = 0; i < cfg->nsidecars; i++) {
+		d->sidecars[i].ready_next_us = now;
+		d->sidecars[i].ready_backoff_us = READY_POLL_FIRST_US;
+		d->sidecars[i].retry_us = INT64_MAX;
+	}
+	return 0;
 }
 
 void decide_free(struct decide *d)
@@ -348,6 +405,139 @@ void decide_signal_result(struct decide *d, size_t sidecar, int err, int64_t now
 			"cannot signal the sidecar");
 }
 
+static void mark_ready(struct decide *d, size_t k, int64_t now)
+{
+	struct decide_sidecar *sc = &d->sidecars[k];
+
+	sc->ready = true;
+	sc->ready_us = now;
+	log_msg(LOG_INFO,
+		FIELDS(LF_STR("sidecar", d->cfg.sidecars[k].name), LF_MS("after", now - d->started_us),
+		       LF_INT("polls", sc->ready_polls)),
+		"sidecar ready%s", d->cfg.sidecars[k].ready_url ? "" : " (no ready URL: its process is running)");
+}
+
+/* Keeps the result of the last drain or stop request for the summary. */
+static void note_status(struct decide_sidecar *sc, int result)
+{
+	if (sc->requests > 0 && sc->requests <= DECIDE_STATUSES_MAX)
+		sc->statuses[sc->requests - 1] = result;
+}
+
+static void http_stop_result(struct decide *d, size_t k, int result, int64_t now)
+{
+	const struct decide_sidecar_config *cfg = &d->cfg.sidecars[k];
+	struct decide_sidecar *sc = &d->sidecars[k];
+	char what[64], dur[32];
+
+	if (sc->state != SC_STOPPING || sc->stop_accepted || sc->stop_refused)
+		return;
+	if (is_2xx(result)) {
+		sc->stop_accepted = true;
+		if (d->blind) {
+			/* Nothing to watch: look at the door instead. */
+			sc->retry_us = now;
+			sc->backoff_us = GONE_PROBE_FIRST_US;
+			log_msg(LOG_INFO, FIELDS(LF_STR("sidecar", cfg->name)),
+				"stop request %s: waiting for it to stop accepting connections (--stop-timeout %s)",
+				describe(result, what), fmt_us(d->cfg.stop_timeout_us, dur));
+		} else {
+			log_msg(LOG_INFO, FIELDS(LF_STR("sidecar", cfg->name)),
+				"stop request %s: waiting for its processes to exit (--stop-timeout %s)",
+				describe(result, what), fmt_us(d->cfg.stop_timeout_us, dur));
+		}
+		return;
+	}
+	if (is_refusal(result)) {
+		sc->stop_refused = true;
+		if (d->blind)
+			log_msg(LOG_ERROR, FIELDS(LF_STR("sidecar", cfg->name)),
+				"stop endpoint %s, and without a shared PID namespace no signal can be sent: "
+				"giving up on it", describe(result, what));
+		else
+			log_msg(LOG_WARN, FIELDS(LF_STR("sidecar", cfg->name)),
+				"stop endpoint %s: falling back to SIGTERM", describe(result, what));
+		return;
+	}
+	if (now + sc->backoff_us >= sc->deadline_us) {
+		log_msg(LOG_WARN, FIELDS(LF_STR("sidecar", cfg->name)),
+			"stop request %s: no time left for another try within --stop-timeout", describe(result, what));
+		return;
+	}
+	sc->retry_us = now + sc->backoff_us;
+	log_msg(LOG_INFO, FIELDS(LF_STR("sidecar", cfg->name), LF_INT("attempt", sc->requests)),
+		"stop request %s: trying again in %s", describe(result, what), fmt_us(sc->backoff_us, dur));
+	sc->backoff_us = min64(sc->backoff_us * 2, STOP_RETRY_MAX_US);
+}
+
+void decide_http_result(struct decide *d, size_t sidecar, enum decide_http_purpose purpose, int result, int64_t now)
+{
+	const struct decide_sidecar_config *cfg;
+	struct decide_sidecar *sc;
+	char what[64], dur[32];
+
+	if (sidecar >= d->cfg.nsidecars)
+		return;
+	cfg = &d->cfg.sidecars[sidecar];
+	sc = &d->sidecars[sidecar];
+	switch (purpose) {
+	case DECIDE_HTTP_READY:
+		sc->ready_inflight = false;
+		sc->ready_last = result;
+		if (sc->ready || d->phase >= PHASE_DRAINING || d->ready_expired)
+			return;
+		if (is_2xx(result)) {
+			mark_ready(d, sidecar, now);
+			return;
+		}
+		sc->ready_next_us = now + sc->ready_backoff_us;
+		log_msg(LOG_DEBUG, FIELDS(LF_STR("sidecar", cfg->name)), "not ready yet (%s): next poll in %s",
+			describe(result, what), fmt_us(sc->ready_backoff_us, dur));
+		sc->ready_backoff_us = min64(sc->ready_backoff_us * 2, READY_POLL_MAX_US);
+		return;
+	case DECIDE_HTTP_DRAIN:
+		sc->http_inflight = false;
+		note_status(sc, result);
+		if (sc->state != SC_DRAINING)
+			return;
+		if (is_2xx(result)) {
+			sc->deadline_us = now + cfg->drain_time_us;
+			if (cfg->drain_time_us)
+				log_msg(LOG_INFO, FIELDS(LF_STR("sidecar", cfg->name)),
+					"drain request %s: the stop request follows after drain-time %s",
+					describe(result, what), fmt_us(cfg->drain_time_us, dur));
+		} else {
+			sc->deadline_us = now;
+			log_msg(LOG_WARN, FIELDS(LF_STR("sidecar", cfg->name)),
+				"drain request %s: going on with the stop request", describe(result, what));
+		}
+		return;
+	case DECIDE_HTTP_STOP:
+		sc->http_inflight = false;
+		note_status(sc, result);
+		http_stop_result(d, sidecar, result, now);
+		return;
+	case DECIDE_HTTP_GONE:
+		sc->http_inflight = false;
+		if (sc->state != SC_STOPPING)
+			return;
+		if (result == -ECONNREFUSED) {
+			log_msg(LOG_INFO, FIELDS(LF_STR("sidecar", cfg->name)),
+				"sidecar no longer accepts connections: stopped");
+			decide_sidecar_gone(d, sidecar, now);
+			return;
+		}
+		sc->retry_us = now + sc->backoff_us;
+		sc->backoff_us = min64(sc->backoff_us * 2, GONE_PROBE_MAX_US);
+		return;
+	}
+}
+
+void decide_blind(struct decide *d)
+{
+	d->blind = true;
+}
+
 void decide_pending(struct decide *d, unsigned n)
 {
 	d->pending_containers = n;
@@ -430,13 +620,109 @@ static const char *conclusion(struct decide *d, int64_t now)
 	return all ? "apps-done" : NULL;
 }
 
+static bool readiness_pending(const struct decide *d)
+{
+	return d->cfg.readiness && !d->ready_written && !d->ready_expired && d->phase < PHASE_DRAINING;
+}
+
+/* A sidecar without a ready URL is ready when its process shows up: rescans find it. */
+static bool awaiting_sidecar_process(const struct decide *d)
+{
+	size_t i;
+
+	if (!readiness_pending(d))
+		return false;
+	for (i = 0; i < d->cfg.nsidecars; i++)
+		if (!d->cfg.sidecars[i].ready_url && !d->sidecars[i].seen)
+			return true;
+	return false;
+}
+
+static void log_ready_timeout(struct decide *d)
+{
+	char list[512] = "", what[64], dur[32];
+	size_t i, n = 0;
+
+	for (i = 0; i < d->cfg.nsidecars; i++) {
+		const struct decide_sidecar *sc = &d->sidecars[i];
+
+		if (sc->ready || n >= sizeof(list) - 1)
+			continue;
+		n += (size_t)snprintf(list + n, sizeof(list) - n, "%s%s (%s)", n ? ", " : "", d->cfg.sidecars[i].name,
+				      !d->cfg.sidecars[i].ready_url ? "no process seen"
+				      : sc->ready_last ? describe(sc->ready_last, what) : "no answer yet");
+	}
+	log_msg(LOG_ERROR, FIELDS(LF_STR("not_ready", list)),
+		"sidecars not ready within --ready-timeout %s: the ready file will not be written; "
+		"still watching the apps", fmt_us(d->cfg.ready_timeout_us, dur));
+}
+
+/* Readiness: polls that are due, sidecars seen, the ready file, --ready-timeout. */
+static bool readiness_step(struct decide *d, int64_t now, struct decide_action *act)
+{
+	bool all = true;
+	size_t i;
+
+	if (!readiness_pending(d))
+		return false;
+	for (i = 0; i < d->cfg.nsidecars; i++)
+		if (!d->sidecars[i].ready && !d->cfg.sidecars[i].ready_url && d->sidecars[i].seen)
+			mark_ready(d, i, now);
+	for (i = 0; i < d->cfg.nsidecars; i++)
+		all &= d->sidecars[i].ready;
+	if (all) {
+		d->ready_written = true;
+		log_info("every sidecar is ready: writing the ready file");
+		act->kind = DECIDE_WRITE_READY;
+		return true;
+	}
+	if (now >= d->started_us + d->cfg.ready_timeout_us) {
+		d->ready_expired = true;
+		log_ready_timeout(d);
+		return false;
+	}
+	for (i = 0; i < d->cfg.nsidecars; i++) {
+		struct decide_sidecar *sc = &d->sidecars[i];
+
+		if (sc->ready || sc->ready_inflight || !d->cfg.sidecars[i].ready_url || now < sc->ready_next_us)
+			continue;
+		sc->ready_inflight = true;
+		sc->ready_polls++;
+		act->kind = DECIDE_HTTP;
+		act->sidecar = i;
+		act->purpose = DECIDE_HTTP_READY;
+		act->url = d->cfg.sidecars[i].ready_url;
+		act->connect_timeout_us = CONNECT_TIMEOUT_US;
+		act->timeout_us = READY_REQUEST_US;
+		return true;
+	}
+	return false;
+}
+
+static int64_t readiness_deadline(const struct decide *d)
+{
+	int64_t t;
+	size_t i;
+
+	if (!readiness_pending(d))
+		return INT64_MAX;
+	t = d->started_us + d->cfg.ready_timeout_us;
+	for (i = 0; i < d->cfg.nsidecars; i++) {
+		const struct decide_sidecar *sc = &d->sidecars[i];
+
+		if (d->cfg.sidecars[i].ready_url && !sc->ready && !sc->ready_inflight)
+			t = min64(t, sc->ready_next_us);
+	}
+	return t;
+}
+
 static int64_t rescan_interval(const struct decide *d)
 {
 	size_t i;
 
 	if (d->pending_containers)
 		return RESCAN_PENDING_US;
-	if (fewer_than_expected(d))
+	if (fewer_than_expected(d) || awaiting_sidecar_process(d))
 		return RESCAN_FAST_US;
 	if (!d->cfg.apps_expected)
 		return RESCAN_SLOW_US;
@@ -460,9 +746,68 @@ static void log_drain_start(struct decide *d, const char *reason, int64_t now)
 		log_msg(LOG_WARN, FIELDS(LF_STR("reason", reason)),
 			"apps still running %s after the termination request: draining the sidecars",
 			fmt_us(d->cfg.term_grace_us, dur));
-	else
+	else if (strcmp(reason, "apps-done") == 0)
 		log_msg(LOG_INFO, FIELDS(LF_STR("reason", reason), LF_INT("apps", live)),
 			"apps done: draining the sidecars");
+	else
+		log_msg(LOG_INFO, FIELDS(LF_STR("reason", reason), LF_INT("apps", live)),
+			"drain requested: draining the sidecars");
+}
+
+static void http_action(struct decide *d, size_t k, enum decide_http_purpose purpose, const char *url,
+			int64_t timeout_us, struct decide_action *act)
+{
+	struct decide_sidecar *sc = &d->sidecars[k];
+
+	sc->http_inflight = true;
+	if (purpose == DECIDE_HTTP_DRAIN || purpose == DECIDE_HTTP_STOP)
+		sc->requests++;
+	act->kind = DECIDE_HTTP;
+	act->sidecar = k;
+	act->purpose = purpose;
+	act->url = url;
+	act->connect_timeout_us = CONNECT_TIMEOUT_US;
+	act->timeout_us = timeout_us > 0 ? timeout_us : 1;
+}
+
+/* The stop request: a POST (retried later when it fails) or the stop signal. */
+static void start_stop(struct decide *d, size_t k, int64_t now, struct decide_action *act)
+{
+	const struct decide_sidecar_config *cfg = &d->cfg.sidecars[k];
+	struct decide_sidecar *sc = &d->sidecars[k];
+
+	sc->state = SC_STOPPING;
+	sc->stop_sent_us = now;
+	sc->deadline_us = now + d->cfg.stop_timeout_us;
+	act->sidecar = k;
+	if (cfg->stop_url) {
+		sc->backoff_us = STOP_RETRY_FIRST_US;
+		sc->retry_us = INT64_MAX;
+		http_action(d, k, DECIDE_HTTP_STOP, cfg->stop_url, min64(STOP_REQUEST_US, d->cfg.stop_timeout_us), act);
+		return;
+	}
+	sc->last_signal = cfg->stop_signal;
+	act->kind = DECIDE_SIGNAL;
+	act->signo = cfg->stop_signal;
+}
+
+/* While the stop is under way: the stop request's retries, then (blind) the probes. */
+static bool stopping_http(struct decide *d, size_t k, int64_t now, struct decide_action *act)
+{
+	const struct decide_sidecar_config *cfg = &d->cfg.sidecars[k];
+	struct decide_sidecar *sc = &d->sidecars[k];
+
+	if (sc->http_inflight || now < sc->retry_us)
+		return false;
+	sc->retry_us = INT64_MAX;
+	if (!sc->stop_accepted) {
+		http_action(d, k, DECIDE_HTTP_STOP, cfg->stop_url, min64(STOP_REQUEST_US, sc->deadline_us - now), act);
+		return true;
+	}
+	/* Blind: refused connections on the ready URL (else the stop URL) mean it is gone. */
+	http_action(d, k, DECIDE_HTTP_GONE, cfg->ready_url ? cfg->ready_url : cfg->stop_url,
+		    min64(CONNECT_TIMEOUT_US, sc->deadline_us - now), act);
+	return true;
 }
 
 static bool drain_step(struct decide *d, int64_t now, struct decide_action *act)
@@ -479,19 +824,57 @@ static bool drain_step(struct decide *d, int64_t now, struct decide_action *act)
 		switch (sc->state) {
 		case SC_UP:
 			sc->state = SC_WATCHING;
+			if (d->blind)
+				continue; /* nothing to watch */
 			act->kind = DECIDE_WATCH;
 			return true;
 		case SC_WATCHING:
-			sc->state = SC_STOPPING;
-			sc->stop_sent_us = now;
-			sc->deadline_us = now + d->cfg.stop_timeout_us;
-			sc->last_signal = cfg->stop_signal;
-			act->kind = DECIDE_SIGNAL;
-			act->signo = cfg->stop_signal;
+			if (d->blind && !cfg->stop_url) {
+				sc->state = SC_FAILED;
+				sc->err = -ENXIO;
+				log_msg(LOG_ERROR, FIELDS(LF_STR("sidecar", cfg->name)),
+					"cannot stop the sidecar with a signal: its processes are not visible "
+					"(the pod needs shareProcessNamespace: true)");
+				continue;
+			}
+			if (cfg->drain_url) {
+				sc->state = SC_DRAINING;
+				http_action(d, k, DECIDE_HTTP_DRAIN, cfg->drain_url, STOP_REQUEST_US, act);
+				return true;
+			}
+			start_stop(d, k, now, act);
+			return true;
+		case SC_DRAINING:
+			if (sc->http_inflight || now < sc->deadline_us)
+				return false;
+			start_stop(d, k, now, act);
 			return true;
 		case SC_STOPPING:
+			if (sc->stop_refused && d->blind) {
+				sc->state = SC_FAILED;
+				sc->err = -EACCES;
+				continue;
+			}
+			if (sc->stop_refused) {
+				sc->state = SC_TERMINATING;
+				sc->deadline_us = now + d->cfg.kill_after_us;
+				sc->last_signal = SIGTERM;
+				act->kind = DECIDE_SIGNAL;
+				act->signo = SIGTERM;
+				return true;
+			}
 			if (now < sc->deadline_us)
-				return false;
+				return cfg->stop_url && stopping_http(d, k, now, act);
+			if (d->blind) {
+				sc->state = SC_FAILED;
+				sc->err = -ETIMEDOUT;
+				log_msg(LOG_ERROR, FIELDS(LF_STR("sidecar", cfg->name)),
+					"%s within --stop-timeout %s, and without a shared PID namespace no signal can "
+					"be sent: giving up on it",
+					sc->stop_accepted ? "still accepting connections" : "the stop request was not accepted",
+					fmt_us(d->cfg.stop_timeout_us, dur));
+				continue;
+			}
 			sc->state = SC_TERMINATING;
 			sc->deadline_us = now + d->cfg.kill_after_us;
 			if (cfg->stop_signal == SIGTERM) {
@@ -544,6 +927,10 @@ static bool drain_step(struct decide *d, int64_t now, struct decide_action *act)
 	for (i = 0; i < d->napps; i++)
 		if (d->apps[i].exited && d->apps[i].code == DECIDE_CODE_PENDING && now < d->settled_us + STATUS_WAIT_US)
 			return false;
+	/* So may a stop request's answer: a proxy answers, exits, and its exit can be seen first. */
+	for (i = 0; i < d->cfg.nsidecars; i++)
+		if (d->sidecars[i].http_inflight && now < d->settled_us + STATUS_WAIT_US)
+			return false;
 	d->phase = PHASE_DONE;
 	d->exit_code = 0;
 	for (i = 0; i < d->cfg.nsidecars; i++)
@@ -571,6 +958,9 @@ bool decide_next(struct decide *d, int64_t now, struct decide_action *act)
 		expire_restart_grace(d, now);
 		reason = conclusion(d, now);
 		if (!reason) {
+			/* Readiness matters only while the apps may still need the sidecars. */
+			if (readiness_step(d, now, act))
+				return true;
 			d->phase = PHASE_WATCHING;
 			d->confirmed = false;
 			every = rescan_interval(d);
@@ -622,6 +1012,7 @@ int64_t decide_deadline(const struct decide *d, int64_t now)
 		every = rescan_interval(d);
 		if (every && d->last_rescan_us + every < t)
 			t = d->last_rescan_us + every;
+		t = min64(t, readiness_deadline(d));
 		break;
 	case PHASE_DRAINING:
 		if (d->current > 0) {
@@ -629,6 +1020,10 @@ int64_t decide_deadline(const struct decide *d, int64_t now)
 
 			if (sc->state == SC_STOPPING || sc->state == SC_TERMINATING || sc->state == SC_KILLING)
 				t = sc->deadline_us;
+			if (sc->state == SC_DRAINING && !sc->http_inflight)
+				t = sc->deadline_us;
+			if (sc->state == SC_STOPPING && !sc->http_inflight)
+				t = min64(t, sc->retry_us);
 		} else if (d->settled_us) {
 			t = d->settled_us + STATUS_WAIT_US;
 		}
@@ -644,13 +1039,19 @@ const char *decide_outcome(const struct decide_sidecar *sc)
 	switch (sc->state) {
 	case SC_GONE:
 		switch (sc->gone_from) {
+		case SC_DRAINING:
 		case SC_STOPPING: return "stopped";
 		case SC_TERMINATING: return "terminated";
 		case SC_KILLING: return "killed";
 		default: return sc->seen ? "exited-before-stop" : "not-found";
 		}
 	case SC_FAILED:
-		return sc->err == -EPERM ? "not-permitted" : "still-running";
+		switch (sc->err) {
+		case -EPERM: return "not-permitted";
+		case -ENXIO: return "not-visible";
+		case -EACCES: return "stop-refused";
+		default: return "still-running";
+		}
 	default:
 		return "running";
 	}

@@ -1,14 +1,15 @@
 /*
  * Every decision the agent takes, in one place and without I/O: it is told
  * what happened (a container appeared, a root exited, a signal arrived, a
- * stop signal was refused, a sidecar's processes are gone) and answers with
- * the next action to carry out. The unit tests drive it with synthetic
+ * stop signal was refused, an HTTP request finished, a sidecar's processes
+ * are gone) and answers with the next action to carry out. Every timeout,
+ * retry and poll is a deadline here. The unit tests drive it with synthetic
  * events and clocks; the agent drives it with the real ones.
  *
  *	decide_init(&d, &cfg, now);
  *	... decide_app_seen(&d, id, "job", now); ...
  *	while (decide_next(&d, now, &act))
- *		carry out act (and report results: decide_rescanned, ...);
+ *		carry out act (and report results: decide_rescanned, decide_http_result, ...);
  *	arm one timer for decide_deadline(&d);
  *
  * Times are monotonic microseconds. It logs each decision with its reason.
@@ -26,9 +27,15 @@
 
 enum restart_policy { POLICY_NEVER, POLICY_ON_FAILURE };
 
+#define DECIDE_STATUSES_MAX 8 /* drain and stop results kept per sidecar */
+
 struct decide_sidecar_config {
 	char name[DECIDE_NAME_MAX];
-	int stop_signal; /* the stop request */
+	int stop_signal;       /* the stop request when there is no stop_url; 0 with one */
+	const char *ready_url; /* NULL: ready once a process of it is seen */
+	const char *drain_url; /* NULL: no drain step */
+	int64_t drain_time_us; /* waited after an accepted drain */
+	const char *stop_url;  /* NULL: stop with stop_signal */
 };
 
 struct decide_config {
@@ -36,6 +43,8 @@ struct decide_config {
 	unsigned apps_expected; /* 0: not given */
 	int64_t startup_timeout_us, restart_grace_us, term_grace_us;
 	int64_t stop_timeout_us, kill_after_us;
+	bool readiness;         /* poll readiness and have the ready file written */
+	int64_t ready_timeout_us;
 	size_t nsidecars;
 	const struct decide_sidecar_config *sidecars; /* in --sidecar order */
 };
@@ -65,7 +74,8 @@ struct decide_report {
 enum sidecar_state {
 	SC_UP,          /* not being stopped yet */
 	SC_WATCHING,    /* its processes are being watched; the stop request comes next */
-	SC_STOPPING,    /* stop request sent, waiting up to --stop-timeout */
+	SC_DRAINING,    /* drain request sent, or drain-time running; the stop request comes next */
+	SC_STOPPING,    /* stop request sent (and retried), waiting up to --stop-timeout */
 	SC_TERMINATING, /* SIGTERM sent, waiting up to --kill-after */
 	SC_KILLING,     /* SIGKILL sent */
 	SC_GONE,
@@ -80,6 +90,24 @@ struct decide_sidecar {
 	int last_signal;
 	int64_t deadline_us;
 	int64_t stop_sent_us, gone_us; /* 0: not yet */
+
+	/* Readiness, before the drain. */
+	bool ready;
+	bool ready_inflight;
+	int64_t ready_us;           /* when it turned ready; 0: not yet */
+	int64_t ready_next_us;      /* when the next poll is due */
+	int64_t ready_backoff_us;
+	unsigned ready_polls;
+	int ready_last;             /* the last poll's result: status or -errno; 0: none yet */
+
+	/* HTTP while stopping. */
+	bool http_inflight;         /* a drain, stop or gone probe is in flight */
+	bool stop_accepted;         /* the stop URL answered 2xx */
+	bool stop_refused;          /* it answered 4xx: fall back to a signal */
+	int64_t retry_us;           /* when the next stop request or gone probe is due */
+	int64_t backoff_us;
+	unsigned requests;          /* drain and stop requests made */
+	int statuses[DECIDE_STATUSES_MAX]; /* the first ones' results: status or -errno */
 };
 
 enum decide_action_kind {
@@ -87,7 +115,16 @@ enum decide_action_kind {
 	DECIDE_APPS_DONE, /* the apps are done (reason): the drain starts */
 	DECIDE_WATCH,     /* watch every process of sidecar; decide_sidecar_gone() when none is left */
 	DECIDE_SIGNAL,    /* send signo to every process of sidecar; decide_signal_result() */
+	DECIDE_HTTP,      /* make the request (purpose, url, timeouts); decide_http_result() */
+	DECIDE_WRITE_READY, /* every sidecar is ready: write the ready file */
 	DECIDE_EXIT,      /* write the summary, exit with exit_code */
+};
+
+enum decide_http_purpose {
+	DECIDE_HTTP_READY, /* GET the ready URL: 2xx is ready */
+	DECIDE_HTTP_DRAIN, /* POST the drain URL */
+	DECIDE_HTTP_STOP,  /* POST the stop URL */
+	DECIDE_HTTP_GONE,  /* connect to the ready URL (else the stop URL), send nothing: refused is gone */
 };
 
 struct decide_action {
@@ -96,6 +133,9 @@ struct decide_action {
 	int signo;
 	int exit_code;
 	const char *reason;
+	enum decide_http_purpose purpose;
+	const char *url;
+	int64_t connect_timeout_us, timeout_us;
 };
 
 struct decide {
@@ -118,6 +158,9 @@ struct decide {
 	size_t current;         /* the sidecar being stopped: reverse --sidecar order */
 	int64_t settled_us;     /* every sidecar settled; the exit may wait for exit codes */
 	int exit_code;
+	bool blind;             /* the sidecars' processes cannot be seen: stops are confirmed over HTTP */
+	bool ready_written;     /* DECIDE_WRITE_READY was given */
+	bool ready_expired;     /* --ready-timeout passed first */
 };
 
 int decide_init(struct decide *d, const struct decide_config *cfg, int64_t now);
@@ -149,6 +192,21 @@ void decide_sidecar_seen(struct decide *d, size_t sidecar);
 void decide_sidecar_gone(struct decide *d, size_t sidecar, int64_t now);
 /* The outcome of DECIDE_SIGNAL: 0, or -errno (-EPERM: not allowed). */
 void decide_signal_result(struct decide *d, size_t sidecar, int err, int64_t now);
+
+/*
+ * The outcome of DECIDE_HTTP: an HTTP status, 0 when a DECIDE_HTTP_GONE
+ * probe connected, or -errno when no answer came (-ECONNREFUSED,
+ * -ETIMEDOUT, ...).
+ */
+void decide_http_result(struct decide *d, size_t sidecar, enum decide_http_purpose purpose, int result, int64_t now);
+
+/*
+ * The sidecars' processes cannot be seen (rearguard drain in a pod without
+ * a shared PID namespace): a stop is done when the stop URL answered 2xx
+ * and the sidecar's ready URL (else its stop URL) stops accepting
+ * connections. A sidecar stopped by a signal cannot be stopped at all.
+ */
+void decide_blind(struct decide *d);
 
 /* Containers still showing the runtime's init; while any, rescans are quick. */
 void decide_pending(struct decide *d, unsigned n);

@@ -16,8 +16,6 @@
 #include <stdio.h>
 #include <string.h>
 
-static const char *const later[] = { "drain" };
-
 static int usage_error(const char *msg)
 {
 	fprintf(stderr, "rearguard: %s\n", msg);
@@ -40,6 +38,26 @@ static int agent_main(int argc, char **argv)
 	}
 	log_setup(opt.log_level, opt.log_format, 2);
 	rc = agent_run(&opt);
+	options_free(&opt);
+	return rc;
+}
+
+static int drain_main(int argc, char **argv)
+{
+	struct agent_options opt;
+	char err[OPTIONS_ERR_MAX];
+	int rc;
+
+	switch (options_parse_drain(&opt, argc, argv, err, sizeof(err))) {
+	case OPTIONS_EXIT_OK:
+		return 0;
+	case OPTIONS_ERROR:
+		return usage_error(err);
+	case OPTIONS_OK:
+		break;
+	}
+	log_setup(opt.log_level, opt.log_format, 2);
+	rc = agent_drain(&opt);
 	options_free(&opt);
 	return rc;
 }
@@ -112,12 +130,13 @@ int main(int argc, char **argv)
 {
 	const char *cmd = argc > 1 ? argv[1] : NULL;
 	char msg[256];
-	size_t i;
 
 	if (!cmd || cmd[0] == '-')
 		return agent_main(argc, argv);
 	if (strcmp(cmd, "agent") == 0)
 		return agent_main(argc - 1, argv + 1);
+	if (strcmp(cmd, "drain") == 0)
+		return drain_main(argc - 1, argv + 1);
 	if (strcmp(cmd, "version") == 0) {
 		options_print_version();
 		return 0;
@@ -132,12 +151,6 @@ int main(int argc, char **argv)
 		return wait_cmd(argc - 1, argv + 1);
 	if (strcmp(cmd, "install") == 0)
 		return install_cmd(argc - 1, argv + 1);
-	for (i = 0; i < sizeof(later) / sizeof(later[0]); i++) {
-		if (strcmp(cmd, later[i]) == 0) {
-			snprintf(msg, sizeof(msg), "'%s' is not implemented in this version (see rearguard --help)", cmd);
-			return usage_error(msg);
-		}
-	}
 	snprintf(msg, sizeof(msg), "unknown command '%.64s' (commands: agent, run, wait, drain, install, version)", cmd);
 	return usage_error(msg);
 }

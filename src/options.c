@@ -68,6 +68,23 @@ static const struct opt_def opts[] = {
 	{ "version", OPT_VERSION, no_argument, NULL },
 };
 
+/* What rearguard drain takes; every other option and variable is the agent's alone. */
+static const int drain_opts[] = {
+	OPT_SIDECAR, OPT_STOP_TIMEOUT, OPT_KILL_AFTER, OPT_LOG_FORMAT, OPT_VERBOSE, OPT_QUIET, OPT_HELP,
+};
+
+static bool takes(bool drain, int id)
+{
+	size_t i;
+
+	if (!drain)
+		return true;
+	for (i = 0; i < ARRAY_SIZE(drain_opts); i++)
+		if (drain_opts[i] == id)
+			return true;
+	return false;
+}
+
 static int failf(char *err, size_t errlen, const char *fmt, ...) RG_PRINTF(3, 4);
 
 static int failf(char *err, size_t errlen, const char *fmt, ...)
@@ -260,18 +277,22 @@ static void defaults(struct agent_options *cfg)
 	cfg->log_level = LOG_INFO;
 }
 
-enum options_result options_parse_agent(struct agent_options *cfg, int argc, char **argv, char *err, size_t errlen)
+/* The agent's options, or (drain) the few rearguard drain takes. */
+static enum options_result parse(struct agent_options *cfg, int argc, char **argv, bool drain, char *err,
+				 size_t errlen)
 {
+	static const char drain_hint[] = "rearguard drain takes --sidecar, --stop-timeout, --kill-after, "
+					 "--log-format, --verbose, --quiet";
 	struct option longopts[ARRAY_SIZE(opts) + 1];
 	bool sidecar_flag_seen = false;
 	char what[64];
-	size_t i;
+	size_t i, n = 0;
 	int c;
 
 	defaults(cfg);
 	/* The environment first: any flag given then overrides it. */
 	for (i = 0; i < ARRAY_SIZE(opts); i++) {
-		const char *v = opts[i].env ? getenv(opts[i].env) : NULL;
+		const char *v = opts[i].env && takes(drain, opts[i].id) ? getenv(opts[i].env) : NULL;
 
 		/* An empty variable counts as unset (a ConfigMap key left blank). */
 		if (v && *v && apply(cfg, opts[i].id, v, opts[i].env, true, err, errlen) < 0)
@@ -280,13 +301,16 @@ enum options_result options_parse_agent(struct agent_options *cfg, int argc, cha
 
 	memset(longopts, 0, sizeof(longopts));
 	for (i = 0; i < ARRAY_SIZE(opts); i++) {
-		longopts[i].name = opts[i].name;
-		longopts[i].has_arg = opts[i].has_arg;
-		longopts[i].val = opts[i].id;
+		if (!takes(drain, opts[i].id))
+			continue;
+		longopts[n].name = opts[i].name;
+		longopts[n].has_arg = opts[i].has_arg;
+		longopts[n].val = opts[i].id;
+		n++;
 	}
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":s:d:vqh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, drain ? ":s:vqh" : ":s:d:vqh", longopts, NULL)) != -1) {
 		const char *name = NULL;
 
 		for (i = 0; i < ARRAY_SIZE(opts); i++)
@@ -303,9 +327,10 @@ enum options_result options_parse_agent(struct agent_options *cfg, int argc, cha
 			return OPTIONS_EXIT_OK;
 		case '?':
 			if (optopt)
-				failf(err, errlen, "unknown option -%c (see rearguard --help)", optopt);
+				failf(err, errlen, "unknown option -%c (%s)", optopt, drain ? drain_hint : "see rearguard --help");
 			else
-				failf(err, errlen, "unknown option %s (see rearguard --help)", argv[optind - 1]);
+				failf(err, errlen, "unknown option %s (%s)", argv[optind - 1],
+				      drain ? drain_hint : "see rearguard --help");
 			goto fail;
 		case ':':
 			/* glibc leaves optind after the option; musl one past the end when it was last. */
@@ -324,14 +349,17 @@ enum options_result options_parse_agent(struct agent_options *cfg, int argc, cha
 		}
 	}
 	if (optind < argc) {
-		failf(err, errlen, "unexpected argument \"%s\" (the agent takes options only; see rearguard --help)",
-		      argv[optind]);
+		failf(err, errlen, "unexpected argument \"%s\" (%s takes options only; see rearguard --help)",
+		      argv[optind], drain ? "rearguard drain" : "the agent");
 		goto fail;
 	}
 	if (cfg->nsidecars == 0) {
 		failf(err, errlen, "no sidecar given: use --sidecar SPEC or REARGUARD_SIDECARS (e.g. --sidecar istio)");
 		goto fail;
 	}
+	/* A drain writes no files: the termination message is the container's it runs in. */
+	if (drain)
+		return OPTIONS_OK;
 	if (!cfg->dir && !(cfg->dir = strdup("/var/run/rearguard")))
 		goto oom;
 	if (!cfg->termination_log && !(cfg->termination_log = strdup("/dev/termination-log")))
@@ -342,6 +370,16 @@ oom:
 fail:
 	options_free(cfg);
 	return OPTIONS_ERROR;
+}
+
+enum options_result options_parse_agent(struct agent_options *cfg, int argc, char **argv, char *err, size_t errlen)
+{
+	return parse(cfg, argc, argv, false, err, errlen);
+}
+
+enum options_result options_parse_drain(struct agent_options *cfg, int argc, char **argv, char *err, size_t errlen)
+{
+	return parse(cfg, argc, argv, true, err, errlen);
 }
 
 void options_free(struct agent_options *cfg)
@@ -440,7 +478,9 @@ static int parse_sub(const struct opt_def *tbl, size_t n, bool in_order, bool fo
 				failf(err, errlen, "%s: unknown option %s (see rearguard --help)", argv[0], argv[optind - 1]);
 			return -1;
 		case ':':
-			failf(err, errlen, "%s: option %s needs a value", argv[0], argv[optind - 1]);
+			/* glibc leaves optind after the option; musl one past the end when it was last. */
+			failf(err, errlen, "%s: option %s needs a value", argv[0],
+			      argv[optind - 1 < argc ? optind - 1 : argc - 1]);
 			return -1;
 		default:
 			snprintf(what, sizeof(what), "--%s", name);
@@ -630,7 +670,7 @@ void options_print_help(void)
 	printf("Usage: rearguard [agent] [OPTIONS]\n"
 	       "       rearguard run [--name NAME] [OPTIONS] -- CMD [ARG...]\n"
 	       "       rearguard wait ready|apps-done|done [--timeout DUR] [--dir DIR]\n"
-	       "       rearguard drain [--sidecar SPEC]...\n"
+	       "       rearguard drain [--sidecar SPEC]... [--stop-timeout DUR] [--kill-after DUR]\n"
 	       "       rearguard install DIR\n"
 	       "       rearguard version | --version | --help\n"
 	       "\n"
@@ -648,7 +688,8 @@ void options_print_help(void)
 	       "      --apps N               app containers to expect; until N were seen the apps\n"
 	       "                             are not done, and after that /proc is not rescanned\n"
 	       "                                                      [REARGUARD_APPS]\n"
-	       "  -d, --dir DIR              shared volume of the file protocol\n"
+	       "  -d, --dir DIR              shared volume of the file protocol; 'ready' is written\n"
+	       "                             there once every sidecar is ready\n"
 	       "                             (default /var/run/rearguard) [REARGUARD_DIR]\n"
 	       "      --restart-policy P     the pod's restartPolicy: Never (default) or OnFailure\n"
 	       "                                                      [REARGUARD_RESTART_POLICY]\n"
@@ -673,6 +714,11 @@ void options_print_help(void)
 	       "  -h, --help                 this text\n"
 	       "      --version              version and build features\n"
 	       "\n"
+	       "rearguard drain stops the sidecars now, once, from any container of the pod (a\n"
+	       "preStop hook, or by hand), the way the agent does after the apps: in reverse order,\n"
+	       "each confirmed gone before the next. It takes --sidecar, --stop-timeout,\n"
+	       "--kill-after, --log-format, -v and -q, with the same environment twins.\n"
+	       "\n"
 	       "Durations: 250ms, 30s, 5m, 1h, 1.5s; a bare number is seconds.\n"
 	       "\n"
 	       "Sidecar SPEC: PRESET[,KEY=VALUE...] or KEY=VALUE[,KEY=VALUE...]\n"
@@ -682,7 +728,9 @@ void options_print_help(void)
 	       "  ready=URL        GET until 2xx; without it, ready once its process is seen\n"
 	       "  drain=URL        POSTed first, then drain-time is waited\n"
 	       "  drain-time=DUR   wait after drain (default 0)\n"
-	       "  stop=URL|signal:NAME  POST URL, or send the signal (default signal:TERM)\n"
+	       "  stop=URL|signal:NAME  POST URL (retried within --stop-timeout), or send the\n"
+	       "                   signal (default signal:TERM); either way the sidecar counts as\n"
+	       "                   stopped only once its processes are gone\n"
 	       "Presets:\n");
 	for (i = 0; i < spec_npresets; i++)
 		printf("  %-9s match=%s stop=%s\n", spec_presets[i].name, spec_presets[i].match, spec_presets[i].stop);

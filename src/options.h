@@ -40,6 +40,12 @@ enum options_result {
 
 /* argv[0] is skipped (the program or the subcommand's name). */
 enum options_result options_parse_agent(struct agent_options *cfg, int argc, char **argv, char *err, size_t errlen);
+/*
+ * rearguard drain: --sidecar, --stop-timeout, --kill-after, --log-format, -v, -q
+ * and their variables; the agent's other variables are ignored (drain may be
+ * exec'd in the agent's container). dir and termination_log stay NULL.
+ */
+enum options_result options_parse_drain(struct agent_options *cfg, int argc, char **argv, char *err, size_t errlen);
 void options_free(struct agent_options *cfg);
 
 /* rearguard run [OPTIONS] -- CMD [ARG...] */

@@ -4,6 +4,7 @@
 
 #include "log.h"
 #include "parse.h"
+#include "url.h"
 #include "util.h"
 
 #include <errno.h>
@@ -12,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 /* The proxies' documented defaults; PROXIES.md says what each endpoint does. */
 const struct spec_preset spec_presets[] = {
@@ -98,23 +100,18 @@ static size_t key_at(const char *s)
 	return 0;
 }
 
-static bool valid_url(const char *url)
-{
-	const char *host = url + 7;
-
-	if (strncmp(url, "http://", 7) != 0 || strlen(url) >= SPEC_URL_MAX)
-		return false;
-	/* A host is needed; the rest is libcurl's to judge. */
-	return *host != '\0' && *host != '/' && *host != ':';
-}
-
 static int set_url(char **slot, const char *key, const char *value, const char *text, char *err, size_t errlen)
 {
-	if (!valid_url(value)) {
-		if (strncmp(value, "https://", 8) == 0)
-			fail(err, errlen, text, "%s: only http:// URLs are supported (admin ports are plain HTTP on loopback)", key);
-		else
+	const char *why;
+	struct url u;
+
+	if (url_parse(value, &u, &why) < 0) {
+		if (strncasecmp(value, "https://", 8) == 0)
+			fail(err, errlen, text, "%s: %s", key, why);
+		else if (strncasecmp(value, "http://", 7) != 0)
 			fail(err, errlen, text, "%s: \"%s\" is not an http:// URL", key, value);
+		else
+			fail(err, errlen, text, "%s: \"%s\": %s", key, value, why);
 		return -EINVAL;
 	}
 	free(*slot);
@@ -161,7 +158,7 @@ static int apply(struct sidecar_spec *spec, const char *key, const char *value, 
 		spec->stop_url = NULL;
 		return 0;
 	}
-	if (strncmp(value, "http", 4) != 0) {
+	if (strncasecmp(value, "http", 4) != 0) {
 		fail(err, errlen, text, "stop: \"%s\" is neither a URL nor signal:NAME", value);
 		return -EINVAL;
 	}
@@ -325,4 +322,48 @@ void spec_describe_stop(const struct sidecar_spec *spec, char *out, size_t len)
 		snprintf(out, len, "POST %s", spec->stop_url);
 	else
 		snprintf(out, len, "signal:%s", signal_name(spec->stop_signal));
+}
+
+static unsigned url_port(const char *url)
+{
+	const char *why;
+	struct url u;
+
+	return url && url_parse(url, &u, &why) == 0 ? u.port : 0;
+}
+
+static bool is_preset(const struct sidecar_spec *spec, const char *name)
+{
+	return spec->preset && strcmp(spec->preset, name) == 0;
+}
+
+const char *spec_stop_advice(const struct sidecar_spec *spec, int result, const char *body)
+{
+	if (result == 404 && body && strncmp(body, "shutdown endpoint is not enabled", 32) == 0)
+		return "Linkerd's shutdown endpoint is off (the default since 2.16): enable it with the pod "
+		       "annotation config.linkerd.io/proxy-admin-shutdown: enabled "
+		       "(or LINKERD2_PROXY_SHUTDOWN_ENDPOINT_ENABLED=true in the proxy)";
+	if (result == -ECONNREFUSED && url_port(spec->stop_url) == 15020)
+		return "nothing listens on pilot-agent's status port 15020: the pod annotation "
+		       "status.sidecar.istio.io/port: \"0\" turns it off; remove that annotation, or stop Istio with "
+		       "stop=signal:TERM (rearguard then needs uid 1337 or the KILL capability)";
+	if (result == -ECONNREFUSED && is_preset(spec, "cloudsql"))
+		return "nothing listens on the Cloud SQL Auth Proxy's admin port: start it with --quitquitquit "
+		       "(and --exit-zero-on-sigterm, so that a SIGTERM does not end it with 143 and fail the Job)";
+	if (result >= 400 && result < 500 && is_preset(spec, "vault"))
+		return "Vault Agent answers its quit endpoint only with enable_quit = true in its listener "
+		       "(injector annotation vault.hashicorp.com/agent-enable-quit: \"true\")";
+	return NULL;
+}
+
+const char *spec_warning(const struct sidecar_spec *spec)
+{
+	const char *why;
+	struct url u;
+
+	if (spec->stop_url && url_parse(spec->stop_url, &u, &why) == 0 && u.port == 15000 &&
+	    strncmp(u.path, "/quitquitquit", 13) == 0 && spec_matches(spec, "pilot-agent"))
+		return "stop= posts to Envoy's admin port 15000, which stops Envoy only: pilot-agent keeps the "
+		       "container running; use pilot-agent's http://127.0.0.1:15020/quitquitquit (the istio preset)";
+	return NULL;
 }

@@ -54,6 +54,17 @@ bool spec_matches(const struct sidecar_spec *spec, const char *name);
 void spec_describe_stop(const struct sidecar_spec *spec, char *out, size_t len);
 
 /*
+ * What an operator needs to know when the sidecar's stop endpoint answered
+ * result (an HTTP status, or -errno when no answer came) with body: the
+ * proxies' own ways of failing, and the fix. NULL when there is nothing
+ * to add to the answer itself.
+ */
+const char *spec_stop_advice(const struct sidecar_spec *spec, int result, const char *body);
+
+/* A spec that cannot work as written (Envoy's own quitquitquit for Istio), or NULL. */
+const char *spec_warning(const struct sidecar_spec *spec);
+
+/*
  * Compiles a user regex so that it must match a whole name. Returns 0, or
  * -EINVAL with regerror's words in err.
  */

@@ -6,6 +6,8 @@
 #include "options.h"
 #include "util.h"
 
+#include <errno.h>
+
 static void app_json(struct jbuf *j, const struct decide *d, const struct decide_app *a)
 {
 	jbuf_begin(j, '{');
@@ -39,10 +41,27 @@ static void app_json(struct jbuf *j, const struct decide *d, const struct decide
 	jbuf_end(j, '}');
 }
 
+/* 200, "refused", "timeout", ...; null while none came. */
+static void result_json(struct jbuf *j, int result)
+{
+	switch (result) {
+	case 0: jbuf_null(j); break;
+	case -ECONNREFUSED: jbuf_str(j, "refused"); break;
+	case -ETIMEDOUT: jbuf_str(j, "timeout"); break;
+	case -ECONNRESET: jbuf_str(j, "no-answer"); break;
+	default:
+		if (result > 0)
+			jbuf_int(j, result);
+		else
+			jbuf_str(j, "error");
+	}
+}
+
 static void sidecar_json(struct jbuf *j, const struct decide *d, const struct agent_options *opt, size_t i)
 {
 	const struct decide_sidecar *sc = &d->sidecars[i];
 	char method[SPEC_URL_MAX + 16];
+	unsigned k;
 
 	spec_describe_stop(&opt->sidecars[i], method, sizeof(method));
 	jbuf_begin(j, '{');
@@ -60,6 +79,16 @@ static void sidecar_json(struct jbuf *j, const struct decide *d, const struct ag
 	jbuf_ms(j, sc->stop_sent_us && d->decided_us ? sc->stop_sent_us - d->decided_us : -1);
 	jbuf_key(j, "decision_to_exit_ms");
 	jbuf_ms(j, sc->gone_us && d->decided_us ? sc->gone_us - d->decided_us : -1);
+	jbuf_key(j, "ready_after_ms");
+	jbuf_ms(j, sc->ready_us ? sc->ready_us - d->started_us : -1);
+	/* Drain and stop requests, and what each got: a status, or why none came. */
+	jbuf_key(j, "requests");
+	jbuf_int(j, sc->requests);
+	jbuf_key(j, "statuses");
+	jbuf_begin(j, '[');
+	for (k = 0; k < sc->requests && k < DECIDE_STATUSES_MAX; k++)
+		result_json(j, sc->statuses[k]);
+	jbuf_end(j, ']');
 	jbuf_end(j, '}');
 }
 

@@ -14,7 +14,7 @@
  *   --log FILE      append "<unix time in ms> <name> <pid> <event>" lines
  *   --started FILE  create FILE once running (tests wait for it)
  *
- * With FAKE_CLOCK=mono in the environment, event times are the monotonic
+ * With RG_EVENT_CLOCK=mono in the environment, event times are the monotonic
  * clock in microseconds (for the benchmark) instead of wall-clock ms.
  */
 #include "config.h"
@@ -208,7 +208,7 @@ int main(int argc, char **argv)
 	sigset_t all;
 
 	name = strrchr(argv[0], '/') ? strrchr(argv[0], '/') + 1 : argv[0];
-	mono_clock = getenv("FAKE_CLOCK") && strcmp(getenv("FAKE_CLOCK"), "mono") == 0;
+	mono_clock = getenv("RG_EVENT_CLOCK") && strcmp(getenv("RG_EVENT_CLOCK"), "mono") == 0;
 	for (i = 1; i < argc; i++) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 

@@ -16,21 +16,21 @@ cat "$out/bench.out"
 import json, sys
 r = json.load(open(sys.argv[1]))
 assert r["machine"]["nproc"] >= 1 and r["machine"]["kernel"], r["machine"]
-for variant in ("kernel-floor", "rearguard", "shell-sleep1", "shell-sleep0.1"):
+for variant in ("kernel-floor", "rearguard", "rearguard-signal", "shell-sleep1", "shell-sleep0.1"):
     s = r["reaction_ms"][variant]
     assert s["trials"] == 3 and 0 < s["min"] <= s["p50"] <= s["max"], (variant, s)
-    # The agent reacts when the pidfd turns readable, at the exit: that may come before the reap.
+    # The agent's pidfd fires when the app dies, its parent's reap may come later: no lower bound.
     assert variant == "kernel-floor" or s["from_reap_p50"] <= s["p50"], (variant, s)
 # A one-second polling loop cannot react faster than the agent's pidfd, even in a tiny run.
 assert r["reaction_ms"]["shell-sleep1"]["p50"] > r["reaction_ms"]["rearguard"]["p50"], r["reaction_ms"]
 if r["idle"]:
-    assert set(r["idle"]) == {"rearguard-apps1", "rearguard", "shell-sleep1"}, r["idle"]
+    assert {"rearguard-apps1", "rearguard", "shell-sleep1"} <= set(r["idle"]), r["idle"]
     assert all(v["switches"] >= 0 and v["cpu_ms"] >= 0 for v in r["idle"].values())
     assert r["memory_kb"]["dynamic-rearguard-apps1"]["hwm_kb"] > 0
 scan = r["scan"]["200"]
 assert scan["processes"] >= 200 and scan["first_scan_ms"] > 0 and scan["rescan_ms"] > 0, scan
 assert scan["reaction_ms"] > 0 and scan["agent_first_scan_ms"] > 0, scan
-s = r["startup_ms"]["exec_to_first_scan"]
-assert s["runs"] == 3 and s["p50"] > 0, s
+s = r["startup_ms"]["dynamic"]
+assert s["exec_to_first_scan"]["runs"] == 3 and 0 < s["exec_to_first_scan"]["p50"] <= s["exec_to_ready"]["p50"], s
 print("# results file complete")
 PY

@@ -80,7 +80,7 @@ chmod 1777 "$RUN"
 : >"$EVENTS"
 chmod 666 "$EVENTS"
 cp "$RG_BUILDDIR/rearguard" "$RG_BUILDDIR/tests/helpers/pause" "$RG_BUILDDIR/tests/helpers/fake" \
-	"$RG_BUILDDIR/tests/helpers/enosys" "$BIN/"
+	"$RG_BUILDDIR/tests/helpers/enosys" "$RG_BUILDDIR/tests/helpers/standin" "$BIN/"
 cp "$RG_BUILDDIR/tests/helpers/enter" "$BIN/runc"
 chmod 755 "$BIN"/*
 
@@ -185,6 +185,30 @@ fake_start() {
 	wait_for 5 test -e "$RUN/$name.up" || fail "$name did not start"
 }
 
+# standin_start NAME UID PROXY [ARG...]: a container running the stand-in proxy PROXY
+# (pilot-agent, envoy, linkerd2-proxy, cloud-sql-proxy, daprd, vault, consul-dataplane; see
+# tests/helpers/standin.c), logging to $EVENTS; returns once it listens.
+standin_start() {
+	local name=$1 uid=$2 prog=$3
+	shift 3
+	ln -sf standin "$BIN/$prog"
+	rm -f "$RUN/$name.up"
+	ctr_start "$name" "$uid" "$BIN/$prog" --log "$EVENTS" --started "$RUN/$name.up" "$@"
+	wait_for 5 test -e "$RUN/$name.up" || fail "$name did not start"
+}
+
+# ready_file_after PROCESS SECONDS: the ready file appears, and not before stand-in PROCESS turned
+# ready. (A stand-in logs that before its first 2xx, so once the file is there, so is the event.)
+ready_file_after() {
+	wait_for "$2" test -e "$EMPTYDIR/ready" || fail "no ready file within $2s"
+	[ -n "$(event_ms "$1" "turned ready")" ] || fail "the ready file appeared before $1 was ready"
+}
+
+# events_count NAME EVENT: how many EVENT lines fake or stand-in process NAME logged.
+events_count() {
+	awk -v n="$1" -v e="$2" '$2 == n && index($0, e) { c++ } END { print c + 0 }' "$EVENTS"
+}
+
 # expect_exit NAME SECONDS CODE: the container exits with CODE within SECONDS.
 expect_exit() {
 	ctr_wait "$1" "$2"
@@ -244,14 +268,15 @@ event_ms() {
 	awk -v n="$1" -v e="$2" '$2 == n && index($0, e) { print $1; exit }' "$EVENTS"
 }
 
-# json_get FILE KEY...: a value out of the agent's summary, with python's json.
+# json_get FILE KEY...: a value out of the agent's summary, with python's json (lists and
+# objects as JSON: [200, "timeout"]).
 json_get() {
 	/usr/bin/python3 - "$@" <<'PY'
 import json, sys
 v = json.load(open(sys.argv[1]))
 for k in sys.argv[2:]:
     v = v[int(k)] if isinstance(v, list) else v[k]
-print("null" if v is None else v)
+print("null" if v is None else json.dumps(v) if isinstance(v, (list, dict)) else v)
 PY
 }
 

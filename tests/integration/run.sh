@@ -1,23 +1,23 @@
 #!/bin/bash
-# rearguard run as an app container's entrypoint: it waits for ready, runs
-# the job, forwards signals to it, writes apps/job with its exit code and
-# exits with that code; the agent drains on the report. Then: a command
+# rearguard run as an app container's entrypoint: it waits for the agent's
+# ready, runs the job, forwards signals to it, writes apps/job with its exit
+# code and exits with that code; the agent drains on the report. Then: a command
 # that does not exist (127), and ready that never comes (124, not started).
 . "$RG_SRCDIR/tests/integration/lib.sh"
 
 alias_bin fluent-bit job
 pod_start
 fake_start proxy 1002 fluent-bit
-ctr_start agent 1002 "$BIN/rearguard" -s 'match=fluent-bit' --apps 1 --dir "$EMPTYDIR" \
-	--termination-log "$RUN/termination-log"
-agent_scanned
 ctr_start app 1001 "$BIN/rearguard" run --dir "$EMPTYDIR" --name job -- \
 	"$BIN/job" --on TERM:exit:7 --log "$EVENTS" --started "$RUN/job.up"
 sleep 0.5
 [ -z "$(event_ms job started)" ] || fail "the job started before ready"
 grep -q "waiting for ready" "$T/app.log" || fail "the wait is not logged"
-put_atomic "$EMPTYDIR/ready" ""
-wait_for 5 test -e "$RUN/job.up" || fail "the job did not start after ready"
+# The agent writes ready once the sidecar (no ready URL) is seen.
+ctr_start agent 1002 "$BIN/rearguard" -s 'match=fluent-bit' --apps 1 --dir "$EMPTYDIR" \
+	--termination-log "$RUN/termination-log"
+wait_for 5 test -e "$RUN/job.up" || fail "the job did not start after the agent's ready"
+grep -q "wrote the ready file" "$T/agent.log" || fail "the agent did not write ready"
 
 kill -HUP "$(ctr_pid app)"
 wait_for 5 grep -q "job .* got SIGHUP" "$EVENTS" || fail "SIGHUP was not forwarded"

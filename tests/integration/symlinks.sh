@@ -1,8 +1,8 @@
 #!/bin/bash
 # Symlinks planted in the volume are never followed: not at ready (wait and
 # run do not take it for ready), not in apps/ (the target says 0; reading it
-# would end the running app early), and not at apps-done or done, which the
-# agent replaces without writing through them.
+# would end the running app early), and not at ready, apps-done or done,
+# which the agent replaces without writing through them.
 . "$RG_SRCDIR/tests/integration/lib.sh"
 
 alias_bin fluent-bit job
@@ -10,8 +10,9 @@ pod_start
 echo 0 >"$RUN/zero"
 echo original >"$RUN/victim1"
 echo original >"$RUN/victim2"
-chown 1002 "$RUN/victim1" "$RUN/victim2"
-ln -s "$RUN/zero" "$EMPTYDIR/ready"
+echo original >"$RUN/victim3"
+chown 1002 "$RUN/victim1" "$RUN/victim2" "$RUN/victim3"
+ln -s "$RUN/victim3" "$EMPTYDIR/ready"
 ln -s "$RUN/victim1" "$EMPTYDIR/apps-done"
 ln -s "$RUN/victim2" "$EMPTYDIR/done"
 mkdir -m 1777 "$EMPTYDIR/apps"
@@ -41,8 +42,9 @@ expect_exit agent 10 0
 app_exit=$(event_ms job "exit 0")
 term=$(event_ms fluent-bit "got SIGTERM")
 [ "$term" -ge "$app_exit" ] || fail "the drain started before the app exited"
+[ -f "$EMPTYDIR/ready" ] && [ ! -L "$EMPTYDIR/ready" ] || fail "ready is not a regular file"
 [ -f "$EMPTYDIR/apps-done" ] && [ ! -L "$EMPTYDIR/apps-done" ] || fail "apps-done is not a regular file"
 [ -f "$EMPTYDIR/done" ] && [ ! -L "$EMPTYDIR/done" ] || fail "done is not a regular file"
-[ "$(cat "$RUN/victim1")" = original ] && [ "$(cat "$RUN/victim2")" = original ] ||
-	fail "a symlink's target was written"
+[ "$(cat "$RUN/victim1")" = original ] && [ "$(cat "$RUN/victim2")" = original ] &&
+	[ "$(cat "$RUN/victim3")" = original ] || fail "a symlink's target was written"
 exit 0

@@ -50,7 +50,11 @@ expect_usage_error "no sidecar given"
 expect_usage_error "unknown option --bogus" --bogus
 expect_usage_error "unknown option --bogus" agent -s istio --bogus
 expect_usage_error "unknown command 'bogus'" bogus
-expect_usage_error "'drain' is not implemented" drain
+expect_usage_error "no sidecar given" drain
+expect_usage_error "unknown option --apps (rearguard drain takes --sidecar" drain -s istio --apps 1
+expect_usage_error "invalid duration \"soon\"" drain -s istio --kill-after soon
+REARGUARD_SIDECARS="istio;nope" expect_usage_error "REARGUARD_SIDECARS: sidecar spec \"nope\"" drain
+expect_usage_error "stop: \"http://127.0.0.1:0/quit\": the port must be" -s 'match=x,stop=http://127.0.0.1:0/quit'
 expect_usage_error "run: no command given" run
 expect_usage_error "run: no command given" run --name job --
 expect_usage_error "run: unknown option --bogus" run --bogus -- true

@@ -19,13 +19,22 @@
 static struct decide d;
 static int64_t T;
 static struct decide_sidecar_config sidecars[] = {
-	{ "proxy", SIGTERM },
-	{ "logs", SIGINT },
+	{ .name = "proxy", .stop_signal = SIGTERM },
+	{ .name = "logs", .stop_signal = SIGINT },
+};
+/* Stopped over HTTP: a mesh proxy, and a database proxy with a drain step. */
+static struct decide_sidecar_config http_sidecars[] = {
+	{ .name = "mesh", .ready_url = "http://127.0.0.1:15021/healthz/ready",
+	  .stop_url = "http://127.0.0.1:15020/quitquitquit" },
+	{ .name = "db", .ready_url = "http://127.0.0.1:9090/startup", .drain_url = "http://127.0.0.1:9091/drain",
+	  .drain_time_us = 2 * US_PER_S, .stop_url = "http://127.0.0.1:9091/quitquitquit" },
+	{ .name = "logs", .stop_signal = SIGTERM },
 };
 static FILE *log_file;
 static struct decide_action last;
 
-static void setup(enum restart_policy policy, unsigned apps, size_t nsidecars)
+static void setup_with(enum restart_policy policy, unsigned apps, const struct decide_sidecar_config *sc,
+		       size_t nsidecars, bool readiness)
 {
 	struct decide_config cfg = {
 		.policy = policy,
@@ -35,8 +44,10 @@ static void setup(enum restart_policy policy, unsigned apps, size_t nsidecars)
 		.term_grace_us = 25 * S,
 		.stop_timeout_us = 20 * S,
 		.kill_after_us = 5 * S,
+		.readiness = readiness,
+		.ready_timeout_us = 300 * S,
 		.nsidecars = nsidecars,
-		.sidecars = sidecars,
+		.sidecars = sc,
 	};
 
 	decide_free(&d);
@@ -45,6 +56,12 @@ static void setup(enum restart_policy policy, unsigned apps, size_t nsidecars)
 	rewind(log_file);
 	if (ftruncate(fileno(log_file), 0) < 0)
 		abort();
+}
+
+/* Signal sidecars, readiness off: the agent core's tests. */
+static void setup(enum restart_policy policy, unsigned apps, size_t nsidecars)
+{
+	setup_with(policy, apps, sidecars, nsidecars, false);
 }
 
 static int next(void)
@@ -608,6 +625,377 @@ static void reports_and_kernel(void)
 	ok(!logged("differ"), "agreeing codes are not a warning");
 }
 
+/* ---- HTTP: readiness, stop requests, drain, blind stops ------------------ */
+
+/* Expects a DECIDE_HTTP for purpose next; false (and a failed test) otherwise. */
+static bool http_next(enum decide_http_purpose purpose, const char *what)
+{
+	int k = next();
+
+	is_int(k, DECIDE_HTTP, "%s: an HTTP request", what);
+	is_int(last.purpose, purpose, "%s: its purpose", what);
+	return k == DECIDE_HTTP && last.purpose == purpose;
+}
+
+static void answer(enum decide_http_purpose purpose, int result)
+{
+	decide_http_result(&d, last.sidecar, purpose, result, T);
+}
+
+static void readiness(void)
+{
+	static const int64_t schedule[] = { 50 * MS, 100 * MS, 200 * MS, 400 * MS, 500 * MS, 500 * MS };
+	size_t i;
+
+	/* mesh (ready URL) and logs (none: ready once its process is seen) */
+	setup_with(POLICY_NEVER, 1, http_sidecars, 3, true);
+	decide_app_seen(&d, 3, "job", T);
+	http_next(DECIDE_HTTP_READY, "first poll at start-up");
+	is_int(last.sidecar, 0, "the mesh's");
+	is_str(last.url, "http://127.0.0.1:15021/healthz/ready", "its ready URL");
+	is_int(last.timeout_us, 1 * S, "a poll gets 1s");
+	is_int(last.connect_timeout_us, 1 * S, "and 1s to connect");
+	http_next(DECIDE_HTTP_READY, "the db's poll");
+	is_int(last.sidecar, 1, "sidecar 1");
+	is_int(next(), NONE, "one poll in flight per sidecar");
+	is_int(decide_deadline(&d, T), T + 100 * MS, "rescans look for the logs sidecar's process");
+	decide_sidecar_seen(&d, 2);
+	is_int(next(), NONE, "logs seen: ready");
+	ok(d.sidecars[2].ready && d.sidecars[2].ready_us == T, "logs ready once seen");
+	decide_http_result(&d, 1, DECIDE_HTTP_READY, 200, T);
+	for (i = 0; i < ARRAY_SIZE(schedule); i++) {
+		decide_http_result(&d, 0, DECIDE_HTTP_READY, i % 2 ? 503 : -ECONNREFUSED, T);
+		is_int(decide_deadline(&d, T), T + schedule[i], "poll %zu: the next one after %lldms", i + 1,
+		       (long long)(schedule[i] / MS));
+		T += schedule[i];
+		is_int(next(), DECIDE_HTTP, "poll %zu+1 due", i + 1);
+	}
+	is_int(d.sidecars[0].ready_polls, 7, "seven polls so far");
+	decide_http_result(&d, 0, DECIDE_HTTP_READY, 200, T);
+	is_int(next(), DECIDE_WRITE_READY, "all ready: write the ready file");
+	ok(logged("every sidecar is ready"), "logged");
+	is_int(d.sidecars[0].ready_us, T, "mesh ready time recorded");
+	is_int(next(), NONE, "written once");
+	is_int(decide_deadline(&d, T), INT64_MAX, "--apps 1 seen, all ready: no timer while the app runs");
+	decide_http_result(&d, 0, DECIDE_HTTP_READY, 503, T);
+	is_int(next(), NONE, "a late answer changes nothing");
+
+	/* Readiness is polled while the apps start, and ends with the drain. */
+	setup_with(POLICY_NEVER, 1, http_sidecars, 1, true);
+	http_next(DECIDE_HTTP_READY, "poll");
+	decide_drain_now(&d, "test", T);
+	decide_http_result(&d, 0, DECIDE_HTTP_READY, 200, T);
+	is_int(next(), DECIDE_APPS_DONE, "the drain starts: no ready file");
+	ok(!d.ready_written, "not written at all");
+	is_int(next(), DECIDE_WATCH, "watch");
+	http_next(DECIDE_HTTP_STOP, "the stop request, no more polls");
+}
+
+static void ready_timeout(void)
+{
+	setup_with(POLICY_NEVER, 1, http_sidecars, 3, true);
+	decide_app_seen(&d, 3, "job", T);
+	http_next(DECIDE_HTTP_READY, "poll mesh");
+	answer(DECIDE_HTTP_READY, 503);
+	http_next(DECIDE_HTTP_READY, "poll db");
+	answer(DECIDE_HTTP_READY, 200);
+	T = d.started_us + 300 * S - 1;
+	is_int(next_skipping_rescans(), DECIDE_HTTP, "polls go on until --ready-timeout");
+	ok(!logged("--ready-timeout"), "no error yet");
+	T += 1;
+	is_int(next_skipping_rescans(), NONE, "--ready-timeout passed: no poll, no ready file");
+	ok(d.ready_expired, "expired");
+	ok(logged("not ready within --ready-timeout 5m"), "an error says so");
+	ok(logged("mesh (answered 503)") && logged("logs (no process seen)"), "naming each and why");
+	ok(!logged("db ("), "not the ready one");
+	decide_http_result(&d, 0, DECIDE_HTTP_READY, 200, T);
+	decide_sidecar_seen(&d, 2);
+	is_int(next(), NONE, "turning ready afterwards writes nothing");
+	is_int(decide_deadline(&d, T), INT64_MAX, "and polls nothing");
+	decide_app_exited(&d, 3, T);
+	is_int(next_skipping_rescans(), DECIDE_APPS_DONE, "the apps still end the pod");
+}
+
+static void http_stop(void)
+{
+	setup_with(POLICY_NEVER, 1, http_sidecars, 1, false);
+	decide_sidecar_seen(&d, 0);
+	decide_drain_now(&d, "test", T);
+	is_int(next(), DECIDE_APPS_DONE, "draining");
+	is_int(next(), DECIDE_WATCH, "watch its processes");
+	http_next(DECIDE_HTTP_STOP, "then the stop request");
+	is_str(last.url, "http://127.0.0.1:15020/quitquitquit", "to the stop URL");
+	is_int(last.timeout_us, 5 * S, "which gets 5s");
+	is_int(d.sidecars[0].stop_sent_us, T, "stop time recorded");
+	is_int(next(), NONE, "wait for the answer");
+	is_int(decide_deadline(&d, T), T + 20 * S, "within --stop-timeout");
+	T += 2 * MS;
+	answer(DECIDE_HTTP_STOP, 200);
+	ok(logged("stop request answered 200: waiting for its processes to exit (--stop-timeout 20s)"),
+	   "the answer is logged with what follows");
+	is_int(next(), NONE, "a 200 proves nothing: wait for the processes");
+	T += 5 * MS;
+	decide_sidecar_gone(&d, 0, T);
+	is_int(next(), DECIDE_EXIT, "gone: exit");
+	is_int(last.exit_code, 0, "exit 0");
+	is_str(decide_outcome(&d.sidecars[0]), "stopped", "stopped");
+	is_int(d.sidecars[0].requests, 1, "one request");
+	is_int(d.sidecars[0].statuses[0], 200, "answered 200");
+
+	/* The proxy answers and exits: its exit may be seen before its answer is read. */
+	setup_with(POLICY_NEVER, 1, http_sidecars, 1, false);
+	decide_drain_now(&d, "test", T);
+	next();
+	next();
+	http_next(DECIDE_HTTP_STOP, "stop request");
+	decide_sidecar_gone(&d, 0, T + MS);
+	is_str(decide_outcome(&d.sidecars[0]), "stopped", "gone: stopped");
+	is_int(next(), NONE, "the exit waits for the answer in flight");
+	is_int(decide_deadline(&d, T), T + 3 * S, "at most 3s");
+	answer(DECIDE_HTTP_STOP, 200);
+	is_int(next(), DECIDE_EXIT, "then exits");
+	is_int(d.sidecars[0].statuses[0], 200, "with the answer in the summary");
+}
+
+static void http_retries(void)
+{
+	static const int answers[] = { 503, -ECONNREFUSED, -ETIMEDOUT, 500, -ECONNRESET, 502, 408, 429, 503 };
+	static const int64_t backoff[] = { 100 * MS, 200 * MS, 400 * MS, 800 * MS, 1600 * MS,
+					   2 * S, 2 * S, 2 * S, 2 * S };
+	int64_t deadline;
+	size_t i;
+
+	setup_with(POLICY_NEVER, 1, http_sidecars, 1, false);
+	decide_drain_now(&d, "test", T);
+	next();
+	next();
+	http_next(DECIDE_HTTP_STOP, "stop request");
+	deadline = T + 20 * S;
+	for (i = 0; i < ARRAY_SIZE(answers); i++) {
+		answer(DECIDE_HTTP_STOP, answers[i]);
+		is_int(next(), NONE, "answer %zu: not at once", i + 1);
+		is_int(decide_deadline(&d, T), T + backoff[i], "answer %zu: again after %lldms", i + 1,
+		       (long long)(backoff[i] / MS));
+		T += backoff[i];
+		http_next(DECIDE_HTTP_STOP, "retry");
+	}
+	ok(logged("stop request answered 503: trying again in 100ms"), "each retry is logged");
+	ok(logged("connection refused: trying again in 200ms"), "with the reason");
+	is_int(d.sidecars[0].requests, 10, "ten requests");
+	is_int(d.sidecars[0].statuses[1], -ECONNREFUSED, "results kept");
+	is_int(d.sidecars[0].statuses[7], 429, "the first eight of them");
+	/* 14.7s in: a request may not outlast --stop-timeout. */
+	answer(DECIDE_HTTP_STOP, 503);
+	T = deadline - 3 * S;
+	http_next(DECIDE_HTTP_STOP, "late retry");
+	is_int(last.timeout_us, 3 * S, "gets only what is left of --stop-timeout");
+	T += 2 * S + 500 * MS;
+	answer(DECIDE_HTTP_STOP, 503);
+	ok(logged("no time left for another try"), "no retry past --stop-timeout");
+	is_int(decide_deadline(&d, T), deadline, "next is --stop-timeout");
+	T = deadline;
+	is_int(next(), DECIDE_SIGNAL, "then SIGTERM");
+	is_int(last.signo, SIGTERM, "SIGTERM, though the stop request was no signal");
+	T += MS;
+	decide_sidecar_gone(&d, 0, T);
+	is_str(decide_outcome(&d.sidecars[0]), "terminated", "outcome terminated");
+}
+
+static void http_escalation(void)
+{
+	/* 200, and still running: linkerd2#6993. */
+	setup_with(POLICY_NEVER, 1, http_sidecars, 1, false);
+	decide_drain_now(&d, "test", T);
+	next();
+	next();
+	http_next(DECIDE_HTTP_STOP, "stop request");
+	answer(DECIDE_HTTP_STOP, 200);
+	T += 20 * S;
+	is_int(next(), DECIDE_SIGNAL, "still running at --stop-timeout: SIGTERM");
+	is_int(last.signo, SIGTERM, "SIGTERM");
+	T += 5 * S;
+	is_int(next(), DECIDE_SIGNAL, "then SIGKILL");
+	is_int(last.signo, SIGKILL, "SIGKILL");
+	decide_sidecar_gone(&d, 0, T);
+	is_str(decide_outcome(&d.sidecars[0]), "killed", "outcome killed");
+
+	/* A hanging request: its answer comes after the escalation and changes nothing. */
+	setup_with(POLICY_NEVER, 1, http_sidecars, 1, false);
+	decide_drain_now(&d, "test", T);
+	next();
+	next();
+	http_next(DECIDE_HTTP_STOP, "stop request");
+	T += 5 * S;
+	answer(DECIDE_HTTP_STOP, -ETIMEDOUT);
+	T += 100 * MS;
+	http_next(DECIDE_HTTP_STOP, "retried after the timeout");
+	is_int(last.timeout_us, 5 * S, "with 5s again");
+	T = d.sidecars[0].deadline_us;
+	is_int(next(), DECIDE_SIGNAL, "abandoned at --stop-timeout: SIGTERM");
+	answer(DECIDE_HTTP_STOP, 200);
+	is_int(d.sidecars[0].state, SC_TERMINATING, "a late 200 changes nothing");
+	is_int(d.sidecars[0].statuses[1], 200, "but is recorded");
+
+	/* 4xx: the endpoint refuses (Linkerd without its shutdown endpoint): a signal at once. */
+	setup_with(POLICY_NEVER, 1, http_sidecars, 1, false);
+	decide_drain_now(&d, "test", T);
+	next();
+	next();
+	http_next(DECIDE_HTTP_STOP, "stop request");
+	T += MS;
+	answer(DECIDE_HTTP_STOP, 404);
+	ok(logged("stop endpoint answered 404: falling back to SIGTERM"), "the fallback is logged");
+	is_int(next(), DECIDE_SIGNAL, "SIGTERM at once");
+	is_int(last.signo, SIGTERM, "SIGTERM");
+	is_int(decide_deadline(&d, T), T + 5 * S, "SIGKILL after --kill-after");
+	decide_sidecar_gone(&d, 0, T + MS);
+	is_str(decide_outcome(&d.sidecars[0]), "terminated", "outcome terminated");
+}
+
+static void http_drain(void)
+{
+	const struct decide_sidecar_config *db = &http_sidecars[1];
+
+	setup_with(POLICY_NEVER, 1, db, 1, false);
+	decide_drain_now(&d, "test", T);
+	next();
+	next();
+	http_next(DECIDE_HTTP_DRAIN, "the drain request first");
+	is_str(last.url, "http://127.0.0.1:9091/drain", "to the drain URL");
+	is_int(decide_deadline(&d, T), INT64_MAX, "its own timeout bounds it");
+	T += 3 * MS;
+	answer(DECIDE_HTTP_DRAIN, 200);
+	is_int(next(), NONE, "then drain-time");
+	is_int(decide_deadline(&d, T), T + 2 * S, "of 2s");
+	T += 2 * S;
+	http_next(DECIDE_HTTP_STOP, "then the stop request");
+	is_int(d.sidecars[0].stop_sent_us, T, "the stop time is the stop request's");
+	is_int(decide_deadline(&d, T), T + 20 * S, "--stop-timeout counts from it");
+	answer(DECIDE_HTTP_STOP, 200);
+	decide_sidecar_gone(&d, 0, T);
+	is_int(next(), DECIDE_EXIT, "exit");
+	is_int(d.sidecars[0].requests, 2, "two requests");
+
+	setup_with(POLICY_NEVER, 1, db, 1, false);
+	decide_drain_now(&d, "test", T);
+	next();
+	next();
+	http_next(DECIDE_HTTP_DRAIN, "drain");
+	answer(DECIDE_HTTP_DRAIN, -ECONNREFUSED);
+	ok(logged("drain request connection refused: going on with the stop request"), "a failed drain is logged");
+	http_next(DECIDE_HTTP_STOP, "and the stop request follows at once");
+
+	setup_with(POLICY_NEVER, 1, db, 1, false);
+	decide_drain_now(&d, "test", T);
+	next();
+	next();
+	http_next(DECIDE_HTTP_DRAIN, "drain");
+	answer(DECIDE_HTTP_DRAIN, 200);
+	decide_sidecar_gone(&d, 0, T + S);
+	is_str(decide_outcome(&d.sidecars[0]), "stopped", "gone during drain-time: stopped");
+	is_int(next(), DECIDE_EXIT, "exit, no stop request needed");
+}
+
+static void http_two_sidecars(void)
+{
+	setup_with(POLICY_NEVER, 1, http_sidecars, 2, false);
+	decide_drain_now(&d, "test", T);
+	next();
+	is_int(next(), DECIDE_WATCH, "watch");
+	is_int(last.sidecar, 1, "the last --sidecar first");
+	http_next(DECIDE_HTTP_DRAIN, "its drain");
+	answer(DECIDE_HTTP_DRAIN, 200);
+	T += 2 * S;
+	http_next(DECIDE_HTTP_STOP, "its stop");
+	answer(DECIDE_HTTP_STOP, 200);
+	is_int(next(), NONE, "the first sidecar waits until the second is gone");
+	decide_sidecar_gone(&d, 1, T);
+	is_int(next(), DECIDE_WATCH, "now the first");
+	is_int(last.sidecar, 0, "sidecar 0");
+	http_next(DECIDE_HTTP_STOP, "its stop");
+}
+
+static void blind(void)
+{
+	/* mesh and logs, no processes visible: logs cannot be stopped, mesh is probed. */
+	setup_with(POLICY_NEVER, 0, http_sidecars, 3, false);
+	decide_blind(&d);
+	decide_drain_now(&d, "drain-command", T);
+	is_int(next(), DECIDE_APPS_DONE, "draining");
+	http_next(DECIDE_HTTP_DRAIN, "nothing to watch: db's drain at once");
+	is_int(last.sidecar, 1, "db");
+	ok(logged("cannot stop the sidecar with a signal") && logged("shareProcessNamespace"),
+	   "logs (a signal sidecar) cannot be stopped");
+	is_str(decide_outcome(&d.sidecars[2]), "not-visible", "outcome not-visible");
+	answer(DECIDE_HTTP_DRAIN, 200);
+	T += 2 * S;
+	http_next(DECIDE_HTTP_STOP, "db's stop");
+	answer(DECIDE_HTTP_STOP, 200);
+	ok(logged("waiting for it to stop accepting connections (--stop-timeout 20s)"), "what comes next is logged");
+	http_next(DECIDE_HTTP_GONE, "a connect probe at once");
+	is_str(last.url, "http://127.0.0.1:9090/startup", "on the ready URL");
+	answer(DECIDE_HTTP_GONE, 0);
+	is_int(decide_deadline(&d, T), T + 20 * MS, "still accepting: again in 20ms");
+	T += 20 * MS;
+	http_next(DECIDE_HTTP_GONE, "probe 2");
+	answer(DECIDE_HTTP_GONE, 0);
+	is_int(decide_deadline(&d, T), T + 40 * MS, "then 40ms");
+	T += 40 * MS;
+	http_next(DECIDE_HTTP_GONE, "probe 3");
+	answer(DECIDE_HTTP_GONE, -ECONNREFUSED);
+	is_str(decide_outcome(&d.sidecars[1]), "stopped", "refused: db stopped");
+	http_next(DECIDE_HTTP_STOP, "then mesh's stop");
+	is_int(last.sidecar, 0, "mesh");
+	answer(DECIDE_HTTP_STOP, 204);
+	http_next(DECIDE_HTTP_GONE, "probe");
+	answer(DECIDE_HTTP_GONE, -ECONNREFUSED);
+	is_int(next(), DECIDE_EXIT, "exit");
+	is_int(last.exit_code, 1, "exit 1: logs could not be stopped");
+
+	/* Still accepting connections at --stop-timeout: no signal possible, so it failed. */
+	setup_with(POLICY_NEVER, 0, http_sidecars, 1, false);
+	decide_blind(&d);
+	decide_drain_now(&d, "drain-command", T);
+	next();
+	http_next(DECIDE_HTTP_STOP, "stop");
+	answer(DECIDE_HTTP_STOP, 200);
+	while (T < d.sidecars[0].deadline_us) {
+		if (next() == DECIDE_HTTP)
+			answer(DECIDE_HTTP_GONE, 0);
+		T += 100 * MS;
+	}
+	is_int(next(), DECIDE_EXIT, "gives up at --stop-timeout");
+	is_int(last.exit_code, 1, "exit 1");
+	is_str(decide_outcome(&d.sidecars[0]), "still-running", "outcome still-running");
+	ok(logged("still accepting connections within --stop-timeout 20s") && logged("no signal can be sent"),
+	   "the log says why");
+
+	/* A refusal cannot fall back to a signal either. */
+	setup_with(POLICY_NEVER, 0, http_sidecars, 1, false);
+	decide_blind(&d);
+	decide_drain_now(&d, "drain-command", T);
+	next();
+	http_next(DECIDE_HTTP_STOP, "stop");
+	answer(DECIDE_HTTP_STOP, 404);
+	is_int(next(), DECIDE_EXIT, "a 404: nothing else to try");
+	is_str(decide_outcome(&d.sidecars[0]), "stop-refused", "outcome stop-refused");
+
+	/* Without a ready URL, the stop URL's door is watched. */
+	{
+		static const struct decide_sidecar_config vault = { .name = "vault",
+								    .stop_url = "http://127.0.0.1:8200/agent/v1/quit" };
+
+		setup_with(POLICY_NEVER, 0, &vault, 1, false);
+		decide_blind(&d);
+		decide_drain_now(&d, "drain-command", T);
+		next();
+		http_next(DECIDE_HTTP_STOP, "stop");
+		answer(DECIDE_HTTP_STOP, 200);
+		http_next(DECIDE_HTTP_GONE, "probe");
+		is_str(last.url, "http://127.0.0.1:8200/agent/v1/quit", "on the stop URL");
+	}
+}
+
 int main(void)
 {
 	log_file = tmpfile();
@@ -628,6 +1016,14 @@ int main(void)
 	misc();
 	reports();
 	reports_and_kernel();
+	readiness();
+	ready_timeout();
+	http_stop();
+	http_retries();
+	http_escalation();
+	http_drain();
+	http_two_sidecars();
+	blind();
 	decide_free(&d);
 	return done_testing();
 }

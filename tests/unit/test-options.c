@@ -235,6 +235,66 @@ static void subcommands(void)
 	is_int(parse_install(&dir, "install", "--force", "/x", NULL), OPTIONS_ERROR, "an unknown option");
 }
 
+static char drain_name[] = "drain";
+
+static enum options_result parse_drain(struct agent_options *o, ...)
+{
+	char *argv[32] = { drain_name };
+	int argc = 1;
+	va_list ap;
+
+	va_start(ap, o);
+	while ((argv[argc] = va_arg(ap, char *)) != NULL)
+		argc++;
+	va_end(ap);
+	err[0] = '\0';
+	return options_parse_drain(o, argc, argv, err, sizeof(err));
+}
+
+static void drain_options(void)
+{
+	struct agent_options o;
+
+	is_int(parse_drain(&o, "-s", "istio", "--stop-timeout", "3s", "--kill-after", "1s", "--log-format", "json",
+			   "-v", NULL),
+	       OPTIONS_OK, "drain with its options");
+	is_int(o.nsidecars, 1, "one sidecar");
+	is_int(o.stop_timeout_ms, 3000, "--stop-timeout");
+	is_int(o.kill_after_ms, 1000, "--kill-after");
+	is_int(o.log_format, LOG_JSON, "--log-format");
+	ok(o.dir == NULL && o.termination_log == NULL, "no files for a drain");
+	options_free(&o);
+
+	/* Exec'd in the agent's container, it sees the agent's variables: it takes its own only. */
+	setenv("REARGUARD_SIDECARS", "linkerd;match=fluent-bit", 1);
+	setenv("REARGUARD_STOP_TIMEOUT", "7s", 1);
+	setenv("REARGUARD_APPS", "not a number", 1);
+	setenv("REARGUARD_RESTART_POLICY", "Sometimes", 1);
+	is_int(parse_drain(&o, NULL), OPTIONS_OK, "drain configured from the environment (%s)", err);
+	is_int(o.nsidecars, 2, "REARGUARD_SIDECARS");
+	is_int(o.stop_timeout_ms, 7000, "REARGUARD_STOP_TIMEOUT");
+	options_free(&o);
+	is_int(parse_drain(&o, "--stop-timeout", "1s", NULL), OPTIONS_OK, "flag over variable");
+	is_int(o.stop_timeout_ms, 1000, "the flag wins");
+	options_free(&o);
+	unsetenv("REARGUARD_SIDECARS");
+	unsetenv("REARGUARD_STOP_TIMEOUT");
+	unsetenv("REARGUARD_APPS");
+	unsetenv("REARGUARD_RESTART_POLICY");
+
+	is_int(parse_drain(&o, NULL), OPTIONS_ERROR, "drain without a sidecar");
+	ok(strstr(err, "no sidecar given") != NULL, "says so (%s)", err);
+	is_int(parse_drain(&o, "-s", "istio", "--apps", "1", NULL), OPTIONS_ERROR, "an agent option");
+	ok(strstr(err, "unknown option --apps") && strstr(err, "rearguard drain takes --sidecar"),
+	   "is unknown to drain, which lists its own (%s)", err);
+	is_int(parse_drain(&o, "-s", "istio", "-d", "/x", NULL), OPTIONS_ERROR, "-d");
+	ok(strstr(err, "unknown option -d") != NULL, "is unknown to drain (%s)", err);
+	is_int(parse_drain(&o, "-s", "istio", "now", NULL), OPTIONS_ERROR, "an argument");
+	ok(strstr(err, "rearguard drain takes options only") != NULL, "is refused (%s)", err);
+	is_int(parse_drain(&o, "-s", "istio", "--stop-timeout", "soon", NULL), OPTIONS_ERROR, "a bad duration");
+	ok(strstr(err, "--stop-timeout: invalid duration") != NULL, "names the option (%s)", err);
+}
+
 int main(void)
 {
 	static const char *durations[] = { "--startup-timeout", "--ready-timeout", "--stop-timeout",
@@ -343,5 +403,6 @@ int main(void)
 	env_refused("REARGUARD_APP", "[", "invalid regex");
 	subcommands();
 	run_names();
+	drain_options();
 	return done_testing();
 }

@@ -2,6 +2,7 @@
 
 #include "spec.h"
 #include "tap.h"
+#include "util.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -23,6 +24,109 @@ static void refused(const char *text, const char *needle)
 	is_int(rc, -EINVAL, "refused: %s", text);
 	ok(strstr(err, needle) != NULL, "error for \"%s\" mentions \"%s\" (%s)", text, needle, err);
 	ok(strchr(err, '\n') == NULL, "error is one line");
+	spec_free(&s);
+}
+
+/* DESIGN.md's preset table, row by row. */
+static void presets_as_designed(void)
+{
+	static const struct {
+		const char *name, *match, *ready, *drain, *stop;
+	} want[] = {
+		{ "istio", "pilot-agent|envoy", "http://127.0.0.1:15021/healthz/ready", NULL,
+		  "http://127.0.0.1:15020/quitquitquit" },
+		{ "envoy", "envoy", "http://127.0.0.1:15000/ready", "http://127.0.0.1:15000/healthcheck/fail",
+		  "http://127.0.0.1:15000/quitquitquit" },
+		{ "linkerd", "linkerd2-proxy|linkerd-proxy", "http://127.0.0.1:4191/ready", NULL,
+		  "http://127.0.0.1:4191/shutdown" },
+		{ "cloudsql", "cloud-sql-proxy|cloud_sql_proxy", "http://127.0.0.1:9090/startup", NULL,
+		  "http://127.0.0.1:9091/quitquitquit" },
+		{ "dapr", "daprd", "http://127.0.0.1:3500/v1.0/healthz", NULL, "http://127.0.0.1:3500/v1.0/shutdown" },
+		{ "vault", "vault", NULL, NULL, "http://127.0.0.1:8200/agent/v1/quit" },
+		{ "consul", "consul-dataplane", NULL, NULL, "http://127.0.0.1:20600/graceful_shutdown" },
+	};
+	struct sidecar_spec s;
+	size_t i;
+
+	is_int(spec_npresets, ARRAY_SIZE(want), "seven presets");
+	for (i = 0; i < ARRAY_SIZE(want); i++) {
+		is_int(parse(want[i].name, &s), 0, "%s parses", want[i].name);
+		is_str(s.match_src, want[i].match, "%s match", want[i].name);
+		is_str(s.ready_url, want[i].ready, "%s ready", want[i].name);
+		is_str(s.drain_url, want[i].drain, "%s drain", want[i].name);
+		is_str(s.stop_url, want[i].stop, "%s stop", want[i].name);
+		is_int(s.drain_time_ms, 0, "%s drain-time 0", want[i].name);
+		spec_free(&s);
+	}
+}
+
+/* Each key overrides the preset's value and leaves the others alone. */
+static void overrides(void)
+{
+	struct sidecar_spec s;
+
+	is_int(parse("linkerd,stop=signal:TERM", &s), 0, "linkerd stopped by a signal");
+	ok(s.stop_url == NULL && s.stop_signal == SIGTERM, "the stop URL is gone, SIGTERM instead");
+	is_str(s.ready_url, "http://127.0.0.1:4191/ready", "its ready URL stays");
+	spec_free(&s);
+
+	is_int(parse("envoy,drain-time=5s,stop=http://127.0.0.1:9901/quitquitquit", &s), 0, "envoy on another port");
+	is_int(s.drain_time_ms, 5000, "drain-time added");
+	is_str(s.drain_url, "http://127.0.0.1:15000/healthcheck/fail", "drain kept");
+	is_str(s.stop_url, "http://127.0.0.1:9901/quitquitquit", "stop replaced");
+	spec_free(&s);
+
+	is_int(parse("dapr,match=my-daprd,name=dapr2", &s), 0, "dapr renamed");
+	ok(spec_matches(&s, "my-daprd") && !spec_matches(&s, "daprd"), "match replaced");
+	is_str(s.stop_url, "http://127.0.0.1:3500/v1.0/shutdown", "stop kept");
+	spec_free(&s);
+
+	is_int(parse("istio,ready=", &s), 0, "istio without a ready URL");
+	ok(s.ready_url == NULL, "ready when its process is seen");
+	spec_free(&s);
+}
+
+static void advice(void)
+{
+	struct sidecar_spec s;
+	const char *a;
+
+	is_int(parse("linkerd", &s), 0, "linkerd");
+	a = spec_stop_advice(&s, 404, "shutdown endpoint is not enabled\n");
+	ok(a && strstr(a, "config.linkerd.io/proxy-admin-shutdown: enabled"), "Linkerd's 404 names the annotation");
+	ok(spec_stop_advice(&s, 404, "not found\n") == NULL, "another 404 says nothing more");
+	ok(spec_stop_advice(&s, 500, "") == NULL, "a 500 says nothing more");
+	ok(spec_warning(&s) == NULL, "no warning for linkerd");
+	spec_free(&s);
+
+	is_int(parse("istio", &s), 0, "istio");
+	a = spec_stop_advice(&s, -ECONNREFUSED, "");
+	ok(a && strstr(a, "status.sidecar.istio.io/port"), "refused on 15020 names the annotation");
+	ok(spec_stop_advice(&s, -ETIMEDOUT, "") == NULL, "a timeout says nothing more");
+	ok(spec_warning(&s) == NULL, "the istio preset is fine");
+	spec_free(&s);
+
+	is_int(parse("match=pilot-agent|envoy,stop=http://127.0.0.1:15020/quitquitquit", &s), 0, "custom istio");
+	ok(spec_stop_advice(&s, -ECONNREFUSED, "") != NULL, "advice follows the port, not the preset");
+	spec_free(&s);
+
+	is_int(parse("istio,stop=http://127.0.0.1:15000/quitquitquit", &s), 0, "istio stopped through Envoy");
+	a = spec_warning(&s);
+	ok(a && strstr(a, "Envoy only") && strstr(a, "15020"), "warned: Envoy's quitquitquit leaves pilot-agent");
+	spec_free(&s);
+
+	is_int(parse("envoy", &s), 0, "plain envoy");
+	ok(spec_warning(&s) == NULL, "Envoy's own quitquitquit is right for plain Envoy");
+	spec_free(&s);
+
+	is_int(parse("cloudsql", &s), 0, "cloudsql");
+	a = spec_stop_advice(&s, -ECONNREFUSED, "");
+	ok(a && strstr(a, "--quitquitquit") && strstr(a, "--exit-zero-on-sigterm"), "cloudsql refused names the flags");
+	spec_free(&s);
+
+	is_int(parse("vault", &s), 0, "vault");
+	a = spec_stop_advice(&s, 404, "");
+	ok(a && strstr(a, "agent-enable-quit"), "vault 404 names enable_quit");
 	spec_free(&s);
 }
 
@@ -90,6 +194,10 @@ int main(void)
 	is_str(s.stop_url, "http://127.0.0.1:9091/quitquitquit", "stop URL");
 	spec_free(&s);
 
+	presets_as_designed();
+	overrides();
+	advice();
+
 	refused("", "empty");
 	refused("istoi", "unknown preset \"istoi\"");
 	refused("foo=bar", "unknown key \"foo\"");
@@ -100,7 +208,10 @@ int main(void)
 	refused("match=x,stop=https://127.0.0.1/quit", "only http://");
 	refused("match=x,stop=kill", "neither a URL nor signal");
 	refused("match=x,ready=ftp://x", "not an http:// URL");
-	refused("match=x,ready=http://", "not an http:// URL");
+	refused("match=x,ready=http://", "no host");
+	refused("match=x,stop=http://127.0.0.1:70000/quit", "port");
+	refused("match=x,drain=http://127.0.0.1:1/a b", "spaces");
+	refused("match=x,stop=http://admin:pw@127.0.0.1/quit", "credentials");
 	refused("match=(x", "invalid regex");
 	refused("match=x,match=y", "match given twice");
 	refused("match=", "match needs a value");
