@@ -26,7 +26,7 @@ grep -q "polling processes every 100ms" "$T/agent.log" || fail "polling not anno
 summary_is null apps 0 exit_code
 summary_is stopped sidecars 0 outcome
 
-kill -9 "$PAUSE"
+kill_ours "$PAUSE"
 : >"$EVENTS"
 rm -f "$RUN"/*
 run_pod --pidfd-info
