@@ -39,13 +39,24 @@ dump_logs() {
 	done
 }
 
+# kill_ours PID...: SIGKILL to each PID that is still a process of this test. A pid
+# recorded earlier may by now name somebody else's process: its command line says whose.
+kill_ours() {
+	local pid
+	for pid in "$@"; do
+		case $(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null) in
+		*"$T/"*) kill -9 "$pid" 2>/dev/null || true ;;
+		esac
+	done
+}
+
 cleanup() {
 	local rc=$? d
 	trap - EXIT INT TERM
 	# Killing a PID namespace's init kills everything in it.
-	[ -n "$PAUSE" ] && kill -9 "$PAUSE" 2>/dev/null || true
+	[ -n "$PAUSE" ] && kill_ours "$PAUSE"
 	# The launchers outside the pod exit once their child is gone; make sure.
-	for d in $LAUNCHERS $(jobs -p); do kill -9 "$d" 2>/dev/null || true; done
+	kill_ours $LAUNCHERS
 	wait 2>/dev/null || true
 	for d in $CGROUP_DIRS; do
 		rmdir "$d"/* 2>/dev/null || true
@@ -226,7 +237,7 @@ summary_is() {
 # new_pod: kills the current pod and starts an empty one, with an empty emptyDir (for a second
 # scenario in a test).
 new_pod() {
-	kill -9 "$PAUSE"
+	kill_ours "$PAUSE"
 	: >"$EVENTS"
 	rm -f "$RUN"/*
 	rm -rf "$EMPTYDIR"
