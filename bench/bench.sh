@@ -42,9 +42,11 @@ export RG_SKIP_STATUS=${RG_SKIP_STATUS:-77}
 . "$RG_SRCDIR/tests/integration/lib.sh"
 cp "$RG_BUILDDIR/bench/scan-bench" "$BIN/"
 export RG_EVENT_CLOCK=mono REARGUARD_LOG_MONO=1
-# The release binary, when the static build has run (make static; the e2e tests do).
+# The release binary, when the static build has run (make static; the e2e
+# tests and tools/bench do) and is not older than the dynamic one: a stale
+# static binary would measure code that is not this tree's.
 STATIC=
-if [ -x "$RG_BUILDDIR/static/rearguard" ]; then
+if [ -x "$RG_BUILDDIR/static/rearguard" ] && ! [ "$RG_BUILDDIR/static/rearguard" -ot "$RG_BUILDDIR/rearguard" ]; then
 	cp "$RG_BUILDDIR/static/rearguard" "$BIN/rearguard-static"
 	STATIC=$BIN/rearguard-static
 fi

@@ -6,6 +6,7 @@
 #
 # OUTDIR/rearguard        the static, stripped agent
 # OUTDIR/standins/fake    the test stand-in process, static (for test images)
+# OUTDIR/standins/standin the test stand-in proxy (tests/helpers/standin.c), static
 # OUTDIR/cache/           sources and built libraries, reused by later runs
 # OUTDIR/build/           rearguard's own build tree (configure --enable-static-binary)
 #
@@ -200,10 +201,16 @@ if [ ! -f Makefile ] || [ "$(cat .configured 2>/dev/null)" != "$want_config $sta
 	echo "$want_config $stamp" >.configured
 fi
 log "building rearguard"
-make -s -j"$jobs" rearguard tests/helpers/fake >/dev/null || die "make failed in $out/build"
+make -s -j"$jobs" rearguard tests/helpers/fake tests/helpers/standin >/dev/null || die "make failed in $out/build"
 mkdir -p "$out/standins"
-strip -o "$out/rearguard" rearguard
-strip -o "$out/standins/fake" tests/helpers/fake
+# Each output appears whole or not at all: a reader (the benchmark, a test
+# image) never copies a half-written binary.
+install_stripped() {
+	strip -o "$2.tmp" "$1" && mv -f "$2.tmp" "$2"
+}
+install_stripped rearguard "$out/rearguard"
+install_stripped tests/helpers/fake "$out/standins/fake"
+install_stripped tests/helpers/standin "$out/standins/standin"
 
 file "$out/rearguard" | grep -q 'statically linked' || die "not statically linked: $(file "$out/rearguard")"
 "$out/rearguard" --version | grep -q '^build: static' || die "rearguard --version does not say static"

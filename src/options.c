@@ -39,6 +39,7 @@ enum {
 	OPT_NAME,
 	OPT_TIMEOUT,
 	OPT_NO_WAIT,
+	OPT_DRAIN,
 };
 
 struct opt_def {
@@ -400,6 +401,10 @@ static const struct opt_def run_opts[] = {
 	{ "dir", OPT_DIR, required_argument, "REARGUARD_DIR" },
 	{ "timeout", OPT_TIMEOUT, required_argument, "REARGUARD_TIMEOUT" },
 	{ "no-wait", OPT_NO_WAIT, no_argument, "REARGUARD_NO_WAIT" },
+	{ "drain", OPT_DRAIN, no_argument, "REARGUARD_DRAIN" },
+	{ "sidecar", OPT_SIDECAR, required_argument, "REARGUARD_SIDECARS" },
+	{ "stop-timeout", OPT_STOP_TIMEOUT, required_argument, "REARGUARD_STOP_TIMEOUT" },
+	{ "kill-after", OPT_KILL_AFTER, required_argument, "REARGUARD_KILL_AFTER" },
 	{ "log-format", OPT_LOG_FORMAT, required_argument, "REARGUARD_LOG_FORMAT" },
 	{ "verbose", OPT_VERBOSE, no_argument, "REARGUARD_VERBOSE" },
 	{ "quiet", OPT_QUIET, no_argument, "REARGUARD_QUIET" },
@@ -513,10 +518,24 @@ static int apply_run(void *p, int id, const char *value, const char *what, bool 
 	case OPT_TIMEOUT:
 		return options_duration(what, value, &o->timeout_ms, err, errlen);
 	case OPT_NO_WAIT:
+	case OPT_DRAIN:
 		if (from_env && parse_bool(value, &flag) < 0)
 			return failf(err, errlen, "%s: \"%s\" is not a boolean (true or false)", what, value);
-		o->no_wait = flag;
+		if (id == OPT_NO_WAIT)
+			o->no_wait = flag;
+		else
+			o->drain = flag;
 		return 0;
+	case OPT_SIDECAR:
+		/* As for the agent: flags replace the environment's list. */
+		if (!from_env && !o->sidecar_flag_seen)
+			clear_sidecars(&o->drain_opts);
+		if (!from_env)
+			o->sidecar_flag_seen = true;
+		/* fall through */
+	case OPT_STOP_TIMEOUT:
+	case OPT_KILL_AFTER:
+		return apply(&o->drain_opts, id, value, what, from_env, err, errlen);
 	default:
 		return apply_log(&o->log_format, &o->log_level, id, value, what, from_env, err, errlen);
 	}
@@ -550,6 +569,7 @@ static enum options_result parse_run(struct run_options *o, bool foreign, int ar
 	o->timeout_ms = RUN_WAIT_TIMEOUT_MS;
 	o->log_format = LOG_TEXT;
 	o->log_level = LOG_INFO;
+	defaults(&o->drain_opts);
 	first = parse_sub(run_opts, ARRAY_SIZE(run_opts), true, foreign, apply_run, o, argc, argv, err, errlen);
 	if (first < 0) {
 		options_free_run(o);
@@ -560,6 +580,15 @@ static enum options_result parse_run(struct run_options *o, bool foreign, int ar
 		goto fail;
 	}
 	o->cmd = argv + first;
+	if (o->drain && o->drain_opts.nsidecars == 0) {
+		failf(err, errlen, "run: --drain needs the sidecars to stop: --sidecar SPEC or REARGUARD_SIDECARS");
+		goto fail;
+	}
+	/* REARGUARD_SIDECARS may be the agent's, in a shared ConfigMap: only a flag is a mistake. */
+	if (!o->drain && o->sidecar_flag_seen) {
+		failf(err, errlen, "run: --sidecar is for --drain (the sidecars run stops itself when no agent does)");
+		goto fail;
+	}
 	if (!o->name && apply_name(&o->name, base_name(o->cmd[0]), "run", err, errlen) < 0) {
 		failf(err, errlen, "run: the command \"%s\" cannot name the report apps/NAME: give --name NAME",
 		      o->cmd[0]);
@@ -595,6 +624,7 @@ int options_run_name(int argc, char **argv, char *name, size_t len)
 
 void options_free_run(struct run_options *o)
 {
+	options_free(&o->drain_opts);
 	free(o->name);
 	free(o->dir);
 	memset(o, 0, sizeof(*o));
@@ -751,6 +781,12 @@ void options_print_help(void)
 	       "                                                      [REARGUARD_TIMEOUT]\n"
 	       "      --no-wait              start CMD at once, without waiting for ready\n"
 	       "                                                      [REARGUARD_NO_WAIT=true]\n"
+	       "      --drain                the wrapper model, when no agent runs: wait for the\n"
+	       "                             sidecars' ready URLs (not the ready file), and stop\n"
+	       "                             the sidecars after CMD   [REARGUARD_DRAIN=true]\n"
+	       "  -s, --sidecar SPEC         with --drain: a sidecar to wait for and stop\n"
+	       "                                                      [REARGUARD_SIDECARS]\n"
+	       "      --stop-timeout, --kill-after DUR  with --drain: as for the agent\n"
 	       "      --log-format, -v, -q   as for the agent (its own lines on stderr)\n"
 	       "  Exit status: CMD's; 124 ready did not appear within --timeout (CMD not started);\n"
 	       "  125 run itself failed; 126 CMD cannot be executed; 127 CMD not found.\n"

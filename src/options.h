@@ -54,6 +54,9 @@ struct run_options {
 	char *dir;
 	int64_t timeout_ms;   /* how long to wait for ready */
 	bool no_wait;
+	bool drain;           /* the wrapper model: stop the sidecars after CMD */
+	struct agent_options drain_opts; /* --drain: sidecars, --stop-timeout, --kill-after */
+	bool sidecar_flag_seen;
 	enum log_format log_format;
 	enum log_level log_level;
 	char **cmd;           /* CMD [ARG...], NULL-terminated: points into argv */

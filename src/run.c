@@ -2,7 +2,9 @@
 
 #include "run.h"
 
+#include "agent.h"
 #include "await.h"
+#include "http.h"
 #include "log.h"
 #include "options.h"
 #include "parse.h"
@@ -24,11 +26,32 @@
 /* What a container gets from the kubelet and the runtime, and passes on. */
 static const int forwarded[] = { SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2 };
 
+/* Readiness polls of --drain (no agent writes ready then): as the agent polls. */
+#define PROBE_FIRST_RETRY 0.05
+#define PROBE_MAX_RETRY 0.5
+#define PROBE_TIMEOUT_US (1 * US_PER_S)
+
+struct runner;
+
+/* --drain: one sidecar's ready URL, asked until it answers 2xx. */
+struct probe {
+	struct http_request req;
+	ev_timer retry;
+	struct runner *r;
+	const struct sidecar_spec *spec;
+	double backoff;
+	bool ready;
+};
+
 struct runner {
 	struct ev_loop *loop;
 	const struct run_options *o;
 	struct await ready;
 	bool waiting;
+	struct http *http;      /* --drain only */
+	struct probe *probes;
+	size_t nprobes, unready;
+	ev_timer deadline;      /* --timeout for the probes */
 	ev_child child;
 	ev_signal sigs[ARRAY_SIZE(forwarded)];
 	pid_t pid;   /* 0: no child running */
@@ -74,8 +97,8 @@ int run_spawn_code(const char *cmd, int err)
 }
 
 /*
- * The end, whatever it was: the report, then the exit with the same code.
- * This is where `--drain` will stop the sidecars before the exit.
+ * The end, whatever it was: the report, then the exit with the same code
+ * (after the drain, with --drain: see run_main).
  */
 static void finish(struct runner *r, int code)
 {
@@ -170,6 +193,116 @@ static void on_ready(struct ev_loop *loop, struct await *w, bool held)
 	start_child(r);
 }
 
+static void stop_probes(struct runner *r)
+{
+	size_t i;
+
+	for (i = 0; i < r->nprobes; i++) {
+		http_cancel(r->http, &r->probes[i].req);
+		ev_timer_stop(r->loop, &r->probes[i].retry);
+	}
+	ev_timer_stop(r->loop, &r->deadline);
+	r->waiting = false;
+}
+
+static void probe_send(struct probe *p)
+{
+	int rc = http_start(p->r->http, &p->req, HTTP_GET, p->spec->ready_url, PROBE_TIMEOUT_US, PROBE_TIMEOUT_US);
+
+	if (rc < 0) {
+		/* Cannot even start a request: ask again later rather than give up early. */
+		log_msg(LOG_WARN, FIELDS(LF_STR("sidecar", p->spec->name), LF_STR("error", strerror(-rc))),
+			"cannot ask the sidecar whether it is ready");
+		ev_timer_set(&p->retry, PROBE_MAX_RETRY, 0.);
+		ev_timer_start(p->r->loop, &p->retry);
+	}
+}
+
+static void on_probe_retry(struct ev_loop *loop, ev_timer *t, int revents)
+{
+	probe_send(t->data);
+}
+
+static void on_probe(struct http_request *req)
+{
+	struct probe *p = req->data;
+	struct runner *r = p->r;
+
+	if (req->err == 0 && req->status >= 200 && req->status < 300) {
+		p->ready = true;
+		log_msg(LOG_INFO, FIELDS(LF_STR("sidecar", p->spec->name)), "sidecar ready");
+		if (--r->unready == 0) {
+			stop_probes(r);
+			log_msg(LOG_INFO, FIELDS(LF_STR("command", r->o->cmd[0])), "every sidecar is ready: starting the command");
+			start_child(r);
+		}
+		return;
+	}
+	ev_timer_set(&p->retry, p->backoff, 0.);
+	ev_timer_start(r->loop, &p->retry);
+	p->backoff = p->backoff * 2 < PROBE_MAX_RETRY ? p->backoff * 2 : PROBE_MAX_RETRY;
+}
+
+static void on_probe_deadline(struct ev_loop *loop, ev_timer *t, int revents)
+{
+	struct runner *r = t->data;
+	char dur[32];
+	size_t i;
+
+	stop_probes(r);
+	format_duration(r->o->timeout_ms, dur);
+	for (i = 0; i < r->nprobes; i++)
+		if (!r->probes[i].ready)
+			log_msg(LOG_ERROR, FIELDS(LF_STR("sidecar", r->probes[i].spec->name),
+						  LF_STR("url", r->probes[i].spec->ready_url)),
+				"sidecar not ready within %s: not starting the command (--no-wait starts it regardless)",
+				dur);
+	finish(r, RUN_READY_TIMEOUT);
+}
+
+/*
+ * --drain: no agent runs, so nobody writes ready; ask the sidecars' ready
+ * URLs directly. A sidecar without one is not waited for.
+ */
+static int start_probes(struct runner *r)
+{
+	const struct agent_options *d = &r->o->drain_opts;
+	size_t i;
+	int rc;
+
+	r->probes = calloc(d->nsidecars, sizeof(*r->probes));
+	if (!r->probes)
+		return -ENOMEM;
+	rc = http_new(r->loop, &r->http);
+	if (rc < 0)
+		return rc;
+	for (i = 0; i < d->nsidecars; i++) {
+		struct probe *p = &r->probes[r->nprobes];
+
+		if (!d->sidecars[i].ready_url)
+			continue;
+		p->r = r;
+		p->spec = &d->sidecars[i];
+		p->backoff = PROBE_FIRST_RETRY;
+		p->req.done = on_probe;
+		p->req.data = p;
+		ev_init(&p->retry, on_probe_retry);
+		p->retry.data = p;
+		r->nprobes++;
+	}
+	r->unready = r->nprobes;
+	if (r->nprobes == 0)
+		return 1;
+	ev_timer_init(&r->deadline, on_probe_deadline, (double)r->o->timeout_ms / 1000., 0.);
+	r->deadline.data = r;
+	ev_timer_start(r->loop, &r->deadline);
+	for (i = 0; i < r->nprobes; i++)
+		probe_send(&r->probes[i]);
+	r->waiting = true;
+	log_msg(LOG_INFO, FIELDS(LF_INT("sidecars", r->nprobes)), "waiting for the sidecars to be ready");
+	return 0;
+}
+
 static void on_signal(struct ev_loop *loop, ev_signal *s, int revents)
 {
 	struct runner *r = s->data;
@@ -185,7 +318,10 @@ static void on_signal(struct ev_loop *loop, ev_signal *s, int revents)
 	if (r->waiting && (s->signum == SIGTERM || s->signum == SIGINT || s->signum == SIGQUIT)) {
 		log_msg(LOG_INFO, FIELDS(LF_STR("signal", signal_name(s->signum))),
 			"signal received while waiting for ready: not starting the command");
-		await_stop(loop, &r->ready);
+		if (r->http)
+			stop_probes(r);
+		else
+			await_stop(loop, &r->ready);
 		r->waiting = false;
 		finish(r, 128 + s->signum);
 	}
@@ -221,6 +357,14 @@ int run_main(const struct run_options *o)
 
 	if (o->no_wait) {
 		start_child(&r);
+	} else if (o->drain) {
+		rc = start_probes(&r);
+		if (rc == 1) {
+			start_child(&r);
+		} else if (rc < 0) {
+			log_msg(LOG_ERROR, FIELDS(LF_STR("error", strerror(-rc))), "cannot poll the sidecars' ready URLs");
+			finish(&r, RUN_FAILED);
+		}
 	} else {
 		rc = await_start(r.loop, &r.ready, o->dir, "ready", o->timeout_ms, on_ready, &r);
 		if (rc < 0) {
@@ -236,10 +380,26 @@ int run_main(const struct run_options *o)
 	}
 	if (!r.finished)
 		ev_run(r.loop, 0);
-	if (r.waiting)
+	if (r.http) {
+		stop_probes(&r);
+		http_free(r.http);
+	} else if (r.waiting) {
 		await_stop(r.loop, &r.ready);
+	}
+	free(r.probes);
 	for (i = 0; i < ARRAY_SIZE(forwarded); i++)
 		ev_signal_stop(r.loop, &r.sigs[i]);
 	ev_loop_destroy(r.loop);
+	if (o->drain) {
+		/*
+		 * The wrapper model: with the command over (or never started), the
+		 * sidecars go, so that the pod can complete. The exit code stays the
+		 * command's; a sidecar that could not be stopped is in the log.
+		 */
+		log_msg(LOG_INFO, FIELDS(LF_INT("exit_code", r.code)), "draining the sidecars before exiting");
+		rc = agent_drain(&o->drain_opts);
+		if (rc != 0)
+			log_msg(LOG_ERROR, FIELDS(LF_INT("drain_exit_code", rc)), "not every sidecar could be stopped");
+	}
 	return r.code;
 }

@@ -4,6 +4,10 @@
  * container gets, writes apps/NAME with CMD's exit code (128 + N for
  * signal N) and exits with that same code.
  *
+ * With --drain (the wrapper model, when no agent runs) it waits for the
+ * sidecars' ready URLs itself instead of the ready file, and stops the
+ * sidecars with agent_drain() once CMD is over.
+ *
  *	return run_main(&opts);
  */
 #ifndef RG_RUN_H

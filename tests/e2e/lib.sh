@@ -135,6 +135,21 @@ image_standin() {
 	image "$repo" "$name" "$d" "ENTRYPOINT $entry"
 }
 
+# image_proxy REPOSITORY PATH [ARG...]: a stand-in for a proxy's image: the
+# static stand-in proxy (tests/helpers/standin.c) at PATH, whose basename
+# picks the proxy it behaves like (pilot-agent, cloud-sql-proxy, ...), run
+# with ARGs, logging "<ms> <name> <pid> <event>" lines to its stdout.
+image_proxy() {
+	local repo=$1 path=$2 name d entry
+	shift 2
+	name=$(basename "$path")
+	d=$T/img/$name
+	mkdir -p "$d$(dirname "$path")"
+	cp "$STATIC/standins/standin" "$d$path"
+	entry=$(/usr/bin/python3 -c 'import json, sys; print(json.dumps(sys.argv[1:]))' "$path" --log /dev/stdout "$@")
+	image "$repo" "$name" "$d" "ENTRYPOINT $entry"
+}
+
 # play MANIFEST [PODIFY-OPTION...]: the manifest's pod template as a pod
 # (tests/e2e/podify.py), with the local images and a scratch volume at /e2e.
 # The agent is the container named $AGENT (default rearguard; empty: none).
@@ -151,6 +166,12 @@ play() {
 	START_MS=$(now_ms)
 	podman kube play --start=false --network none "$T/pod.yaml" >"$T/play.log" 2>&1 ||
 		{ cat "$T/play.log"; fail "podman kube play failed"; }
+	# The kubelet makes an emptyDir world-writable (0777); podman makes a
+	# named volume 0755 and gives it to the uid of the first container that
+	# mounts it, whichever that is.
+	for v in $(podman volume ls -q --filter "name=$POD-"); do
+		chmod 0777 "$(podman volume inspect "$v" --format '{{.Mountpoint}}')" || fail "cannot chmod volume $v"
+	done
 	kubelet_start
 }
 
@@ -186,6 +207,56 @@ kubelet_start() {
 			say "postStart of $c failed: $(tail -n 1 "$T/$c.poststart.log")"
 			podman kill "$POD-$c" >/dev/null 2>&1 || true
 		fi
+	done
+}
+
+# pod_delete GRACE: what the kubelet does when the pod is deleted: for every
+# running container at once, its preStop hook (podman exec) to its end,
+# then SIGTERM; whatever still runs GRACE seconds after the start gets
+# SIGKILL. DELETE_MS is when it began; a hook's output goes to
+# $T/CTR.prestop.log and the time it ended to $T/CTR.prestop.end.
+pod_delete() {
+	local grace=$1 c end pids=()
+	DELETE_MS=$(now_ms)
+	end=$((DELETE_MS + grace * 1000))
+	for c in $(kubelet containers); do
+		[ "$(podman inspect --format '{{.State.Running}}' "$POD-$c" 2>/dev/null)" = true ] || continue
+		(
+			mapfile -d '' hook < <(kubelet preStop "$c")
+			if [ "${#hook[@]}" -gt 0 ]; then
+				timeout "$grace" podman exec "$POD-$c" "${hook[@]}" >"$T/$c.prestop.log" 2>&1 ||
+					echo "exit $?" >>"$T/$c.prestop.log"
+				now_ms >"$T/$c.prestop.end"
+			fi
+			podman kill --signal TERM "$POD-$c" >/dev/null 2>&1 || true
+		) &
+		pids+=($!)
+	done
+	while [ "$(podman pod inspect "$POD" --format '{{.State}}' 2>&1)" != Exited ] && [ "$(now_ms)" -lt "$end" ]; do
+		sleep 0.2
+	done
+	for c in $(kubelet containers); do
+		if [ "$(podman inspect --format '{{.State.Running}}' "$POD-$c" 2>/dev/null)" = true ]; then
+			say "$c still runs after the grace period of $grace s: SIGKILL"
+			podman kill --signal KILL "$POD-$c" >/dev/null 2>&1 || true
+		fi
+	done
+	wait "${pids[@]}" 2>/dev/null || true
+}
+
+# volume_file VOLUME FILE: the path of FILE in the pod's emptyDir VOLUME.
+volume_file() {
+	local dir
+	dir=$(podman volume inspect "$POD-$1" --format '{{.Mountpoint}}') || fail "no volume $1"
+	printf '%s/%s\n' "$dir" "$2"
+}
+
+# wait_file SECONDS PATH: waits until PATH exists.
+wait_file() {
+	local end=$(($(now_ms) + $1 * 1000))
+	until [ -e "$2" ]; do
+		[ "$(now_ms)" -lt "$end" ] || fail "$2 did not appear within $1 s"
+		sleep 0.1
 	done
 }
 

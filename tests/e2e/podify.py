@@ -13,6 +13,8 @@ makes named volumes of them and parallel tests must not share one.
 Options (CTR is a container name; JSON values are JSON):
   --command CTR=JSON      replace the container's command (and drop its args)
   --args CTR=JSON         replace the container's args
+  --tail CTR=JSON         replace what follows the first "--" of the container's
+                          command and args (the app that `rearguard run` runs)
   --env CTR=NAME=VALUE    set an environment variable
   --inject JSON           add a container, first in the list or, with
                           "position": "last", last (what a mesh's injector does)
@@ -69,6 +71,7 @@ def main():
     ap.add_argument("--image", action="append", default=[])
     ap.add_argument("--command", action="append", default=[])
     ap.add_argument("--args", action="append", default=[])
+    ap.add_argument("--tail", action="append", default=[])
     ap.add_argument("--env", action="append", default=[])
     ap.add_argument("--inject", action="append", default=[])
     ap.add_argument("--scratch")
@@ -107,6 +110,14 @@ def main():
     for t in o.args:
         name, value = split_pair(t, "--args")
         ctr(name, "--args")["args"] = json.loads(value)
+    for t in o.tail:
+        name, value = split_pair(t, "--tail")
+        c = ctr(name, "--tail")
+        argv = list(c.get("command", [])) + list(c.get("args", []))
+        if "--" not in argv:
+            fail("--tail: container %r has no \"--\" in its command" % name)
+        c["command"] = argv[:argv.index("--") + 1] + json.loads(value)
+        c.pop("args", None)
     for t in o.env:
         name, value = split_pair(t, "--env")
         key, value = split_pair(value, "--env")

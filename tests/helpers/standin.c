@@ -26,6 +26,9 @@
  *   consul-dataplane  20600: /graceful_shutdown (any method) waits --term-drain,
  *                     answers 200, exits 0. SIGTERM: exit 0.
  *
+ * The real command lines of the manifests are accepted too: "pilot-agent proxy
+ * sidecar", cloud-sql-proxy's --port=N and instance connection names.
+ *
  * Admin endpoints answer loopback peers only (403), mutating ones POST only
  * (405). Test knobs:
  *
@@ -670,6 +673,10 @@ int main(int argc, char **argv)
 			S.enable_quit = true;
 		else if (strcmp(a, "agent") == 0 && S.kind == VAULT)
 			; /* vault agent */
+		else if ((strcmp(a, "proxy") == 0 || strcmp(a, "sidecar") == 0) && S.kind == PILOT)
+			; /* pilot-agent proxy sidecar, as Istio's injector runs it */
+		else if (S.kind == CLOUDSQL && (strncmp(a, "--port=", 7) == 0 || (a[0] != '-' && strchr(a, ':'))))
+			; /* the listener port for the app and the instance connection names: not served */
 		else if (!v)
 			usage("unknown option or missing value");
 		else if (strcmp(a, "--ready-after") == 0)

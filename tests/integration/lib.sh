@@ -44,7 +44,7 @@ dump_logs() {
 kill_ours() {
 	local pid
 	for pid in "$@"; do
-		case $(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null) in
+		case $(tr '\0' ' ' 2>/dev/null <"/proc/$pid/cmdline") in
 		*"$T/"*) kill -9 "$pid" 2>/dev/null || true ;;
 		esac
 	done

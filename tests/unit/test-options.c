@@ -209,8 +209,34 @@ static void subcommands(void)
 	ok(strstr(err, "give --name NAME") != NULL, "asks for --name (%s)", err);
 	is_int(parse_run(&r, "run", "--timeout", "later", "--", "job", NULL), OPTIONS_ERROR, "run: a bad duration");
 	ok(strstr(err, "--timeout: invalid duration") != NULL, "says so (%s)", err);
-	is_int(parse_run(&r, "run", "--sidecar", "istio", "--", "job", NULL), OPTIONS_ERROR, "run: an agent option");
-	ok(strstr(err, "run: unknown option --sidecar") != NULL, "says so (%s)", err);
+	is_int(parse_run(&r, "run", "--sidecar", "istio", "--", "job", NULL), OPTIONS_ERROR, "run: --sidecar without --drain");
+	ok(strstr(err, "--sidecar is for --drain") != NULL, "says so (%s)", err);
+	is_int(parse_run(&r, "run", "--drain", "--", "job", NULL), OPTIONS_ERROR, "run: --drain without sidecars");
+	ok(strstr(err, "--drain needs the sidecars") != NULL, "says so (%s)", err);
+	is_int(parse_run(&r, "run", "--apps", "1", "--", "job", NULL), OPTIONS_ERROR, "run: an agent-only option");
+	ok(strstr(err, "run: unknown option --apps") != NULL, "says so (%s)", err);
+	is_int(parse_run(&r, "run", "--drain", "-s", "istio", "-s", "cloudsql", "--stop-timeout", "4s", "--kill-after",
+			 "2s", "--", "job", NULL),
+	       OPTIONS_OK, "run --drain with its sidecars");
+	ok(r.drain && r.drain_opts.nsidecars == 2 && r.drain_opts.stop_timeout_ms == 4000 &&
+		   r.drain_opts.kill_after_ms == 2000,
+	   "the drain options are taken");
+	is_str(r.drain_opts.sidecars[1].name, "cloudsql", "in order");
+	options_free_run(&r);
+	setenv("REARGUARD_SIDECARS", "istio", 1);
+	is_int(parse_run(&r, "run", "--", "job", NULL), OPTIONS_OK, "REARGUARD_SIDECARS without --drain is fine");
+	ok(!r.drain, "and does not drain");
+	options_free_run(&r);
+	setenv("REARGUARD_DRAIN", "true", 1);
+	is_int(parse_run(&r, "run", "-s", "linkerd", "--", "job", NULL), OPTIONS_OK, "REARGUARD_DRAIN, a flag's sidecar");
+	ok(r.drain && r.drain_opts.nsidecars == 1, "the flag replaces the environment's list");
+	is_str(r.drain_opts.sidecars[0].name, "linkerd", "the flag's sidecar");
+	options_free_run(&r);
+	setenv("REARGUARD_DRAIN", "maybe", 1);
+	is_int(parse_run(&r, "run", "--", "job", NULL), OPTIONS_ERROR, "REARGUARD_DRAIN not a boolean");
+	ok(strstr(err, "REARGUARD_DRAIN") && strstr(err, "not a boolean"), "says so (%s)", err);
+	unsetenv("REARGUARD_DRAIN");
+	unsetenv("REARGUARD_SIDECARS");
 
 	is_int(parse_wait(&w, "wait", "ready", NULL), OPTIONS_OK, "wait ready");
 	is_str(w.condition, "ready", "the condition");
