@@ -111,6 +111,12 @@ reaction_trial() {
 		agent_scanned
 		ENTER_REAP_LOG=$T/reap.us fake_start app 1001 job --run "$run"
 		;;
+	run-drain)
+		# The wrapper model: rearguard run is the container's process and job its
+		# child, which run reaps itself; the runtime reaps run only after the drain.
+		ctr_start app 1001 "$BIN/rearguard" run --drain --sidecar istio --dir "$EMPTYDIR" -- \
+			"$BIN/job" --log "$EVENTS" --run "$run"
+		;;
 	shell-sleep*)
 		ENTER_REAP_LOG=$T/reap.us fake_start app 1001 job --run "$run"
 		ctr_start agent 1337 sh -c "while pgrep -x job >/dev/null; do sleep ${variant#shell-sleep}; done;
@@ -119,11 +125,17 @@ reaction_trial() {
 	esac
 	ctr_wait proxy 20
 	[ "$RC" = 0 ] || fail "$variant: sidecar exited $RC"
-	wait_for 5 test -s "$T/reap.us" || fail "$variant: no reap time"
 	exit_us=$(mono_event job "exit 0")
-	reap_us=$(cat "$T/reap.us")
 	stop_us=$(mono_event "$proxy" "$event")
 	[ -n "$exit_us" ] && [ -n "$stop_us" ] || fail "$variant: missing events"
+	if [ "$variant" = run-drain ]; then
+		ctr_wait app 10
+		[ "$RC" = 0 ] || fail "$variant: rearguard run exited $RC"
+		sample reaction "$variant" us $((stop_us - exit_us)) from_reap_us null
+		return
+	fi
+	wait_for 5 test -s "$T/reap.us" || fail "$variant: no reap time"
+	reap_us=$(cat "$T/reap.us")
 	sample reaction "$variant" us $((stop_us - exit_us)) from_reap_us $((stop_us - reap_us))
 }
 
@@ -131,7 +143,16 @@ if wanted reaction; then
 	cp "$RG_BUILDDIR/bench/exit-floor" "$BIN/"
 	say "reaction: kernel floor, $trials samples"
 	for us in $("$BIN/exit-floor" "$trials"); do sample reaction kernel-floor us "$us" from_reap_us 0; done
-	for variant in rearguard rearguard-signal shell-sleep1 shell-sleep0.1; do
+	# The HTTP floor: loopback TCP between two processes idle as long as a
+	# sidecar's admin port is during the app's run (fewer samples: each idles).
+	cp "$RG_BUILDDIR/bench/http-floor" "$BIN/"
+	n=$((trials / 4 > 0 ? trials / 4 : 1))
+	say "reaction: loopback HTTP floor, $n samples after 800 ms idle"
+	fresh_pod
+	for us in $(nsenter --target "$PAUSE" --net "$BIN/http-floor" "$n" 800); do
+		sample reaction http-floor us "$us" from_reap_us null
+	done
+	for variant in rearguard rearguard-signal run-drain shell-sleep1 shell-sleep0.1; do
 		n=$trials
 		# A one-second loop takes a second or two per trial: fewer trials give the same picture.
 		[ "$variant" = shell-sleep1 ] && [ "$n" -gt 50 ] && n=50
@@ -193,7 +214,9 @@ for n in $sizes; do
 	say "scan: $n processes in the app container"
 	fresh_pod
 	fake_start proxy 1002 fluent-bit
-	ctr_start app 1001 "$BIN/forker" --children "$n" --run 600s --log "$EVENTS" --started "$RUN/app.up"
+	rm -f "$T/reap.us"
+	ENTER_REAP_LOG=$T/reap.us ctr_start app 1001 "$BIN/forker" --children "$n" --run 600s --log "$EVENTS" \
+		--started "$RUN/app.up"
 	wait_for 300 test -e "$RUN/app.up" || fail "forker did not start $n children"
 	nsenter --target "$PAUSE" --pid --mount "$BIN/scan-bench" --rescans 20 >"$T/scan.json"
 	/usr/bin/python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); d.update(section="scan", variant=sys.argv[2]); print(json.dumps(d))' \
@@ -205,7 +228,8 @@ for n in $sizes; do
 	exit_us=$(mono_event forker "exit 0")
 	stop_us=$(mono_event fluent-bit "got SIGTERM")
 	[ -n "$exit_us" ] && [ -n "$stop_us" ] || fail "scan $n: missing events"
-	sample scan-reaction "$n" us $((stop_us - exit_us)) \
+	wait_for 10 test -s "$T/reap.us" || fail "scan $n: no reap time"
+	sample scan-reaction "$n" us $((stop_us - exit_us)) from_reap_us $((stop_us - $(cat "$T/reap.us"))) \
 		agent_first_scan_us "$(grep -m1 'pod scanned' "$T/agent.log" | grep -o 'scan=[0-9.]*' | cut -d= -f2 | awk '{printf "%d", $1 * 1000}')"
 done
 

@@ -38,10 +38,12 @@ def main(raw_path, out_path):
     by_variant = {}
     for r in rows:
         if r["section"] == "reaction":
-            by_variant.setdefault(r["variant"], []).append((r["us"] / 1000.0, r["from_reap_us"] / 1000.0))
+            reap = r["from_reap_us"]
+            by_variant.setdefault(r["variant"], []).append((r["us"] / 1000.0, None if reap is None else reap / 1000.0))
     for variant, values in by_variant.items():
         v = sorted(x for x, _ in values)
-        reap = sorted(y for _, y in values)
+        # run-drain has no reap by the runtime before the stop: its child is reaped by run itself.
+        reap = sorted(y for _, y in values if y is not None)
         result["reaction_ms"][variant] = {
             "trials": len(v), "min": v[0], "p50": pct(v, 50), "p90": pct(v, 90), "p99": pct(v, 99), "max": v[-1],
             "from_reap_p50": pct(reap, 50), "from_reap_p99": pct(reap, 99)}
@@ -62,7 +64,8 @@ def main(raw_path, out_path):
                          rescan_ms=r["rescan_us"]["median"] / 1000.0)
         elif r["section"] == "scan-reaction":
             entry = result["scan"].setdefault(r["variant"], {})
-            entry.update(reaction_ms=r["us"] / 1000.0, agent_first_scan_ms=r["agent_first_scan_us"] / 1000.0)
+            entry.update(reaction_ms=r["us"] / 1000.0, agent_first_scan_ms=r["agent_first_scan_us"] / 1000.0,
+                         reaction_from_reap_ms=r["from_reap_us"] / 1000.0)
     for variant in sorted({r["variant"] for r in rows if r["section"] == "startup"}):
         mine = [r for r in rows if r["section"] == "startup" and r["variant"] == variant]
         for key, name in (("first_scan_us", "exec_to_first_scan"), ("ready_us", "exec_to_ready")):
@@ -80,10 +83,12 @@ def main(raw_path, out_path):
     print("reaction: app exit -> stop request at the sidecar (ms); the last two columns from the app's reap")
     print("  %-16s %6s %8s %8s %8s %8s %8s %8s %9s %9s" % (
         "variant", "trials", "min", "p50", "p90", "p99", "max", "p50 x", "reap p50", "reap p99"))
+    def ms(value):
+        return "%9.3f" % value if value is not None else "%9s" % "-"
     for variant, s in result["reaction_ms"].items():
-        print("  %-16s %6d %8.3f %8.3f %8.3f %8.3f %8.3f %8s %9.3f %9.3f" % (
+        print("  %-16s %6d %8.3f %8.3f %8.3f %8.3f %8.3f %8s %s %s" % (
             variant, s["trials"], s["min"], s["p50"], s["p90"], s["p99"], s["max"], s["p50_vs_rearguard"],
-            s["from_reap_p50"], s["from_reap_p99"]))
+            ms(s["from_reap_p50"]), ms(s["from_reap_p99"])))
     if result["idle"]:
         print()
         print("idle cost while the app runs")
@@ -99,11 +104,12 @@ def main(raw_path, out_path):
     if result["scan"]:
         print()
         print("scan scaling (ms)")
-        print("  %10s %12s %12s %14s %12s" % ("processes", "first scan", "rescan p50", "agent 1st scan", "reaction"))
+        print("  %10s %12s %12s %14s %12s %12s" % (
+            "processes", "first scan", "rescan p50", "agent 1st scan", "reaction", "from reap"))
         for variant, s in sorted(result["scan"].items(), key=lambda kv: int(kv[0])):
-            print("  %10d %12.3f %12.3f %14.3f %12.3f" % (
+            print("  %10d %12.3f %12.3f %14.3f %12.3f %12.3f" % (
                 s.get("processes", 0), s.get("first_scan_ms", 0), s.get("rescan_ms", 0),
-                s.get("agent_first_scan_ms", 0), s.get("reaction_ms", 0)))
+                s.get("agent_first_scan_ms", 0), s.get("reaction_ms", 0), s.get("reaction_from_reap_ms", 0)))
     if result["startup_ms"]:
         print()
         print("start-up (ms): exec -> first /proc scan done, and -> ready file written (sidecar already ready)")

@@ -92,6 +92,9 @@ struct agent {
 	struct http *http;
 	struct sidecar_http *sc_http;
 	ev_timer timer;
+	ev_idle later;          /* apps-done, once the stop requests are out */
+	const char *apps_done;  /* its reason, while not written yet */
+	bool scan_fresh;        /* /proc rescanned in this pass of the decisions */
 	ev_signal sig_term, sig_int, sig_hup;
 	struct tracked *tracked;
 	size_t ntracked;
@@ -416,7 +419,9 @@ static void collect_sidecar(struct agent *a, size_t k)
 
 static void stop_watch(struct agent *a, size_t k)
 {
-	rescan(a);
+	/* Right after the confirming rescan the table is current: no second read of /proc. */
+	if (!a->scan_fresh)
+		rescan(a);
 	collect_sidecar(a, k);
 	log_msg(LOG_INFO, FIELDS(LF_STR("sidecar", a->opt->sidecars[k].name), LF_INT("processes", a->stopping[k].live)),
 		"stopping sidecar");
@@ -588,10 +593,25 @@ static void write_ready(struct agent *a)
 
 /* ---- the end ------------------------------------------------------------ */
 
+static void write_apps_done(struct agent *a)
+{
+	if (!a->apps_done)
+		return;
+	ev_idle_stop(a->loop, &a->later);
+	write_file(a, "apps-done", a->apps_done, strlen(a->apps_done));
+	a->apps_done = NULL;
+}
+
+static void on_later(struct ev_loop *loop, ev_idle *w, int revents)
+{
+	write_apps_done(w->data);
+}
+
 static void finish(struct agent *a, int code)
 {
 	struct jbuf j;
 
+	write_apps_done(a);
 	jbuf_init(&j);
 	summary_build(&j, &a->d, a->opt, mono_us());
 	write_termination_log(a, j.buf, j.len);
@@ -608,12 +628,17 @@ static void carry_out(struct agent *a, const struct decide_action *act)
 {
 	switch (act->kind) {
 	case DECIDE_RESCAN:
-		rescan(a);
+		a->scan_fresh = rescan(a) == 0;
 		decide_rescanned(&a->d, mono_us());
 		break;
 	case DECIDE_APPS_DONE:
-		/* For sidecars' preStop hooks (rearguard wait apps-done), and for an agent restarted later. */
-		write_file(a, "apps-done", act->reason, strlen(act->reason));
+		/*
+		 * For sidecars' preStop hooks (rearguard wait apps-done), and for an
+		 * agent restarted later. Written when the loop is idle next: the
+		 * stop signals and requests that follow go out first.
+		 */
+		a->apps_done = act->reason;
+		ev_idle_start(a->loop, &a->later);
 		break;
 	case DECIDE_WATCH:
 		stop_watch(a, act->sidecar);
@@ -653,6 +678,7 @@ static void run_decisions(struct agent *a)
 
 	while (!a->finished && decide_next(&a->d, mono_us(), &act))
 		carry_out(a, &act);
+	a->scan_fresh = false;
 	arm_timer(a);
 }
 
@@ -913,6 +939,8 @@ static int run(const struct agent_options *opt, enum agent_mode mode)
 
 	ev_init(&a.timer, on_timer);
 	a.timer.data = &a;
+	ev_idle_init(&a.later, on_later);
+	a.later.data = &a;
 	if (mode == MODE_AGENT) {
 		ev_signal_init(&a.sig_term, on_signal, SIGTERM);
 		ev_signal_init(&a.sig_int, on_signal, SIGINT);
@@ -932,6 +960,8 @@ static int run(const struct agent_options *opt, enum agent_mode mode)
 	rc = a.finished ? a.exit_code : 1;
 	a.exit_code = rc;
 out:
+	if (a.loop)
+		ev_idle_stop(a.loop, &a.later);
 	http_free(a.http);
 	for (i = 0; i < a.ntracked; i++) {
 		if (a.tracked[i].root) {
