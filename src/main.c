@@ -22,13 +22,10 @@ static int usage_error(const char *msg)
 	return 2;
 }
 
-static int agent_main(int argc, char **argv)
+/* A subcommand's parse result: its exit status (--help, a usage error), or -1 to go on. */
+static int parsed(enum options_result r, const char *err)
 {
-	struct agent_options opt;
-	char err[OPTIONS_ERR_MAX];
-	int rc;
-
-	switch (options_parse_agent(&opt, argc, argv, err, sizeof(err))) {
+	switch (r) {
 	case OPTIONS_EXIT_OK:
 		return 0;
 	case OPTIONS_ERROR:
@@ -36,6 +33,17 @@ static int agent_main(int argc, char **argv)
 	case OPTIONS_OK:
 		break;
 	}
+	return -1;
+}
+
+static int agent_main(int argc, char **argv)
+{
+	struct agent_options opt;
+	char err[OPTIONS_ERR_MAX];
+	int rc = parsed(options_parse_agent(&opt, argc, argv, err, sizeof(err)), err);
+
+	if (rc >= 0)
+		return rc;
 	log_setup(opt.log_level, opt.log_format, 2);
 	rc = agent_run(&opt);
 	options_free(&opt);
@@ -46,16 +54,10 @@ static int drain_main(int argc, char **argv)
 {
 	struct agent_options opt;
 	char err[OPTIONS_ERR_MAX];
-	int rc;
+	int rc = parsed(options_parse_drain(&opt, argc, argv, err, sizeof(err)), err);
 
-	switch (options_parse_drain(&opt, argc, argv, err, sizeof(err))) {
-	case OPTIONS_EXIT_OK:
-		return 0;
-	case OPTIONS_ERROR:
-		return usage_error(err);
-	case OPTIONS_OK:
-		break;
-	}
+	if (rc >= 0)
+		return rc;
 	log_setup(opt.log_level, opt.log_format, 2);
 	rc = agent_drain(&opt);
 	options_free(&opt);
@@ -66,16 +68,10 @@ static int run_cmd(int argc, char **argv)
 {
 	struct run_options opt;
 	char err[OPTIONS_ERR_MAX];
-	int rc;
+	int rc = parsed(options_parse_run(&opt, argc, argv, err, sizeof(err)), err);
 
-	switch (options_parse_run(&opt, argc, argv, err, sizeof(err))) {
-	case OPTIONS_EXIT_OK:
-		return 0;
-	case OPTIONS_ERROR:
-		return usage_error(err);
-	case OPTIONS_OK:
-		break;
-	}
+	if (rc >= 0)
+		return rc;
 	log_setup(opt.log_level, opt.log_format, 2);
 	rc = run_main(&opt);
 	options_free_run(&opt);
@@ -86,16 +82,10 @@ static int wait_cmd(int argc, char **argv)
 {
 	struct wait_options opt;
 	char err[OPTIONS_ERR_MAX];
-	int rc;
+	int rc = parsed(options_parse_wait(&opt, argc, argv, err, sizeof(err)), err);
 
-	switch (options_parse_wait(&opt, argc, argv, err, sizeof(err))) {
-	case OPTIONS_EXIT_OK:
-		return 0;
-	case OPTIONS_ERROR:
-		return usage_error(err);
-	case OPTIONS_OK:
-		break;
-	}
+	if (rc >= 0)
+		return rc;
 	log_setup(LOG_INFO, LOG_TEXT, 2);
 	rc = await_main(&opt);
 	options_free_wait(&opt);
@@ -109,14 +99,9 @@ static int install_cmd(int argc, char **argv)
 	size_t size = 0;
 	int rc;
 
-	switch (options_parse_install(&dir, argc, argv, err, sizeof(err))) {
-	case OPTIONS_EXIT_OK:
-		return 0;
-	case OPTIONS_ERROR:
-		return usage_error(err);
-	case OPTIONS_OK:
-		break;
-	}
+	rc = parsed(options_parse_install(&dir, argc, argv, err, sizeof(err)), err);
+	if (rc >= 0)
+		return rc;
 	rc = install_binary(dir, &size);
 	if (rc < 0) {
 		snprintf(err, sizeof(err), "install: cannot install into %.256s: %s", dir, strerror(-rc));

@@ -125,27 +125,26 @@ image_busybox() {
 # the static fake process at PATH (its process name is PATH's basename), run
 # with ARGs, logging "<ms> <name> <pid> <event>" lines to its stdout.
 image_standin() {
-	local repo=$1 path=$2 name d entry
-	shift 2
-	name=$(basename "$path")
-	d=$T/img/$name
-	mkdir -p "$d$(dirname "$path")"
-	cp "$STATIC/standins/fake" "$d$path"
-	entry=$(/usr/bin/python3 -c 'import json, sys; print(json.dumps(sys.argv[1:]))' "$path" --log /dev/stdout "$@")
-	image "$repo" "$name" "$d" "ENTRYPOINT $entry"
+	image_program fake "$@"
 }
 
 # image_proxy REPOSITORY PATH [ARG...]: a stand-in for a proxy's image: the
 # static stand-in proxy (tests/helpers/standin.c) at PATH, whose basename
 # picks the proxy it behaves like (pilot-agent, cloud-sql-proxy, ...), run
-# with ARGs, logging "<ms> <name> <pid> <event>" lines to its stdout.
+# with ARGs, logging as image_standin's.
 image_proxy() {
-	local repo=$1 path=$2 name d entry
-	shift 2
+	image_program standin "$@"
+}
+
+# image_program PROGRAM REPOSITORY PATH [ARG...]: the static build's
+# standins/PROGRAM at PATH, as the image's entrypoint with ARGs.
+image_program() {
+	local program=$1 repo=$2 path=$3 name d entry
+	shift 3
 	name=$(basename "$path")
 	d=$T/img/$name
 	mkdir -p "$d$(dirname "$path")"
-	cp "$STATIC/standins/standin" "$d$path"
+	cp "$STATIC/standins/$program" "$d$path"
 	entry=$(/usr/bin/python3 -c 'import json, sys; print(json.dumps(sys.argv[1:]))' "$path" --log /dev/stdout "$@")
 	image "$repo" "$name" "$d" "ENTRYPOINT $entry"
 }
