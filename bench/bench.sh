@@ -142,7 +142,7 @@ reaction_trial() {
 if wanted reaction; then
 	cp "$RG_BUILDDIR/bench/exit-floor" "$BIN/"
 	say "reaction: kernel floor, $trials samples"
-	for us in $("$BIN/exit-floor" "$trials"); do sample reaction kernel-floor us "$us" from_reap_us 0; done
+	for us in $("$BIN/exit-floor" "$trials"); do sample reaction kernel-floor us "$us" from_reap_us null; done
 	# The HTTP floor: loopback TCP between two processes idle as long as a
 	# sidecar's admin port is during the app's run (fewer samples: each idles).
 	cp "$RG_BUILDDIR/bench/http-floor" "$BIN/"
@@ -163,7 +163,8 @@ fi
 
 # ---- 2. idle cost while the app runs, over a window -----------------------------
 window=10
-[ "$tiny" = 1 ] && window=1
+# Tiny: two seconds, so that a one-second loop is always caught running.
+[ "$tiny" = 1 ] && window=2
 idle_run() {
 	local variant=$1 pid
 	fresh_pod
@@ -184,11 +185,19 @@ idle_run() {
 	pid=$(ctr_pid agent)
 	# perf counts the process and, with --inherit (the default), every child it starts meanwhile.
 	perf stat -x, -e task-clock,context-switches -p "$pid" -o "$T/perf.out" -- sleep "$window" 2>/dev/null
+	# "<not counted>": the task never ran in the window (no CPU, no switch);
+	# said as such, not as a measured zero. Anything else unreadable fails.
 	awk -F, -v v="$variant" -v w="$window" '
-		$3 == "task-clock" { cpu = $1 }
-		$3 == "context-switches" { cs = $1 }
-		END { printf "{\"section\":\"idle\",\"variant\":\"%s\",\"window_s\":%d,\"cpu_ms\":%.3f,\"switches\":%d}\n", v, w, cpu, cs }
-	' "$T/perf.out" >>"$RAW"
+		$3 == "task-clock" { cpu = $1; seen++ }
+		$3 == "context-switches" { cs = $1; seen++ }
+		END {
+			if (seen != 2) exit 1
+			idle = cpu == "<not counted>" && cs == "<not counted>"
+			if (idle) cpu = cs = 0
+			else if (cpu !~ /^[0-9.]+$/ || cs !~ /^[0-9]+$/) exit 1
+			printf "{\"section\":\"idle\",\"variant\":\"%s\",\"window_s\":%d,\"cpu_ms\":%.3f,\"switches\":%d,\"never_scheduled\":%s}\n", v, w, cpu, cs, idle ? "true" : "false"
+		}
+	' "$T/perf.out" >>"$RAW" || fail "$variant: perf stat gave no counts: $(tail -n 2 "$T/perf.out")"
 	if [ "$variant" != shell-sleep1 ]; then
 		sample memory "$(case $variant in static-*) echo "$variant" ;; *) echo "dynamic-$variant" ;; esac)" hwm_kb "$(awk '/^VmHWM/ {print $2}' "/proc/$pid/status")" \
 			rss_kb "$(awk '/^VmRSS/ {print $2}' "/proc/$pid/status")" \

@@ -92,9 +92,8 @@ struct agent {
 	struct http *http;
 	struct sidecar_http *sc_http;
 	ev_timer timer;
-	ev_idle later;          /* apps-done, once the stop requests are out */
-	const char *apps_done;  /* its reason, while not written yet */
-	bool scan_fresh;        /* /proc rescanned in this pass of the decisions */
+	ev_idle later;          /* active: apps-done is to be written, once the stops are out */
+	unsigned scan_iter;     /* loop iteration of the last /proc scan, plus one */
 	ev_signal sig_term, sig_int, sig_hup;
 	struct tracked *tracked;
 	size_t ntracked;
@@ -300,6 +299,7 @@ static int rescan(struct agent *a)
 		log_error("cannot read /proc: %s", strerror(-rc));
 		return rc;
 	}
+	a->scan_iter = ev_iteration(a->loop) + 1;
 	log_msg(LOG_DEBUG,
 		FIELDS(LF_INT("listed", st.listed), LF_INT("classified", st.classified),
 		       LF_INT("cgroup_reads", st.cgroup_reads), LF_MS("elapsed", st.elapsed_us)),
@@ -419,8 +419,11 @@ static void collect_sidecar(struct agent *a, size_t k)
 
 static void stop_watch(struct agent *a, size_t k)
 {
-	/* Right after the confirming rescan the table is current: no second read of /proc. */
-	if (!a->scan_fresh)
+	/*
+	 * A scan in this same loop iteration (the confirming rescan, a drain's
+	 * first scan, the previous sidecar's) is current: no second read of /proc.
+	 */
+	if (a->scan_iter != ev_iteration(a->loop) + 1)
 		rescan(a);
 	collect_sidecar(a, k);
 	log_msg(LOG_INFO, FIELDS(LF_STR("sidecar", a->opt->sidecars[k].name), LF_INT("processes", a->stopping[k].live)),
@@ -595,11 +598,10 @@ static void write_ready(struct agent *a)
 
 static void write_apps_done(struct agent *a)
 {
-	if (!a->apps_done)
+	if (!ev_is_active(&a->later))
 		return;
 	ev_idle_stop(a->loop, &a->later);
-	write_file(a, "apps-done", a->apps_done, strlen(a->apps_done));
-	a->apps_done = NULL;
+	write_file(a, "apps-done", a->d.reason, strlen(a->d.reason));
 }
 
 static void on_later(struct ev_loop *loop, ev_idle *w, int revents)
@@ -628,7 +630,7 @@ static void carry_out(struct agent *a, const struct decide_action *act)
 {
 	switch (act->kind) {
 	case DECIDE_RESCAN:
-		a->scan_fresh = rescan(a) == 0;
+		rescan(a);
 		decide_rescanned(&a->d, mono_us());
 		break;
 	case DECIDE_APPS_DONE:
@@ -637,8 +639,8 @@ static void carry_out(struct agent *a, const struct decide_action *act)
 		 * agent restarted later. Written when the loop is idle next: the
 		 * stop signals and requests that follow go out first.
 		 */
-		a->apps_done = act->reason;
-		ev_idle_start(a->loop, &a->later);
+		if (a->files_open)
+			ev_idle_start(a->loop, &a->later);
 		break;
 	case DECIDE_WATCH:
 		stop_watch(a, act->sidecar);
@@ -678,7 +680,6 @@ static void run_decisions(struct agent *a)
 
 	while (!a->finished && decide_next(&a->d, mono_us(), &act))
 		carry_out(a, &act);
-	a->scan_fresh = false;
 	arm_timer(a);
 }
 
@@ -716,9 +717,8 @@ static void on_file(struct sentinel *s, enum sentinel_what what, const char *nam
 		decide_app_report(&a->d, name, code, now);
 		break;
 	case SENTINEL_DRAIN:
-		if (a->d.phase < PHASE_DRAINING && !a->d.drain_requested)
+		if (decide_drain_now(&a->d, "drain-file", now))
 			log_msg(LOG_INFO, FIELDS(LF_STR("dir", a->opt->dir)), "drain file found: draining now");
-		decide_drain_now(&a->d, "drain-file", now);
 		break;
 	case SENTINEL_APPS_DONE:
 	case SENTINEL_DONE:
@@ -791,6 +791,7 @@ static int first_scan(struct agent *a)
 		log_error("cannot read /proc: %s", strerror(-rc));
 		return rc;
 	}
+	a->scan_iter = ev_iteration(a->loop) + 1;
 	for (i = 0; i < podscan_count(a->ps); i++)
 		self_seen |= podscan_container(a->ps, i)->role == ROLE_SELF;
 	if (!self_seen)

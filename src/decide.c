@@ -572,12 +572,13 @@ void decide_terminate(struct decide *d, int64_t now)
 		 "(a second signal drains at once)", fmt_us(d->cfg.term_grace_us, grace));
 }
 
-void decide_drain_now(struct decide *d, const char *reason, int64_t now)
+bool decide_drain_now(struct decide *d, const char *reason, int64_t now)
 {
 	if (d->phase >= PHASE_DRAINING || d->drain_requested)
-		return;
+		return false;
 	d->drain_requested = true;
 	d->drain_reason = reason;
+	return true;
 }
 
 /* OnFailure apps that did not come back within --restart-grace are done. */

@@ -214,8 +214,8 @@ void decide_rescanned(struct decide *d, int64_t now);
 
 /* The agent got SIGTERM (pod deletion) or SIGINT. A second one drains at once. */
 void decide_terminate(struct decide *d, int64_t now);
-/* Drain now, whatever the apps do (reason: "drain-file", ...). */
-void decide_drain_now(struct decide *d, const char *reason, int64_t now);
+/* Drain now, whatever the apps do (reason: "drain-file", ...); false: already draining or asked to. */
+bool decide_drain_now(struct decide *d, const char *reason, int64_t now);
 
 /* The next action, or false when there is nothing to do before decide_deadline(). */
 bool decide_next(struct decide *d, int64_t now, struct decide_action *act);

@@ -180,9 +180,13 @@ static int error_of(CURL *easy, CURLcode rc)
 	/* The system's own word where there is one: ECONNREFUSED, ENETUNREACH, ECONNRESET. */
 	if (curl_easy_getinfo(easy, CURLINFO_OS_ERRNO, &os) == CURLE_OK && os > 0)
 		return -(int)os;
+	/*
+	 * No word from the system. Not "refused": a blind drain takes a refused
+	 * connection as proof that the sidecar is gone.
+	 */
 	switch (rc) {
 	case CURLE_COULDNT_CONNECT:
-		return -ECONNREFUSED;
+		return -ECONNABORTED;
 	case CURLE_SEND_ERROR:
 	case CURLE_RECV_ERROR:
 		return -ECONNRESET;

@@ -279,6 +279,14 @@ static void defaults(struct agent_options *cfg)
 }
 
 /* The agent's options, or (drain) the few rearguard drain takes. */
+/* The shared volume's mount point unless --dir or REARGUARD_DIR named one. */
+static int default_dir(char **dir)
+{
+	if (!*dir && !(*dir = strdup(DEFAULT_DIR)))
+		return -ENOMEM;
+	return 0;
+}
+
 static enum options_result parse(struct agent_options *cfg, int argc, char **argv, bool drain, char *err,
 				 size_t errlen)
 {
@@ -361,7 +369,7 @@ static enum options_result parse(struct agent_options *cfg, int argc, char **arg
 	/* A drain writes no files: the termination message is the container's it runs in. */
 	if (drain)
 		return OPTIONS_OK;
-	if (!cfg->dir && !(cfg->dir = strdup("/var/run/rearguard")))
+	if (default_dir(&cfg->dir) < 0)
 		goto oom;
 	if (!cfg->termination_log && !(cfg->termination_log = strdup("/dev/termination-log")))
 		goto oom;
@@ -580,12 +588,17 @@ static enum options_result parse_run(struct run_options *o, bool foreign, int ar
 		goto fail;
 	}
 	o->cmd = argv + first;
-	if (o->drain && o->drain_opts.nsidecars == 0) {
+	/*
+	 * Another process's command line (foreign) is read for its name alone:
+	 * its environment is not ours to see, so its option combination cannot
+	 * be judged here.
+	 */
+	if (!foreign && o->drain && o->drain_opts.nsidecars == 0) {
 		failf(err, errlen, "run: --drain needs the sidecars to stop: --sidecar SPEC or REARGUARD_SIDECARS");
 		goto fail;
 	}
 	/* REARGUARD_SIDECARS may be the agent's, in a shared ConfigMap: only a flag is a mistake. */
-	if (!o->drain && o->sidecar_flag_seen) {
+	if (!foreign && !o->drain && o->sidecar_flag_seen) {
 		failf(err, errlen, "run: --sidecar is for --drain (the sidecars run stops itself when no agent does)");
 		goto fail;
 	}
@@ -594,7 +607,7 @@ static enum options_result parse_run(struct run_options *o, bool foreign, int ar
 		      o->cmd[0]);
 		goto fail;
 	}
-	if (!o->dir && !(o->dir = strdup("/var/run/rearguard"))) {
+	if (default_dir(&o->dir) < 0) {
 		failf(err, errlen, "out of memory");
 		goto fail;
 	}
@@ -658,7 +671,7 @@ enum options_result options_parse_wait(struct wait_options *o, int argc, char **
 		failf(err, errlen, "wait: unexpected argument \"%s\" (one condition at a time)", argv[first + 1]);
 		goto fail;
 	}
-	if (!o->dir && !(o->dir = strdup("/var/run/rearguard"))) {
+	if (default_dir(&o->dir) < 0) {
 		failf(err, errlen, "out of memory");
 		goto fail;
 	}

@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #define OPTIONS_ERR_MAX 640
+#define DEFAULT_DIR "/var/run/rearguard" /* the emptyDir's mount point */
 
 struct agent_options {
 	struct sidecar_spec *sidecars;

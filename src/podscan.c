@@ -403,7 +403,12 @@ static void rekey_pending(struct podscan *ps, struct container *c)
 		if (ps->slots[i].pid && ps->slots[i].container == c->index + 1)
 			ps->slots[i].container = other->index + 1;
 	other->pub.nprocs += c->pub.nprocs;
-	/* Nothing is left of it: it was never a container. */
+	/*
+	 * Nothing is left of it: it was never a container. Its key, the
+	 * runtime's cgroup, is given up too: the next init seen there (a
+	 * restart, another exec session) is a container of its own.
+	 */
+	c->pub.key[0] = '\0';
 	c->pub.root_gone = true;
 	c->pub.nprocs = 0;
 	c->match_app = false;

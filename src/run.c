@@ -396,6 +396,15 @@ int run_main(const struct run_options *o)
 		 * sidecars go, so that the pod can complete. The exit code stays the
 		 * command's; a sidecar that could not be stopped is in the log.
 		 */
+		/*
+		 * The watchers above are gone and left their signals at SIG_DFL: a
+		 * pod deletion's SIGTERM (which reaches run when it is not PID 1)
+		 * must not end the drain it asks for. INT and QUIT still interrupt.
+		 */
+		signal(SIGTERM, SIG_IGN);
+		signal(SIGHUP, SIG_IGN);
+		signal(SIGUSR1, SIG_IGN);
+		signal(SIGUSR2, SIG_IGN);
 		log_msg(LOG_INFO, FIELDS(LF_INT("exit_code", r.code)), "draining the sidecars before exiting");
 		rc = agent_drain(&o->drain_opts);
 		if (rc != 0)

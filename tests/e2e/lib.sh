@@ -28,6 +28,9 @@ T=
 declare -A IMAGE_FOR # repository in the manifest -> local image
 
 say() { printf '# %s\n' "$*"; }
+# Every podman call has a limit: a stuck storage lock or runtime must fail
+# the test (and let its cleanup run), not hang it.
+podman() { timeout -k 10 "${RG_PODMAN_TIMEOUT:-300}" "$(type -P podman)" "$@"; }
 skip() { printf 'SKIP: %s: %s\n' "$TEST_NAME" "$*"; exit 77; }
 fail() {
 	printf 'FAIL: %s: %s\n' "$TEST_NAME" "$*"
@@ -66,7 +69,7 @@ if [ "${RG_E2E:-yes}" != yes ]; then
 fi
 [ "$(id -u)" = 0 ] || skip "needs root (rootful podman)"
 for tool in podman runc; do
-	command -v "$tool" >/dev/null 2>&1 || skip "$tool not installed (tools/deps podman runc installs it)"
+	type -P "$tool" >/dev/null || skip "$tool not installed (tools/deps podman runc installs it)"
 done
 for tool in musl-gcc dpkg-source; do
 	command -v "$tool" >/dev/null 2>&1 || skip "$tool not installed: cannot build the static binary (tools/deps musl-tools dpkg-dev)"
@@ -319,6 +322,15 @@ print("null" if v is None else v)
 PY
 ) || fail "no summary value at $* in the agent's last log line"
 	[ "$got" = "$want" ] || fail "summary $*: $got, want $want"
+}
+
+# in_order EARLIER LATER MAX_MS WHAT: two times (ms) both known, LATER not
+# before EARLIER and at most MAX_MS after it ("-": no bound); GAP_MS is the gap.
+in_order() {
+	[ -n "$1" ] && [ -n "$2" ] || fail "$4: a time is missing (earlier '$1', later '$2')"
+	[ "$2" -ge "$1" ] || fail "$4: the later came at $2, before the earlier at $1"
+	GAP_MS=$(($2 - $1))
+	[ "$3" = - ] || assert_between "$GAP_MS" 0 "$3" "$4 (ms)"
 }
 
 # assert_between VALUE LOW HIGH WHAT

@@ -30,6 +30,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "event.h"
+
 #define MAXSIG 65
 
 enum action { ACT_DEFAULT, ACT_EXIT, ACT_IGNORE, ACT_DELAY };
@@ -41,64 +43,15 @@ static struct {
 } on[MAXSIG];
 static const char *name = "fake";
 static int logfd = -1;
-static int mono_clock;
-
-static long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000;
-}
-
-static long mono_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000L + ts.tv_nsec / 1000;
-}
-
-static long mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000;
-}
 
 __attribute__((format(printf, 1, 2)))
 static void logev(const char *fmt, ...)
 {
-	char line[256], what[128];
 	va_list ap;
-	int n;
 
-	if (logfd < 0)
-		return;
 	va_start(ap, fmt);
-	vsnprintf(what, sizeof(what), fmt, ap);
+	event_vlog(logfd, name, fmt, ap);
 	va_end(ap);
-	n = snprintf(line, sizeof(line), "%ld %s %d %s\n", mono_clock ? mono_us() : now_ms(), name, (int)getpid(),
-		     what);
-	if (write(logfd, line, (size_t)n) < 0)
-		_exit(99);
-}
-
-static long parse_ms(const char *s)
-{
-	char *end;
-	double v = strtod(s, &end);
-
-	if (end == s || v < 0)
-		goto bad;
-	if (strcmp(end, "ms") == 0)
-		return (long)v;
-	if (strcmp(end, "s") == 0 || *end == '\0')
-		return (long)(v * 1000);
-bad:
-	fprintf(stderr, "fake: bad duration %s\n", s);
-	exit(64);
 }
 
 static int signum(const char *s)
@@ -208,7 +161,6 @@ int main(int argc, char **argv)
 	sigset_t all;
 
 	name = strrchr(argv[0], '/') ? strrchr(argv[0], '/') + 1 : argv[0];
-	mono_clock = getenv("RG_EVENT_CLOCK") && strcmp(getenv("RG_EVENT_CLOCK"), "mono") == 0;
 	for (i = 1; i < argc; i++) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 

@@ -65,6 +65,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "event.h"
+
 #define MAX_LISTEN 3
 #define MAX_CONN 32
 
@@ -114,65 +116,20 @@ static struct {
 	long answer_at_ms;
 } S = { .logfd = -1, .exit_at_ms = -1, .term_drain_ms = -1, .admin_port = -1, .http_port = -1 };
 
-static long mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000;
-}
-
 __attribute__((format(printf, 1, 2)))
 static void logev(const char *fmt, ...)
 {
-	char line[512], what[256], when[32];
-	const char *clock = getenv("RG_EVENT_CLOCK");
-	struct timespec ts;
 	va_list ap;
-	int n;
 
-	if (S.logfd < 0)
-		return;
 	va_start(ap, fmt);
-	vsnprintf(what, sizeof(what), fmt, ap);
+	event_vlog(S.logfd, S.name, fmt, ap);
 	va_end(ap);
-	/* RG_EVENT_CLOCK=mono: the monotonic clock in microseconds, for the benchmark. */
-	if (clock && strcmp(clock, "mono") == 0) {
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		snprintf(when, sizeof(when), "%ld", ts.tv_sec * 1000000L + ts.tv_nsec / 1000);
-	} else {
-		clock_gettime(CLOCK_REALTIME, &ts);
-		snprintf(when, sizeof(when), "%ld", ts.tv_sec * 1000L + ts.tv_nsec / 1000000);
-	}
-	n = snprintf(line, sizeof(line), "%s %s %d %s\n", when, S.name, (int)getpid(), what);
-	if (write(S.logfd, line, (size_t)n) < 0)
-		_exit(99);
 }
 
 static void die(const char *what)
 {
 	fprintf(stderr, "%s (stand-in): %s: %s\n", S.name, what, strerror(errno));
 	exit(70);
-}
-
-static long parse_ms(const char *s)
-{
-	char *end;
-	double v = strtod(s, &end);
-
-	if (end == s || v < 0)
-		goto bad;
-	if (strcmp(end, "ms") == 0)
-		return (long)v;
-	if (strcmp(end, "s") == 0 || *end == '\0')
-		return (long)(v * 1000);
-	if (strcmp(end, "m") == 0)
-		return (long)(v * 60000);
-	if (strcmp(end, "h") == 0)
-		return (long)(v * 3600000);
-bad:
-	fprintf(stderr, "stand-in: bad duration %s\n", s);
-	exit(64);
 }
 
 static void finish(int code)
@@ -295,6 +252,16 @@ static void exit_soon(long after_ms, int code)
 	}
 }
 
+/* The usual stop: the request is logged, answered with STATUS, and the proxy exits 0 (unless told otherwise). */
+static void stop_answer(struct conn *c, int status, const char *body)
+{
+	if (!stop_received(c))
+		return;
+	reply(c, status, body);
+	if (!S.stop_ignore)
+		exit_soon(0, 0);
+}
+
 static void on_sigterm(void)
 {
 	logev("got SIGTERM");
@@ -355,11 +322,9 @@ static void serve(struct conn *c, const char *method, const char *path)
 			else if (strcmp(path, "/drain") == 0) {
 				S.draining = true;
 				reply(c, 200, "OK");
-			} else if (stop_received(c)) {
+			} else {
 				/* Istio 1.22+: no drain; Envoy is killed and pilot-agent exits 0. */
-				reply(c, 200, "OK");
-				if (!S.stop_ignore)
-					exit_soon(0, 0);
+				stop_answer(c, 200, "OK");
 			}
 		} else {
 			reply(c, 404, "");
@@ -389,11 +354,8 @@ static void serve(struct conn *c, const char *method, const char *path)
 				reply(c, 403, "shutdown requests must be sent from localhost\n");
 			else if (!S.shutdown_enabled)
 				reply(c, 404, "shutdown endpoint is not enabled\n");
-			else if (stop_received(c)) {
-				reply(c, 200, "shutdown\n");
-				if (!S.stop_ignore)
-					exit_soon(0, 0);
-			}
+			else
+				stop_answer(c, 200, "shutdown\n");
 		} else {
 			reply(c, 404, "not found\n");
 		}
@@ -411,11 +373,8 @@ static void serve(struct conn *c, const char *method, const char *path)
 			reply(c, 404, "404 page not found\n");
 		else if (strcmp(method, "GET") != 0 && !post)
 			reply(c, 405, "");
-		else if (stop_received(c)) {
-			reply(c, 200, "");
-			if (!S.stop_ignore)
-				exit_soon(0, 0);
-		}
+		else
+			stop_answer(c, 200, "");
 		return;
 	case P_DAPR:
 		if (strcmp(path, "/v1.0/healthz") == 0) {
@@ -427,10 +386,8 @@ static void serve(struct conn *c, const char *method, const char *path)
 				logev("forced shutdown");
 				reply(c, 204, "");
 				finish(1);
-			} else if (stop_received(c)) {
-				reply(c, 204, "");
-				if (!S.stop_ignore)
-					exit_soon(0, 0);
+			} else {
+				stop_answer(c, 204, "");
 			}
 		} else {
 			reply(c, 404, "");
@@ -441,11 +398,8 @@ static void serve(struct conn *c, const char *method, const char *path)
 			reply(c, 404, "{\"errors\":[]}\n");
 		else if (!post)
 			reply(c, 405, "");
-		else if (stop_received(c)) {
-			reply(c, 200, "");
-			if (!S.stop_ignore)
-				exit_soon(0, 0);
-		}
+		else
+			stop_answer(c, 200, "");
 		return;
 	case P_CONSUL:
 		if (strcmp(path, "/graceful_shutdown") != 0) {

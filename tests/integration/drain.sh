@@ -37,12 +37,8 @@ grep -q 'sent SIGTERM sidecar=linkerd processes=1' "$T/proxy-exec.log" ||
 say "without a shared PID namespace"
 new_pod
 standin_start proxy 1337 daprd
-# A PID namespace of its own, the pod's network: what a container sees without shareProcessNamespace.
-blind_drain() {
-	timeout 20 nsenter --target "$PAUSE" --net -- unshare --pid --fork --mount-proc "$BIN/rearguard" drain "$@"
-}
 rc=0
-blind_drain -s dapr --stop-timeout 3s >"$T/blind.log" 2>&1 || rc=$?
+blind_run 20 "$BIN/rearguard" drain -s dapr --stop-timeout 3s >"$T/blind.log" 2>&1 || rc=$?
 [ "$rc" = 0 ] || { cat "$T/blind.log"; fail "blind drain exited $rc"; }
 expect_exit proxy 2 0
 grep -q 'no shared PID namespace' "$T/blind.log" || fail "blind mode not logged"
@@ -52,7 +48,7 @@ new_pod
 standin_start proxy 1337 daprd --stop-ignore
 fake_start logs 1337 fluent-bit
 rc=0
-blind_drain -s dapr -s match=fluent-bit --stop-timeout 1s >"$T/blind.log" 2>&1 || rc=$?
+blind_run 20 "$BIN/rearguard" drain -s dapr -s match=fluent-bit --stop-timeout 1s >"$T/blind.log" 2>&1 || rc=$?
 [ "$rc" = 1 ] || { cat "$T/blind.log"; fail "blind drain of a sidecar that stays: exit $rc, want 1"; }
 grep -q 'cannot stop the sidecar with a signal: its processes are not visible' "$T/blind.log" ||
 	fail "the signal sidecar's failure is not explained"

@@ -20,6 +20,7 @@ assert_between "$((after - before))" 0 65536 "bytes the agent read after the gar
 expect_exit agent 10 0
 app_exit=$(event_ms job "exit 0")
 term=$(event_ms fluent-bit "got SIGTERM")
+[ -n "$app_exit" ] && [ -n "$term" ] || fail "missing events: job exit '$app_exit', SIGTERM '$term'"
 assert_between "$((term - app_exit))" 0 1000 "ms from the app's exit to the SIGTERM"
 [ "$(grep -c 'ignoring a malformed exit-code report' "$T/agent.log")" = 1 ] || fail "not logged exactly once"
 summary_is null apps 0 report

@@ -17,8 +17,12 @@ cmp -s "$BIN/rearguard" "$inst/rearguard" || fail "not an identical copy"
 # Replacing a copy that is running (an earlier init container's, say).
 "$inst/rearguard" wait done --timeout 20s --dir "$EMPTYDIR" &
 waiter=$!
+LAUNCHERS="$LAUNCHERS $waiter"
+# Running from the copy, not still being started.
+wait_for 5 sh -c "[ \"\$(readlink /proc/$waiter/exe)\" = '$inst/rearguard' ]" || fail "the copy did not start"
 "$BIN/rearguard" install "$inst" >/dev/null || fail "a running copy could not be replaced"
-kill "$waiter"
+kill_ours "$waiter"
+wait "$waiter" 2>/dev/null || true
 
 rm "$inst/rearguard"
 echo original >"$RUN/victim"

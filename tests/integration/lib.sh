@@ -57,10 +57,11 @@ cleanup() {
 	[ -n "$PAUSE" ] && kill_ours "$PAUSE"
 	# The launchers outside the pod exit once their child is gone; make sure.
 	kill_ours $LAUNCHERS
-	wait 2>/dev/null || true
 	for d in $CGROUP_DIRS; do
+		# Killed tasks leave their cgroups a moment later: empty first, then removed.
+		wait_for 5 sh -c "! cat $d/*/cgroup.procs 2>/dev/null | grep -q ." 2>/dev/null || true
 		rmdir "$d"/* 2>/dev/null || true
-		rmdir "$d" 2>/dev/null || true
+		rmdir "$d" 2>/dev/null || say "cgroup $d left behind"
 	done
 	if [ "${RG_KEEP:-}" ]; then
 		say "kept $T"
@@ -211,8 +212,13 @@ standin_start() {
 # ready_file_after PROCESS SECONDS: the ready file appears, and not before stand-in PROCESS turned
 # ready. (A stand-in logs that before its first 2xx, so once the file is there, so is the event.)
 ready_file_after() {
+	local ready written
 	wait_for "$2" test -e "$EMPTYDIR/ready" || fail "no ready file within $2s"
-	[ -n "$(event_ms "$1" "turned ready")" ] || fail "the ready file appeared before $1 was ready"
+	ready=$(event_ms "$1" "turned ready")
+	[ -n "$ready" ] || fail "the ready file appeared before $1 was ready"
+	# The file's mtime is the kernel's coarse clock, up to a tick behind: 10 ms of slack.
+	written=$(stat -c %.3Y "$EMPTYDIR/ready" | tr -d .)
+	[ "$((written + 10))" -ge "$ready" ] || fail "the ready file was written at $written, before $1 was ready at $ready"
 }
 
 # events_count NAME EVENT: how many EVENT lines fake or stand-in process NAME logged.
@@ -237,12 +243,36 @@ summary_is() {
 # new_pod: kills the current pod and starts an empty one, with an empty emptyDir (for a second
 # scenario in a test).
 new_pod() {
+	local pid
 	kill_ours "$PAUSE"
+	# The old pod's launchers write their exit files as they go: gone before
+	# the next container of the same name starts, or it would read theirs.
+	for pid in $LAUNCHERS; do
+		wait_for 5 not_running "$pid" || fail "launcher $pid outlived its pod"
+	done
+	LAUNCHERS=
 	: >"$EVENTS"
 	rm -f "$RUN"/*
 	rm -rf "$EMPTYDIR"
 	mkdir -m 0777 "$EMPTYDIR"
 	pod_start
+}
+
+# not_running PID: no process PID of this test's any more (a reused pid is not ours).
+not_running() {
+	case $(tr '\0' ' ' 2>/dev/null <"/proc/$1/cmdline") in
+	*"$T/"*) return 1 ;;
+	esac
+}
+
+# blind_run SECONDS CMD...: CMD in a PID namespace of its own (as PID 1) and the
+# pod's network: what a container sees without shareProcessNamespace. Killed,
+# with its namespace, after SECONDS (unshare's parent holds back SIGTERM, so
+# the timeout is SIGKILL, and --kill-child takes CMD down with it).
+blind_run() {
+	local secs=$1
+	shift
+	timeout -s KILL "$secs" nsenter --target "$PAUSE" --net -- unshare --pid --fork --kill-child --mount-proc "$@"
 }
 
 # ctr_pid NAME: the host's pid of the container's main process.

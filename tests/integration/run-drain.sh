@@ -10,8 +10,7 @@ alias_bin job
 # A container of its own PID namespace in the pod's network: what it sees without shareProcessNamespace.
 wrapper() {
 	local rc=0
-	timeout 30 nsenter --target "$PAUSE" --net -- unshare --pid --fork --mount-proc \
-		"$BIN/rearguard" run --drain --sidecar istio --dir "$EMPTYDIR" "$@" >"$T/wrapper.log" 2>&1 || rc=$?
+	blind_run 30 "$BIN/rearguard" run --drain --sidecar istio --dir "$EMPTYDIR" "$@" >"$T/wrapper.log" 2>&1 || rc=$?
 	echo "$rc"
 }
 
@@ -50,3 +49,15 @@ rc=0
 rc=0
 "$BIN/rearguard" run --sidecar istio -- true 2>"$T/usage.err" || rc=$?
 [ "$rc" = 2 ] && grep -q -- "--sidecar is for --drain" "$T/usage.err" || fail "--sidecar without --drain: $rc"
+
+say "SIGTERM to run during its drain (run not PID 1: a shared PID namespace) does not end the drain"
+new_pod
+rm -rf "${EMPTYDIR:?}"/*
+standin_start proxy 1337 pilot-agent --stop-hang --term-drain 100ms
+ctr_start app 0 "$BIN/rearguard" run --drain --sidecar istio --stop-timeout 2s --kill-after 2s --dir "$EMPTYDIR" \
+	-- "$BIN/job" --run 100ms --exit 5 --log "$EVENTS"
+wait_for 10 grep -q "stop request" "$EVENTS" || fail "no stop request"
+kill -TERM "$(ctr_pid app)"
+expect_exit app 15 5
+[ -n "$(event_ms pilot-agent "got SIGTERM")" ] || fail "the drain did not go on to SIGTERM after --stop-timeout"
+expect_exit proxy 5 0

@@ -6,12 +6,20 @@
 
 alias_bin job
 pod_start
+# Each turns ready last in one of two pods: the file waits for the later one, whichever it is.
 standin_start mesh 1337 pilot-agent --ready-after 300ms
 standin_start db 65532 cloud-sql-proxy --quitquitquit --health-check --ready-after 1s --term-drain 0
 ctr_start agent 1002 "$BIN/rearguard" --sidecar istio --sidecar cloudsql --apps 1 --dir "$EMPTYDIR" \
 	--termination-log "$RUN/termination-log"
 ready_file_after cloud-sql-proxy 5
-[ -n "$(event_ms envoy "turned ready")" ] || fail "ready before Istio was"
+ready_file_after envoy 1
+new_pod
+standin_start mesh 1337 pilot-agent --ready-after 1s
+standin_start db 65532 cloud-sql-proxy --quitquitquit --health-check --ready-after 300ms --term-drain 0
+ctr_start agent 1002 "$BIN/rearguard" --sidecar istio --sidecar cloudsql --apps 1 --dir "$EMPTYDIR" \
+	--termination-log "$RUN/termination-log"
+ready_file_after envoy 5
+ready_file_after cloud-sql-proxy 1
 [ "$(cat "$EMPTYDIR/ready")" = "$(printf 'istio\ncloudsql')" ] || fail "the ready file does not name both"
 agent_scanned
 ctr_start app 1001 "$BIN/job" --run 200ms --log "$EVENTS"

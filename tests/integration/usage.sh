@@ -90,12 +90,14 @@ if [ "$(id -u)" = 0 ] && unshare --pid --fork --mount-proc true 2>/dev/null; the
 	[ -e /var/run/rearguard ] && had_dir=yes
 	# Without shareProcessNamespace the agent is PID 1 of its own namespace.
 	rc=0
-	err=$(REARGUARD_SIDECARS=istio unshare --pid --fork --mount-proc "$RG" 2>&1 >/dev/null) || rc=$?
+	err=$(REARGUARD_SIDECARS=istio timeout -s KILL 20 unshare --pid --fork --kill-child --mount-proc "$RG" 2>&1 \
+		>/dev/null) || rc=$?
 	[ "$rc" = 2 ] || fail "without a shared PID namespace: exit $rc, want 2"
 	case $err in *"shareProcessNamespace: true"*) ;; *) fail "no hint about shareProcessNamespace: $err" ;; esac
 	# The same, with the agent started by a shell that is PID 1 of the namespace.
 	rc=0
-	err=$(unshare --pid --fork --mount-proc sh -c "\"$RG\" -s istio; exit \$?" 2>&1 >/dev/null) || rc=$?
+	err=$(timeout -s KILL 20 unshare --pid --fork --kill-child --mount-proc sh -c "\"$RG\" -s istio; exit \$?" \
+		2>&1 >/dev/null) || rc=$?
 	[ "$rc" = 2 ] || fail "agent under a PID 1 shell: exit $rc, want 2"
 	# A configuration error leaves nothing behind: not even the default --dir.
 	[ -n "$had_dir" ] || [ ! -e /var/run/rearguard ] || fail "the misconfigured agent created /var/run/rearguard"

@@ -316,9 +316,11 @@ static void drain_file(void)
 {
 	setup(POLICY_NEVER, 1, 1);
 	decide_app_seen(&d, 3, "job", T);
-	decide_drain_now(&d, "drain-file", T);
+	ok(decide_drain_now(&d, "drain-file", T), "a drain request takes effect");
+	ok(!decide_drain_now(&d, "drain-file", T), "a second one does not");
 	is_int(next(), DECIDE_APPS_DONE, "drain requested: no confirming rescan needed");
 	is_str(last.reason, "drain-file", "reason drain-file");
+	ok(!decide_drain_now(&d, "drain-file", T), "nor one while draining");
 }
 
 static void startup_timeout(void)

@@ -292,6 +292,11 @@ static void pending_and_upgrades(void)
 	is_int(by_root(ps, 8)->root, 8, "and keeps its root");
 	podscan_refresh(ps, NULL);
 	is_int(by_root(ps, 8)->nprocs, 2, "still two after the next refresh");
+	/* The next init in the runtime's cgroup is new, not filed under the merged one. */
+	mkproc(12, 0, "runc:[2:INIT]", 600, CG(""), "runc");
+	podscan_refresh(ps, NULL);
+	c = by_root(ps, 12);
+	ok(c && c->is_new && c->role == ROLE_PENDING, "a later init in the runtime's cgroup is a new container");
 	podscan_free(ps);
 }
 
