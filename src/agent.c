@@ -11,10 +11,10 @@
 #include "parse.h"
 #include "pidwatch.h"
 #include "podscan.h"
-#include "proc.h"
+#include "run.h"
 #include "sentinel.h"
+#include "stopper.h"
 #include "summary.h"
-#include "sys.h"
 #include "util.h"
 
 #include <errno.h>
@@ -24,92 +24,70 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
-struct agent;
-
 enum agent_mode {
-	MODE_AGENT, /* the companion container */
-	MODE_DRAIN, /* rearguard drain: stop the sidecars now, once; no apps, no readiness */
-};
-
-struct sidecar_http;
-
-/* One request slot of a sidecar. */
-struct call {
-	struct http_request r;
-	struct sidecar_http *sh;
-	enum decide_http_purpose purpose;
-	const char *url;
-};
-
-/* The HTTP requests of one sidecar: readiness polls in one slot; drain, stop and probes in the other. */
-struct sidecar_http {
-	struct agent *a;
-	size_t k;
-	struct call ready, stop;
-	bool advised; /* advice about its stop endpoint was logged */
-};
-
-/* The root of an app or sidecar container. */
-struct root_watch {
-	struct pidwatch pw;
-	struct agent *a;
-	unsigned id;
-};
-
-/* One process of a sidecar that is being stopped. */
-struct proc_watch {
-	struct pidwatch pw;
-	struct agent *a;
-	size_t sidecar;
-};
-
-/* What the agent has acted upon for one container (indexed by id - 1). */
-struct tracked {
-	bool known;
-	enum pod_role role;
-	struct root_watch *root;
-};
-
-/* The processes of one sidecar being stopped. */
-struct stopping {
-	struct proc_watch **w;
-	size_t n, cap;
-	size_t live;
+	MODE_AGENT,   /* the companion container */
+	MODE_DRAIN,   /* rearguard drain: stop the sidecars now, once */
+	MODE_WRAPPER, /* rearguard run --drain: the command is the app */
 };
 
 #define OWN_PIDS_MAX 16
 
+struct agent;
+
+/* The root of an app or sidecar container (pod_container.data). */
+struct root {
+	struct pidwatch pw;
+	struct agent *a;
+	unsigned id;
+	enum pod_role role; /* as last acted upon */
+	int sidecar;
+};
+
 struct agent {
 	struct ev_loop *loop;
-	const struct agent_options *opt;
 	enum agent_mode mode;
+	const struct agent_options *opt;
+	const struct run_options *run; /* the wrapper's */
 	struct podscan *ps;
 	struct decide d;
 	struct decide_sidecar_config *sc_cfg;
 	struct http *http;
-	struct sidecar_http *sc_http;
-	ev_timer timer;
-	ev_idle later;          /* active: apps-done is to be written, once the stops are out */
-	unsigned scan_iter;     /* loop iteration of the last /proc scan, plus one */
-	ev_signal sig_term, sig_int, sig_hup;
-	struct tracked *tracked;
-	size_t ntracked;
-	struct stopping *stopping;
-	/* Drain mode: this process and its ancestors, never to be waited for or signalled. */
-	pid_t own[OWN_PIDS_MAX];
+	struct stopper *stoppers;      /* one per sidecar */
+	struct http_request *polls;    /* one readiness poll per sidecar */
+	struct root **roots;
+	size_t nroots, caproots;
+	ev_timer timer;                /* decide's deadline */
+	ev_idle later;                 /* the decisions go on once a stop on its way is out */
+	ev_signal sigs[ARRAY_SIZE(run_forwarded)];
+	size_t nsigs;
+	pid_t own[OWN_PIDS_MAX];       /* drain: this process and its ancestors */
 	size_t nown;
-	struct sentinel files;  /* the file protocol in --dir (not in drain mode) */
+	struct sentinel files;
 	bool files_open;
-	bool starting;          /* before the loop: what the directory held at start */
+	bool starting;                 /* before the loop: events are gathered, not acted upon */
+	bool decide_ready;             /* decide exists: file events go to it */
 	bool found_apps_done, found_done;
+	bool blind;                    /* no other container of the pod is visible */
+	bool deciding, again;          /* run_decisions is on the stack; asked again meanwhile */
 	bool finished;
 	int exit_code;
+	unsigned scan_iter;            /* the loop iteration of the last /proc scan, plus one */
+	struct jbuf summary;           /* built once, at the end */
+	/* The wrapper's command. */
+	struct run_child child;
+	bool child_started, child_over;
+	int child_code;
 };
 
 static void run_decisions(struct agent *a);
+static void update_polling(struct agent *a);
+
+static const char *sidecar_name(const struct agent *a, size_t k)
+{
+	return a->opt->sidecars[k].name;
+}
 
 /* ---- the pod ----------------------------------------------------------- */
 
@@ -125,32 +103,17 @@ static enum podscan_match classify(void *arg, const char *name, int *sidecar)
 			return MATCH_SIDECAR;
 		}
 	}
-	/* A drain tracks no apps. */
-	if (a->mode == MODE_DRAIN)
+	/* A drain has no apps; the wrapper's app is its command. */
+	if (a->mode != MODE_AGENT)
 		return MATCH_NONE;
 	if (!opt->app_src)
 		return MATCH_APP;
 	return regexec(&opt->app_re, name, 0, NULL, 0) == 0 ? MATCH_APP : MATCH_NONE;
 }
 
-static struct tracked *tracked_of(struct agent *a, unsigned id)
+static void log_container(const struct agent *a, const struct pod_container *c, const char *what)
 {
-	if (id > a->ntracked) {
-		size_t n = id + 16;
-		struct tracked *t = realloc(a->tracked, n * sizeof(*t));
-
-		if (!t)
-			return NULL;
-		memset(t + a->ntracked, 0, (n - a->ntracked) * sizeof(*t));
-		a->tracked = t;
-		a->ntracked = n;
-	}
-	return &a->tracked[id - 1];
-}
-
-static void log_container(const struct pod_container *c, const char *what, const struct agent_options *opt)
-{
-	const char *sidecar = c->role == ROLE_SIDECAR ? opt->sidecars[c->sidecar].name : NULL;
+	const char *sidecar = c->role == ROLE_SIDECAR ? sidecar_name(a, (size_t)c->sidecar) : NULL;
 
 	log_msg(LOG_INFO,
 		FIELDS(LF_INT("container", c->id), LF_STR("role", pod_role_name(c->role)), LF_STR("sidecar", sidecar),
@@ -161,66 +124,78 @@ static void log_container(const struct pod_container *c, const char *what, const
 
 static void root_exited(struct ev_loop *loop, struct pidwatch *pw)
 {
-	struct root_watch *rw = (struct root_watch *)pw;
-	struct agent *a = rw->a;
-	struct pod_container *c = podscan_find(a->ps, rw->id);
+	struct root *r = (struct root *)pw;
+	struct agent *a = r->a;
+	struct pod_container *c = podscan_find(a->ps, r->id);
 
 	podscan_root_exited(a->ps, c);
-	if (c->role == ROLE_APP) {
+	if (r->role == ROLE_APP) {
 		log_msg(LOG_INFO, FIELDS(LF_INT("container", c->id), LF_STR("name", c->name), LF_INT("pid", c->root)),
 			"app container exited");
 		decide_app_exited(&a->d, c->id, pw->exited_us);
-	} else if (c->role == ROLE_SIDECAR && a->d.phase < PHASE_DRAINING) {
-		log_msg(LOG_WARN,
-			FIELDS(LF_INT("container", c->id), LF_STR("sidecar", a->opt->sidecars[c->sidecar].name),
-			       LF_INT("pid", c->root)),
-			"sidecar container exited before the apps were done");
+	} else if (r->role == ROLE_SIDECAR) {
+		decide_sidecar_exited(&a->d, (size_t)r->sidecar);
+		if (a->d.phase < PHASE_DRAINING)
+			log_msg(LOG_WARN,
+				FIELDS(LF_INT("container", c->id), LF_STR("sidecar", sidecar_name(a, (size_t)r->sidecar)),
+				       LF_INT("pid", c->root)),
+				"sidecar container exited before the apps were done");
 	}
 	run_decisions(a);
 }
 
-static void root_status(struct ev_loop *loop, struct pidwatch *pw)
+/* Watches a container's root (once); its exit is the container's. */
+static void watch_root(struct agent *a, struct pod_container *c)
 {
-	struct root_watch *rw = (struct root_watch *)pw;
-	struct agent *a = rw->a;
-	struct pod_container *c = podscan_find(a->ps, rw->id);
-	int code = pw->status_known ? wait_status_code(pw->status) : DECIDE_CODE_UNKNOWN;
-
-	if (c->role != ROLE_APP)
-		return;
-	if (code >= 0)
-		log_msg(LOG_INFO, FIELDS(LF_INT("container", c->id), LF_STR("name", c->name), LF_INT("exit_code", code)),
-			"app exit code");
-	decide_app_status(&a->d, c->id, code, mono_us());
-	run_decisions(a);
-}
-
-static void watch_root(struct agent *a, struct tracked *t, struct pod_container *c)
-{
-	struct root_watch *rw;
+	struct root *r = c->data;
 	int rc;
 
-	if (t->root || c->root_gone)
-		return;
-	rw = calloc(1, sizeof(*rw));
-	if (!rw) {
-		log_error("out of memory: container %u not watched", c->id);
+	if (r) {
+		r->role = c->role;
+		r->sidecar = c->sidecar;
 		return;
 	}
-	rw->a = a;
-	rw->id = c->id;
-	rw->pw.on_exit = root_exited;
-	rw->pw.on_status = root_status;
-	rc = pidwatch_start(a->loop, &rw->pw, a->ps, c->root, c->root_start);
-	if (rc < 0) {
-		free(rw);
-		/* It exited between the scan and now. */
+	if (a->nroots == a->caproots) {
+		size_t cap = a->caproots ? a->caproots * 2 : 16;
+		struct root **grown = realloc(a->roots, cap * sizeof(*grown));
+
+		if (!grown)
+			goto oom;
+		a->roots = grown;
+		a->caproots = cap;
+	}
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		goto oom;
+	r->a = a;
+	r->id = c->id;
+	r->role = c->role;
+	r->sidecar = c->sidecar;
+	r->pw.on_exit = root_exited;
+	a->roots[a->nroots++] = r;
+	c->data = r;
+	if (c->root_gone) {
+		if (r->role == ROLE_SIDECAR)
+			decide_sidecar_exited(&a->d, (size_t)r->sidecar);
+		return;
+	}
+	rc = pidwatch_start(a->loop, &r->pw, a->ps, c->root, c->root_start);
+	if (rc == -ESRCH) {
+		/* It exited between the scan and now: as if seen exiting. */
 		podscan_root_exited(a->ps, c);
-		if (rc != -ESRCH)
-			log_msg(LOG_WARN, FIELDS(LF_INT("pid", c->root)), "cannot watch container root: %s", strerror(-rc));
-		return;
+		if (r->role == ROLE_APP)
+			decide_app_exited(&a->d, c->id, mono_us());
+		else
+			decide_sidecar_exited(&a->d, (size_t)r->sidecar);
+	} else if (r->pw.polled) {
+		log_msg(LOG_WARN, FIELDS(LF_INT("container", c->id), LF_INT("pid", c->root),
+					 LF_STR("error", strerror(-r->pw.why_polled))),
+			"no pidfd for the container's root: polling it");
 	}
-	t->root = rw;
+	return;
+oom:
+	/* Never taken for exited: the rescans keep it in view, and its next look may have memory. */
+	log_msg(LOG_ERROR, FIELDS(LF_INT("container", c->id)), "out of memory: container root not watched");
 }
 
 /*
@@ -231,15 +206,13 @@ static void watch_root(struct agent *a, struct tracked *t, struct pod_container 
  */
 static void note_run_name(struct agent *a, const struct pod_container *c)
 {
-	char cmdline[4096], path[64], *argv[64], name[DECIDE_NAME_MAX];
+	char cmdline[4096], *argv[64], name[DECIDE_NAME_MAX];
 	size_t n = 0, i;
 	int argc = 0;
 
 	/* The name it has in the image and where rearguard install puts it. */
-	if (strcmp(c->name, INSTALL_NAME) != 0 || c->root <= 0)
-		return;
-	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)c->root);
-	if (read_small_at(AT_FDCWD, path, 0, cmdline, sizeof(cmdline), &n) < 0)
+	if (strcmp(c->name, INSTALL_NAME) != 0 || c->root <= 0 ||
+	    podscan_cmdline(a->ps, c->root, c->root_start, cmdline, sizeof(cmdline), &n) < 0)
 		return;
 	for (i = 0; i < n && argc < (int)ARRAY_SIZE(argv) - 1; i += strlen(cmdline + i) + 1)
 		argv[argc++] = cmdline + i;
@@ -260,280 +233,239 @@ static void sync_containers(struct agent *a, bool first)
 
 	for (i = 0; i < podscan_count(a->ps); i++) {
 		struct pod_container *c = podscan_container(a->ps, i);
-		struct tracked *t;
+		const struct root *r = c->data;
 
 		if (c->role == ROLE_PENDING)
 			pending++;
 		if (!c->is_new && !c->role_changed)
 			continue;
-		t = tracked_of(a, c->id);
-		if (!t)
-			continue;
-		log_container(c, first ? "container" : c->is_new ? "container appeared" : "container role changed", a->opt);
-		if (t->known && t->role == ROLE_APP && c->role != ROLE_APP)
+		log_container(a, c, first ? "container" : c->is_new ? "container appeared" : "container role changed");
+		if (r && r->role == ROLE_APP && c->role != ROLE_APP)
 			decide_app_forget(&a->d, c->id);
-		t->known = true;
-		t->role = c->role;
 		if (c->role == ROLE_APP) {
 			decide_app_seen(&a->d, c->id, c->name, now);
 			note_run_name(a, c);
-			watch_root(a, t, c);
+			watch_root(a, c);
 			if (c->root_gone) {
 				decide_app_exited(&a->d, c->id, now);
 				decide_app_status(&a->d, c->id, DECIDE_CODE_UNKNOWN, now);
 			}
 		} else if (c->role == ROLE_SIDECAR) {
 			decide_sidecar_seen(&a->d, (size_t)c->sidecar);
-			watch_root(a, t, c);
+			watch_root(a, c);
 		}
 	}
 	decide_pending(&a->d, pending);
 }
 
-static int rescan(struct agent *a)
+/* A sidecar being collected whose processes are all gone, as of a fresh scan. */
+static void confirm_stops(struct agent *a)
+{
+	size_t k;
+
+	for (k = 0; k < a->opt->nsidecars; k++) {
+		struct stopper *st = &a->stoppers[k];
+
+		if (!st->collecting || a->d.sidecars[k].state == SC_GONE)
+			continue;
+		stopper_collect(st);
+		if (stopper_gone(st))
+			decide_sidecar_gone(&a->d, k, mono_us());
+	}
+}
+
+/* Rescans /proc and reports the outcome, whatever it is, to decide. */
+static void rescan(struct agent *a)
 {
 	struct podscan_stats st;
 	int rc = podscan_refresh(a->ps, &st);
 
-	if (rc < 0) {
-		log_error("cannot read /proc: %s", strerror(-rc));
-		return rc;
+	if (rc == 0) {
+		a->scan_iter = ev_iteration(a->loop) + 1;
+		log_msg(LOG_DEBUG,
+			FIELDS(LF_INT("listed", st.listed), LF_INT("classified", st.classified),
+			       LF_INT("cgroup_reads", st.cgroup_reads), LF_MS("elapsed", st.elapsed_us)),
+			"rescanned /proc");
+		sync_containers(a, false);
+		confirm_stops(a);
+		update_polling(a);
 	}
-	a->scan_iter = ev_iteration(a->loop) + 1;
-	log_msg(LOG_DEBUG,
-		FIELDS(LF_INT("listed", st.listed), LF_INT("classified", st.classified),
-		       LF_INT("cgroup_reads", st.cgroup_reads), LF_MS("elapsed", st.elapsed_us)),
-		"rescanned /proc");
-	sync_containers(a, false);
-	return 0;
+	decide_rescanned(&a->d, rc, mono_us());
 }
 
-/* ---- stopping sidecars -------------------------------------------------- */
+/* ---- processes watched without a pidfd, and exit codes ------------------- */
 
-static void collect_sidecar(struct agent *a, size_t k);
-
-static void sidecar_proc_exited(struct ev_loop *loop, struct pidwatch *pw)
+static void update_polling(struct agent *a)
 {
-	struct proc_watch *w = (struct proc_watch *)pw;
-	struct agent *a = w->a;
-	struct stopping *st = &a->stopping[w->sidecar];
+	unsigned n = 0;
+	size_t i;
 
-	pidwatch_stop(loop, pw);
-	log_msg(LOG_DEBUG, FIELDS(LF_STR("sidecar", a->opt->sidecars[w->sidecar].name), LF_INT("pid", pw->pid)),
-		"sidecar process exited");
-	if (--st->live > 0)
-		return;
-	/* Each watched process is gone; make sure nothing new was forked meanwhile. */
-	rescan(a);
-	collect_sidecar(a, w->sidecar);
-	if (st->live == 0) {
-		decide_sidecar_gone(&a->d, w->sidecar, pw->exited_us);
-		run_decisions(a);
-	}
+	for (i = 0; i < a->nroots; i++)
+		n += a->roots[i]->pw.active && a->roots[i]->pw.polled && !a->roots[i]->pw.exited;
+	for (i = 0; i < a->opt->nsidecars; i++)
+		n += stopper_polled(&a->stoppers[i]);
+	decide_polling(&a->d, n);
 }
 
-static bool already_watched(const struct stopping *st, pid_t pid, uint64_t start)
+static void poll_watches(struct agent *a)
 {
 	size_t i;
 
-	for (i = 0; i < st->n; i++)
-		if (st->w[i]->pw.pid == pid && st->w[i]->pw.start == start)
-			return true;
-	return false;
+	for (i = 0; i < a->nroots; i++)
+		pidwatch_poll(a->loop, &a->roots[i]->pw);
+	for (i = 0; i < a->opt->nsidecars; i++)
+		stopper_poll(&a->stoppers[i]);
+	update_polling(a);
 }
 
-static void watch_proc(struct agent *a, size_t k, pid_t pid, uint64_t start)
+/* Asks the kernel for the exit codes of exited app roots that lack one. */
+static void collect_statuses(struct agent *a)
 {
-	struct stopping *st = &a->stopping[k];
-	struct proc_watch *w;
-
-	if (already_watched(st, pid, start))
-		return;
-	if (st->n == st->cap) {
-		size_t cap = st->cap ? st->cap * 2 : 8;
-		struct proc_watch **grown = realloc(st->w, cap * sizeof(*grown));
-
-		if (!grown)
-			return;
-		st->w = grown;
-		st->cap = cap;
-	}
-	w = calloc(1, sizeof(*w));
-	if (!w)
-		return;
-	w->a = a;
-	w->sidecar = k;
-	w->pw.on_exit = sidecar_proc_exited;
-	if (pidwatch_start(a->loop, &w->pw, a->ps, pid, start) < 0) {
-		free(w);
-		return;
-	}
-	st->w[st->n++] = w;
-	st->live++;
-}
-
-static bool own_pid(const struct agent *a, pid_t pid)
-{
+	int64_t now = mono_us();
 	size_t i;
 
-	for (i = 0; i < a->nown; i++)
-		if (a->own[i] == pid)
-			return true;
-	return false;
-}
+	for (i = 0; i < a->nroots; i++) {
+		struct root *r = a->roots[i];
+		int code = 0, rc;
 
-/* Whether c holds processes of sidecar k: its own container, or (drain) the one we run in. */
-static bool holds_sidecar(const struct agent *a, const struct pod_container *c, size_t k)
-{
-	if (c->sidecar < 0 || (size_t)c->sidecar != k)
-		return false;
-	/* A preStop hook runs rearguard drain inside the sidecar's own container. */
-	return c->role == ROLE_SIDECAR || (a->mode == MODE_DRAIN && c->role == ROLE_SELF);
-}
-
-/* Watches every live process of sidecar k's containers not watched yet. */
-static void collect_sidecar(struct agent *a, size_t k)
-{
-	size_t i, j;
-
-	for (i = 0; i < podscan_count(a->ps); i++) {
-		struct pod_container *c = podscan_container(a->ps, i);
-		size_t n = holds_sidecar(a, c, k) ? c->nprocs : 0;
-		pid_t *pids;
-		uint64_t *starts;
-
-		if (n == 0)
+		if (r->role != ROLE_APP || !r->pw.exited || r->pw.status_done)
 			continue;
-		pids = calloc(n, sizeof(*pids));
-		starts = calloc(n, sizeof(*starts));
-		if (pids && starts) {
-			n = podscan_procs(a->ps, c, pids, starts, n);
-			for (j = 0; j < n && j < c->nprocs; j++)
-				if (!own_pid(a, pids[j]))
-					watch_proc(a, k, pids[j], starts[j]);
-		}
-		free(pids);
-		free(starts);
+		rc = pidwatch_status(&r->pw, &code);
+		if (rc == -EAGAIN)
+			continue;
+		if (rc == 0)
+			log_msg(LOG_INFO, FIELDS(LF_INT("container", r->id), LF_INT("exit_code", code)), "app exit code");
+		decide_app_status(&a->d, r->id, rc == 0 ? code : DECIDE_CODE_UNKNOWN, now);
 	}
+}
+
+/* ---- stopping sidecars ------------------------------------------------------ */
+
+static void on_stopper_http(struct stopper *st, enum decide_http_purpose purpose, int result)
+{
+	struct agent *a = st->cfg.data;
+
+	decide_http_result(&a->d, st->cfg.index, purpose, result, mono_us());
+	run_decisions(a);
+}
+
+/* Every process it watched is gone: one more look shows whether something was forked meanwhile. */
+static void on_stopper_empty(struct stopper *st)
+{
+	struct agent *a = st->cfg.data;
+
+	rescan(a);
+	run_decisions(a);
 }
 
 static void stop_watch(struct agent *a, size_t k)
 {
+	struct stopper *st = &a->stoppers[k];
+
 	/*
-	 * A scan in this same loop iteration (the confirming rescan, a drain's
-	 * first scan, the previous sidecar's) is current: no second read of /proc.
+	 * The processes are read from a fresh look at /proc: one made in this
+	 * same loop iteration (the confirming rescan, the previous sidecar's)
+	 * is fresh.
 	 */
 	if (a->scan_iter != ev_iteration(a->loop) + 1)
 		rescan(a);
-	collect_sidecar(a, k);
-	log_msg(LOG_INFO, FIELDS(LF_STR("sidecar", a->opt->sidecars[k].name), LF_INT("processes", a->stopping[k].live)),
+	if (!st->collecting)
+		stopper_collect(st);
+	update_polling(a);
+	log_msg(LOG_INFO, FIELDS(LF_STR("sidecar", sidecar_name(a, k)), LF_INT("processes", st->live)),
 		"stopping sidecar");
-	if (a->stopping[k].live == 0)
+	if (stopper_gone(st))
 		decide_sidecar_gone(&a->d, k, mono_us());
 }
 
-static int signal_sidecar(struct agent *a, size_t k, int sig)
+static void signal_sidecar(struct agent *a, size_t k, int sig)
 {
-	struct stopping *st = &a->stopping[k];
 	unsigned sent = 0;
-	size_t i;
-	int err = 0;
+	int err = stopper_signal(&a->stoppers[k], sig, &sent);
 
-	for (i = 0; i < st->n; i++) {
-		int rc;
-
-		if (st->w[i]->pw.exited)
-			continue;
-		rc = pidwatch_kill(&st->w[i]->pw, sig);
-		if (rc == 0)
-			sent++;
-		else if (rc != -ESRCH && (err == 0 || rc == -EPERM))
-			err = rc;
-	}
 	log_msg(err ? LOG_WARN : LOG_INFO,
-		FIELDS(LF_STR("sidecar", a->opt->sidecars[k].name), LF_INT("processes", sent),
+		FIELDS(LF_STR("sidecar", sidecar_name(a, k)), LF_INT("processes", sent),
 		       LF_STR("error", err ? strerror(-err) : NULL)),
 		"sent SIG%s", signal_name(sig));
-	return err;
+	decide_signal_result(&a->d, k, err, mono_us());
 }
 
-/* ---- talking to the sidecars --------------------------------------------- */
+/* ---- readiness ------------------------------------------------------------- */
 
-/* What each purpose is on the wire, and in the log. */
-static const struct {
-	const char *method;
-	enum http_method m;
-} purposes[] = {
-	[DECIDE_HTTP_READY] = { "GET", HTTP_GET },
-	[DECIDE_HTTP_DRAIN] = { "POST", HTTP_POST },
-	[DECIDE_HTTP_STOP] = { "POST", HTTP_POST },
-	[DECIDE_HTTP_GONE] = { "connect to", HTTP_CONNECT },
-};
-
-/* The first line of a body, cut short, for a log field. */
-static const char *first_line(const char *body, char out[160])
+static void on_poll_done(struct http_request *r)
 {
-	size_t n = strcspn(body, "\r\n");
+	struct agent *a = r->data;
+	size_t k = (size_t)(r - a->polls);
 
-	if (n >= 160)
-		n = 159;
-	memcpy(out, body, n);
-	out[n] = '\0';
-	return out;
-}
-
-/* Polls and probes are routine; drain and stop answers other than 2xx are worth reading. */
-static void log_answer(const struct sidecar_spec *spec, const struct call *c)
-{
-	const struct http_request *r = &c->r;
-	bool routine = c->purpose == DECIDE_HTTP_READY || c->purpose == DECIDE_HTTP_GONE ||
-		       (r->err == 0 && r->status < 300);
-	char line[160];
-
-	log_msg(routine ? LOG_DEBUG : LOG_INFO,
-		FIELDS(LF_STR("sidecar", spec->name), LF_INT("status", r->status),
-		       LF_STR("error", r->err ? r->error : NULL),
-		       LF_STR("body", r->body_len ? first_line(r->body, line) : NULL), LF_MS("elapsed", r->elapsed_us)),
-		"%s %s: %s", purposes[c->purpose].method, c->url, r->err ? "no answer" : "answered");
-}
-
-static void http_done(struct http_request *r)
-{
-	struct call *c = r->data;
-	struct sidecar_http *sh = c->sh;
-	struct agent *a = sh->a;
-	const struct sidecar_spec *spec = &a->opt->sidecars[sh->k];
-	int result = r->err ? r->err : (int)r->status;
-	const char *advice;
-
-	log_answer(spec, c);
-	if (c->purpose == DECIDE_HTTP_STOP && !sh->advised && (advice = spec_stop_advice(spec, result, r->body))) {
-		sh->advised = true;
-		log_msg(LOG_WARN, FIELDS(LF_STR("sidecar", spec->name)), "%s", advice);
-	}
-	decide_http_result(&a->d, sh->k, c->purpose, result, mono_us());
+	decide_http_result(&a->d, k, DECIDE_HTTP_READY, r->err ? r->err : (int)r->status, mono_us());
 	run_decisions(a);
+}
+
+static int start_poll(struct agent *a, const struct decide_action *act)
+{
+	const struct sidecar_spec *spec = &a->opt->sidecars[act->sidecar];
+	struct http_request *r = &a->polls[act->sidecar];
+	int rc = 0;
+
+	if (!r->easy)
+		rc = http_request_init(a->http, r, HTTP_GET, spec->ready_url, &spec->ready_at);
+	return rc < 0 ? rc : http_request_start(r, act->connect_timeout_us, act->timeout_us);
 }
 
 static void start_request(struct agent *a, const struct decide_action *act)
 {
-	struct sidecar_http *sh = &a->sc_http[act->sidecar];
-	struct call *c = act->purpose == DECIDE_HTTP_READY ? &sh->ready : &sh->stop;
 	int rc;
 
-	c->sh = sh;
-	c->purpose = act->purpose;
-	c->url = act->url;
-	c->r.done = http_done;
-	c->r.data = c;
-	log_msg(LOG_DEBUG, FIELDS(LF_STR("sidecar", a->opt->sidecars[act->sidecar].name)), "%s %s",
-		purposes[act->purpose].method, act->url);
-	rc = http_start(a->http, &c->r, purposes[act->purpose].m, act->url, act->connect_timeout_us, act->timeout_us);
+	if (act->purpose == DECIDE_HTTP_READY)
+		rc = start_poll(a, act);
+	else
+		rc = stopper_request(&a->stoppers[act->sidecar], act->purpose, act->connect_timeout_us, act->timeout_us);
 	if (rc < 0) {
 		log_msg(LOG_ERROR, FIELDS(LF_STR("url", act->url), LF_STR("error", strerror(-rc))),
 			"cannot start an HTTP request");
 		decide_http_result(&a->d, act->sidecar, act->purpose, rc, mono_us());
 	}
+}
+
+/* ---- the wrapper's command ---------------------------------------------------- */
+
+/* The report of `rearguard run`, for an agent that may read it. */
+static void write_report(struct agent *a)
+{
+	int rc = sentinel_write_report(a->run->dir, a->run->name, a->child_code);
+
+	if (rc < 0)
+		log_msg(LOG_ERROR,
+			FIELDS(LF_STR("dir", a->run->dir), LF_STR("report", a->run->name), LF_STR("error", strerror(-rc))),
+			"cannot write the exit-code report");
+}
+
+/* The command is over, or will never start: an app that exited with code. */
+static void child_over(struct agent *a, int code)
+{
+	int64_t now = mono_us();
+
+	a->child_over = true;
+	a->child_code = code;
+	decide_app_exited(&a->d, DECIDE_APP_COMMAND, now);
+	decide_app_status(&a->d, DECIDE_APP_COMMAND, code, now);
+	run_decisions(a);
+	/* After the decisions: the stop is out before the report is written. */
+	write_report(a);
+}
+
+static void on_child_exit(struct run_child *c, int code)
+{
+	child_over(c->data, code);
+}
+
+static void start_child(struct agent *a)
+{
+	int code = run_child_start(a->loop, &a->child, a->run->cmd);
+
+	a->child_started = true;
+	if (code)
+		child_over(a, code);
 }
 
 /* ---- files we write ---------------------------------------------------- */
@@ -554,105 +486,135 @@ static void write_termination_log(struct agent *a, const char *text, size_t len)
 	}
 }
 
-/*
- * Writes a file of the protocol (ready, apps-done, done): name's content is
- * text and a newline. Without the file protocol (already logged) there is
- * nothing to write to.
- */
+/* Writes a file of the protocol: name's content is text and a newline. */
 static int write_file(struct agent *a, const char *name, const char *text, size_t len)
 {
-	char *data;
+	char *data = malloc(len + 1);
 	int rc;
 
-	if (!a->files_open)
-		return -ENOENT;
-	data = malloc(len + 1);
-	if (!data) {
-		log_msg(LOG_WARN, FIELDS(LF_STR("file", name)), "out of memory: file not written");
+	if (!data)
 		return -ENOMEM;
-	}
 	memcpy(data, text, len);
 	data[len] = '\n';
 	rc = sentinel_write(&a->files, name, data, len + 1);
 	free(data);
-	if (rc < 0)
-		log_msg(LOG_WARN, FIELDS(LF_STR("file", name), LF_STR("dir", a->opt->dir), LF_STR("error", strerror(-rc))),
-			"cannot write the file");
 	return rc;
 }
 
-/* The ready file: every sidecar is ready. It names them, one a line. */
-static void write_ready(struct agent *a)
+/* The ready file names the sidecars, one a line. */
+static int write_ready(struct agent *a)
 {
 	const struct agent_options *opt = a->opt;
 	char text[1024] = "";
 	size_t i, n = 0;
+	int rc;
 
 	for (i = 0; i < opt->nsidecars && n < sizeof(text); i++)
 		n += (size_t)snprintf(text + n, sizeof(text) - n, "%s%s", i ? "\n" : "", opt->sidecars[i].name);
-	if (write_file(a, "ready", text, strlen(text)) == 0)
+	rc = write_file(a, "ready", text, strlen(text));
+	if (rc == 0)
 		log_msg(LOG_INFO, FIELDS(LF_STR("dir", opt->dir)), "wrote the ready file");
+	return rc;
+}
+
+/* The summary, built once at the end: done, the termination log and the last line say the same. */
+static const struct jbuf *summary(struct agent *a)
+{
+	if (!a->summary.buf && !a->summary.failed) {
+		jbuf_init(&a->summary);
+		summary_build(&a->summary, &a->d, a->opt, mono_us());
+	}
+	return &a->summary;
+}
+
+static int write_done(struct agent *a)
+{
+	const struct jbuf *j = summary(a);
+
+	return j->failed ? -ENOMEM : write_file(a, "done", j->buf, j->len);
+}
+
+static void carry_out_write(struct agent *a, enum decide_file file, const char *reason)
+{
+	int rc = 0;
+
+	switch (file) {
+	case DECIDE_FILE_READY:
+		/* The wrapper's command is what waits for ready. */
+		if (a->mode == MODE_WRAPPER) {
+			if (!a->child_started && !a->child_over)
+				start_child(a);
+		} else {
+			rc = write_ready(a);
+		}
+		break;
+	case DECIDE_FILE_APPS_DONE:
+		rc = write_file(a, "apps-done", reason, strlen(reason));
+		break;
+	case DECIDE_FILE_DONE:
+		rc = write_done(a);
+		break;
+	case DECIDE_NFILES:
+		break;
+	}
+	decide_written(&a->d, file, rc, mono_us());
 }
 
 /* ---- the end ------------------------------------------------------------ */
 
-static void write_apps_done(struct agent *a)
-{
-	if (!ev_is_active(&a->later))
-		return;
-	ev_idle_stop(a->loop, &a->later);
-	write_file(a, "apps-done", a->d.reason, strlen(a->d.reason));
-}
-
-static void on_later(struct ev_loop *loop, ev_idle *w, int revents)
-{
-	write_apps_done(w->data);
-}
-
 static void finish(struct agent *a, int code)
 {
-	struct jbuf j;
+	const struct jbuf *j = summary(a);
 
-	write_apps_done(a);
-	jbuf_init(&j);
-	summary_build(&j, &a->d, a->opt, mono_us());
-	write_termination_log(a, j.buf, j.len);
-	if (!j.failed)
-		write_file(a, "done", j.buf, j.len);
-	log_msg(LOG_INFO, FIELDS(LF_INT("exit_code", code), LF_JSON("summary", j.failed ? "null" : j.buf)), "finished");
-	jbuf_free(&j);
+	write_termination_log(a, j->buf, j->len);
+	log_msg(LOG_INFO, FIELDS(LF_INT("exit_code", code), LF_JSON("summary", j->failed ? "null" : j->buf)), "finished");
 	a->finished = true;
 	a->exit_code = code;
 	ev_break(a->loop, EVBREAK_ALL);
 }
+
+/* The drain began: in the wrapper, a command that never started ends with a code of its own. */
+static void apps_done(struct agent *a, const char *reason)
+{
+	int64_t now = mono_us();
+
+	if (a->mode != MODE_WRAPPER || a->child_started || a->child_over || strcmp(reason, "ready-timeout") != 0)
+		return;
+	a->child_over = true;
+	a->child_code = RUN_READY_TIMEOUT;
+	decide_app_exited(&a->d, DECIDE_APP_COMMAND, now);
+	decide_app_status(&a->d, DECIDE_APP_COMMAND, RUN_READY_TIMEOUT, now);
+	write_report(a);
+}
+
+/* ---- the decisions ------------------------------------------------------ */
 
 static void carry_out(struct agent *a, const struct decide_action *act)
 {
 	switch (act->kind) {
 	case DECIDE_RESCAN:
 		rescan(a);
-		decide_rescanned(&a->d, mono_us());
+		break;
+	case DECIDE_STATUS:
+		collect_statuses(a);
+		break;
+	case DECIDE_POLL:
+		poll_watches(a);
 		break;
 	case DECIDE_APPS_DONE:
-		/*
-		 * For sidecars' preStop hooks (rearguard wait apps-done), and for an
-		 * agent restarted later. Written when the loop is idle next: the
-		 * stop signals and requests that follow go out first.
-		 */
-		if (a->files_open)
-			ev_idle_start(a->loop, &a->later);
+		apps_done(a, act->reason);
 		break;
 	case DECIDE_WATCH:
 		stop_watch(a, act->sidecar);
 		break;
 	case DECIDE_SIGNAL:
-		decide_signal_result(&a->d, act->sidecar, signal_sidecar(a, act->sidecar, act->signo), mono_us());
+		signal_sidecar(a, act->sidecar, act->signo);
 		break;
 	case DECIDE_HTTP:
 		start_request(a, act);
 		break;
-	case DECIDE_WRITE_READY:
-		write_ready(a);
+	case DECIDE_WRITE:
+		carry_out_write(a, act->file, act->reason);
 		break;
 	case DECIDE_EXIT:
 		finish(a, act->exit_code);
@@ -662,10 +624,14 @@ static void carry_out(struct agent *a, const struct decide_action *act)
 
 static void arm_timer(struct agent *a)
 {
-	int64_t deadline = decide_deadline(&a->d, mono_us()), delay;
+	int64_t deadline, delay;
 
 	ev_timer_stop(a->loop, &a->timer);
-	if (a->finished || deadline == INT64_MAX)
+	/* While a stop is on its way, the idle watcher brings the decisions back. */
+	if (a->finished || ev_is_active(&a->later))
+		return;
+	deadline = decide_deadline(&a->d, mono_us());
+	if (deadline == INT64_MAX)
 		return;
 	/* libev measures from its cached loop time: bring it up to date first. */
 	ev_now_update(a->loop);
@@ -674,13 +640,40 @@ static void arm_timer(struct agent *a)
 	ev_timer_start(a->loop, &a->timer);
 }
 
+/*
+ * Asks decide for actions and carries them out, until there is nothing to
+ * do before its next deadline. An event reported while this runs (a
+ * request that failed at once, a watch that found its process gone) only
+ * asks for one more round. After a stop request or signal the loop gets
+ * the turn first, so that the stop is on the wire before the processes are
+ * collected and the log lines are written.
+ */
 static void run_decisions(struct agent *a)
 {
 	struct decide_action act;
 
-	while (!a->finished && decide_next(&a->d, mono_us(), &act))
-		carry_out(a, &act);
+	if (a->deciding) {
+		a->again = true;
+		return;
+	}
+	a->deciding = true;
+	log_hold();
+	ev_idle_stop(a->loop, &a->later);
+	do {
+		a->again = false;
+		while (!a->finished && decide_next(&a->d, mono_us(), &act)) {
+			carry_out(a, &act);
+			if (act.urgent && !a->finished) {
+				ev_idle_start(a->loop, &a->later);
+				a->again = false;
+				break;
+			}
+		}
+	} while (a->again && !a->finished);
+	a->deciding = false;
 	arm_timer(a);
+	if (!ev_is_active(&a->later))
+		log_release();
 }
 
 static void on_timer(struct ev_loop *loop, ev_timer *t, int revents)
@@ -688,21 +681,70 @@ static void on_timer(struct ev_loop *loop, ev_timer *t, int revents)
 	run_decisions(t->data);
 }
 
+static void on_later(struct ev_loop *loop, ev_idle *w, int revents)
+{
+	run_decisions(w->data);
+}
+
+/* ---- signals -------------------------------------------------------------- */
+
 static void on_signal(struct ev_loop *loop, ev_signal *s, int revents)
 {
 	struct agent *a = s->data;
 	size_t i;
+	int rc;
 
+	if (a->mode == MODE_WRAPPER) {
+		if (a->child.pid) {
+			rc = run_child_signal(&a->child, s->signum);
+			log_msg(LOG_DEBUG,
+				FIELDS(LF_STR("signal", signal_name(s->signum)), LF_STR("error", rc ? strerror(-rc) : NULL)),
+				"signal forwarded to the command");
+			return;
+		}
+		/* Stopped before the command started (the pod is being deleted): it never will. */
+		if (!a->child_started && !a->child_over &&
+		    (s->signum == SIGTERM || s->signum == SIGINT || s->signum == SIGQUIT)) {
+			log_msg(LOG_INFO, FIELDS(LF_STR("signal", signal_name(s->signum))),
+				"signal received while waiting for ready: not starting the command");
+			decide_drain_now(&a->d, "signal", mono_us());
+			child_over(a, 128 + s->signum);
+			return;
+		}
+		/* The command is over: a pod deletion's signal must not end the drain it asks for. */
+		log_msg(LOG_INFO, FIELDS(LF_STR("signal", signal_name(s->signum))),
+			"signal received while stopping the sidecars: the drain goes on");
+		return;
+	}
 	if (s->signum == SIGHUP) {
-		/* A look at what the agent sees, for whoever debugs a pod. */
+		/* A look at what the agent sees, for whoever debugs a pod; and the decisions with it. */
+		log_info("SIGHUP: rescanning the pod");
 		rescan(a);
 		for (i = 0; i < podscan_count(a->ps); i++)
-			log_container(podscan_container(a->ps, i), "container", a->opt);
+			log_container(a, podscan_container(a->ps, i), "container");
+		run_decisions(a);
 		return;
 	}
 	log_msg(LOG_INFO, FIELDS(LF_STR("signal", signal_name(s->signum))), "signal received");
 	decide_terminate(&a->d, mono_us());
 	run_decisions(a);
+}
+
+static void watch_signals(struct agent *a)
+{
+	static const int agent_sigs[] = { SIGTERM, SIGINT, SIGHUP };
+	const int *sigs = a->mode == MODE_WRAPPER ? run_forwarded : agent_sigs;
+	size_t i, n = a->mode == MODE_WRAPPER ? ARRAY_SIZE(run_forwarded) : ARRAY_SIZE(agent_sigs);
+
+	/* A drain has none: interrupting it by hand ends it. */
+	if (a->mode == MODE_DRAIN)
+		return;
+	for (i = 0; i < n; i++) {
+		ev_signal_init(&a->sigs[i], on_signal, sigs[i]);
+		a->sigs[i].data = a;
+		ev_signal_start(a->loop, &a->sigs[i]);
+	}
+	a->nsigs = n;
 }
 
 /* ---- the file protocol ------------------------------------------------- */
@@ -714,16 +756,21 @@ static void on_file(struct sentinel *s, enum sentinel_what what, const char *nam
 
 	switch (what) {
 	case SENTINEL_REPORT:
+		/* Read again once decide exists (see engine()). */
+		if (!a->decide_ready)
+			return;
 		decide_app_report(&a->d, name, code, now);
 		break;
 	case SENTINEL_DRAIN:
+		if (!a->decide_ready)
+			return;
 		if (decide_drain_now(&a->d, "drain-file", now))
 			log_msg(LOG_INFO, FIELDS(LF_STR("dir", a->opt->dir)), "drain file found: draining now");
 		break;
 	case SENTINEL_APPS_DONE:
 	case SENTINEL_DONE:
 		/* Left by an earlier run of the agent; later ones are our own. */
-		if (a->starting) {
+		if (!a->decide_ready) {
 			a->found_apps_done |= what == SENTINEL_APPS_DONE;
 			a->found_done |= what == SENTINEL_DONE;
 		}
@@ -791,7 +838,6 @@ static int first_scan(struct agent *a)
 		log_error("cannot read /proc: %s", strerror(-rc));
 		return rc;
 	}
-	a->scan_iter = ev_iteration(a->loop) + 1;
 	for (i = 0; i < podscan_count(a->ps); i++)
 		self_seen |= podscan_container(a->ps, i)->role == ROLE_SELF;
 	if (!self_seen)
@@ -806,109 +852,187 @@ static int first_scan(struct agent *a)
 	return 0;
 }
 
-/* This process and its ancestors up to its container's root (a preStop hook may be sh -c ...). */
-static void find_own_pids(struct agent *a)
-{
-	pid_t pid = getpid();
-
-	while (pid > 1 && a->nown < OWN_PIDS_MAX) {
-		char path[64], buf[1024];
-		struct proc_stat st;
-		size_t len;
-
-		a->own[a->nown++] = pid;
-		snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-		if (read_small_at(AT_FDCWD, path, 0, buf, sizeof(buf), &len) < 0 || proc_parse_stat(buf, len, &st) < 0)
-			break;
-		pid = st.ppid;
-	}
-}
-
-/* The HTTP side of sidecar k's configuration; whether it has any URL. */
-static bool configure_http(struct agent *a, size_t k)
+/* What decide is told of sidecar k, and what rearguard knows about its spec. */
+static void configure_sidecar(struct agent *a, size_t k)
 {
 	const struct sidecar_spec *spec = &a->opt->sidecars[k];
 	struct decide_sidecar_config *c = &a->sc_cfg[k];
 	const char *warning = spec_warning(spec);
 
+	str_copy(c->name, spec->name, sizeof(c->name));
 	/* An HTTP stop has no stop signal: SIGTERM is then the escalation, not a repeat. */
-	if (spec->stop_url)
-		c->stop_signal = 0;
+	c->stop_signal = spec->stop_url ? 0 : spec->stop_signal;
 	c->stop_url = spec->stop_url;
 	c->ready_url = spec->ready_url;
 	c->drain_url = spec->drain_url;
 	c->drain_time_us = spec->drain_time_ms * US_PER_MS;
-	a->sc_http[k].a = a;
-	a->sc_http[k].k = k;
+	c->confirm = a->blind ? CONFIRM_PORT : CONFIRM_PROCESSES;
 	if (warning)
 		log_msg(LOG_WARN, FIELDS(LF_STR("sidecar", spec->name)), "%s", warning);
-	return spec->stop_url || spec->ready_url || spec->drain_url;
 }
 
-/*
- * The agent, or (drain) the same machinery told to drain at once: no apps,
- * no readiness, no signal handlers, and a pod it may not be able to see.
- */
-static int run(const struct agent_options *opt, enum agent_mode mode)
+static int init_decide(struct agent *a)
+{
+	const struct agent_options *opt = a->opt;
+	struct decide_config dc = {
+		.policy = opt->policy,
+		.apps_expected = (unsigned)opt->apps,
+		.startup_timeout_us = opt->startup_timeout_ms * US_PER_MS,
+		.restart_grace_us = opt->restart_grace_ms * US_PER_MS,
+		.term_grace_us = opt->term_grace_ms * US_PER_MS,
+		.stop_timeout_us = opt->stop_timeout_ms * US_PER_MS,
+		.kill_after_us = opt->kill_after_ms * US_PER_MS,
+		.readiness = a->mode != MODE_DRAIN,
+		.ready_timeout_us = opt->ready_timeout_ms * US_PER_MS,
+		.files = a->files_open,
+		.nsidecars = opt->nsidecars,
+		.sidecars = a->sc_cfg,
+	};
+	size_t k;
+
+	for (k = 0; k < opt->nsidecars; k++)
+		configure_sidecar(a, k);
+	if (a->mode == MODE_WRAPPER) {
+		/* One app, the command, which waits for the sidecars' ready URLs for at most --timeout. */
+		dc.policy = POLICY_NEVER;
+		dc.apps_expected = 1;
+		dc.readiness = dc.ready_gates_apps = !a->run->no_wait;
+		dc.ready_timeout_us = a->run->timeout_ms * US_PER_MS;
+	}
+	return decide_init(&a->d, &dc, mono_us());
+}
+
+/* The requests of every sidecar, built now: when a stop is due, it only has to be sent. */
+static int prepare_http(struct agent *a)
+{
+	size_t k;
+	int rc = http_new(a->loop, &a->http);
+
+	if (rc < 0)
+		return rc;
+	for (k = 0; k < a->opt->nsidecars; k++) {
+		struct stopper_config sc = {
+			.loop = a->loop,
+			.http = a->http,
+			.ps = a->ps,
+			.spec = &a->opt->sidecars[k],
+			.index = k,
+			.in_own_container = a->mode == MODE_DRAIN,
+			.spare = a->own,
+			.nspare = a->nown,
+			.on_http = on_stopper_http,
+			.on_empty = on_stopper_empty,
+			.data = a,
+		};
+
+		stopper_init(&a->stoppers[k], &sc);
+		a->polls[k].done = on_poll_done;
+		a->polls[k].data = a;
+	}
+	/* libcurl's set-up takes milliseconds: after the first scan, never before a stop request. */
+	for (k = 0; k < a->opt->nsidecars; k++) {
+		rc = stopper_prepare(&a->stoppers[k]);
+		if (rc < 0) {
+			log_msg(LOG_WARN, FIELDS(LF_STR("error", strerror(-rc))),
+				"cannot set up libcurl yet: trying again at the first request");
+			break;
+		}
+	}
+	return 0;
+}
+
+static void start_line(const struct agent *a)
+{
+	const struct agent_options *opt = a->opt;
+
+	switch (a->mode) {
+	case MODE_DRAIN:
+		log_msg(LOG_INFO, FIELDS(LF_INT("sidecars", opt->nsidecars)), "rearguard %s draining", PACKAGE_VERSION);
+		break;
+	case MODE_WRAPPER:
+		log_msg(LOG_INFO, FIELDS(LF_INT("sidecars", opt->nsidecars), LF_STR("command", a->run->cmd[0])),
+			"rearguard %s running the command, and stopping the sidecars after it", PACKAGE_VERSION);
+		break;
+	case MODE_AGENT:
+		log_msg(LOG_INFO,
+			FIELDS(LF_INT("sidecars", opt->nsidecars),
+			       LF_STR("restart_policy", opt->policy == POLICY_NEVER ? "Never" : "OnFailure"),
+			       LF_INT("apps", opt->apps)),
+			"rearguard %s starting", PACKAGE_VERSION);
+		break;
+	}
+}
+
+static void cleanup(struct agent *a)
+{
+	size_t i;
+
+	if (a->loop) {
+		ev_idle_stop(a->loop, &a->later);
+		ev_timer_stop(a->loop, &a->timer);
+		for (i = 0; i < a->nsigs; i++)
+			ev_signal_stop(a->loop, &a->sigs[i]);
+		run_child_stop(a->loop, &a->child);
+	}
+	for (i = 0; a->stoppers && i < a->opt->nsidecars; i++)
+		stopper_free(&a->stoppers[i]);
+	for (i = 0; a->polls && i < a->opt->nsidecars; i++)
+		http_request_free(&a->polls[i]);
+	http_free(a->http);
+	for (i = 0; i < a->nroots; i++) {
+		pidwatch_stop(a->loop, &a->roots[i]->pw);
+		free(a->roots[i]);
+	}
+	free(a->roots);
+	free(a->stoppers);
+	free(a->polls);
+	if (a->files_open)
+		sentinel_close(&a->files);
+	free(a->sc_cfg);
+	jbuf_free(&a->summary);
+	decide_free(&a->d);
+	podscan_free(a->ps);
+	if (a->loop)
+		ev_loop_destroy(a->loop);
+	log_release();
+}
+
+static int engine(const struct agent_options *opt, const struct run_options *run, enum agent_mode mode)
 {
 	struct agent a;
-	bool any_url = false;
-	size_t i;
 	int rc;
 
 	memset(&a, 0, sizeof(a));
 	a.opt = opt;
+	a.run = run;
 	a.mode = mode;
-	a.exit_code = 2;
+	a.exit_code = mode == MODE_WRAPPER ? RUN_FAILED : 2;
+	a.child.pidfd = -1;
+	a.child.on_exit = on_child_exit;
+	a.child.data = &a;
 	signal(SIGPIPE, SIG_IGN);
-	if (mode == MODE_DRAIN)
-		log_msg(LOG_INFO, FIELDS(LF_INT("sidecars", opt->nsidecars)), "rearguard %s draining", PACKAGE_VERSION);
-	else
-		log_msg(LOG_INFO,
-			FIELDS(LF_INT("sidecars", opt->nsidecars), LF_STR("restart_policy",
-			       opt->policy == POLICY_NEVER ? "Never" : "OnFailure"), LF_INT("apps", opt->apps)),
-			"rearguard %s starting", PACKAGE_VERSION);
+	start_line(&a);
 
+	/* The default loop: the only one that reaps children (the wrapper's command). */
 	a.loop = ev_default_loop(EVFLAG_AUTO);
 	a.sc_cfg = calloc(opt->nsidecars, sizeof(*a.sc_cfg));
-	a.stopping = calloc(opt->nsidecars, sizeof(*a.stopping));
-	a.sc_http = calloc(opt->nsidecars, sizeof(*a.sc_http));
-	if (!a.loop || !a.sc_cfg || !a.stopping || !a.sc_http || http_new(a.loop, &a.http) < 0) {
+	a.stoppers = calloc(opt->nsidecars, sizeof(*a.stoppers));
+	a.polls = calloc(opt->nsidecars, sizeof(*a.polls));
+	if (!a.loop || !a.sc_cfg || !a.stoppers || !a.polls) {
 		log_error("cannot start the event loop");
 		goto out;
 	}
-	for (i = 0; i < opt->nsidecars; i++) {
-		str_copy(a.sc_cfg[i].name, opt->sidecars[i].name, sizeof(a.sc_cfg[i].name));
-		a.sc_cfg[i].stop_signal = opt->sidecars[i].stop_signal;
-		any_url |= configure_http(&a, i);
-	}
-	{
-		struct decide_config dc = {
-			.policy = opt->policy,
-			.apps_expected = (unsigned)opt->apps,
-			.startup_timeout_us = opt->startup_timeout_ms * US_PER_MS,
-			.restart_grace_us = opt->restart_grace_ms * US_PER_MS,
-			.term_grace_us = opt->term_grace_ms * US_PER_MS,
-			.stop_timeout_us = opt->stop_timeout_ms * US_PER_MS,
-			.kill_after_us = opt->kill_after_ms * US_PER_MS,
-			.readiness = mode == MODE_AGENT,
-			.ready_timeout_us = opt->ready_timeout_ms * US_PER_MS,
-			.nsidecars = opt->nsidecars,
-			.sidecars = a.sc_cfg,
-		};
+	ev_init(&a.timer, on_timer);
+	a.timer.data = &a;
+	ev_idle_init(&a.later, on_later);
+	a.later.data = &a;
 
-		if (decide_init(&a.d, &dc, mono_us()) < 0) {
-			log_error("out of memory");
-			goto out;
-		}
-	}
-	if (mode == MODE_DRAIN)
-		find_own_pids(&a);
 	rc = first_scan(&a);
-	if (rc == -ENXIO && mode == MODE_DRAIN) {
+	a.scan_iter = ev_iteration(a.loop) + 1;
+	if (rc == -ENXIO && mode != MODE_AGENT) {
 		log_warn("cannot see the pod's other containers (no shared PID namespace): a sidecar counts as "
 			 "stopped once its stop URL answered 2xx and it no longer accepts connections");
-		decide_blind(&a.d);
+		a.blind = true;
 	} else if (rc == -ENXIO) {
 		log_error("cannot see the pod's other containers: PID 1 is in rearguard's own container "
 			  "(set shareProcessNamespace: true in the pod spec)");
@@ -916,6 +1040,9 @@ static int run(const struct agent_options *opt, enum agent_mode mode)
 	} else if (rc < 0) {
 		goto out;
 	}
+	/* A drain may run in the sidecar's own container, under a shell: spare it and its ancestors. */
+	if (mode == MODE_DRAIN)
+		a.nown = podscan_ancestors(a.ps, getpid(), a.own, OWN_PIDS_MAX);
 	/* After the pod check: a pod the agent cannot work in leaves nothing in --dir. */
 	a.starting = true;
 	if (mode == MODE_AGENT)
@@ -925,79 +1052,66 @@ static int run(const struct agent_options *opt, enum agent_mode mode)
 		a.exit_code = 0;
 		goto out;
 	}
+	if (init_decide(&a) < 0 || prepare_http(&a) < 0) {
+		log_error("out of memory");
+		goto out;
+	}
+	if (mode == MODE_WRAPPER) {
+		/* A report left by an earlier attempt of this container (OnFailure) is stale now. */
+		rc = sentinel_remove_report(run->dir, run->name);
+		if (rc < 0)
+			log_msg(LOG_WARN, FIELDS(LF_STR("dir", run->dir), LF_STR("report", run->name),
+						 LF_STR("error", strerror(-rc))),
+				"cannot remove the report of an earlier attempt");
+		decide_app_seen(&a.d, DECIDE_APP_COMMAND, run->name, mono_us());
+		if (run->no_wait)
+			start_child(&a);
+	}
 	if (a.found_apps_done) {
 		log_msg(LOG_INFO, FIELDS(LF_STR("dir", opt->dir)),
 			"apps-done found: an earlier run of rearguard had decided the apps are done; draining now");
 		decide_drain_now(&a.d, "resume", mono_us());
 	}
+	/* What the directory held at start (a drain file, reports) was read before decide existed. */
+	a.decide_ready = true;
+	if (a.files_open)
+		sentinel_reread(&a.files);
 	sync_containers(&a, true);
+	update_polling(&a);
 	/* Reports found in the directory can be matched now that the pod is known. */
-	decide_rescanned(&a.d, mono_us());
+	decide_rescanned(&a.d, 0, mono_us());
 	a.starting = false;
-	/* libcurl's set-up takes milliseconds: after the first scan, not before a stop request. */
-	if (any_url && http_prepare(a.http) < 0)
-		log_warn("cannot set up libcurl yet: trying again at the first request");
-
-	ev_init(&a.timer, on_timer);
-	a.timer.data = &a;
-	ev_idle_init(&a.later, on_later);
-	a.later.data = &a;
-	if (mode == MODE_AGENT) {
-		ev_signal_init(&a.sig_term, on_signal, SIGTERM);
-		ev_signal_init(&a.sig_int, on_signal, SIGINT);
-		ev_signal_init(&a.sig_hup, on_signal, SIGHUP);
-		a.sig_term.data = a.sig_int.data = a.sig_hup.data = &a;
-		ev_signal_start(a.loop, &a.sig_term);
-		ev_signal_start(a.loop, &a.sig_int);
-		ev_signal_start(a.loop, &a.sig_hup);
-	} else {
-		/* No signal watchers: interrupting a drain by hand ends it. */
+	watch_signals(&a);
+	if (mode == MODE_DRAIN)
 		decide_drain_now(&a.d, "drain-command", mono_us());
-	}
 
 	run_decisions(&a);
 	if (!a.finished)
 		ev_run(a.loop, 0);
-	rc = a.finished ? a.exit_code : 1;
-	a.exit_code = rc;
+	a.exit_code = a.finished ? a.exit_code : 1;
+	if (mode == MODE_WRAPPER) {
+		if (a.exit_code != 0)
+			log_msg(LOG_ERROR, FIELDS(LF_INT("drain_exit_code", a.exit_code)),
+				"not every sidecar could be stopped");
+		a.exit_code = a.child_over ? a.child_code : RUN_FAILED;
+	}
 out:
-	if (a.loop)
-		ev_idle_stop(a.loop, &a.later);
-	http_free(a.http);
-	for (i = 0; i < a.ntracked; i++) {
-		if (a.tracked[i].root) {
-			pidwatch_stop(a.loop, &a.tracked[i].root->pw);
-			free(a.tracked[i].root);
-		}
-	}
-	free(a.tracked);
-	for (i = 0; a.stopping && i < opt->nsidecars; i++) {
-		size_t j;
-
-		for (j = 0; j < a.stopping[i].n; j++) {
-			pidwatch_stop(a.loop, &a.stopping[i].w[j]->pw);
-			free(a.stopping[i].w[j]);
-		}
-		free(a.stopping[i].w);
-	}
-	free(a.stopping);
-	free(a.sc_http);
-	if (a.files_open)
-		sentinel_close(&a.files);
-	free(a.sc_cfg);
-	decide_free(&a.d);
-	podscan_free(a.ps);
-	if (a.loop)
-		ev_loop_destroy(a.loop);
-	return a.exit_code;
+	rc = a.exit_code;
+	cleanup(&a);
+	return rc;
 }
 
 int agent_run(const struct agent_options *opt)
 {
-	return run(opt, MODE_AGENT);
+	return engine(opt, NULL, MODE_AGENT);
 }
 
 int agent_drain(const struct agent_options *opt)
 {
-	return run(opt, MODE_DRAIN);
+	return engine(opt, NULL, MODE_DRAIN);
+}
+
+int agent_wrap(const struct run_options *run)
+{
+	return engine(&run->drain_opts, run, MODE_WRAPPER);
 }

@@ -12,16 +12,39 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Rescan cadence while new containers may still appear. */
-#define RESCAN_SLOW_US (1 * US_PER_S)      /* --apps not given, or a restart is awaited */
-#define RESCAN_FAST_US (100 * US_PER_MS)   /* fewer apps seen than expected (or none yet) */
+/*
+ * Rescans, while a new container may still appear. Each is one readdir of
+ * /proc (about 0.05 ms in a small pod), so fast enough to catch a container
+ * that lives 200 ms costs little.
+ */
+#define RESCAN_FAST_US (100 * US_PER_MS)   /* a container is expected */
+#define RESCAN_SLOW_US (1 * US_PER_S)      /* --apps not given, after start-up */
 #define RESCAN_PENDING_US (20 * US_PER_MS) /* a container has not exec'd its entrypoint yet */
-/* How long the exit waits for app exit codes the kernel has not published yet. */
+#define RESCAN_RETRY_US (100 * US_PER_MS)  /* after a rescan that failed */
+/* Without --apps, start-up lasts this long, and this long after each new app container. */
+#define STARTUP_WINDOW_US (30 * US_PER_S)
+#define CONTAINER_WINDOW_US (10 * US_PER_S)
+/*
+ * Exit statuses: the kernel publishes one once the runtime's shim reaped
+ * the process, usually within a millisecond or two of the exit.
+ */
+#define STATUS_FIRST_US (1 * US_PER_MS)
+#define STATUS_MAX_US (128 * US_PER_MS)
+#define STATUS_GIVE_UP_US (2 * US_PER_S)
+/* How long the exit waits for app exit codes and stop answers still on their way. */
 #define STATUS_WAIT_US (3 * US_PER_S)
+/* Processes without a pidfd are looked at this often. */
+#define POLL_US (100 * US_PER_MS)
 /* After SIGKILL a process is gone within milliseconds unless the kernel is stuck. */
 #define KILL_CONFIRM_MIN_US (1 * US_PER_S)
-/* Readiness polls: at once, then backing off to the pace of pilot-agent wait. */
-#define READY_POLL_FIRST_US (50 * US_PER_MS)
+/* A signal that failed for want of resources (EMFILE, ENOMEM) is sent again after this. */
+#define SIGNAL_RETRY_US (100 * US_PER_MS)
+/*
+ * Readiness polls: every 50 ms while a proxy's start is plausible (its first
+ * seconds), then backing off to the pace of pilot-agent wait.
+ */
+#define READY_POLL_FAST_US (50 * US_PER_MS)
+#define READY_FAST_WINDOW_US (30 * US_PER_S)
 #define READY_POLL_MAX_US (500 * US_PER_MS)
 #define READY_REQUEST_US (1 * US_PER_S)
 /* On loopback a connect succeeds or is refused at once: a timeout means dropped packets. */
@@ -33,6 +56,12 @@
 /* Without visible processes: how often to look whether the sidecar still accepts connections. */
 #define GONE_PROBE_FIRST_US (20 * US_PER_MS)
 #define GONE_PROBE_MAX_US (500 * US_PER_MS)
+/* Files of the protocol that could not be written are tried again; done not for ever. */
+#define WRITE_RETRY_FIRST_US (50 * US_PER_MS)
+#define WRITE_RETRY_MAX_US (1 * US_PER_S)
+#define DONE_GIVE_UP_US (10 * US_PER_S)
+
+static const char *const file_names[DECIDE_NFILES] = { "ready", "apps-done", "done" };
 
 static const char *fmt_us(int64_t us, char buf[32])
 {
@@ -56,23 +85,52 @@ static bool is_refusal(int result)
 	return result >= 400 && result < 500 && result != 408 && result != 429;
 }
 
-/* "answered 503", "connection refused", ... */
-static const char *describe(int result, char buf[64])
+/* ---- results in words ----------------------------------------------------- */
+
+/* The results without an HTTP status, in the summary's word and the log's phrase. */
+static const struct {
+	int result;
+	const char *word, *phrase;
+} results[] = {
+	{ -ECONNREFUSED, "refused", "connection refused" },
+	{ -ETIMEDOUT, "timeout", "timed out" },
+	{ -ECONNRESET, "no-answer", "closed without an answer" },
+};
+
+const char *decide_result_word(int result, char buf[16])
 {
-	if (result > 0)
+	size_t i;
+
+	if (result == 0)
+		return NULL;
+	if (result > 0) {
+		snprintf(buf, 16, "%d", result);
+		return buf;
+	}
+	for (i = 0; i < ARRAY_SIZE(results); i++)
+		if (results[i].result == result)
+			return results[i].word;
+	return "error";
+}
+
+const char *decide_result_phrase(int result, char buf[64])
+{
+	size_t i;
+
+	if (result > 0) {
 		snprintf(buf, 64, "answered %d", result);
-	else if (result == 0)
-		snprintf(buf, 64, "connected");
-	else if (result == -ECONNREFUSED)
-		snprintf(buf, 64, "connection refused");
-	else if (result == -ETIMEDOUT)
-		snprintf(buf, 64, "timed out");
-	else if (result == -ECONNRESET)
-		snprintf(buf, 64, "closed without an answer");
-	else
-		snprintf(buf, 64, "failed: %s", strerror(-result));
+		return buf;
+	}
+	if (result == 0)
+		return "connected";
+	for (i = 0; i < ARRAY_SIZE(results); i++)
+		if (results[i].result == result)
+			return results[i].phrase;
+	snprintf(buf, 64, "failed: %s", strerror(-result));
 	return buf;
 }
+
+/* ---- set-up -------------------------------------------------------------- */
 
 int decide_init(struct decide *d, const struct decide_config *cfg, int64_t now)
 {
@@ -87,9 +145,11 @@ int decide_init(struct decide *d, const struct decide_config *cfg, int64_t now)
 		return -ENOMEM;
 	for (i = 0; i < cfg->nsidecars; i++) {
 		d->sidecars[i].ready_next_us = now;
-		d->sidecars[i].ready_backoff_us = READY_POLL_FIRST_US;
+		d->sidecars[i].ready_backoff_us = READY_POLL_FAST_US;
 		d->sidecars[i].retry_us = INT64_MAX;
 	}
+	for (i = 0; i < DECIDE_NFILES; i++)
+		d->files[i].backoff_us = WRITE_RETRY_FIRST_US;
 	return 0;
 }
 
@@ -100,6 +160,8 @@ void decide_free(struct decide *d)
 	free(d->sidecars);
 	memset(d, 0, sizeof(*d));
 }
+
+/* ---- apps ----------------------------------------------------------------- */
 
 static struct decide_app *find_app(struct decide *d, unsigned id)
 {
@@ -147,6 +209,22 @@ static bool fewer_than_expected(const struct decide *d)
 	return live == 0 || (d->cfg.apps_expected && live < d->cfg.apps_expected);
 }
 
+/* Every app container the pod has was seen: --apps N, and N of them. */
+static bool all_expected_seen(const struct decide *d)
+{
+	return d->cfg.apps_expected && live_apps(d) >= d->cfg.apps_expected;
+}
+
+static bool any_awaiting_restart(const struct decide *d)
+{
+	size_t i;
+
+	for (i = 0; i < d->napps; i++)
+		if (awaiting_restart(d, &d->apps[i]))
+			return true;
+	return false;
+}
+
 static struct decide_app *add_app(struct decide *d, unsigned id, const char *name, int64_t now)
 {
 	struct decide_app *a;
@@ -178,6 +256,7 @@ void decide_app_seen(struct decide *d, unsigned id, const char *name, int64_t no
 
 	if (find_app(d, id) || d->phase >= PHASE_DRAINING)
 		return;
+	d->last_container_us = now;
 	if (d->cfg.policy == POLICY_ON_FAILURE) {
 		/* A failed container coming back under a new cgroup: the same app, restarted. */
 		for (i = 0; i < d->napps; i++) {
@@ -198,7 +277,13 @@ void decide_app_exited(struct decide *d, unsigned id, int64_t now)
 {
 	struct decide_app *a = find_app(d, id);
 
-	if (!a || a->exited)
+	if (!a || a->root_exited)
+		return;
+	a->root_exited = true;
+	/* The kernel is asked for the code at once, then less and less often. */
+	a->status_next_us = now;
+	a->status_backoff_us = STATUS_FIRST_US;
+	if (a->exited)
 		return;
 	a->exited = true;
 	a->exited_us = now;
@@ -225,13 +310,20 @@ static void log_disagreement(const struct decide_app *a, int kernel)
 		"the app's report and its container's exit code differ: acting on the container's");
 }
 
+/* Whether the kernel's code for a is still to be asked for. */
+static bool status_wanted(const struct decide_app *a)
+{
+	return a->root_exited && !a->kernel_code && a->status_backoff_us > 0;
+}
+
 void decide_app_status(struct decide *d, unsigned id, int code, int64_t now)
 {
 	struct decide_app *a = find_app(d, id);
 	int before;
 
-	if (!a)
-		return;
+	if (!a || code == DECIDE_CODE_PENDING)
+		return; /* not yet: DECIDE_STATUS comes again on decide's clock */
+	a->status_backoff_us = 0;
 	before = a->code;
 	if (code >= 0) {
 		if (a->reported >= 0 && a->reported != code)
@@ -328,7 +420,7 @@ void decide_app_report(struct decide *d, const char *name, int code, int64_t now
 
 	if (d->phase == PHASE_DONE)
 		return;
-	/* Draining: nothing rescans any more; the report only completes the summary. */
+	/* Draining: no rescan is needed any more; the report only completes the summary. */
 	if (d->phase == PHASE_DRAINING) {
 		match_report(d, name, code, now);
 		return;
@@ -365,10 +457,89 @@ void decide_app_forget(struct decide *d, unsigned id)
 	d->napps--;
 }
 
+/* OnFailure apps that did not come back within --restart-grace are done. */
+static void expire_restart_grace(struct decide *d, int64_t now)
+{
+	char grace[32];
+	size_t i;
+
+	for (i = 0; i < d->napps; i++) {
+		struct decide_app *a = &d->apps[i];
+
+		if (!awaiting_restart(d, a) || now < a->exited_us + d->cfg.restart_grace_us)
+			continue;
+		a->gave_up = true;
+		log_msg(LOG_WARN, FIELDS(LF_STR("app", a->name), LF_INT("container", a->id)),
+			"app did not come back within --restart-grace %s: treating it as done",
+			fmt_us(d->cfg.restart_grace_us, grace));
+	}
+}
+
+/* Exit codes the kernel did not publish within STATUS_GIVE_UP_US are unknown. */
+static void expire_statuses(struct decide *d, int64_t now)
+{
+	size_t i;
+
+	for (i = 0; i < d->napps; i++) {
+		struct decide_app *a = &d->apps[i];
+
+		if (!status_wanted(a) || now < a->exited_us + STATUS_GIVE_UP_US)
+			continue;
+		log_msg(LOG_DEBUG, FIELDS(LF_STR("app", a->name), LF_INT("container", a->id)),
+			"exit code not published by the kernel: unknown");
+		decide_app_status(d, a->id, DECIDE_CODE_UNKNOWN, now);
+	}
+}
+
+/* DECIDE_STATUS when an exit code is due to be asked for. */
+static bool status_step(struct decide *d, int64_t now, struct decide_action *act)
+{
+	bool due = false;
+	size_t i;
+
+	for (i = 0; i < d->napps; i++) {
+		struct decide_app *a = &d->apps[i];
+
+		if (!status_wanted(a) || now < a->status_next_us)
+			continue;
+		/* The attempt is made now; the next one, if needed, after the backoff. */
+		a->status_next_us = now + a->status_backoff_us;
+		a->status_backoff_us = min64(a->status_backoff_us * 2, STATUS_MAX_US);
+		due = true;
+	}
+	if (due)
+		act->kind = DECIDE_STATUS;
+	return due;
+}
+
+static int64_t status_deadline(const struct decide *d)
+{
+	int64_t t = INT64_MAX;
+	size_t i;
+
+	for (i = 0; i < d->napps; i++) {
+		const struct decide_app *a = &d->apps[i];
+
+		if (status_wanted(a))
+			t = min64(t, min64(a->status_next_us, a->exited_us + STATUS_GIVE_UP_US));
+	}
+	return t;
+}
+
+/* ---- sidecars --------------------------------------------------------------- */
+
 void decide_sidecar_seen(struct decide *d, size_t sidecar)
 {
-	if (sidecar < d->cfg.nsidecars)
-		d->sidecars[sidecar].seen = true;
+	if (sidecar >= d->cfg.nsidecars)
+		return;
+	d->sidecars[sidecar].seen = true;
+	d->sidecars[sidecar].containers++;
+}
+
+void decide_sidecar_exited(struct decide *d, size_t sidecar)
+{
+	if (sidecar < d->cfg.nsidecars && d->sidecars[sidecar].containers > 0)
+		d->sidecars[sidecar].containers--;
 }
 
 void decide_sidecar_gone(struct decide *d, size_t sidecar, int64_t now)
@@ -384,6 +555,14 @@ void decide_sidecar_gone(struct decide *d, size_t sidecar, int64_t now)
 	sc->gone_from = sc->state;
 	sc->state = SC_GONE;
 	sc->gone_us = now;
+	sc->signal_due = false;
+}
+
+/* Failures that pass: the same signal is sent again shortly. */
+static bool transient(int err)
+{
+	return err == -EMFILE || err == -ENFILE || err == -ENOMEM || err == -EAGAIN || err == -EINTR ||
+	       err == -ENOBUFS;
 }
 
 void decide_signal_result(struct decide *d, size_t sidecar, int err, int64_t now)
@@ -392,8 +571,15 @@ void decide_signal_result(struct decide *d, size_t sidecar, int err, int64_t now
 	struct decide_sidecar *sc = &d->sidecars[sidecar];
 
 	/* ESRCH: it exited meanwhile; its watch reports that. */
-	if (err == 0 || err == -ESRCH || sc->state == SC_GONE)
+	if (err == 0 || err == -ESRCH || sc->state == SC_GONE || sc->state == SC_FAILED)
 		return;
+	if (transient(err)) {
+		sc->signal_due = true;
+		sc->retry_us = now + SIGNAL_RETRY_US;
+		log_msg(LOG_WARN, FIELDS(LF_STR("sidecar", cfg->name), LF_STR("error", strerror(-err))),
+			"cannot signal the sidecar now: trying again shortly");
+		return;
+	}
 	sc->state = SC_FAILED;
 	sc->err = err;
 	if (err == -EPERM)
@@ -405,6 +591,13 @@ void decide_signal_result(struct decide *d, size_t sidecar, int err, int64_t now
 			"cannot signal the sidecar");
 }
 
+/* ---- readiness ---------------------------------------------------------- */
+
+static bool readiness_pending(const struct decide *d)
+{
+	return d->cfg.readiness && !d->sidecars_ready && !d->ready_expired && d->phase < PHASE_DRAINING;
+}
+
 static void mark_ready(struct decide *d, size_t k, int64_t now)
 {
 	struct decide_sidecar *sc = &d->sidecars[k];
@@ -414,8 +607,244 @@ static void mark_ready(struct decide *d, size_t k, int64_t now)
 	log_msg(LOG_INFO,
 		FIELDS(LF_STR("sidecar", d->cfg.sidecars[k].name), LF_MS("after", now - d->started_us),
 		       LF_INT("polls", sc->ready_polls)),
-		"sidecar ready%s", d->cfg.sidecars[k].ready_url ? "" : " (no ready URL: its process is running)");
+		"sidecar ready%s",
+		d->cfg.sidecars[k].ready_url ? ""
+		: d->cfg.sidecars[k].confirm == CONFIRM_PORT ? " (no ready URL, and its process cannot be seen)"
+							     : " (no ready URL: its process is running)");
 }
+
+/* A sidecar without a ready URL is ready when its process shows up: rescans find it. */
+static bool awaiting_sidecar_process(const struct decide *d)
+{
+	size_t i;
+
+	if (!readiness_pending(d))
+		return false;
+	for (i = 0; i < d->cfg.nsidecars; i++)
+		if (!d->cfg.sidecars[i].ready_url && !d->sidecars[i].seen && d->cfg.sidecars[i].confirm == CONFIRM_PROCESSES)
+			return true;
+	return false;
+}
+
+static void log_ready_timeout(struct decide *d)
+{
+	char list[512] = "", what[64], dur[32];
+	size_t i, n = 0;
+
+	for (i = 0; i < d->cfg.nsidecars; i++) {
+		const struct decide_sidecar *sc = &d->sidecars[i];
+
+		if (sc->ready || n >= sizeof(list) - 1)
+			continue;
+		n += (size_t)snprintf(list + n, sizeof(list) - n, "%s%s (%s)", n ? ", " : "", d->cfg.sidecars[i].name,
+				      !d->cfg.sidecars[i].ready_url ? "no process seen"
+				      : sc->ready_last ? decide_result_phrase(sc->ready_last, what) : "no answer yet");
+		if (d->cfg.ready_gates_apps)
+			log_msg(LOG_ERROR, FIELDS(LF_STR("sidecar", d->cfg.sidecars[i].name),
+						  LF_STR("url", d->cfg.sidecars[i].ready_url)),
+				"sidecar not ready within %s: not starting the command (--no-wait starts it regardless)",
+				fmt_us(d->cfg.ready_timeout_us, dur));
+	}
+	if (!d->cfg.ready_gates_apps)
+		log_msg(LOG_ERROR, FIELDS(LF_STR("not_ready", list)),
+			"sidecars not ready within --ready-timeout %s: the ready file will not be written; "
+			"still watching the apps", fmt_us(d->cfg.ready_timeout_us, dur));
+}
+
+/* Whether sidecar k is ready, or is as good as ready (seen, without a ready URL). */
+static bool ready_now(const struct decide *d, size_t k)
+{
+	const struct decide_sidecar_config *cfg = &d->cfg.sidecars[k];
+
+	return d->sidecars[k].ready || (!cfg->ready_url && (d->sidecars[k].seen || cfg->confirm == CONFIRM_PORT));
+}
+
+/* Sidecars without a ready URL seen, and whether every sidecar is ready now. */
+static void readiness_update(struct decide *d, int64_t now)
+{
+	bool all = true;
+	size_t i;
+
+	if (!readiness_pending(d))
+		return;
+	for (i = 0; i < d->cfg.nsidecars; i++)
+		if (!d->sidecars[i].ready && ready_now(d, i))
+			mark_ready(d, i, now);
+	for (i = 0; i < d->cfg.nsidecars; i++)
+		all &= d->sidecars[i].ready;
+	if (all) {
+		d->sidecars_ready = true;
+		/* The file, or the command that waits for it; without the file protocol only this line. */
+		d->files[DECIDE_FILE_READY].wanted = d->cfg.files || d->cfg.ready_gates_apps;
+		d->files[DECIDE_FILE_READY].next_us = now;
+		log_info(d->cfg.ready_gates_apps ? "every sidecar is ready: starting the command"
+			 : d->cfg.files		 ? "every sidecar is ready: writing the ready file"
+						 : "every sidecar is ready (no ready file: the file protocol is unavailable)");
+	}
+}
+
+/* Readiness polls that are due (the ready file itself comes from files_step). */
+static bool readiness_step(struct decide *d, int64_t now, struct decide_action *act)
+{
+	size_t i;
+
+	readiness_update(d, now);
+	if (!readiness_pending(d))
+		return false;
+	for (i = 0; i < d->cfg.nsidecars; i++) {
+		struct decide_sidecar *sc = &d->sidecars[i];
+
+		if (sc->ready || sc->ready_inflight || !d->cfg.sidecars[i].ready_url || now < sc->ready_next_us)
+			continue;
+		sc->ready_inflight = true;
+		sc->ready_polls++;
+		act->kind = DECIDE_HTTP;
+		act->sidecar = i;
+		act->purpose = DECIDE_HTTP_READY;
+		act->url = d->cfg.sidecars[i].ready_url;
+		act->connect_timeout_us = CONNECT_TIMEOUT_US;
+		act->timeout_us = READY_REQUEST_US;
+		return true;
+	}
+	return false;
+}
+
+/*
+ * --ready-timeout: looked at before the conclusion, which it may make
+ * (ready_gates_apps). What turned ready by then still counts.
+ */
+static void expire_readiness(struct decide *d, int64_t now)
+{
+	size_t k;
+
+	if (!readiness_pending(d) || now < d->started_us + d->cfg.ready_timeout_us)
+		return;
+	for (k = 0; k < d->cfg.nsidecars; k++) {
+		if (ready_now(d, k))
+			continue;
+		d->ready_expired = true;
+		log_ready_timeout(d);
+		return;
+	}
+}
+
+static int64_t readiness_deadline(const struct decide *d)
+{
+	int64_t t;
+	size_t i;
+
+	if (!readiness_pending(d))
+		return INT64_MAX;
+	t = d->started_us + d->cfg.ready_timeout_us;
+	for (i = 0; i < d->cfg.nsidecars; i++) {
+		const struct decide_sidecar *sc = &d->sidecars[i];
+
+		if (d->cfg.sidecars[i].ready_url && !sc->ready && !sc->ready_inflight)
+			t = min64(t, sc->ready_next_us);
+	}
+	return t;
+}
+
+static void ready_result(struct decide *d, size_t k, int result, int64_t now)
+{
+	struct decide_sidecar *sc = &d->sidecars[k];
+	char what[64], dur[32];
+
+	sc->ready_inflight = false;
+	sc->ready_last = result;
+	if (sc->ready || !readiness_pending(d))
+		return;
+	if (is_2xx(result)) {
+		mark_ready(d, k, now);
+		return;
+	}
+	/* Fast while the proxy may be starting, then backing off. */
+	if (now - d->started_us >= READY_FAST_WINDOW_US)
+		sc->ready_backoff_us = min64(sc->ready_backoff_us * 2, READY_POLL_MAX_US);
+	sc->ready_next_us = now + sc->ready_backoff_us;
+	log_msg(LOG_DEBUG, FIELDS(LF_STR("sidecar", d->cfg.sidecars[k].name)), "not ready yet (%s): next poll in %s",
+		decide_result_phrase(result, what), fmt_us(sc->ready_backoff_us, dur));
+}
+
+/* ---- files ------------------------------------------------------------------ */
+
+/* Which files may still be written: ready only while the apps may wait for it. */
+static bool file_open(const struct decide *d, enum decide_file f)
+{
+	const struct decide_file_state *fs = &d->files[f];
+
+	if (!fs->wanted || fs->written || fs->inflight)
+		return false;
+	return f != DECIDE_FILE_READY || d->phase < PHASE_DRAINING;
+}
+
+static bool files_step(struct decide *d, int64_t now, struct decide_action *act)
+{
+	size_t f;
+
+	for (f = 0; f < DECIDE_NFILES; f++) {
+		struct decide_file_state *fs = &d->files[f];
+
+		if (!file_open(d, f) || now < fs->next_us)
+			continue;
+		fs->inflight = true;
+		act->kind = DECIDE_WRITE;
+		act->file = f;
+		act->reason = d->reason;
+		return true;
+	}
+	return false;
+}
+
+static int64_t files_deadline(const struct decide *d)
+{
+	int64_t t = INT64_MAX;
+	size_t f;
+
+	for (f = 0; f < DECIDE_NFILES; f++)
+		if (file_open(d, f))
+			t = min64(t, d->files[f].next_us);
+	return t;
+}
+
+void decide_written(struct decide *d, enum decide_file file, int err, int64_t now)
+{
+	struct decide_file_state *fs;
+	char dur[32];
+
+	if (file >= DECIDE_NFILES)
+		return;
+	fs = &d->files[file];
+	if (!fs->inflight)
+		return;
+	fs->inflight = false;
+	if (err == 0) {
+		fs->written = true;
+		if (fs->failures)
+			log_msg(LOG_INFO, FIELDS(LF_STR("file", file_names[file]), LF_INT("attempts", fs->failures + 1)),
+				"wrote the file after all");
+		return;
+	}
+	if (!fs->failures)
+		fs->first_failure_us = now;
+	fs->failures++;
+	fs->err = err;
+	fs->next_us = now + fs->backoff_us;
+	/* The first failure, and every tenth, are worth a line. */
+	if (fs->failures % 10 == 1)
+		log_msg(LOG_WARN,
+			FIELDS(LF_STR("file", file_names[file]), LF_STR("error", strerror(-err)),
+			       LF_INT("attempts", fs->failures)),
+			"cannot write the file: trying again in %s", fmt_us(fs->backoff_us, dur));
+	fs->backoff_us = min64(fs->backoff_us * 2, WRITE_RETRY_MAX_US);
+}
+
+bool decide_ready_written(const struct decide *d)
+{
+	return d->files[DECIDE_FILE_READY].written;
+}
+
+/* ---- HTTP ------------------------------------------------------------------- */
 
 /* Keeps the result of the last drain or stop request for the summary. */
 static void note_status(struct decide_sidecar *sc, int result)
@@ -434,39 +863,40 @@ static void http_stop_result(struct decide *d, size_t k, int result, int64_t now
 		return;
 	if (is_2xx(result)) {
 		sc->stop_accepted = true;
-		if (d->blind) {
+		if (cfg->confirm == CONFIRM_PORT) {
 			/* Nothing to watch: look at the door instead. */
 			sc->retry_us = now;
 			sc->backoff_us = GONE_PROBE_FIRST_US;
 			log_msg(LOG_INFO, FIELDS(LF_STR("sidecar", cfg->name)),
 				"stop request %s: waiting for it to stop accepting connections (--stop-timeout %s)",
-				describe(result, what), fmt_us(d->cfg.stop_timeout_us, dur));
+				decide_result_phrase(result, what), fmt_us(d->cfg.stop_timeout_us, dur));
 		} else {
 			log_msg(LOG_INFO, FIELDS(LF_STR("sidecar", cfg->name)),
 				"stop request %s: waiting for its processes to exit (--stop-timeout %s)",
-				describe(result, what), fmt_us(d->cfg.stop_timeout_us, dur));
+				decide_result_phrase(result, what), fmt_us(d->cfg.stop_timeout_us, dur));
 		}
 		return;
 	}
 	if (is_refusal(result)) {
 		sc->stop_refused = true;
-		if (d->blind)
+		if (cfg->confirm == CONFIRM_PORT)
 			log_msg(LOG_ERROR, FIELDS(LF_STR("sidecar", cfg->name)),
 				"stop endpoint %s, and without a shared PID namespace no signal can be sent: "
-				"giving up on it", describe(result, what));
+				"giving up on it", decide_result_phrase(result, what));
 		else
 			log_msg(LOG_WARN, FIELDS(LF_STR("sidecar", cfg->name)),
-				"stop endpoint %s: falling back to SIGTERM", describe(result, what));
+				"stop endpoint %s: falling back to SIGTERM", decide_result_phrase(result, what));
 		return;
 	}
 	if (now + sc->backoff_us >= sc->deadline_us) {
 		log_msg(LOG_WARN, FIELDS(LF_STR("sidecar", cfg->name)),
-			"stop request %s: no time left for another try within --stop-timeout", describe(result, what));
+			"stop request %s: no time left for another try within --stop-timeout",
+			decide_result_phrase(result, what));
 		return;
 	}
 	sc->retry_us = now + sc->backoff_us;
 	log_msg(LOG_INFO, FIELDS(LF_STR("sidecar", cfg->name), LF_INT("attempt", sc->requests)),
-		"stop request %s: trying again in %s", describe(result, what), fmt_us(sc->backoff_us, dur));
+		"stop request %s: trying again in %s", decide_result_phrase(result, what), fmt_us(sc->backoff_us, dur));
 	sc->backoff_us = min64(sc->backoff_us * 2, STOP_RETRY_MAX_US);
 }
 
@@ -482,18 +912,7 @@ void decide_http_result(struct decide *d, size_t sidecar, enum decide_http_purpo
 	sc = &d->sidecars[sidecar];
 	switch (purpose) {
 	case DECIDE_HTTP_READY:
-		sc->ready_inflight = false;
-		sc->ready_last = result;
-		if (sc->ready || d->phase >= PHASE_DRAINING || d->ready_expired)
-			return;
-		if (is_2xx(result)) {
-			mark_ready(d, sidecar, now);
-			return;
-		}
-		sc->ready_next_us = now + sc->ready_backoff_us;
-		log_msg(LOG_DEBUG, FIELDS(LF_STR("sidecar", cfg->name)), "not ready yet (%s): next poll in %s",
-			describe(result, what), fmt_us(sc->ready_backoff_us, dur));
-		sc->ready_backoff_us = min64(sc->ready_backoff_us * 2, READY_POLL_MAX_US);
+		ready_result(d, sidecar, result, now);
 		return;
 	case DECIDE_HTTP_DRAIN:
 		sc->http_inflight = false;
@@ -505,11 +924,11 @@ void decide_http_result(struct decide *d, size_t sidecar, enum decide_http_purpo
 			if (cfg->drain_time_us)
 				log_msg(LOG_INFO, FIELDS(LF_STR("sidecar", cfg->name)),
 					"drain request %s: the stop request follows after drain-time %s",
-					describe(result, what), fmt_us(cfg->drain_time_us, dur));
+					decide_result_phrase(result, what), fmt_us(cfg->drain_time_us, dur));
 		} else {
 			sc->deadline_us = now;
 			log_msg(LOG_WARN, FIELDS(LF_STR("sidecar", cfg->name)),
-				"drain request %s: going on with the stop request", describe(result, what));
+				"drain request %s: going on with the stop request", decide_result_phrase(result, what));
 		}
 		return;
 	case DECIDE_HTTP_STOP:
@@ -533,20 +952,37 @@ void decide_http_result(struct decide *d, size_t sidecar, enum decide_http_purpo
 	}
 }
 
-void decide_blind(struct decide *d)
-{
-	d->blind = true;
-}
+/* ---- the pod's processes ----------------------------------------------------- */
 
 void decide_pending(struct decide *d, unsigned n)
 {
 	d->pending_containers = n;
 }
 
-void decide_rescanned(struct decide *d, int64_t now)
+void decide_polling(struct decide *d, unsigned n)
+{
+	if (n && !d->polled)
+		d->next_poll_us = 0;
+	d->polled = n;
+}
+
+void decide_rescanned(struct decide *d, int err, int64_t now)
 {
 	size_t i;
 
+	d->rescan_inflight = false;
+	if (err < 0) {
+		/* Nothing was learnt: no confirmation, no report matched; again shortly. */
+		if (!d->rescan_err)
+			log_msg(LOG_WARN, FIELDS(LF_STR("error", strerror(-err))),
+				"cannot rescan /proc: trying again shortly");
+		d->rescan_err = err;
+		d->rescan_retry_us = now + RESCAN_RETRY_US;
+		return;
+	}
+	if (d->rescan_err)
+		log_info("rescanning /proc works again");
+	d->rescan_err = 0;
 	d->last_rescan_us = now;
 	if (d->phase == PHASE_CONFIRMING)
 		d->confirmed = true;
@@ -554,6 +990,57 @@ void decide_rescanned(struct decide *d, int64_t now)
 		match_report(d, d->reports[i].name, d->reports[i].code, now);
 	d->nreports = 0;
 }
+
+/* How often to rescan while watching; 0: no need. */
+static int64_t rescan_interval(const struct decide *d, int64_t now)
+{
+	if (d->pending_containers)
+		return RESCAN_PENDING_US;
+	if (fewer_than_expected(d) || awaiting_sidecar_process(d) || any_awaiting_restart(d))
+		return RESCAN_FAST_US;
+	if (d->cfg.apps_expected)
+		return 0;
+	/* Without --apps, another app may still come: quickly at start-up, then every second. */
+	if (now < d->started_us + STARTUP_WINDOW_US || now < d->last_container_us + CONTAINER_WINDOW_US)
+		return RESCAN_FAST_US;
+	return RESCAN_SLOW_US;
+}
+
+/* When the next rescan is due while watching (a failed one is retried); INT64_MAX: none. */
+static int64_t rescan_due(const struct decide *d, int64_t now)
+{
+	int64_t every;
+
+	if (d->rescan_inflight)
+		return INT64_MAX;
+	if (d->rescan_err)
+		return d->rescan_retry_us;
+	every = rescan_interval(d, now);
+	return every ? d->last_rescan_us + every : INT64_MAX;
+}
+
+static bool rescan_action(struct decide *d, struct decide_action *act)
+{
+	d->rescan_inflight = true;
+	act->kind = DECIDE_RESCAN;
+	return true;
+}
+
+static bool poll_step(struct decide *d, int64_t now, struct decide_action *act)
+{
+	if (!d->polled || now < d->next_poll_us)
+		return false;
+	d->next_poll_us = now + POLL_US;
+	act->kind = DECIDE_POLL;
+	return true;
+}
+
+static int64_t poll_deadline(const struct decide *d)
+{
+	return d->polled ? d->next_poll_us : INT64_MAX;
+}
+
+/* ---- signals from outside ----------------------------------------------------- */
 
 void decide_terminate(struct decide *d, int64_t now)
 {
@@ -581,23 +1068,7 @@ bool decide_drain_now(struct decide *d, const char *reason, int64_t now)
 	return true;
 }
 
-/* OnFailure apps that did not come back within --restart-grace are done. */
-static void expire_restart_grace(struct decide *d, int64_t now)
-{
-	char grace[32];
-	size_t i;
-
-	for (i = 0; i < d->napps; i++) {
-		struct decide_app *a = &d->apps[i];
-
-		if (!awaiting_restart(d, a) || now < a->exited_us + d->cfg.restart_grace_us)
-			continue;
-		a->gave_up = true;
-		log_msg(LOG_WARN, FIELDS(LF_STR("app", a->name), LF_INT("container", a->id)),
-			"app did not come back within --restart-grace %s: treating it as done",
-			fmt_us(d->cfg.restart_grace_us, grace));
-	}
-}
+/* ---- the conclusion ------------------------------------------------------------ */
 
 /* Why the apps are done, or NULL while they are not. */
 static const char *conclusion(struct decide *d, int64_t now)
@@ -607,6 +1078,8 @@ static const char *conclusion(struct decide *d, int64_t now)
 
 	if (d->drain_requested)
 		return d->drain_reason;
+	if (d->cfg.ready_gates_apps && d->ready_expired)
+		return "ready-timeout";
 	if (d->term_us && now >= d->term_us + d->cfg.term_grace_us)
 		return "term-grace";
 	for (i = 0; i < d->napps; i++)
@@ -621,116 +1094,14 @@ static const char *conclusion(struct decide *d, int64_t now)
 	return all ? "apps-done" : NULL;
 }
 
-static bool readiness_pending(const struct decide *d)
+/*
+ * Whether "apps-done" needs one more look at /proc first: the kubelet starts
+ * containers one by one, so one may have started since the last scan. Not
+ * when --apps N were all seen: the pod has no other app container.
+ */
+static bool needs_confirmation(const struct decide *d, const char *reason)
 {
-	return d->cfg.readiness && !d->ready_written && !d->ready_expired && d->phase < PHASE_DRAINING;
-}
-
-/* A sidecar without a ready URL is ready when its process shows up: rescans find it. */
-static bool awaiting_sidecar_process(const struct decide *d)
-{
-	size_t i;
-
-	if (!readiness_pending(d))
-		return false;
-	for (i = 0; i < d->cfg.nsidecars; i++)
-		if (!d->cfg.sidecars[i].ready_url && !d->sidecars[i].seen)
-			return true;
-	return false;
-}
-
-static void log_ready_timeout(struct decide *d)
-{
-	char list[512] = "", what[64], dur[32];
-	size_t i, n = 0;
-
-	for (i = 0; i < d->cfg.nsidecars; i++) {
-		const struct decide_sidecar *sc = &d->sidecars[i];
-
-		if (sc->ready || n >= sizeof(list) - 1)
-			continue;
-		n += (size_t)snprintf(list + n, sizeof(list) - n, "%s%s (%s)", n ? ", " : "", d->cfg.sidecars[i].name,
-				      !d->cfg.sidecars[i].ready_url ? "no process seen"
-				      : sc->ready_last ? describe(sc->ready_last, what) : "no answer yet");
-	}
-	log_msg(LOG_ERROR, FIELDS(LF_STR("not_ready", list)),
-		"sidecars not ready within --ready-timeout %s: the ready file will not be written; "
-		"still watching the apps", fmt_us(d->cfg.ready_timeout_us, dur));
-}
-
-/* Readiness: polls that are due, sidecars seen, the ready file, --ready-timeout. */
-static bool readiness_step(struct decide *d, int64_t now, struct decide_action *act)
-{
-	bool all = true;
-	size_t i;
-
-	if (!readiness_pending(d))
-		return false;
-	for (i = 0; i < d->cfg.nsidecars; i++)
-		if (!d->sidecars[i].ready && !d->cfg.sidecars[i].ready_url && d->sidecars[i].seen)
-			mark_ready(d, i, now);
-	for (i = 0; i < d->cfg.nsidecars; i++)
-		all &= d->sidecars[i].ready;
-	if (all) {
-		d->ready_written = true;
-		log_info("every sidecar is ready: writing the ready file");
-		act->kind = DECIDE_WRITE_READY;
-		return true;
-	}
-	if (now >= d->started_us + d->cfg.ready_timeout_us) {
-		d->ready_expired = true;
-		log_ready_timeout(d);
-		return false;
-	}
-	for (i = 0; i < d->cfg.nsidecars; i++) {
-		struct decide_sidecar *sc = &d->sidecars[i];
-
-		if (sc->ready || sc->ready_inflight || !d->cfg.sidecars[i].ready_url || now < sc->ready_next_us)
-			continue;
-		sc->ready_inflight = true;
-		sc->ready_polls++;
-		act->kind = DECIDE_HTTP;
-		act->sidecar = i;
-		act->purpose = DECIDE_HTTP_READY;
-		act->url = d->cfg.sidecars[i].ready_url;
-		act->connect_timeout_us = CONNECT_TIMEOUT_US;
-		act->timeout_us = READY_REQUEST_US;
-		return true;
-	}
-	return false;
-}
-
-static int64_t readiness_deadline(const struct decide *d)
-{
-	int64_t t;
-	size_t i;
-
-	if (!readiness_pending(d))
-		return INT64_MAX;
-	t = d->started_us + d->cfg.ready_timeout_us;
-	for (i = 0; i < d->cfg.nsidecars; i++) {
-		const struct decide_sidecar *sc = &d->sidecars[i];
-
-		if (d->cfg.sidecars[i].ready_url && !sc->ready && !sc->ready_inflight)
-			t = min64(t, sc->ready_next_us);
-	}
-	return t;
-}
-
-static int64_t rescan_interval(const struct decide *d)
-{
-	size_t i;
-
-	if (d->pending_containers)
-		return RESCAN_PENDING_US;
-	if (fewer_than_expected(d) || awaiting_sidecar_process(d))
-		return RESCAN_FAST_US;
-	if (!d->cfg.apps_expected)
-		return RESCAN_SLOW_US;
-	for (i = 0; i < d->napps; i++)
-		if (awaiting_restart(d, &d->apps[i]))
-			return RESCAN_SLOW_US;
-	return 0;
+	return strcmp(reason, "apps-done") == 0 && !d->confirmed && !all_expected_seen(d);
 }
 
 static void log_drain_start(struct decide *d, const char *reason, int64_t now)
@@ -755,6 +1126,21 @@ static void log_drain_start(struct decide *d, const char *reason, int64_t now)
 			"drain requested: draining the sidecars");
 }
 
+static void start_drain(struct decide *d, const char *reason, int64_t now, struct decide_action *act)
+{
+	d->phase = PHASE_DRAINING;
+	d->decided_us = now;
+	d->reason = reason;
+	d->current = d->cfg.nsidecars;
+	d->files[DECIDE_FILE_APPS_DONE].wanted = d->cfg.files;
+	d->files[DECIDE_FILE_APPS_DONE].next_us = now;
+	log_drain_start(d, reason, now);
+	act->kind = DECIDE_APPS_DONE;
+	act->reason = reason;
+}
+
+/* ---- the drain ------------------------------------------------------------------- */
+
 static void http_action(struct decide *d, size_t k, enum decide_http_purpose purpose, const char *url,
 			int64_t timeout_us, struct decide_action *act)
 {
@@ -769,6 +1155,17 @@ static void http_action(struct decide *d, size_t k, enum decide_http_purpose pur
 	act->url = url;
 	act->connect_timeout_us = CONNECT_TIMEOUT_US;
 	act->timeout_us = timeout_us > 0 ? timeout_us : 1;
+	act->urgent = purpose != DECIDE_HTTP_GONE;
+}
+
+static void signal_action(struct decide_sidecar *sc, size_t k, int signo, struct decide_action *act)
+{
+	sc->last_signal = signo;
+	sc->signal_due = false;
+	act->kind = DECIDE_SIGNAL;
+	act->sidecar = k;
+	act->signo = signo;
+	act->urgent = true;
 }
 
 /* The stop request: a POST (retried later when it fails) or the stop signal. */
@@ -780,213 +1177,326 @@ static void start_stop(struct decide *d, size_t k, int64_t now, struct decide_ac
 	sc->state = SC_STOPPING;
 	sc->stop_sent_us = now;
 	sc->deadline_us = now + d->cfg.stop_timeout_us;
-	act->sidecar = k;
 	if (cfg->stop_url) {
 		sc->backoff_us = STOP_RETRY_FIRST_US;
 		sc->retry_us = INT64_MAX;
 		http_action(d, k, DECIDE_HTTP_STOP, cfg->stop_url, min64(STOP_REQUEST_US, d->cfg.stop_timeout_us), act);
 		return;
 	}
-	sc->last_signal = cfg->stop_signal;
-	act->kind = DECIDE_SIGNAL;
-	act->signo = cfg->stop_signal;
+	signal_action(sc, k, cfg->stop_signal, act);
 }
 
-/* While the stop is under way: the stop request's retries, then (blind) the probes. */
+/* The first request to the sidecar: its drain, else its stop. */
+static void begin_stop(struct decide *d, size_t k, int64_t now, struct decide_action *act)
+{
+	const struct decide_sidecar_config *cfg = &d->cfg.sidecars[k];
+	struct decide_sidecar *sc = &d->sidecars[k];
+
+	if (cfg->drain_url) {
+		sc->state = SC_DRAINING;
+		http_action(d, k, DECIDE_HTTP_DRAIN, cfg->drain_url, STOP_REQUEST_US, act);
+		return;
+	}
+	start_stop(d, k, now, act);
+}
+
+/* While the stop is under way: the stop request's retries, then (port) the probes. */
 static bool stopping_http(struct decide *d, size_t k, int64_t now, struct decide_action *act)
 {
 	const struct decide_sidecar_config *cfg = &d->cfg.sidecars[k];
 	struct decide_sidecar *sc = &d->sidecars[k];
 
-	if (sc->http_inflight || now < sc->retry_us)
+	if (!cfg->stop_url || sc->http_inflight || now < sc->retry_us)
 		return false;
 	sc->retry_us = INT64_MAX;
 	if (!sc->stop_accepted) {
 		http_action(d, k, DECIDE_HTTP_STOP, cfg->stop_url, min64(STOP_REQUEST_US, sc->deadline_us - now), act);
 		return true;
 	}
-	/* Blind: refused connections on the ready URL (else the stop URL) mean it is gone. */
+	/* Port: refused connections on the ready URL (else the stop URL) mean it is gone. */
 	http_action(d, k, DECIDE_HTTP_GONE, cfg->ready_url ? cfg->ready_url : cfg->stop_url,
 		    min64(CONNECT_TIMEOUT_US, sc->deadline_us - now), act);
 	return true;
 }
 
+/* A sidecar that no signal can reach (port confirmation) has failed when asked for one. */
+static bool cannot_signal(struct decide *d, size_t k, int err)
+{
+	struct decide_sidecar *sc = &d->sidecars[k];
+
+	if (d->cfg.sidecars[k].confirm != CONFIRM_PORT)
+		return false;
+	sc->state = SC_FAILED;
+	sc->err = err;
+	return true;
+}
+
+/* The stop did not work within --stop-timeout (or was refused): SIGTERM, or SIGKILL next. */
+static bool escalate(struct decide *d, size_t k, int64_t now, struct decide_action *act)
+{
+	const struct decide_sidecar_config *cfg = &d->cfg.sidecars[k];
+	struct decide_sidecar *sc = &d->sidecars[k];
+	char dur[32], dur2[32];
+
+	if (sc->stop_refused) {
+		if (cannot_signal(d, k, -EACCES))
+			return false;
+		sc->state = SC_TERMINATING;
+		sc->deadline_us = now + d->cfg.kill_after_us;
+		signal_action(sc, k, SIGTERM, act);
+		return true;
+	}
+	if (cannot_signal(d, k, -ETIMEDOUT)) {
+		log_msg(LOG_ERROR, FIELDS(LF_STR("sidecar", cfg->name)),
+			"%s within --stop-timeout %s, and without a shared PID namespace no signal can "
+			"be sent: giving up on it",
+			sc->stop_accepted ? "still accepting connections" : "the stop request was not accepted",
+			fmt_us(d->cfg.stop_timeout_us, dur));
+		return false;
+	}
+	sc->state = SC_TERMINATING;
+	sc->deadline_us = now + d->cfg.kill_after_us;
+	if (cfg->stop_signal == SIGTERM) {
+		/* It has had its SIGTERM: a second one would only rush a drain. */
+		log_msg(LOG_WARN, FIELDS(LF_STR("sidecar", cfg->name)), "still running %s after SIGTERM: SIGKILL in %s",
+			fmt_us(d->cfg.stop_timeout_us, dur), fmt_us(d->cfg.kill_after_us, dur2));
+		return false;
+	}
+	log_msg(LOG_WARN, FIELDS(LF_STR("sidecar", cfg->name)), "still running %s after the stop request: sending SIGTERM",
+		fmt_us(d->cfg.stop_timeout_us, dur));
+	signal_action(sc, k, SIGTERM, act);
+	return true;
+}
+
+/* The next step for sidecar k, the one being stopped; false: it waits (or is settled). */
+static bool sidecar_step(struct decide *d, size_t k, int64_t now, struct decide_action *act)
+{
+	const struct decide_sidecar_config *cfg = &d->cfg.sidecars[k];
+	struct decide_sidecar *sc = &d->sidecars[k];
+
+	/* The stop went out first: now its processes are collected and watched. */
+	if (cfg->confirm == CONFIRM_PROCESSES && !sc->watched && sc->state >= SC_DRAINING && sc->state <= SC_KILLING) {
+		sc->watched = true;
+		act->kind = DECIDE_WATCH;
+		act->sidecar = k;
+		return true;
+	}
+	/* A signal that failed for want of resources, again. */
+	if (sc->signal_due && now >= sc->retry_us && sc->state >= SC_STOPPING && sc->state <= SC_KILLING) {
+		signal_action(sc, k, sc->last_signal, act);
+		return true;
+	}
+	switch (sc->state) {
+	case SC_UP:
+		if (cfg->confirm == CONFIRM_PORT && !cfg->stop_url) {
+			cannot_signal(d, k, -ENXIO);
+			log_msg(LOG_ERROR, FIELDS(LF_STR("sidecar", cfg->name)),
+				"cannot stop the sidecar with a signal: its processes are not visible "
+				"(the pod needs shareProcessNamespace: true)");
+			return false;
+		}
+		/*
+		 * A request goes out before anything else. A signal needs the
+		 * processes watched first; so does a sidecar with no live
+		 * container known (there may be nothing to stop).
+		 */
+		if (cfg->confirm == CONFIRM_PORT || (sc->containers > 0 && (cfg->stop_url || cfg->drain_url))) {
+			begin_stop(d, k, now, act);
+			return true;
+		}
+		sc->state = SC_WATCHING;
+		sc->watched = true;
+		act->kind = DECIDE_WATCH;
+		act->sidecar = k;
+		return true;
+	case SC_WATCHING:
+		begin_stop(d, k, now, act);
+		return true;
+	case SC_DRAINING:
+		if (sc->http_inflight || now < sc->deadline_us)
+			return false;
+		start_stop(d, k, now, act);
+		return true;
+	case SC_STOPPING:
+		if (sc->stop_refused || now >= sc->deadline_us)
+			return escalate(d, k, now, act);
+		return stopping_http(d, k, now, act);
+	case SC_TERMINATING:
+		if (now < sc->deadline_us)
+			return false;
+		sc->state = SC_KILLING;
+		sc->deadline_us = now + (d->cfg.kill_after_us > KILL_CONFIRM_MIN_US ? d->cfg.kill_after_us
+										   : KILL_CONFIRM_MIN_US);
+		log_msg(LOG_WARN, FIELDS(LF_STR("sidecar", cfg->name)), "still running after SIGTERM: sending SIGKILL");
+		signal_action(sc, k, SIGKILL, act);
+		return true;
+	case SC_KILLING:
+		if (now < sc->deadline_us)
+			return false;
+		sc->state = SC_FAILED;
+		sc->err = -ETIMEDOUT;
+		log_msg(LOG_ERROR, FIELDS(LF_STR("sidecar", cfg->name)),
+			"still running after SIGKILL (stuck in the kernel?): giving up on it");
+		return false;
+	case SC_GONE:
+	case SC_FAILED:
+		return false;
+	}
+	return false;
+}
+
+static bool settled(const struct decide_sidecar *sc)
+{
+	return sc->state == SC_GONE || sc->state == SC_FAILED;
+}
+
+/* The sidecars, one by one in reverse order, each settled before the next. */
 static bool drain_step(struct decide *d, int64_t now, struct decide_action *act)
 {
-	char dur[32], dur2[32];
-	size_t i;
-
 	while (d->current > 0) {
 		size_t k = d->current - 1;
-		struct decide_sidecar *sc = &d->sidecars[k];
-		const struct decide_sidecar_config *cfg = &d->cfg.sidecars[k];
 
-		act->sidecar = k;
-		switch (sc->state) {
-		case SC_UP:
-			sc->state = SC_WATCHING;
-			if (d->blind)
-				continue; /* nothing to watch */
-			act->kind = DECIDE_WATCH;
+		if (sidecar_step(d, k, now, act))
 			return true;
-		case SC_WATCHING:
-			if (d->blind && !cfg->stop_url) {
-				sc->state = SC_FAILED;
-				sc->err = -ENXIO;
-				log_msg(LOG_ERROR, FIELDS(LF_STR("sidecar", cfg->name)),
-					"cannot stop the sidecar with a signal: its processes are not visible "
-					"(the pod needs shareProcessNamespace: true)");
-				continue;
-			}
-			if (cfg->drain_url) {
-				sc->state = SC_DRAINING;
-				http_action(d, k, DECIDE_HTTP_DRAIN, cfg->drain_url, STOP_REQUEST_US, act);
-				return true;
-			}
-			start_stop(d, k, now, act);
-			return true;
-		case SC_DRAINING:
-			if (sc->http_inflight || now < sc->deadline_us)
-				return false;
-			start_stop(d, k, now, act);
-			return true;
-		case SC_STOPPING:
-			if (sc->stop_refused && d->blind) {
-				sc->state = SC_FAILED;
-				sc->err = -EACCES;
-				continue;
-			}
-			if (sc->stop_refused) {
-				sc->state = SC_TERMINATING;
-				sc->deadline_us = now + d->cfg.kill_after_us;
-				sc->last_signal = SIGTERM;
-				act->kind = DECIDE_SIGNAL;
-				act->signo = SIGTERM;
-				return true;
-			}
-			if (now < sc->deadline_us)
-				return cfg->stop_url && stopping_http(d, k, now, act);
-			if (d->blind) {
-				sc->state = SC_FAILED;
-				sc->err = -ETIMEDOUT;
-				log_msg(LOG_ERROR, FIELDS(LF_STR("sidecar", cfg->name)),
-					"%s within --stop-timeout %s, and without a shared PID namespace no signal can "
-					"be sent: giving up on it",
-					sc->stop_accepted ? "still accepting connections" : "the stop request was not accepted",
-					fmt_us(d->cfg.stop_timeout_us, dur));
-				continue;
-			}
-			sc->state = SC_TERMINATING;
-			sc->deadline_us = now + d->cfg.kill_after_us;
-			if (cfg->stop_signal == SIGTERM) {
-				/* It has had its SIGTERM: a second one would only rush a drain. */
-				log_msg(LOG_WARN, FIELDS(LF_STR("sidecar", cfg->name)),
-					"still running %s after SIGTERM: SIGKILL in %s",
-					fmt_us(d->cfg.stop_timeout_us, dur), fmt_us(d->cfg.kill_after_us, dur2));
-				continue;
-			}
-			log_msg(LOG_WARN, FIELDS(LF_STR("sidecar", cfg->name)),
-				"still running %s after the stop request: sending SIGTERM",
-				fmt_us(d->cfg.stop_timeout_us, dur));
-			sc->last_signal = SIGTERM;
-			act->kind = DECIDE_SIGNAL;
-			act->signo = SIGTERM;
-			return true;
-		case SC_TERMINATING:
-			if (now < sc->deadline_us)
-				return false;
-			sc->state = SC_KILLING;
-			sc->deadline_us = now + (d->cfg.kill_after_us > KILL_CONFIRM_MIN_US ? d->cfg.kill_after_us
-											   : KILL_CONFIRM_MIN_US);
-			sc->last_signal = SIGKILL;
-			log_msg(LOG_WARN, FIELDS(LF_STR("sidecar", cfg->name)), "still running after SIGTERM: sending SIGKILL");
-			act->kind = DECIDE_SIGNAL;
-			act->signo = SIGKILL;
-			return true;
-		case SC_KILLING:
-			if (now < sc->deadline_us)
-				return false;
-			sc->state = SC_FAILED;
-			sc->err = -ETIMEDOUT;
-			log_msg(LOG_ERROR, FIELDS(LF_STR("sidecar", cfg->name)),
-				"still running after SIGKILL (stuck in the kernel?): giving up on it");
-			d->current--;
-			continue;
-		case SC_GONE:
-		case SC_FAILED:
-			d->current--;
-			continue;
-		}
+		if (!settled(&d->sidecars[k]))
+			return false;
+		d->current--;
 	}
-	/*
-	 * Every sidecar is settled. An app's exit code may still be on its way
-	 * (the kernel publishes it once the shim reaps): the summary is worth a
-	 * short wait.
-	 */
-	if (!d->settled_us)
+	return false;
+}
+
+static int64_t sidecar_deadline(const struct decide *d)
+{
+	const struct decide_sidecar *sc;
+	int64_t t = INT64_MAX;
+
+	if (d->current == 0)
+		return t;
+	sc = &d->sidecars[d->current - 1];
+	if (sc->state == SC_STOPPING || sc->state == SC_TERMINATING || sc->state == SC_KILLING)
+		t = sc->deadline_us;
+	if (sc->state == SC_DRAINING && !sc->http_inflight)
+		t = sc->deadline_us;
+	if (sc->state == SC_STOPPING && !sc->http_inflight)
+		t = min64(t, sc->retry_us);
+	if (sc->signal_due)
+		t = min64(t, sc->retry_us);
+	return t;
+}
+
+/*
+ * Every sidecar is settled. An app's exit code may still be on its way (the
+ * kernel publishes it once the shim reaps), and so may a stop request's
+ * answer (a proxy answers, exits, and its exit can be seen first): the
+ * summary is worth a short wait. Then done, then the exit.
+ */
+static bool finish_step(struct decide *d, int64_t now, struct decide_action *act)
+{
+	struct decide_file_state *done = &d->files[DECIDE_FILE_DONE];
+	char dur[32];
+	size_t i;
+
+	if (!d->settled_us) {
 		d->settled_us = now;
-	for (i = 0; i < d->napps; i++)
-		if (d->apps[i].exited && d->apps[i].code == DECIDE_CODE_PENDING && now < d->settled_us + STATUS_WAIT_US)
+		d->exit_code = 0;
+		for (i = 0; i < d->cfg.nsidecars; i++)
+			if (d->sidecars[i].state == SC_FAILED)
+				d->exit_code = 1;
+	}
+	if (now < d->settled_us + STATUS_WAIT_US) {
+		for (i = 0; i < d->napps; i++)
+			if (d->apps[i].exited && d->apps[i].code == DECIDE_CODE_PENDING)
+				return false;
+		for (i = 0; i < d->cfg.nsidecars; i++)
+			if (d->sidecars[i].http_inflight)
+				return false;
+	}
+	if (d->cfg.files && !done->written) {
+		if (!done->wanted) {
+			done->wanted = true;
+			done->next_us = now;
+		}
+		if (done->failures == 0 || now < done->first_failure_us + DONE_GIVE_UP_US) {
+			if (files_step(d, now, act))
+				return true;
 			return false;
-	/* So may a stop request's answer: a proxy answers, exits, and its exit can be seen first. */
-	for (i = 0; i < d->cfg.nsidecars; i++)
-		if (d->sidecars[i].http_inflight && now < d->settled_us + STATUS_WAIT_US)
-			return false;
+		}
+		log_msg(LOG_ERROR, FIELDS(LF_STR("error", strerror(-done->err))),
+			"could not write the done file within %s: exiting without it (a restarted agent will drain again)",
+			fmt_us(DONE_GIVE_UP_US, dur));
+		done->wanted = false;
+	}
 	d->phase = PHASE_DONE;
-	d->exit_code = 0;
-	for (i = 0; i < d->cfg.nsidecars; i++)
-		if (d->sidecars[i].state == SC_FAILED)
-			d->exit_code = 1;
 	act->kind = DECIDE_EXIT;
 	act->exit_code = d->exit_code;
 	return true;
 }
 
-bool decide_next(struct decide *d, int64_t now, struct decide_action *act)
+static int64_t finish_deadline(const struct decide *d)
+{
+	const struct decide_file_state *done = &d->files[DECIDE_FILE_DONE];
+	int64_t t;
+
+	if (!d->settled_us)
+		return INT64_MAX;
+	if (done->wanted && !done->written) {
+		if (done->inflight)
+			return INT64_MAX;
+		return min64(done->next_us, done->first_failure_us + DONE_GIVE_UP_US);
+	}
+	t = d->settled_us + STATUS_WAIT_US;
+	return min64(t, status_deadline(d));
+}
+
+/* ---- the next action ---------------------------------------------------------- */
+
+static bool watching_step(struct decide *d, int64_t now, struct decide_action *act)
 {
 	const char *reason;
-	int64_t every;
 
+	/* A report names a container that may have started since the last scan. */
+	if (d->nreports && !d->rescan_inflight)
+		return rescan_action(d, act);
+	expire_restart_grace(d, now);
+	expire_readiness(d, now);
+	reason = conclusion(d, now);
+	if (reason) {
+		if (!needs_confirmation(d, reason)) {
+			start_drain(d, reason, now, act);
+			return true;
+		}
+		d->phase = PHASE_CONFIRMING;
+		if (!d->rescan_inflight && (!d->rescan_err || now >= d->rescan_retry_us))
+			return rescan_action(d, act);
+		return false;
+	}
+	d->phase = PHASE_WATCHING;
+	d->confirmed = false;
+	if (status_step(d, now, act) || readiness_step(d, now, act) || files_step(d, now, act))
+		return true;
+	if (now >= rescan_due(d, now))
+		return rescan_action(d, act);
+	return poll_step(d, now, act);
+}
+
+bool decide_next(struct decide *d, int64_t now, struct decide_action *act)
+{
 	memset(act, 0, sizeof(*act));
+	expire_statuses(d, now);
 	switch (d->phase) {
 	case PHASE_WATCHING:
 	case PHASE_CONFIRMING:
-		/* A report names a container that may have started since the last scan. */
-		if (d->nreports) {
-			act->kind = DECIDE_RESCAN;
-			return true;
-		}
-		expire_restart_grace(d, now);
-		reason = conclusion(d, now);
-		if (!reason) {
-			/* Readiness matters only while the apps may still need the sidecars. */
-			if (readiness_step(d, now, act))
-				return true;
-			d->phase = PHASE_WATCHING;
-			d->confirmed = false;
-			every = rescan_interval(d);
-			if (every && now >= d->last_rescan_us + every) {
-				act->kind = DECIDE_RESCAN;
-				return true;
-			}
-			return false;
-		}
-		/* The kubelet starts containers one by one: look once more before concluding. */
-		if (strcmp(reason, "apps-done") == 0 && !d->confirmed) {
-			d->phase = PHASE_CONFIRMING;
-			act->kind = DECIDE_RESCAN;
-			return true;
-		}
-		d->phase = PHASE_DRAINING;
-		d->decided_us = now;
-		d->reason = reason;
-		d->current = d->cfg.nsidecars;
-		log_drain_start(d, reason, now);
-		act->kind = DECIDE_APPS_DONE;
-		act->reason = reason;
-		return true;
+		return watching_step(d, now, act);
 	case PHASE_DRAINING:
-		return drain_step(d, now, act);
+		/* The stop first; the files, exit codes and looks at /proc after it. */
+		if (drain_step(d, now, act) || files_step(d, now, act) || status_step(d, now, act) ||
+		    poll_step(d, now, act))
+			return true;
+		if (d->rescan_err && !d->rescan_inflight && now >= d->rescan_retry_us)
+			return rescan_action(d, act);
+		if (d->current == 0)
+			return finish_step(d, now, act);
+		return false;
 	case PHASE_DONE:
 		break;
 	}
@@ -995,39 +1505,38 @@ bool decide_next(struct decide *d, int64_t now, struct decide_action *act)
 
 int64_t decide_deadline(const struct decide *d, int64_t now)
 {
-	int64_t t = INT64_MAX, every;
+	int64_t t = INT64_MAX;
 	size_t i;
 
 	switch (d->phase) {
 	case PHASE_WATCHING:
 	case PHASE_CONFIRMING:
-		if (d->nreports)
+		if (d->nreports && !d->rescan_inflight)
 			return now;
 		if (fewer_than_expected(d))
 			t = d->started_us + d->cfg.startup_timeout_us;
 		for (i = 0; i < d->napps; i++)
-			if (awaiting_restart(d, &d->apps[i]) && d->apps[i].exited_us + d->cfg.restart_grace_us < t)
-				t = d->apps[i].exited_us + d->cfg.restart_grace_us;
-		if (d->term_us && d->term_us + d->cfg.term_grace_us < t)
-			t = d->term_us + d->cfg.term_grace_us;
-		every = rescan_interval(d);
-		if (every && d->last_rescan_us + every < t)
-			t = d->last_rescan_us + every;
+			if (awaiting_restart(d, &d->apps[i]))
+				t = min64(t, d->apps[i].exited_us + d->cfg.restart_grace_us);
+		if (d->term_us)
+			t = min64(t, d->term_us + d->cfg.term_grace_us);
+		if (d->phase == PHASE_CONFIRMING && d->rescan_err && !d->rescan_inflight)
+			t = min64(t, d->rescan_retry_us);
+		t = min64(t, rescan_due(d, now));
 		t = min64(t, readiness_deadline(d));
+		t = min64(t, files_deadline(d));
+		t = min64(t, status_deadline(d));
+		t = min64(t, poll_deadline(d));
 		break;
 	case PHASE_DRAINING:
-		if (d->current > 0) {
-			const struct decide_sidecar *sc = &d->sidecars[d->current - 1];
-
-			if (sc->state == SC_STOPPING || sc->state == SC_TERMINATING || sc->state == SC_KILLING)
-				t = sc->deadline_us;
-			if (sc->state == SC_DRAINING && !sc->http_inflight)
-				t = sc->deadline_us;
-			if (sc->state == SC_STOPPING && !sc->http_inflight)
-				t = min64(t, sc->retry_us);
-		} else if (d->settled_us) {
-			t = d->settled_us + STATUS_WAIT_US;
-		}
+		t = sidecar_deadline(d);
+		t = min64(t, files_deadline(d));
+		t = min64(t, status_deadline(d));
+		t = min64(t, poll_deadline(d));
+		if (d->rescan_err && !d->rescan_inflight)
+			t = min64(t, d->rescan_retry_us);
+		if (d->current == 0)
+			t = min64(t, finish_deadline(d));
 		break;
 	case PHASE_DONE:
 		break;

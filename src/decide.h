@@ -1,18 +1,28 @@
 /*
- * Every decision the agent takes, in one place and without I/O: it is told
- * what happened (a container appeared, a root exited, a signal arrived, a
- * stop signal was refused, an HTTP request finished, a sidecar's processes
- * are gone) and answers with the next action to carry out. Every timeout,
- * retry and poll is a deadline here. The unit tests drive it with synthetic
- * events and clocks; the agent drives it with the real ones.
+ * Every decision, and every deadline, in one place and without I/O. It is
+ * told what happened (a container appeared, a root exited, an exit code
+ * came in, a report arrived, a rescan or a file write succeeded or failed,
+ * an HTTP request finished, a sidecar's processes are gone, a signal
+ * arrived) and answers with the next action to carry out. Each action's
+ * result comes back as one of those events; until it does, the action is
+ * not counted as done. The unit tests drive it with synthetic events and
+ * clocks; the agent with the real ones.
  *
  *	decide_init(&d, &cfg, now);
  *	... decide_app_seen(&d, id, "job", now); ...
  *	while (decide_next(&d, now, &act))
- *		carry out act (and report results: decide_rescanned, decide_http_result, ...);
- *	arm one timer for decide_deadline(&d);
+ *		carry out act, and report its result (decide_rescanned,
+ *		decide_http_result, decide_written, decide_signal_result, ...);
+ *	arm one timer for decide_deadline(&d, now);
  *
- * Times are monotonic microseconds. It logs each decision with its reason.
+ * Times are monotonic microseconds. decide logs each decision with its
+ * reason (see docs/decisions.md for why it logs rather than describes).
+ *
+ * The drain stops the sidecars one by one, in reverse order. For each, the
+ * stop goes out first where it can: a stop or drain request is sent before
+ * the sidecar's processes are collected and watched (DECIDE_WATCH), since
+ * the start time of each process keeps that safe; a signal needs the
+ * watches first, for it goes through them.
  */
 #ifndef RG_DECIDE_H
 #define RG_DECIDE_H
@@ -24,10 +34,18 @@
 #define DECIDE_NAME_MAX 64
 #define DECIDE_CODE_PENDING (-2) /* exited; the status may still come */
 #define DECIDE_CODE_UNKNOWN (-1) /* exited; the status will never be known */
+#define DECIDE_APP_COMMAND 0xffffffffu /* the id of run --drain's command: no container of the pod */
 
 enum restart_policy { POLICY_NEVER, POLICY_ON_FAILURE };
 
 #define DECIDE_STATUSES_MAX 8 /* drain and stop results kept per sidecar */
+
+/* How a sidecar's stop is confirmed. */
+enum decide_confirm {
+	CONFIRM_PROCESSES, /* its processes are watched: stopped once none is left */
+	CONFIRM_PORT,      /* none is visible (no shared PID namespace): stopped once the stop
+			      URL answered 2xx and its port refuses connections; no signal can reach it */
+};
 
 struct decide_sidecar_config {
 	char name[DECIDE_NAME_MAX];
@@ -36,6 +54,7 @@ struct decide_sidecar_config {
 	const char *drain_url; /* NULL: no drain step */
 	int64_t drain_time_us; /* waited after an accepted drain */
 	const char *stop_url;  /* NULL: stop with stop_signal */
+	enum decide_confirm confirm;
 };
 
 struct decide_config {
@@ -43,8 +62,10 @@ struct decide_config {
 	unsigned apps_expected; /* 0: not given */
 	int64_t startup_timeout_us, restart_grace_us, term_grace_us;
 	int64_t stop_timeout_us, kill_after_us;
-	bool readiness;         /* poll readiness and have the ready file written */
+	bool readiness;         /* poll readiness; DECIDE_WRITE of DECIDE_FILE_READY when all are ready */
 	int64_t ready_timeout_us;
+	bool ready_gates_apps;  /* no app can start before ready (run --drain): its expiry ends the wait */
+	bool files;             /* the file protocol is there: apps-done and done are written */
 	size_t nsidecars;
 	const struct decide_sidecar_config *sidecars; /* in --sidecar order */
 };
@@ -59,10 +80,12 @@ struct decide_app {
 	bool gave_up;           /* OnFailure: no restart came within --restart-grace */
 	int code;               /* exit code, 128 + signal, or DECIDE_CODE_* */
 	bool kernel_code;       /* code came from the kernel (it wins over a report) */
+	bool root_exited;       /* its root was seen to exit: the kernel may give the code */
 	char reports_as[DECIDE_NAME_MAX]; /* the NAME its `rearguard run` reports as, "" */
 	char report[DECIDE_NAME_MAX]; /* the apps/NAME matched to it, "" */
 	int reported;           /* the code in that report, -1: none */
 	int64_t seen_us, exited_us;
+	int64_t status_next_us, status_backoff_us; /* when to ask the kernel for the code again */
 };
 
 /* A report waiting for the rescan that comes before it is matched to an app. */
@@ -73,7 +96,7 @@ struct decide_report {
 
 enum sidecar_state {
 	SC_UP,          /* not being stopped yet */
-	SC_WATCHING,    /* its processes are being watched; the stop request comes next */
+	SC_WATCHING,    /* no live container of it was known: its processes are looked for first */
 	SC_DRAINING,    /* drain request sent, or drain-time running; the stop request comes next */
 	SC_STOPPING,    /* stop request sent (and retried), waiting up to --stop-timeout */
 	SC_TERMINATING, /* SIGTERM sent, waiting up to --kill-after */
@@ -86,8 +109,11 @@ struct decide_sidecar {
 	enum sidecar_state state;
 	enum sidecar_state gone_from; /* the state it was in when its processes were gone */
 	bool seen;                  /* a process of it was ever seen */
+	unsigned containers;        /* its containers seen and not exited */
+	bool watched;               /* DECIDE_WATCH was given: its processes are collected */
 	int err;                    /* -errno that made it fail (-EPERM), 0 */
 	int last_signal;
+	bool signal_due;            /* last_signal is to be sent (again, after a transient failure) */
 	int64_t deadline_us;
 	int64_t stop_sent_us, gone_us; /* 0: not yet */
 
@@ -110,14 +136,28 @@ struct decide_sidecar {
 	int statuses[DECIDE_STATUSES_MAX]; /* the first ones' results: status or -errno */
 };
 
+/* The files of the protocol the agent writes. */
+enum decide_file { DECIDE_FILE_READY, DECIDE_FILE_APPS_DONE, DECIDE_FILE_DONE, DECIDE_NFILES };
+
+struct decide_file_state {
+	bool wanted;     /* to be written */
+	bool inflight;   /* DECIDE_WRITE given, decide_written() not yet */
+	bool written;
+	int err;         /* the last failure, 0 */
+	unsigned failures;
+	int64_t next_us, backoff_us, first_failure_us;
+};
+
 enum decide_action_kind {
 	DECIDE_RESCAN,    /* rescan /proc, report what changed, then decide_rescanned() */
-	DECIDE_APPS_DONE, /* the apps are done (reason): the drain starts */
-	DECIDE_WATCH,     /* watch every process of sidecar; decide_sidecar_gone() when none is left */
+	DECIDE_STATUS,    /* ask the kernel for the missing exit codes of exited roots: decide_app_status() */
+	DECIDE_POLL,      /* look at the processes watched without a pidfd (exits are reported as usual) */
+	DECIDE_APPS_DONE, /* the apps are done (reason): the drain starts; nothing to carry out */
+	DECIDE_WATCH,     /* collect and watch every process of sidecar; decide_sidecar_gone() when none is left */
 	DECIDE_SIGNAL,    /* send signo to every process of sidecar; decide_signal_result() */
 	DECIDE_HTTP,      /* make the request (purpose, url, timeouts); decide_http_result() */
-	DECIDE_WRITE_READY, /* every sidecar is ready: write the ready file */
-	DECIDE_EXIT,      /* write the summary, exit with exit_code */
+	DECIDE_WRITE,     /* write file (ready: or start the command that waits for it); decide_written() */
+	DECIDE_EXIT,      /* the summary is out: exit with exit_code */
 };
 
 enum decide_http_purpose {
@@ -134,8 +174,10 @@ struct decide_action {
 	int exit_code;
 	const char *reason;
 	enum decide_http_purpose purpose;
+	enum decide_file file;
 	const char *url;
 	int64_t connect_timeout_us, timeout_us;
+	bool urgent;            /* a stop on its way: let it out before anything else is done */
 };
 
 struct decide {
@@ -148,8 +190,14 @@ struct decide {
 	bool drain_requested;
 	const char *drain_reason;
 	int64_t term_us;        /* when SIGTERM arrived, 0: not yet */
-	int64_t last_rescan_us, next_rescan_us;
+	int64_t last_rescan_us; /* the last successful rescan */
+	int64_t last_container_us; /* when the last new app container was seen (start-up lasts a while after) */
+	bool rescan_inflight;
+	int rescan_err;         /* the last rescan failed with this; 0 */
+	int64_t rescan_retry_us; /* after a failure: when to try again */
 	unsigned pending_containers; /* containers whose runtime has not exec'd yet */
+	unsigned polled;        /* processes watched without a pidfd */
+	int64_t next_poll_us;
 	struct decide_app *apps;
 	size_t napps, capapps;
 	struct decide_report *reports;
@@ -158,8 +206,8 @@ struct decide {
 	size_t current;         /* the sidecar being stopped: reverse --sidecar order */
 	int64_t settled_us;     /* every sidecar settled; the exit may wait for exit codes */
 	int exit_code;
-	bool blind;             /* the sidecars' processes cannot be seen: stops are confirmed over HTTP */
-	bool ready_written;     /* DECIDE_WRITE_READY was given */
+	struct decide_file_state files[DECIDE_NFILES];
+	bool sidecars_ready;    /* every sidecar turned ready (before the drain) */
 	bool ready_expired;     /* --ready-timeout passed first */
 };
 
@@ -170,7 +218,11 @@ void decide_free(struct decide *d);
 void decide_app_seen(struct decide *d, unsigned id, const char *name, int64_t now);
 /* Its root exited; the status follows with decide_app_status(). */
 void decide_app_exited(struct decide *d, unsigned id, int64_t now);
-/* code: exit code, 128 + signal, or DECIDE_CODE_UNKNOWN. */
+/*
+ * code: exit code (128 + signal), DECIDE_CODE_UNKNOWN (never known), or
+ * DECIDE_CODE_PENDING (the kernel has not published it yet: asked again
+ * later, as DECIDE_STATUS says).
+ */
 void decide_app_status(struct decide *d, unsigned id, int code, int64_t now);
 /* The container turned out not to be an app (a sidecar's process appeared in it). */
 void decide_app_forget(struct decide *d, unsigned id);
@@ -187,10 +239,12 @@ void decide_app_reports_as(struct decide *d, unsigned id, const char *name);
  */
 void decide_app_report(struct decide *d, const char *name, int code, int64_t now);
 
+/* A container of the sidecar appeared; its root exited. */
 void decide_sidecar_seen(struct decide *d, size_t sidecar);
-/* Every process of the sidecar is gone (after DECIDE_WATCH). */
+void decide_sidecar_exited(struct decide *d, size_t sidecar);
+/* Every process of the sidecar is gone (after DECIDE_WATCH, or a port that refuses). */
 void decide_sidecar_gone(struct decide *d, size_t sidecar, int64_t now);
-/* The outcome of DECIDE_SIGNAL: 0, or -errno (-EPERM: not allowed). */
+/* The outcome of DECIDE_SIGNAL: 0, or -errno (-EPERM: not allowed; -EMFILE...: tried again). */
 void decide_signal_result(struct decide *d, size_t sidecar, int err, int64_t now);
 
 /*
@@ -200,17 +254,15 @@ void decide_signal_result(struct decide *d, size_t sidecar, int err, int64_t now
  */
 void decide_http_result(struct decide *d, size_t sidecar, enum decide_http_purpose purpose, int result, int64_t now);
 
-/*
- * The sidecars' processes cannot be seen (rearguard drain in a pod without
- * a shared PID namespace): a stop is done when the stop URL answered 2xx
- * and the sidecar's ready URL (else its stop URL) stops accepting
- * connections. A sidecar stopped by a signal cannot be stopped at all.
- */
-void decide_blind(struct decide *d);
+/* The outcome of DECIDE_WRITE: 0, or -errno (tried again with a backoff). */
+void decide_written(struct decide *d, enum decide_file file, int err, int64_t now);
 
 /* Containers still showing the runtime's init; while any, rescans are quick. */
 void decide_pending(struct decide *d, unsigned n);
-void decide_rescanned(struct decide *d, int64_t now);
+/* How many processes are watched by polling (no pidfd for them); while any, DECIDE_POLL comes. */
+void decide_polling(struct decide *d, unsigned n);
+/* The outcome of a rescan (DECIDE_RESCAN, or one the agent made itself): 0 or -errno. */
+void decide_rescanned(struct decide *d, int err, int64_t now);
 
 /* The agent got SIGTERM (pod deletion) or SIGINT. A second one drains at once. */
 void decide_terminate(struct decide *d, int64_t now);
@@ -224,5 +276,15 @@ int64_t decide_deadline(const struct decide *d, int64_t now);
 
 const char *decide_outcome(const struct decide_sidecar *sc);
 size_t decide_app_count(const struct decide *d);
+/* Whether the ready file (or the start it gates) was carried out. */
+bool decide_ready_written(const struct decide *d);
+
+/*
+ * A request's result in one word for the summary (200, "refused",
+ * "timeout", "no-answer", "error"; NULL for 0, no result) and in a phrase
+ * for the log ("answered 503", "connection refused", ...).
+ */
+const char *decide_result_word(int result, char buf[16]);
+const char *decide_result_phrase(int result, char buf[64]);
 
 #endif

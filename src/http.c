@@ -20,6 +20,8 @@ struct http {
 	CURLM *multi;   /* NULL until the first request */
 	bool global;    /* curl_global_init done by us */
 	ev_timer timer; /* libcurl's one timeout */
+	ev_timer deliver; /* finished requests' done() calls, from the loop */
+	curl_socket_t fresh; /* a socket libcurl just asked to write on, else CURL_SOCKET_BAD */
 	struct http_request *active;
 };
 
@@ -30,7 +32,8 @@ struct http_sock {
 	curl_socket_t fd;
 };
 
-static void check_done(struct http *h);
+static void collect(struct http *h);
+static void deliver(struct http *h);
 
 static void on_io(struct ev_loop *loop, ev_io *w, int revents)
 {
@@ -42,7 +45,8 @@ static void on_io(struct ev_loop *loop, ev_io *w, int revents)
 
 	/* hs may be freed in there (CURL_POLL_REMOVE): it is not touched afterwards. */
 	curl_multi_socket_action(h->multi, hs->fd, flags, &running);
-	check_done(h);
+	collect(h);
+	deliver(h);
 }
 
 static void on_timer(struct ev_loop *loop, ev_timer *t, int revents)
@@ -51,7 +55,13 @@ static void on_timer(struct ev_loop *loop, ev_timer *t, int revents)
 	int running;
 
 	curl_multi_socket_action(h->multi, CURL_SOCKET_TIMEOUT, 0, &running);
-	check_done(h);
+	collect(h);
+	deliver(h);
+}
+
+static void on_deliver(struct ev_loop *loop, ev_timer *t, int revents)
+{
+	deliver(t->data);
 }
 
 /* CURLMOPT_SOCKETFUNCTION: watch s for what libcurl wants, or stop watching it. */
@@ -66,6 +76,8 @@ static int on_socket(CURL *easy, curl_socket_t s, int what, void *userp, void *s
 			curl_multi_assign(h->multi, s, NULL);
 			free(hs);
 		}
+		if (h->fresh == s)
+			h->fresh = CURL_SOCKET_BAD;
 		return 0;
 	}
 	if (!hs) {
@@ -80,6 +92,9 @@ static int on_socket(CURL *easy, curl_socket_t s, int what, void *userp, void *s
 	} else {
 		ev_io_stop(h->loop, &hs->io);
 	}
+	/* A connect under way: http_request_start may find it done already. */
+	if (what & CURL_POLL_OUT)
+		h->fresh = s;
 	/* CURL_POLL_NONE: known, but nothing to wait for now. */
 	if (what & CURL_POLL_INOUT) {
 		ev_io_set(&hs->io, s, (what & CURL_POLL_IN ? EV_READ : 0) | (what & CURL_POLL_OUT ? EV_WRITE : 0));
@@ -112,8 +127,11 @@ int http_new(struct ev_loop *loop, struct http **out)
 	if (!h)
 		return -ENOMEM;
 	h->loop = loop;
+	h->fresh = CURL_SOCKET_BAD;
 	ev_init(&h->timer, on_timer);
 	h->timer.data = h;
+	ev_init(&h->deliver, on_deliver);
+	h->deliver.data = h;
 	*out = h;
 	return 0;
 }
@@ -148,14 +166,13 @@ static void unlink_request(struct http *h, struct http_request *r)
 	r->prev = r->next = NULL;
 }
 
-/* Takes r out of libcurl's hands and ours. */
+/* Takes r out of libcurl's hands and ours; its easy handle stays for the next start. */
 static void detach(struct http *h, struct http_request *r)
 {
-	curl_multi_remove_handle(h->multi, r->easy);
-	curl_easy_cleanup(r->easy);
-	curl_slist_free_all(r->resolve);
-	r->easy = NULL;
-	r->resolve = NULL;
+	if (r->running)
+		curl_multi_remove_handle(h->multi, r->easy);
+	r->running = false;
+	r->finished = false;
 	unlink_request(h, r);
 }
 
@@ -195,8 +212,8 @@ static int error_of(CURL *easy, CURLcode rc)
 	}
 }
 
-/* Reads every finished transfer off the multi handle and reports it. */
-static void check_done(struct http *h)
+/* Reads every finished transfer off the multi handle; deliver() reports them. */
+static void collect(struct http *h)
 {
 	CURLMsg *msg;
 	int left;
@@ -219,6 +236,24 @@ static void check_done(struct http *h)
 		else if (!r->error[0])
 			str_copy(r->error, curl_easy_strerror(rc), sizeof(r->error));
 		r->elapsed_us = mono_us() - r->started_us;
+		curl_multi_remove_handle(h->multi, easy);
+		r->running = false;
+		r->finished = true;
+	}
+}
+
+/* Calls done() for each finished request, from the loop. */
+static void deliver(struct http *h)
+{
+	struct http_request *r;
+
+	ev_timer_stop(h->loop, &h->deliver);
+	/* A done() may start, cancel or free other requests: look from the start each time. */
+	for (;;) {
+		for (r = h->active; r && !r->finished; r = r->next)
+			;
+		if (!r)
+			return;
 		detach(h, r);
 		if (r->done)
 			r->done(r);
@@ -246,19 +281,14 @@ static long ms_of(int64_t us)
 	return ms < 1 ? 1 : ms > LONG_MAX ? LONG_MAX : (long)ms;
 }
 
-int http_start(struct http *h, struct http_request *r, enum http_method method, const char *url,
-	       int64_t connect_timeout_us, int64_t timeout_us)
+int http_request_init(struct http *h, struct http_request *r, enum http_method method, const char *url,
+		      const struct url *parts)
 {
 	CURLcode rc = CURLE_OK;
-	const char *why;
-	struct url u;
 	CURL *easy;
 	int err;
 
-	if (r->easy)
-		http_cancel(h, r);
-	if (url_parse(url, &u, &why) < 0)
-		return -EINVAL;
+	http_request_free(r);
 	err = http_prepare(h);
 	if (err < 0)
 		return err;
@@ -266,16 +296,11 @@ int http_start(struct http *h, struct http_request *r, enum http_method method, 
 	if (!easy)
 		return -ENOMEM;
 	r->h = h;
-	r->err = 0;
-	r->status = 0;
-	r->body[0] = r->error[0] = '\0';
-	r->body_len = 0;
-	r->elapsed_us = 0;
-	if (strcasecmp(u.host, "localhost") == 0) {
+	if (strcasecmp(parts->host, "localhost") == 0) {
 		char entry[URL_HOST_MAX + 32];
 
 		/* The proxies listen on 127.0.0.1; a resolver would need NSS (and could say ::1). */
-		snprintf(entry, sizeof(entry), "%s:%u:127.0.0.1", u.host, u.port);
+		snprintf(entry, sizeof(entry), "%s:%u:127.0.0.1", parts->host, parts->port);
 		r->resolve = curl_slist_append(NULL, entry);
 		if (!r->resolve) {
 			curl_easy_cleanup(easy);
@@ -309,8 +334,6 @@ int http_start(struct http *h, struct http_request *r, enum http_method method, 
 	SET(CURLOPT_FOLLOWLOCATION, 0L);
 	SET(CURLOPT_FORBID_REUSE, 1L);
 	SET(CURLOPT_FRESH_CONNECT, 1L);
-	SET(CURLOPT_CONNECTTIMEOUT_MS, ms_of(connect_timeout_us < timeout_us ? connect_timeout_us : timeout_us));
-	SET(CURLOPT_TIMEOUT_MS, ms_of(timeout_us));
 	SET(CURLOPT_USERAGENT, "rearguard/" PACKAGE_VERSION);
 	SET(CURLOPT_WRITEFUNCTION, on_body);
 	SET(CURLOPT_WRITEDATA, r);
@@ -330,32 +353,80 @@ int http_start(struct http *h, struct http_request *r, enum http_method method, 
 		break;
 	}
 #undef SET
-	r->started_us = mono_us();
-	/* This only arms a 0 ms timer: the transfer starts on the next loop iteration. */
-	if (rc != CURLE_OK || curl_multi_add_handle(h->multi, easy) != CURLM_OK) {
+	if (rc != CURLE_OK) {
 		curl_easy_cleanup(easy);
 		curl_slist_free_all(r->resolve);
 		r->resolve = NULL;
 		return -EIO;
 	}
 	r->easy = easy;
+	return 0;
+}
+
+int http_request_start(struct http_request *r, int64_t connect_timeout_us, int64_t timeout_us)
+{
+	struct http *h = r->h;
+	CURLcode rc = CURLE_OK;
+	int running;
+
+	if (!r->easy)
+		return -EINVAL;
+	http_request_cancel(r);
+	r->err = 0;
+	r->status = 0;
+	r->body[0] = r->error[0] = '\0';
+	r->body_len = 0;
+	r->elapsed_us = 0;
+	rc = curl_easy_setopt(r->easy, CURLOPT_CONNECTTIMEOUT_MS,
+			      ms_of(connect_timeout_us < timeout_us ? connect_timeout_us : timeout_us));
+	if (rc == CURLE_OK)
+		rc = curl_easy_setopt(r->easy, CURLOPT_TIMEOUT_MS, ms_of(timeout_us));
+	r->started_us = mono_us();
+	if (rc != CURLE_OK || curl_multi_add_handle(h->multi, r->easy) != CURLM_OK)
+		return -EIO;
+	r->running = true;
 	r->prev = NULL;
 	r->next = h->active;
 	if (h->active)
 		h->active->prev = r;
 	h->active = r;
+	/*
+	 * Now, not on the next loop iteration: libcurl connects, and where the
+	 * connect is complete already (loopback), asking it to look at the
+	 * socket sends the request within this call.
+	 */
+	h->fresh = CURL_SOCKET_BAD;
+	curl_multi_socket_action(h->multi, CURL_SOCKET_TIMEOUT, 0, &running);
+	if (h->fresh != CURL_SOCKET_BAD)
+		curl_multi_socket_action(h->multi, h->fresh, 0, &running);
+	h->fresh = CURL_SOCKET_BAD;
+	collect(h);
+	/* A request that ended already (refused) is reported from the loop, never from here. */
+	for (r = h->active; r; r = r->next)
+		if (r->finished)
+			ev_timer_start(h->loop, &h->deliver);
 	return 0;
 }
 
 bool http_busy(const struct http_request *r)
 {
-	return r->easy != NULL;
+	return r->running || r->finished;
 }
 
-void http_cancel(struct http *h, struct http_request *r)
+void http_request_cancel(struct http_request *r)
 {
+	if (r->h && (r->running || r->finished))
+		detach(r->h, r);
+}
+
+void http_request_free(struct http_request *r)
+{
+	http_request_cancel(r);
 	if (r->easy)
-		detach(h, r);
+		curl_easy_cleanup(r->easy);
+	curl_slist_free_all(r->resolve);
+	r->easy = NULL;
+	r->resolve = NULL;
 }
 
 void http_free(struct http *h)
@@ -365,6 +436,7 @@ void http_free(struct http *h)
 	while (h->active)
 		detach(h, h->active);
 	ev_timer_stop(h->loop, &h->timer);
+	ev_timer_stop(h->loop, &h->deliver);
 	if (h->multi)
 		curl_multi_cleanup(h->multi);
 	if (h->global)

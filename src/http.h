@@ -3,18 +3,26 @@
  * loop: one libcurl multi handle driven by libev, the way curl's
  * multi-socket API intends. libcurl says which sockets to watch (one ev_io
  * each, attached to the socket with curl_multi_assign) and when to call it
- * back (one ev_timer; "0 ms" means on the next loop iteration, never from
- * inside libcurl's callback).
+ * back (one ev_timer).
  *
  *	struct http *h;
  *	http_new(loop, &h);            cheap: libcurl is set up by http_prepare
  *	                               or the first request
  *	r->done = on_done; r->data = ...;
- *	http_start(h, r, HTTP_POST, "http://127.0.0.1:15020/quitquitquit",
- *		   connect_timeout_us, timeout_us);
+ *	http_request_init(h, r, HTTP_POST, spec->stop_url, &spec->stop_at);
+ *	...                            the request is built once, ahead of time
+ *	http_request_start(r, connect_timeout_us, timeout_us);
  *	... on_done(r) runs from the loop: r->err == 0 and r->status, or r->err ...
- *	http_cancel(h, r);             drops a request in flight; done is not called
- *	http_free(h);                  cancels every request first
+ *	http_request_start(r, ...);    the same request again (a retry, a poll)
+ *	http_request_free(r);          cancels it first; done is not called
+ *	http_free(h);
+ *
+ * A request is set up once (URL, method, options) and can be started any
+ * number of times, one at a time. Starting it hands it to libcurl at once,
+ * not on the next loop iteration: the connect is made, and on loopback,
+ * where a connect completes within the call, the request is on the wire
+ * before http_request_start returns. done() is never called from inside
+ * http_request_start (only from the loop), so its caller is not re-entered.
  *
  * Every request: a connect and a total timeout; no proxy, whatever the
  * environment says (an http_proxy variable in a pod must not reroute calls
@@ -22,11 +30,12 @@
  * of its own, closed afterwards; "localhost" pinned to 127.0.0.1, so no
  * resolver or NSS is involved; the status and at most HTTP_BODY_MAX - 1
  * bytes of the body kept for the logs. libcurl's global set-up costs a few
- * milliseconds: it happens at http_prepare() or the first request, never
- * before.
+ * milliseconds: it happens at http_prepare() or the first request set up.
  */
 #ifndef RG_HTTP_H
 #define RG_HTTP_H
+
+#include "url.h"
 
 #include <ev.h>
 #include <stdbool.h>
@@ -62,29 +71,42 @@ struct http_request {
 
 	/* Private. */
 	struct http *h;
-	void *easy;
+	void *easy;     /* set up once by http_request_init */
 	struct curl_slist *resolve;
+	bool running;   /* in libcurl's hands */
+	bool finished;  /* done() is due, from the loop */
 	struct http_request *prev, *next;
 	int64_t started_us;
 };
 
 int http_new(struct ev_loop *loop, struct http **out);
+/* Cancels every request (done is not called) and frees h. */
 void http_free(struct http *h);
 
 /* Sets libcurl up now (a few ms) rather than at the first request. */
 int http_prepare(struct http *h);
 
 /*
- * Starts a request; r must stay valid until done() or http_cancel(). A
- * request already in flight on r is cancelled first. -EINVAL: url is not a
- * valid http:// URL; -ENOMEM, or -EIO when libcurl refuses.
+ * Builds the request: url is an http:// URL that url_parse() accepted,
+ * parts what it gave. -ENOMEM, or -EIO when libcurl refuses. r must stay
+ * where it is until http_request_free().
  */
-int http_start(struct http *h, struct http_request *r, enum http_method method, const char *url,
-	       int64_t connect_timeout_us, int64_t timeout_us);
+int http_request_init(struct http *h, struct http_request *r, enum http_method method, const char *url,
+		      const struct url *parts);
 
-/* Whether r is in flight. */
+/*
+ * Starts r (cancelling it first when it runs). -EINVAL before a
+ * successful http_request_init; -EIO when libcurl refuses.
+ */
+int http_request_start(struct http_request *r, int64_t connect_timeout_us, int64_t timeout_us);
+
+/* Whether r is in flight (started, done() not called yet). */
 bool http_busy(const struct http_request *r);
 
-void http_cancel(struct http *h, struct http_request *r);
+/* Drops r if it is in flight; done is not called. r can be started again. */
+void http_request_cancel(struct http_request *r);
+
+/* Cancels r and releases what http_request_init built. Safe on a zeroed r. */
+void http_request_free(struct http_request *r);
 
 #endif

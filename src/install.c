@@ -25,7 +25,7 @@ int install_binary(const char *dir, size_t *size)
 	if (rc == 0 && !(buf = malloc((size_t)st.st_size + 1)))
 		rc = -ENOMEM;
 	if (rc == 0)
-		rc = read_small_fd(exe, buf, (size_t)st.st_size + 1, &len);
+		rc = read_small_fd(exe, buf, (size_t)st.st_size + 1, &len, READ_TO_END);
 	if (rc == 0 && len != (size_t)st.st_size)
 		rc = -EIO; /* changed under us */
 	if (rc == 0 && (dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)

@@ -20,6 +20,41 @@ static bool with_mono;
 
 static const char *const level_names[] = { "error", "warn", "info", "debug" };
 
+/* Lines kept while the log is held; a line that does not fit is written at once. */
+static char kept[65536];
+static size_t nkept;
+static bool held;
+
+static void flush(void)
+{
+	if (nkept)
+		(void)write_all(out_fd, kept, nkept);
+	nkept = 0;
+}
+
+void log_hold(void)
+{
+	held = true;
+}
+
+void log_release(void)
+{
+	held = false;
+	flush();
+}
+
+/* One whole line: kept while held, else written at once. */
+static void emit(const char *line, size_t len)
+{
+	if (held && nkept + len <= sizeof(kept)) {
+		memcpy(kept + nkept, line, len);
+		nkept += len;
+		return;
+	}
+	flush();
+	(void)write_all(out_fd, line, len);
+}
+
 void log_setup(enum log_level level, enum log_format fmt, int fd)
 {
 	const char *mono = getenv("REARGUARD_LOG_MONO");
@@ -138,6 +173,6 @@ void log_msg(enum log_level level, const struct log_field *fields, const char *f
 			text_field(&j, &mono);
 	}
 	line[j.len] = '\n';
-	(void)write_all(out_fd, line, j.len + 1);
+	emit(line, j.len + 1);
 	errno = saved_errno;
 }

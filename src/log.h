@@ -41,6 +41,15 @@ struct log_field {
 void log_setup(enum log_level level, enum log_format format, int fd);
 bool log_enabled(enum log_level level);
 
+/*
+ * While held, lines are formatted and kept, not written: the agent holds
+ * the log while it reacts to an event, so that the stop request goes out
+ * before the lines that explain it are written. log_release() writes what
+ * was kept.
+ */
+void log_hold(void);
+void log_release(void);
+
 void log_msg(enum log_level level, const struct log_field *fields, const char *fmt, ...) RG_PRINTF(3, 4);
 
 #define log_error(...) log_msg(LOG_ERROR, NULL, __VA_ARGS__)

@@ -42,49 +42,63 @@ enum {
 	OPT_DRAIN,
 };
 
+/* Which commands take an option. */
+#define FOR_AGENT 1u
+#define FOR_DRAIN 2u
+#define FOR_RUN 4u
+#define FOR_WAIT 8u
+#define FOR_INSTALL 16u
+#define FOR_ALL (FOR_AGENT | FOR_DRAIN | FOR_RUN | FOR_WAIT | FOR_INSTALL)
+
 struct opt_def {
 	const char *name;
 	int id;
 	int has_arg;
-	const char *env;
+	const char *env; /* the environment twin, NULL: none */
+	unsigned cmds;   /* FOR_* */
 };
 
+/* Every option of every command, once. */
 static const struct opt_def opts[] = {
-	{ "sidecar", OPT_SIDECAR, required_argument, "REARGUARD_SIDECARS" },
-	{ "app", OPT_APP, required_argument, "REARGUARD_APP" },
-	{ "apps", OPT_APPS, required_argument, "REARGUARD_APPS" },
-	{ "dir", OPT_DIR, required_argument, "REARGUARD_DIR" },
-	{ "restart-policy", OPT_RESTART_POLICY, required_argument, "REARGUARD_RESTART_POLICY" },
-	{ "startup-timeout", OPT_STARTUP_TIMEOUT, required_argument, "REARGUARD_STARTUP_TIMEOUT" },
-	{ "ready-timeout", OPT_READY_TIMEOUT, required_argument, "REARGUARD_READY_TIMEOUT" },
-	{ "stop-timeout", OPT_STOP_TIMEOUT, required_argument, "REARGUARD_STOP_TIMEOUT" },
-	{ "kill-after", OPT_KILL_AFTER, required_argument, "REARGUARD_KILL_AFTER" },
-	{ "term-grace", OPT_TERM_GRACE, required_argument, "REARGUARD_TERM_GRACE" },
-	{ "restart-grace", OPT_RESTART_GRACE, required_argument, "REARGUARD_RESTART_GRACE" },
-	{ "termination-log", OPT_TERMINATION_LOG, required_argument, "REARGUARD_TERMINATION_LOG" },
-	{ "log-format", OPT_LOG_FORMAT, required_argument, "REARGUARD_LOG_FORMAT" },
-	{ "verbose", OPT_VERBOSE, no_argument, "REARGUARD_VERBOSE" },
-	{ "quiet", OPT_QUIET, no_argument, "REARGUARD_QUIET" },
-	{ "help", OPT_HELP, no_argument, NULL },
-	{ "version", OPT_VERSION, no_argument, NULL },
+	{ "sidecar", OPT_SIDECAR, required_argument, "REARGUARD_SIDECARS", FOR_AGENT | FOR_DRAIN | FOR_RUN },
+	{ "app", OPT_APP, required_argument, "REARGUARD_APP", FOR_AGENT },
+	{ "apps", OPT_APPS, required_argument, "REARGUARD_APPS", FOR_AGENT },
+	{ "dir", OPT_DIR, required_argument, "REARGUARD_DIR", FOR_AGENT | FOR_RUN | FOR_WAIT },
+	{ "restart-policy", OPT_RESTART_POLICY, required_argument, "REARGUARD_RESTART_POLICY", FOR_AGENT },
+	{ "startup-timeout", OPT_STARTUP_TIMEOUT, required_argument, "REARGUARD_STARTUP_TIMEOUT", FOR_AGENT },
+	{ "ready-timeout", OPT_READY_TIMEOUT, required_argument, "REARGUARD_READY_TIMEOUT", FOR_AGENT },
+	{ "stop-timeout", OPT_STOP_TIMEOUT, required_argument, "REARGUARD_STOP_TIMEOUT", FOR_AGENT | FOR_DRAIN | FOR_RUN },
+	{ "kill-after", OPT_KILL_AFTER, required_argument, "REARGUARD_KILL_AFTER", FOR_AGENT | FOR_DRAIN | FOR_RUN },
+	{ "term-grace", OPT_TERM_GRACE, required_argument, "REARGUARD_TERM_GRACE", FOR_AGENT },
+	{ "restart-grace", OPT_RESTART_GRACE, required_argument, "REARGUARD_RESTART_GRACE", FOR_AGENT },
+	{ "termination-log", OPT_TERMINATION_LOG, required_argument, "REARGUARD_TERMINATION_LOG", FOR_AGENT },
+	{ "name", OPT_NAME, required_argument, "REARGUARD_NAME", FOR_RUN },
+	{ "timeout", OPT_TIMEOUT, required_argument, "REARGUARD_TIMEOUT", FOR_RUN | FOR_WAIT },
+	{ "no-wait", OPT_NO_WAIT, no_argument, "REARGUARD_NO_WAIT", FOR_RUN },
+	{ "drain", OPT_DRAIN, no_argument, "REARGUARD_DRAIN", FOR_RUN },
+	{ "log-format", OPT_LOG_FORMAT, required_argument, "REARGUARD_LOG_FORMAT", FOR_AGENT | FOR_DRAIN | FOR_RUN },
+	{ "verbose", OPT_VERBOSE, no_argument, "REARGUARD_VERBOSE", FOR_AGENT | FOR_DRAIN | FOR_RUN },
+	{ "quiet", OPT_QUIET, no_argument, "REARGUARD_QUIET", FOR_AGENT | FOR_DRAIN | FOR_RUN },
+	{ "help", OPT_HELP, no_argument, NULL, FOR_ALL },
+	{ "version", OPT_VERSION, no_argument, NULL, FOR_AGENT },
 };
 
-/* What rearguard drain takes; every other option and variable is the agent's alone. */
-static const int drain_opts[] = {
-	OPT_SIDECAR, OPT_STOP_TIMEOUT, OPT_KILL_AFTER, OPT_LOG_FORMAT, OPT_VERBOSE, OPT_QUIET, OPT_HELP,
+/* How each command reads its options, and how its errors read. */
+struct command {
+	unsigned bit;
+	const char *prefix; /* before each error: "run: " */
+	const char *hint;   /* after an unknown option */
+	bool in_order;      /* options end at the first operand (run: CMD's own options follow) */
 };
 
-static bool takes(bool drain, int id)
-{
-	size_t i;
-
-	if (!drain)
-		return true;
-	for (i = 0; i < ARRAY_SIZE(drain_opts); i++)
-		if (drain_opts[i] == id)
-			return true;
-	return false;
-}
+static const struct command agent_cmd = { FOR_AGENT, "", "see rearguard --help", false };
+static const struct command drain_cmd = { FOR_DRAIN, "",
+					  "rearguard drain takes --sidecar, --stop-timeout, --kill-after, "
+					  "--log-format, --verbose, --quiet",
+					  false };
+static const struct command run_cmd = { FOR_RUN, "run: ", "see rearguard --help", true };
+static const struct command wait_cmd = { FOR_WAIT, "wait: ", "see rearguard --help", false };
+static const struct command install_cmd = { FOR_INSTALL, "install: ", "see rearguard --help", false };
 
 static int failf(char *err, size_t errlen, const char *fmt, ...) RG_PRINTF(3, 4);
 
@@ -278,7 +292,6 @@ static void defaults(struct agent_options *cfg)
 	cfg->log_level = LOG_INFO;
 }
 
-/* The agent's options, or (drain) the few rearguard drain takes. */
 /* The shared volume's mount point unless --dir or REARGUARD_DIR named one. */
 static int default_dir(char **dir)
 {
@@ -287,79 +300,127 @@ static int default_dir(char **dir)
 	return 0;
 }
 
-static enum options_result parse(struct agent_options *cfg, int argc, char **argv, bool drain, char *err,
-				 size_t errlen)
+typedef int opt_apply(void *o, int id, const char *value, const char *what, bool from_env, char *err,
+		      size_t errlen);
+
+/*
+ * The one option driver: a command's options from the environment first,
+ * then from the flags, which win. foreign: another process's command line
+ * (no environment, no --help). Returns the index of the first operand, -1
+ * with err set, or -2 after --help or --version was printed.
+ */
+static int drive(const struct command *cmd, bool foreign, opt_apply *set, void *o, int argc, char **argv, char *err,
+		 size_t errlen)
 {
-	static const char drain_hint[] = "rearguard drain takes --sidecar, --stop-timeout, --kill-after, "
-					 "--log-format, --verbose, --quiet";
 	struct option longopts[ARRAY_SIZE(opts) + 1];
-	bool sidecar_flag_seen = false;
-	char what[64];
-	size_t i, n = 0;
+	char shortopts[32], what[64];
+	size_t i, n = 0, k = 0;
 	int c;
 
-	defaults(cfg);
-	/* The environment first: any flag given then overrides it. */
 	for (i = 0; i < ARRAY_SIZE(opts); i++) {
-		const char *v = opts[i].env && takes(drain, opts[i].id) ? getenv(opts[i].env) : NULL;
+		const char *v = opts[i].env && !foreign && (opts[i].cmds & cmd->bit) ? getenv(opts[i].env) : NULL;
 
 		/* An empty variable counts as unset (a ConfigMap key left blank). */
-		if (v && *v && apply(cfg, opts[i].id, v, opts[i].env, true, err, errlen) < 0)
-			goto fail;
+		if (v && *v && set(o, opts[i].id, v, opts[i].env, true, err, errlen) < 0)
+			return -1;
 	}
-
 	memset(longopts, 0, sizeof(longopts));
+	if (cmd->in_order)
+		shortopts[k++] = '+';
+	shortopts[k++] = ':';
 	for (i = 0; i < ARRAY_SIZE(opts); i++) {
-		if (!takes(drain, opts[i].id))
+		if (!(opts[i].cmds & cmd->bit))
 			continue;
 		longopts[n].name = opts[i].name;
 		longopts[n].has_arg = opts[i].has_arg;
 		longopts[n].val = opts[i].id;
 		n++;
+		if (opts[i].id < 256 && k + 3 < sizeof(shortopts)) {
+			shortopts[k++] = (char)opts[i].id;
+			if (opts[i].has_arg == required_argument)
+				shortopts[k++] = ':';
+		}
 	}
-	optind = 1;
+	shortopts[k] = '\0';
+	/* 0, not 1: the ordering ('+') is read only when getopt starts afresh. */
+	optind = 0;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, drain ? ":s:vqh" : ":s:d:vqh", longopts, NULL)) != -1) {
-		const char *name = NULL;
+	while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
+		const char *name = "?";
 
 		for (i = 0; i < ARRAY_SIZE(opts); i++)
 			if (opts[i].id == c)
 				name = opts[i].name;
 		switch (c) {
 		case OPT_HELP:
-			options_print_help();
-			options_free(cfg);
-			return OPTIONS_EXIT_OK;
 		case OPT_VERSION:
-			options_print_version();
-			options_free(cfg);
-			return OPTIONS_EXIT_OK;
+			if (foreign) {
+				failf(err, errlen, "%s%s", cmd->prefix, argv[optind - 1]);
+				return -1;
+			}
+			if (c == OPT_HELP)
+				options_print_help();
+			else
+				options_print_version();
+			return -2;
 		case '?':
 			if (optopt)
-				failf(err, errlen, "unknown option -%c (%s)", optopt, drain ? drain_hint : "see rearguard --help");
+				failf(err, errlen, "%sunknown option -%c (%s)", cmd->prefix, optopt, cmd->hint);
 			else
-				failf(err, errlen, "unknown option %s (%s)", argv[optind - 1],
-				      drain ? drain_hint : "see rearguard --help");
-			goto fail;
+				failf(err, errlen, "%sunknown option %s (%s)", cmd->prefix, argv[optind - 1], cmd->hint);
+			return -1;
 		case ':':
 			/* glibc leaves optind after the option; musl one past the end when it was last. */
-			failf(err, errlen, "option %s needs a value", argv[optind - 1 < argc ? optind - 1 : argc - 1]);
-			goto fail;
-		case OPT_SIDECAR:
-			/* Flags replace the environment's list rather than adding to it. */
-			if (!sidecar_flag_seen)
-				clear_sidecars(cfg);
-			sidecar_flag_seen = true;
-			/* fall through */
+			failf(err, errlen, "%soption %s needs a value", cmd->prefix,
+			      argv[optind - 1 < argc ? optind - 1 : argc - 1]);
+			return -1;
 		default:
-			snprintf(what, sizeof(what), "--%s", name ? name : "?");
-			if (apply(cfg, c, optarg ? optarg : "", what, false, err, errlen) < 0)
-				goto fail;
+			snprintf(what, sizeof(what), "--%s", name);
+			if (set(o, c, optarg ? optarg : "", what, false, err, errlen) < 0)
+				return -1;
 		}
 	}
-	if (optind < argc) {
+	return optind;
+}
+
+static enum options_result result_of(int rc)
+{
+	return rc == -2 ? OPTIONS_EXIT_OK : OPTIONS_ERROR;
+}
+
+/* The agent's options (and drain's, a few of them). */
+struct agent_parse {
+	struct agent_options *cfg;
+	bool sidecar_flag_seen;
+};
+
+static int apply_agent(void *p, int id, const char *value, const char *what, bool from_env, char *err, size_t errlen)
+{
+	struct agent_parse *ap = p;
+
+	/* Flags replace the environment's list of sidecars rather than adding to it. */
+	if (id == OPT_SIDECAR && !from_env && !ap->sidecar_flag_seen) {
+		clear_sidecars(ap->cfg);
+		ap->sidecar_flag_seen = true;
+	}
+	return apply(ap->cfg, id, value, what, from_env, err, errlen);
+}
+
+static enum options_result parse(struct agent_options *cfg, int argc, char **argv, bool drain, char *err,
+				 size_t errlen)
+{
+	struct agent_parse ap = { .cfg = cfg };
+	int first;
+
+	defaults(cfg);
+	first = drive(drain ? &drain_cmd : &agent_cmd, false, apply_agent, &ap, argc, argv, err, errlen);
+	if (first < 0) {
+		options_free(cfg);
+		return result_of(first);
+	}
+	if (first < argc) {
 		failf(err, errlen, "unexpected argument \"%s\" (%s takes options only; see rearguard --help)",
-		      argv[optind], drain ? "rearguard drain" : "the agent");
+		      argv[first], drain ? "rearguard drain" : "the agent");
 		goto fail;
 	}
 	if (cfg->nsidecars == 0) {
@@ -403,106 +464,6 @@ void options_free(struct agent_options *cfg)
 }
 
 /* ---- run, wait, install --------------------------------------------------- */
-
-static const struct opt_def run_opts[] = {
-	{ "name", OPT_NAME, required_argument, "REARGUARD_NAME" },
-	{ "dir", OPT_DIR, required_argument, "REARGUARD_DIR" },
-	{ "timeout", OPT_TIMEOUT, required_argument, "REARGUARD_TIMEOUT" },
-	{ "no-wait", OPT_NO_WAIT, no_argument, "REARGUARD_NO_WAIT" },
-	{ "drain", OPT_DRAIN, no_argument, "REARGUARD_DRAIN" },
-	{ "sidecar", OPT_SIDECAR, required_argument, "REARGUARD_SIDECARS" },
-	{ "stop-timeout", OPT_STOP_TIMEOUT, required_argument, "REARGUARD_STOP_TIMEOUT" },
-	{ "kill-after", OPT_KILL_AFTER, required_argument, "REARGUARD_KILL_AFTER" },
-	{ "log-format", OPT_LOG_FORMAT, required_argument, "REARGUARD_LOG_FORMAT" },
-	{ "verbose", OPT_VERBOSE, no_argument, "REARGUARD_VERBOSE" },
-	{ "quiet", OPT_QUIET, no_argument, "REARGUARD_QUIET" },
-	{ "help", OPT_HELP, no_argument, NULL },
-};
-
-static const struct opt_def wait_opts[] = {
-	{ "dir", OPT_DIR, required_argument, "REARGUARD_DIR" },
-	{ "timeout", OPT_TIMEOUT, required_argument, "REARGUARD_TIMEOUT" },
-	{ "help", OPT_HELP, no_argument, NULL },
-};
-
-static const struct opt_def install_opts[] = {
-	{ "help", OPT_HELP, no_argument, NULL },
-};
-
-typedef int sub_apply(void *o, int id, const char *value, const char *what, bool from_env, char *err,
-		      size_t errlen);
-
-/*
- * A subcommand's options: the environment first, then the flags, which win.
- * in_order: options end at the first operand (run: CMD's own options follow).
- * foreign: another process's command line: no environment, no --help.
- * Returns the index of the first operand, -1 with err set, or -2 after --help.
- */
-static int parse_sub(const struct opt_def *tbl, size_t n, bool in_order, bool foreign, sub_apply *set, void *o,
-		     int argc, char **argv, char *err, size_t errlen)
-{
-	struct option longopts[16];
-	char shortopts[32], what[64];
-	size_t i, k = 0;
-	int c;
-
-	for (i = 0; i < n; i++) {
-		const char *v = tbl[i].env && !foreign ? getenv(tbl[i].env) : NULL;
-
-		if (v && *v && set(o, tbl[i].id, v, tbl[i].env, true, err, errlen) < 0)
-			return -1;
-	}
-	memset(longopts, 0, sizeof(longopts));
-	if (in_order)
-		shortopts[k++] = '+';
-	shortopts[k++] = ':';
-	for (i = 0; i < n && i < ARRAY_SIZE(longopts) - 1; i++) {
-		longopts[i].name = tbl[i].name;
-		longopts[i].has_arg = tbl[i].has_arg;
-		longopts[i].val = tbl[i].id;
-		if (tbl[i].id < 256 && k + 3 < sizeof(shortopts)) {
-			shortopts[k++] = (char)tbl[i].id;
-			if (tbl[i].has_arg == required_argument)
-				shortopts[k++] = ':';
-		}
-	}
-	shortopts[k] = '\0';
-	/* 0, not 1: the ordering ('+') is read only when getopt starts afresh. */
-	optind = 0;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
-		const char *name = "?";
-
-		for (i = 0; i < n; i++)
-			if (tbl[i].id == c)
-				name = tbl[i].name;
-		switch (c) {
-		case OPT_HELP:
-			if (foreign) {
-				failf(err, errlen, "%s --help", argv[0]);
-				return -1;
-			}
-			options_print_help();
-			return -2;
-		case '?':
-			if (optopt)
-				failf(err, errlen, "%s: unknown option -%c (see rearguard --help)", argv[0], optopt);
-			else
-				failf(err, errlen, "%s: unknown option %s (see rearguard --help)", argv[0], argv[optind - 1]);
-			return -1;
-		case ':':
-			/* glibc leaves optind after the option; musl one past the end when it was last. */
-			failf(err, errlen, "%s: option %s needs a value", argv[0],
-			      argv[optind - 1 < argc ? optind - 1 : argc - 1]);
-			return -1;
-		default:
-			snprintf(what, sizeof(what), "--%s", name);
-			if (set(o, c, optarg ? optarg : "", what, false, err, errlen) < 0)
-				return -1;
-		}
-	}
-	return optind;
-}
 
 static int apply_name(char **slot, const char *value, const char *what, char *err, size_t errlen)
 {
@@ -563,11 +524,6 @@ static int apply_none(void *p, int id, const char *value, const char *what, bool
 	return failf(err, errlen, "internal error: option %d", id);
 }
 
-static enum options_result sub_result(int rc)
-{
-	return rc == -2 ? OPTIONS_EXIT_OK : OPTIONS_ERROR;
-}
-
 static enum options_result parse_run(struct run_options *o, bool foreign, int argc, char **argv, char *err,
 				     size_t errlen)
 {
@@ -578,10 +534,10 @@ static enum options_result parse_run(struct run_options *o, bool foreign, int ar
 	o->log_format = LOG_TEXT;
 	o->log_level = LOG_INFO;
 	defaults(&o->drain_opts);
-	first = parse_sub(run_opts, ARRAY_SIZE(run_opts), true, foreign, apply_run, o, argc, argv, err, errlen);
+	first = drive(&run_cmd, foreign, apply_run, o, argc, argv, err, errlen);
 	if (first < 0) {
 		options_free_run(o);
-		return sub_result(first);
+		return result_of(first);
 	}
 	if (first >= argc) {
 		failf(err, errlen, "run: no command given (rearguard run [OPTIONS] -- CMD [ARG...])");
@@ -651,10 +607,10 @@ enum options_result options_parse_wait(struct wait_options *o, int argc, char **
 
 	memset(o, 0, sizeof(*o));
 	o->timeout_ms = RUN_WAIT_TIMEOUT_MS;
-	first = parse_sub(wait_opts, ARRAY_SIZE(wait_opts), false, false, apply_wait, o, argc, argv, err, errlen);
+	first = drive(&wait_cmd, false, apply_wait, o, argc, argv, err, errlen);
 	if (first < 0) {
 		options_free_wait(o);
-		return sub_result(first);
+		return result_of(first);
 	}
 	if (first >= argc) {
 		failf(err, errlen, "wait: which condition? ready, apps-done or done");
@@ -689,11 +645,10 @@ void options_free_wait(struct wait_options *o)
 
 enum options_result options_parse_install(const char **dir, int argc, char **argv, char *err, size_t errlen)
 {
-	int first = parse_sub(install_opts, ARRAY_SIZE(install_opts), false, false, apply_none, NULL, argc, argv, err,
-			      errlen);
+	int first = drive(&install_cmd, false, apply_none, NULL, argc, argv, err, errlen);
 
 	if (first < 0)
-		return sub_result(first);
+		return result_of(first);
 	if (first >= argc) {
 		failf(err, errlen, "install: which directory? (rearguard install DIR)");
 		return OPTIONS_ERROR;

@@ -136,39 +136,25 @@ static void table_remove(struct podscan *ps, struct proc_entry *e)
 
 /* ---- reading /proc ---------------------------------------------------- */
 
-/*
- * procfs hands out stat, cgroup and cmdline in one read when they fit (they
- * are generated whole): a short read is the whole file, and skipping the read
- * that would confirm EOF saves a quarter of the system calls of a scan.
- */
-static int read_pid_file(struct podscan *ps, pid_t pid, const char *what, size_t *len)
+/* Reads /proc/PID/what into ps->buf, in one read (see READ_ONE_SHOT). */
+static int read_pid_file(const struct podscan *ps, char *buf, size_t cap, pid_t pid, const char *what, size_t *len)
 {
 	char path[64];
-	ssize_t n;
-	int fd;
+	int fd, rc;
 
 	snprintf(path, sizeof(path), "%d/%s", (int)pid, what);
 	fd = openat(ps->proc_fd, path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	do
-		n = read(fd, ps->buf, sizeof(ps->buf) - 1);
-	while (n < 0 && errno == EINTR);
-	if (n < 0) {
-		n = -errno;
-		close(fd);
-		return (int)n;
-	}
+	rc = read_small_fd(fd, buf, cap, len, READ_ONE_SHOT);
 	close(fd);
-	ps->buf[n] = '\0';
-	*len = (size_t)n;
-	return 0;
+	return rc;
 }
 
 static int read_stat(struct podscan *ps, pid_t pid, struct proc_stat *st)
 {
 	size_t len;
-	int rc = read_pid_file(ps, pid, "stat", &len);
+	int rc = read_pid_file(ps, ps->buf, sizeof(ps->buf), pid, "stat", &len);
 
 	if (rc < 0)
 		return rc;
@@ -183,7 +169,7 @@ static void read_argv0(struct podscan *ps, pid_t pid, char *out, size_t outlen)
 	size_t len;
 
 	out[0] = '\0';
-	if (read_pid_file(ps, pid, "cmdline", &len) == 0)
+	if (read_pid_file(ps, ps->buf, sizeof(ps->buf), pid, "cmdline", &len) == 0)
 		proc_parse_argv0(ps->buf, len, out, outlen);
 }
 
@@ -290,7 +276,7 @@ static int key_of(struct podscan *ps, const struct proc_stat *st, char *key, siz
 		return 0;
 	}
 	ps->stats.cgroup_reads++;
-	rc = read_pid_file(ps, st->pid, "cgroup", &len);
+	rc = read_pid_file(ps, ps->buf, sizeof(ps->buf), st->pid, "cgroup", &len);
 	if (rc < 0)
 		return rc;
 	return proc_cgroup_key(ps->buf, len, key, keylen) < 0 ? -EINVAL : 0;
@@ -379,13 +365,11 @@ static void rekey_pending(struct podscan *ps, struct container *c)
 {
 	char key[sizeof(ps->buf)];
 	struct container *other = NULL;
-	struct proc_stat st;
 	size_t len, i;
 	char *copy;
 
-	if (ps->flat || read_stat(ps, c->pub.root, &st) < 0 || st.starttime != c->pub.root_start ||
-	    read_pid_file(ps, c->pub.root, "cgroup", &len) < 0 || proc_cgroup_key(ps->buf, len, key, sizeof(key)) < 0 ||
-	    strcmp(key, c->pub.key) == 0)
+	if (ps->flat || read_pid_file(ps, ps->buf, sizeof(ps->buf), c->pub.root, "cgroup", &len) < 0 ||
+	    proc_cgroup_key(ps->buf, len, key, sizeof(key)) < 0 || strcmp(key, c->pub.key) == 0)
 		return;
 	for (i = 0; i < ps->ncontainers; i++)
 		if (ps->containers[i] != c && strcmp(ps->containers[i]->pub.key, key) == 0)
@@ -420,25 +404,39 @@ static void rekey_pending(struct podscan *ps, struct container *c)
  * A root may exec after we first saw it: the runtime's init becomes the
  * entrypoint, a shell execs the proxy. Its new name may change the role.
  */
-static void recheck_root(struct podscan *ps, struct container *c)
+static void recheck_root(struct podscan *ps, struct container *c, const struct proc_stat *st)
 {
-	struct proc_stat st;
 	char argv0[POD_NAME_MAX];
 
-	if (read_stat(ps, c->pub.root, &st) < 0 || st.starttime != c->pub.root_start ||
-	    strcmp(st.comm, c->root_comm) == 0)
+	if (strcmp(st->comm, c->root_comm) == 0)
 		return;
 	if (runtime_init(c->root_comm)) {
 		/* What the runtime's init matched says nothing about the container. */
 		c->match_app = false;
 		c->match_sidecar = -1;
 	}
-	str_copy(c->root_comm, st.comm, sizeof(c->root_comm));
-	apply_match(ps, c, st.comm);
+	str_copy(c->root_comm, st->comm, sizeof(c->root_comm));
+	apply_match(ps, c, st->comm);
 	read_argv0(ps, c->pub.root, argv0, sizeof(argv0));
-	if (argv0[0] && strcmp(argv0, st.comm) != 0)
+	if (argv0[0] && strcmp(argv0, st->comm) != 0)
 		apply_match(ps, c, argv0);
 	name_from_root(ps, c);
+}
+
+/* A live container's root, read once per refresh: its cgroup while pending, its name. */
+static void refresh_root(struct podscan *ps, struct container *c)
+{
+	struct proc_stat st;
+
+	/* Gone or reused: its exit is the watcher's to report. */
+	if (read_stat(ps, c->pub.root, &st) < 0 || st.starttime != c->pub.root_start)
+		return;
+	if (c->pub.role == ROLE_PENDING) {
+		rekey_pending(ps, c);
+		if (c->pub.root_gone)
+			return;
+	}
+	recheck_root(ps, c, &st);
 }
 
 static void detect_flat(struct podscan *ps)
@@ -446,13 +444,22 @@ static void detect_flat(struct podscan *ps)
 	char one[sizeof(ps->buf)];
 	size_t len;
 
-	if (ps->cfg.self_pid == 1 || read_pid_file(ps, 1, "cgroup", &len) < 0)
-		return;
-	memcpy(one, ps->buf, len + 1);
-	if (read_pid_file(ps, ps->cfg.self_pid, "cgroup", &len) < 0)
+	if (ps->cfg.self_pid == 1 || read_pid_file(ps, one, sizeof(one), 1, "cgroup", &len) < 0 ||
+	    read_pid_file(ps, ps->buf, sizeof(ps->buf), ps->cfg.self_pid, "cgroup", &len) < 0)
 		return;
 	/* pause and the agent always have their own cgroups under a runtime that makes them. */
 	ps->flat = strcmp(one, ps->buf) == 0;
+}
+
+/* Whether e's pid still has e's start time (an unreadable stat proves nothing: yes). */
+static bool still_same(struct podscan *ps, const struct proc_entry *e)
+{
+	struct proc_stat st;
+	int rc = read_stat(ps, e->pid, &st);
+
+	if (rc == -ENOENT || rc == -ESRCH)
+		return true; /* gone: the listing will drop it */
+	return rc < 0 || st.starttime == e->start;
 }
 
 static int cmp_pid(const void *a, const void *b)
@@ -510,6 +517,11 @@ int podscan_refresh(struct podscan *ps, struct podscan_stats *stats)
 			continue;
 		ps->stats.listed++;
 		e = table_find(ps, (pid_t)pid);
+		if (e && e->container && ps->containers[e->container - 1]->pub.root_gone && !still_same(ps, e)) {
+			/* A process of a container that is over: its pid may name a newcomer now. */
+			table_remove(ps, e);
+			e = NULL;
+		}
 		if (e)
 			e->gen = ps->gen;
 		else if (push_fresh(ps, (pid_t)pid) < 0)
@@ -554,10 +566,7 @@ int podscan_refresh(struct podscan *ps, struct podscan_stats *stats)
 		if (c->pub.root_gone || c->pub.role == ROLE_PAUSE || c->pub.role == ROLE_SELF ||
 		    c->pub.role == ROLE_SIDECAR)
 			continue;
-		if (c->pub.role == ROLE_PENDING)
-			rekey_pending(ps, c);
-		if (!c->pub.root_gone)
-			recheck_root(ps, c);
+		refresh_root(ps, c);
 		role = role_of(c, start);
 		if (role != c->pub.role) {
 			c->pub.role = role;
@@ -716,12 +725,11 @@ size_t podscan_procs(const struct podscan *ps, const struct pod_container *c, pi
 int podscan_start_time(const struct podscan *ps, pid_t pid, uint64_t *start, bool *zombie)
 {
 	struct proc_stat st;
-	char path[64], buf[1024];
+	char buf[1024];
 	size_t len;
 	int rc;
 
-	snprintf(path, sizeof(path), "%d/stat", (int)pid);
-	rc = read_small_at(ps->proc_fd, path, 0, buf, sizeof(buf), &len);
+	rc = read_pid_file(ps, buf, sizeof(buf), pid, "stat", &len);
 	if (rc < 0)
 		return rc;
 	if (proc_parse_stat(buf, len, &st) < 0)
@@ -729,6 +737,47 @@ int podscan_start_time(const struct podscan *ps, pid_t pid, uint64_t *start, boo
 	*start = st.starttime;
 	*zombie = st.state == 'Z' || st.state == 'X';
 	return 0;
+}
+
+int podscan_cmdline(const struct podscan *ps, pid_t pid, uint64_t start, char *buf, size_t cap, size_t *len)
+{
+	uint64_t now_start;
+	bool zombie;
+	int rc;
+
+	rc = read_pid_file(ps, buf, cap, pid, "cmdline", len);
+	if (rc < 0)
+		return rc == -ENOENT ? -ESRCH : rc;
+	/* Read after the command line: if the start time still matches, the command line was its. */
+	rc = podscan_start_time(ps, pid, &now_start, &zombie);
+	if (rc == -ENOENT || (rc == 0 && now_start != start))
+		return -ESRCH;
+	return rc;
+}
+
+size_t podscan_ancestors(const struct podscan *ps, pid_t pid, pid_t *out, size_t cap)
+{
+	size_t n = 0;
+
+	while (pid > 1 && n < cap) {
+		struct proc_stat st;
+		char buf[1024];
+		size_t len;
+
+		out[n++] = pid;
+		if (read_pid_file(ps, buf, sizeof(buf), pid, "stat", &len) < 0 || proc_parse_stat(buf, len, &st) < 0)
+			break;
+		pid = st.ppid;
+	}
+	return n;
+}
+
+void podscan_stale(struct podscan *ps, pid_t pid)
+{
+	struct proc_entry *e = table_find(ps, pid);
+
+	if (e)
+		table_remove(ps, e);
 }
 
 const char *pod_role_name(enum pod_role role)

@@ -10,10 +10,17 @@
  *
  * podscan_refresh() reads /proc and classifies only the pids it has not seen
  * before: a process whose parent is known inherits the parent's container
- * (a fork stays in its cgroup), so a busy pod costs one readdir and one stat
- * per new process. Roots never change once chosen; a root that exits
+ * (a fork stays in its cgroup), so a busy pod costs one readdir, plus one
+ * stat per new process. Roots never change once chosen; a root that exits
  * (reported by the caller, who watches it) ends its container for good: a
  * restarted container shows up under a new cgroup, so as a new container.
+ * The processes of a container that is over are read again at every
+ * refresh until they are gone, so that a pid reused meanwhile (by a
+ * restarted container's root, say) is never filed under the dead one.
+ *
+ * podscan is the only reader of /proc: start times, command lines and
+ * ancestors are read through it too, so the unit tests' fake /proc covers
+ * everything the agent sees.
  *
  *	struct podscan *ps;
  *	podscan_new(&cfg, &ps);
@@ -63,6 +70,7 @@ struct pod_container {
 	bool is_new;            /* first seen by the last refresh */
 	bool role_changed;      /* role set or changed by the last refresh (not for new ones) */
 	int64_t pending_since_us;
+	void *data;             /* the caller's, for its own state of this container */
 };
 
 struct podscan_stats {
@@ -99,9 +107,26 @@ size_t podscan_procs(const struct podscan *ps, const struct pod_container *c, pi
 
 /*
  * Reads the start time of pid and whether it is a zombie (exited, not yet
- * reaped). -ENOENT when no such pid exists.
+ * reaped). -ENOENT when no such pid exists; other -errno (EMFILE, ...) when
+ * it could not be read, which says nothing about the process.
  */
 int podscan_start_time(const struct podscan *ps, pid_t pid, uint64_t *start, bool *zombie);
+
+/*
+ * The command line of pid (NUL-separated arguments, at most cap - 1 bytes,
+ * NUL-terminated), if pid still has the given start time. -ESRCH when it is
+ * gone or is another process now.
+ */
+int podscan_cmdline(const struct podscan *ps, pid_t pid, uint64_t start, char *buf, size_t cap, size_t *len);
+
+/* pid and its ancestors up to (not including) pid 1, at most cap of them; returns how many. */
+size_t podscan_ancestors(const struct podscan *ps, pid_t pid, pid_t *out, size_t cap);
+
+/*
+ * pid is not the process the last refresh filed under its number (a watch
+ * found another start time): the next refresh reads it afresh.
+ */
+void podscan_stale(struct podscan *ps, pid_t pid);
 
 const char *pod_role_name(enum pod_role role);
 

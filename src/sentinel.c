@@ -353,7 +353,7 @@ static void read_report(struct sentinel *s, const char *name)
 		malformed(s, name, NULL, "not a regular file");
 		return;
 	}
-	rc = read_small_fd(fd, buf, sizeof(buf), &len);
+	rc = read_small_fd(fd, buf, sizeof(buf), &len, READ_TO_END);
 	close(fd);
 	if (rc < 0)
 		why = strerror(-rc);
@@ -391,6 +391,12 @@ static void reread(struct sentinel *s)
 		if (de->d_name[0] != '.' && de->d_type != DT_DIR)
 			read_report(s, de->d_name);
 	closedir(d);
+}
+
+void sentinel_reread(struct sentinel *s)
+{
+	if (s->dirfd >= 0)
+		reread(s);
 }
 
 static bool deleted(int fd)

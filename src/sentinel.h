@@ -96,6 +96,9 @@ int sentinel_open(struct sentinel *s, struct ev_loop *loop, const char *dir, uns
 		  void *data);
 void sentinel_close(struct sentinel *s);
 
+/* Delivers every protocol file there is once more (callbacks must be idempotent anyway). */
+void sentinel_reread(struct sentinel *s);
+
 /* Writes dir/name atomically (a temporary name, then rename: a symlink there is replaced). */
 int sentinel_write(struct sentinel *s, const char *name, const void *data, size_t len);
 

@@ -100,7 +100,8 @@ static size_t key_at(const char *s)
 	return 0;
 }
 
-static int set_url(char **slot, const char *key, const char *value, const char *text, char *err, size_t errlen)
+static int set_url(char **slot, struct url *parts, const char *key, const char *value, const char *text, char *err,
+		   size_t errlen)
 {
 	const char *why;
 	struct url u;
@@ -116,7 +117,10 @@ static int set_url(char **slot, const char *key, const char *value, const char *
 	}
 	free(*slot);
 	*slot = strdup(value);
-	return *slot ? 0 : -ENOMEM;
+	if (!*slot)
+		return -ENOMEM;
+	/* Again on the copy: the parts' path points into the string kept. */
+	return url_parse(*slot, parts, &why);
 }
 
 static int apply(struct sidecar_spec *spec, const char *key, const char *value, const char *text, char *err,
@@ -136,9 +140,9 @@ static int apply(struct sidecar_spec *spec, const char *key, const char *value, 
 		return spec->match_src ? 0 : -ENOMEM;
 	}
 	if (strcmp(key, "ready") == 0)
-		return set_url(&spec->ready_url, key, value, text, err, errlen);
+		return set_url(&spec->ready_url, &spec->ready_at, key, value, text, err, errlen);
 	if (strcmp(key, "drain") == 0)
-		return set_url(&spec->drain_url, key, value, text, err, errlen);
+		return set_url(&spec->drain_url, &spec->drain_at, key, value, text, err, errlen);
 	if (strcmp(key, "drain-time") == 0) {
 		if (parse_duration_ms(value, &spec->drain_time_ms) < 0) {
 			fail(err, errlen, text, "drain-time: invalid duration \"%s\" (examples: 500ms, 5s, 1m)", value);
@@ -162,7 +166,7 @@ static int apply(struct sidecar_spec *spec, const char *key, const char *value, 
 		fail(err, errlen, text, "stop: \"%s\" is neither a URL nor signal:NAME", value);
 		return -EINVAL;
 	}
-	return set_url(&spec->stop_url, key, value, text, err, errlen);
+	return set_url(&spec->stop_url, &spec->stop_at, key, value, text, err, errlen);
 }
 
 static int apply_preset(struct sidecar_spec *spec, const char *name, size_t n, const char *text, char *err,
@@ -184,10 +188,11 @@ static int apply_preset(struct sidecar_spec *spec, const char *name, size_t n, c
 	spec->preset = p->name;
 	str_copy(spec->name, p->name, sizeof(spec->name));
 	spec->match_src = strdup(p->match);
-	spec->ready_url = p->ready ? strdup(p->ready) : NULL;
-	spec->drain_url = p->drain ? strdup(p->drain) : NULL;
-	spec->stop_url = strdup(p->stop);
-	if (!spec->match_src || !spec->stop_url || (p->ready && !spec->ready_url) || (p->drain && !spec->drain_url))
+	if (!spec->match_src)
+		return -ENOMEM;
+	if ((p->ready && set_url(&spec->ready_url, &spec->ready_at, "ready", p->ready, text, err, errlen) < 0) ||
+	    (p->drain && set_url(&spec->drain_url, &spec->drain_at, "drain", p->drain, text, err, errlen) < 0) ||
+	    set_url(&spec->stop_url, &spec->stop_at, "stop", p->stop, text, err, errlen) < 0)
 		return -ENOMEM;
 	return 0;
 }
@@ -324,13 +329,6 @@ void spec_describe_stop(const struct sidecar_spec *spec, char *out, size_t len)
 		snprintf(out, len, "signal:%s", signal_name(spec->stop_signal));
 }
 
-static unsigned url_port(const char *url)
-{
-	const char *why;
-	struct url u;
-
-	return url && url_parse(url, &u, &why) == 0 ? u.port : 0;
-}
 
 static bool is_preset(const struct sidecar_spec *spec, const char *name)
 {
@@ -343,7 +341,7 @@ const char *spec_stop_advice(const struct sidecar_spec *spec, int result, const 
 		return "Linkerd's shutdown endpoint is off (the default since 2.16): enable it with the pod "
 		       "annotation config.linkerd.io/proxy-admin-shutdown: enabled "
 		       "(or LINKERD2_PROXY_SHUTDOWN_ENDPOINT_ENABLED=true in the proxy)";
-	if (result == -ECONNREFUSED && url_port(spec->stop_url) == 15020)
+	if (result == -ECONNREFUSED && spec->stop_url && spec->stop_at.port == 15020)
 		return "nothing listens on pilot-agent's status port 15020: the pod annotation "
 		       "status.sidecar.istio.io/port: \"0\" turns it off; remove that annotation, or stop Istio with "
 		       "stop=signal:TERM (rearguard then needs uid 1337 or the KILL capability)";
@@ -358,11 +356,8 @@ const char *spec_stop_advice(const struct sidecar_spec *spec, int result, const 
 
 const char *spec_warning(const struct sidecar_spec *spec)
 {
-	const char *why;
-	struct url u;
-
-	if (spec->stop_url && url_parse(spec->stop_url, &u, &why) == 0 && u.port == 15000 &&
-	    strncmp(u.path, "/quitquitquit", 13) == 0 && spec_matches(spec, "pilot-agent"))
+	if (spec->stop_url && spec->stop_at.port == 15000 && strncmp(spec->stop_at.path, "/quitquitquit", 13) == 0 &&
+	    spec_matches(spec, "pilot-agent"))
 		return "stop= posts to Envoy's admin port 15000, which stops Envoy only: pilot-agent keeps the "
 		       "container running; use pilot-agent's http://127.0.0.1:15020/quitquitquit (the istio preset)";
 	return NULL;

@@ -12,6 +12,8 @@
 #ifndef RG_SPEC_H
 #define RG_SPEC_H
 
+#include "url.h"
+
 #include <regex.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -31,6 +33,8 @@ struct sidecar_spec {
 	int64_t drain_time_ms;
 	char *stop_url;     /* NULL: stop with stop_signal */
 	int stop_signal;
+	/* The URLs taken apart once, here: their paths point into the strings above. */
+	struct url ready_at, drain_at, stop_at;
 };
 
 struct spec_preset {

@@ -14,10 +14,10 @@ static void app_json(struct jbuf *j, const struct decide *d, const struct decide
 	jbuf_key(j, "name");
 	jbuf_str(j, a->name);
 	jbuf_key(j, "container");
-	if (a->id)
+	if (a->id && a->id != DECIDE_APP_COMMAND)
 		jbuf_int(j, a->id);
 	else
-		jbuf_null(j); /* known only from its apps/NAME report */
+		jbuf_null(j); /* known only from its apps/NAME report, or run --drain's command */
 	jbuf_key(j, "exit_code");
 	if (a->exited && a->code >= 0)
 		jbuf_int(j, a->code);
@@ -44,17 +44,15 @@ static void app_json(struct jbuf *j, const struct decide *d, const struct decide
 /* 200, "refused", "timeout", ...; null while none came. */
 static void result_json(struct jbuf *j, int result)
 {
-	switch (result) {
-	case 0: jbuf_null(j); break;
-	case -ECONNREFUSED: jbuf_str(j, "refused"); break;
-	case -ETIMEDOUT: jbuf_str(j, "timeout"); break;
-	case -ECONNRESET: jbuf_str(j, "no-answer"); break;
-	default:
-		if (result > 0)
-			jbuf_int(j, result);
-		else
-			jbuf_str(j, "error");
-	}
+	char buf[16];
+	const char *word = decide_result_word(result, buf);
+
+	if (!word)
+		jbuf_null(j);
+	else if (result > 0)
+		jbuf_int(j, result);
+	else
+		jbuf_str(j, word);
 }
 
 static void sidecar_json(struct jbuf *j, const struct decide *d, const struct agent_options *opt, size_t i)

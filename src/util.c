@@ -29,7 +29,7 @@ int64_t real_us(void)
 	return clock_us(CLOCK_REALTIME);
 }
 
-int read_small_fd(int fd, char *buf, size_t cap, size_t *len)
+int read_small_fd(int fd, char *buf, size_t cap, size_t *len, unsigned how)
 {
 	size_t got = 0;
 
@@ -46,6 +46,8 @@ int read_small_fd(int fd, char *buf, size_t cap, size_t *len)
 		if (n == 0)
 			break;
 		got += (size_t)n;
+		if (how == READ_ONE_SHOT)
+			break;
 	}
 	buf[got] = '\0';
 	*len = got;
@@ -61,7 +63,7 @@ int read_small_at(int dirfd, const char *path, int flags, char *buf, size_t cap,
 	fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | flags);
 	if (fd < 0)
 		return -errno;
-	err = read_small_fd(fd, buf, cap, len);
+	err = read_small_fd(fd, buf, cap, len, READ_TO_END);
 	close(fd);
 	return err;
 }

@@ -28,8 +28,18 @@ int64_t real_us(void);
  * A file longer than the buffer is truncated, never an error.
  */
 int read_small_at(int dirfd, const char *path, int flags, char *buf, size_t cap, size_t *len);
+
+/* How read_small_fd reads. */
+#define READ_TO_END 0u
+/*
+ * One read(2) is the whole file: procfs generates stat, cgroup and cmdline
+ * in one go when they fit, so the read that would confirm the end is saved
+ * (a quarter of the system calls of a /proc scan).
+ */
+#define READ_ONE_SHOT 1u
+
 /* The same from an open fd (the caller has checked what it is). */
-int read_small_fd(int fd, char *buf, size_t cap, size_t *len);
+int read_small_fd(int fd, char *buf, size_t cap, size_t *len, unsigned how);
 
 /*
  * Writes len bytes to path (relative to dirfd) atomically: a temporary file

@@ -46,6 +46,8 @@ static void setup_with(enum restart_policy policy, unsigned apps, const struct d
 		.kill_after_us = 5 * S,
 		.readiness = readiness,
 		.ready_timeout_us = 300 * S,
+		/* The readiness tests have the file protocol; the others leave the files out. */
+		.files = readiness,
 		.nsidecars = nsidecars,
 		.sidecars = sc,
 	};
@@ -95,16 +97,20 @@ static void report(const char *name, int code)
 {
 	decide_app_report(&d, name, code, T);
 	is_int(next(), DECIDE_RESCAN, "report %s=%d: a rescan first", name, code);
-	decide_rescanned(&d, T);
+	decide_rescanned(&d, 0, T);
 }
 
-/* Answers rescans with nothing new until another action comes. */
+/*
+ * Answers rescans with nothing new, and lets exit-code lookups find nothing
+ * yet, until another action comes.
+ */
 static int next_skipping_rescans(void)
 {
 	int k;
 
-	while ((k = next()) == DECIDE_RESCAN)
-		decide_rescanned(&d, T);
+	while ((k = next()) == DECIDE_RESCAN || k == DECIDE_STATUS)
+		if (k == DECIDE_RESCAN)
+			decide_rescanned(&d, 0, T);
 	return k;
 }
 
@@ -132,15 +138,19 @@ static void one_app_never(void)
 	is_int(decide_deadline(&d, T), T + 100 * MS, "quick rescans while no app was seen");
 	T += 100 * MS;
 	is_int(next(), DECIDE_RESCAN, "rescan when due");
-	decide_rescanned(&d, T);
+	decide_rescanned(&d, 0, T);
 	decide_app_seen(&d, 3, "job", T);
 	is_int(next(), NONE, "app running: nothing to do");
-	is_int(decide_deadline(&d, T), T + 1 * S, "without --apps, rescans every second while apps run");
+	is_int(decide_deadline(&d, T), T + 100 * MS, "without --apps, quick rescans during start-up: another may come");
+	T += 40 * S;
+	is_int(next(), DECIDE_RESCAN, "a rescan");
+	decide_rescanned(&d, 0, T);
+	is_int(decide_deadline(&d, T), T + 1 * S, "after start-up, rescans every second while apps run");
 	T += 2 * S;
 	decide_app_exited(&d, 3, T);
 	decide_app_status(&d, 3, 0, T);
 	is_int(next(), DECIDE_RESCAN, "a rescan before concluding");
-	decide_rescanned(&d, T);
+	decide_rescanned(&d, 0, T);
 	is_int(next(), DECIDE_APPS_DONE, "then the apps are done");
 	is_str(last.reason, "apps-done", "reason apps-done");
 	is_int(next(), DECIDE_WATCH, "watch the sidecar's processes");
@@ -170,13 +180,12 @@ static void apps_expected(void)
 	is_int(decide_deadline(&d, T), INT64_MAX, "--apps 1 seen: no timer at all while it runs");
 	decide_app_exited(&d, 3, T + S);
 	T += S;
-	is_int(next(), DECIDE_RESCAN, "confirming rescan");
-	decide_rescanned(&d, T);
-	is_int(next(), DECIDE_APPS_DONE, "apps done");
+	is_int(next(), DECIDE_APPS_DONE, "--apps 1, seen and exited: done at once, no confirming rescan");
 
 	setup(POLICY_NEVER, 2, 1);
 	decide_app_seen(&d, 3, "a", T);
 	decide_app_exited(&d, 3, T);
+	decide_app_status(&d, 3, 0, T);
 	is_int(next_skipping_rescans(), NONE, "--apps 2, one seen and exited: not done");
 	decide_app_seen(&d, 4, "b", T);
 	is_int(next_skipping_rescans(), NONE, "second app running: not done");
@@ -189,6 +198,7 @@ static void apps_expected(void)
 	decide_app_seen(&d, 3, "a", T);
 	T += 2 * S;
 	decide_app_exited(&d, 3, T);
+	decide_app_status(&d, 3, 0, T);
 	is_int(next_skipping_rescans(), NONE, "one of two exited");
 	is_int(decide_deadline(&d, T), T + 100 * MS, "still looking for the second one");
 	T = d.started_us + 600 * S;
@@ -217,12 +227,12 @@ static void confirm_finds_new_app(void)
 	decide_app_exited(&d, 3, T);
 	is_int(next(), DECIDE_RESCAN, "confirming rescan");
 	decide_app_seen(&d, 4, "late", T); /* the rescan found a container started meanwhile */
-	decide_rescanned(&d, T);
-	is_int(next(), NONE, "not done: a new app appeared");
+	decide_rescanned(&d, 0, T);
+	is_int(next_skipping_rescans(), NONE, "not done: a new app appeared");
 	is_int(d.phase, PHASE_WATCHING, "back to watching");
 	decide_app_exited(&d, 4, T);
 	is_int(next(), DECIDE_RESCAN, "a new confirming rescan");
-	decide_rescanned(&d, T);
+	decide_rescanned(&d, 0, T);
 	is_int(next(), DECIDE_APPS_DONE, "done now");
 }
 
@@ -236,7 +246,7 @@ static void on_failure(void)
 	decide_app_status(&d, 3, 1, T);
 	is_int(next_skipping_rescans(), NONE, "OnFailure: failed app keeps its sidecars");
 	ok(logged("keeping the sidecars for its restart"), "the log explains the wait");
-	is_int(decide_deadline(&d, T), T + S, "rescans to see the restart");
+	is_int(decide_deadline(&d, T), T + 100 * MS, "rescans to see the restart, quickly: it may live 200 ms");
 	T += 10 * S;
 	decide_app_seen(&d, 5, "job", T);
 	ok(d.apps[0].superseded, "the new container of the same name replaces the failed one");
@@ -252,7 +262,7 @@ static void on_failure(void)
 	decide_app_exited(&d, 3, T);
 	decide_app_status(&d, 3, 2, T);
 	is_int(next_skipping_rescans(), NONE, "failed, awaiting restart");
-	is_int(decide_deadline(&d, T), T + S, "next rescan first");
+	is_int(decide_deadline(&d, T), T + 100 * MS, "next rescan first");
 	T += 299 * S;
 	is_int(next_skipping_rescans(), NONE, "still within --restart-grace");
 	T += S;
@@ -442,9 +452,14 @@ static void exit_waits_for_codes(void)
 	is_int(next(), DECIDE_WATCH, "watch");
 	is_int(next(), DECIDE_SIGNAL, "stop");
 	decide_sidecar_gone(&d, 0, T);
-	is_int(next(), NONE, "the exit waits for the app's exit code");
-	is_int(decide_deadline(&d, T), T + 3 * S, "for at most 3s");
+	is_int(next(), DECIDE_STATUS, "the kernel is asked for the app's exit code");
+	is_int(next(), NONE, "the exit waits for it");
+	is_int(decide_deadline(&d, T), T + 1 * MS, "asked again after 1ms");
 	T += MS;
+	is_int(next(), DECIDE_STATUS, "asked again");
+	is_int(decide_deadline(&d, T), T + 2 * MS, "then after 2ms");
+	decide_app_status(&d, 3, DECIDE_CODE_PENDING, T);
+	is_int(next(), NONE, "not published yet: still waiting");
 	decide_app_status(&d, 3, 0, T);
 	is_int(next(), DECIDE_EXIT, "exit once the code is known");
 
@@ -455,9 +470,12 @@ static void exit_waits_for_codes(void)
 	next();
 	next();
 	decide_sidecar_gone(&d, 0, T);
-	is_int(next(), NONE, "waiting for the code");
-	T += 3 * S;
+	is_int(next_skipping_rescans(), NONE, "waiting for the code");
+	T += 2 * S - 1;
+	is_int(next_skipping_rescans(), NONE, "still asking the kernel, up to 2s after the exit");
+	T += 1;
 	is_int(next(), DECIDE_EXIT, "the code never came: exit anyway");
+	is_int(d.apps[0].code, DECIDE_CODE_UNKNOWN, "unknown");
 }
 
 static void misc(void)
@@ -489,7 +507,7 @@ static void reports(void)
 	ok(!d.apps[0].exited, "a report is not applied before the rescan");
 	is_int(decide_deadline(&d, T), T, "the rescan is due at once");
 	is_int(next(), DECIDE_RESCAN, "a rescan first: the reporting container may be new");
-	decide_rescanned(&d, T);
+	decide_rescanned(&d, 0, T);
 	ok(d.apps[0].exited, "then the app is finished");
 	is_int(d.apps[0].code, 0, "with the reported code");
 	is_str(d.apps[0].report, "job", "matched by the container's name");
@@ -509,7 +527,7 @@ static void reports(void)
 	decide_app_report(&d, "job", 0, T);
 	is_int(next(), DECIDE_RESCAN, "rescan");
 	decide_app_seen(&d, 4, "job", T); /* what the rescan found */
-	decide_rescanned(&d, T);
+	decide_rescanned(&d, 0, T);
 	is_int(decide_app_count(&d), 1, "the report went to the container found by the rescan");
 	is_int(d.apps[0].id, 4, "container 4");
 
@@ -646,7 +664,8 @@ static void answer(enum decide_http_purpose purpose, int result)
 
 static void readiness(void)
 {
-	static const int64_t schedule[] = { 50 * MS, 100 * MS, 200 * MS, 400 * MS, 500 * MS, 500 * MS };
+	static const int64_t schedule[] = { 50 * MS, 50 * MS, 50 * MS, 50 * MS, 50 * MS, 50 * MS };
+	static const int64_t later[] = { 100 * MS, 200 * MS, 400 * MS, 500 * MS, 500 * MS };
 	size_t i;
 
 	/* mesh (ready URL) and logs (none: ready once its process is seen) */
@@ -672,11 +691,24 @@ static void readiness(void)
 		T += schedule[i];
 		is_int(next(), DECIDE_HTTP, "poll %zu+1 due", i + 1);
 	}
-	is_int(d.sidecars[0].ready_polls, 7, "seven polls so far");
+	is_int(d.sidecars[0].ready_polls, 7, "seven polls so far, every 50ms while the proxy may be starting");
+	/* After the first 30s a start is less likely: the polls back off to the pace of pilot-agent wait. */
+	T = d.started_us + 30 * S;
+	for (i = 0; i < ARRAY_SIZE(later); i++) {
+		decide_http_result(&d, 0, DECIDE_HTTP_READY, 503, T);
+		is_int(decide_deadline(&d, T), T + later[i], "late poll %zu: the next one after %lldms", i + 1,
+		       (long long)(later[i] / MS));
+		T += later[i];
+		is_int(next_skipping_rescans(), DECIDE_HTTP, "late poll %zu+1 due", i + 1);
+	}
 	decide_http_result(&d, 0, DECIDE_HTTP_READY, 200, T);
-	is_int(next(), DECIDE_WRITE_READY, "all ready: write the ready file");
+	is_int(next(), DECIDE_WRITE, "all ready: write the ready file");
+	is_int(last.file, DECIDE_FILE_READY, "the ready file");
 	ok(logged("every sidecar is ready"), "logged");
 	is_int(d.sidecars[0].ready_us, T, "mesh ready time recorded");
+	is_int(next(), NONE, "one write at a time");
+	decide_written(&d, DECIDE_FILE_READY, 0, T);
+	ok(decide_ready_written(&d), "written");
 	is_int(next(), NONE, "written once");
 	is_int(decide_deadline(&d, T), INT64_MAX, "--apps 1 seen, all ready: no timer while the app runs");
 	decide_http_result(&d, 0, DECIDE_HTTP_READY, 503, T);
@@ -688,7 +720,7 @@ static void readiness(void)
 	decide_drain_now(&d, "test", T);
 	decide_http_result(&d, 0, DECIDE_HTTP_READY, 200, T);
 	is_int(next(), DECIDE_APPS_DONE, "the drain starts: no ready file");
-	ok(!d.ready_written, "not written at all");
+	ok(!decide_ready_written(&d), "not written at all");
 	is_int(next(), DECIDE_WATCH, "watch");
 	http_next(DECIDE_HTTP_STOP, "the stop request, no more polls");
 }
@@ -724,11 +756,12 @@ static void http_stop(void)
 	decide_sidecar_seen(&d, 0);
 	decide_drain_now(&d, "test", T);
 	is_int(next(), DECIDE_APPS_DONE, "draining");
-	is_int(next(), DECIDE_WATCH, "watch its processes");
-	http_next(DECIDE_HTTP_STOP, "then the stop request");
+	http_next(DECIDE_HTTP_STOP, "the stop request goes out first");
+	ok(last.urgent, "urgent: out before anything else");
 	is_str(last.url, "http://127.0.0.1:15020/quitquitquit", "to the stop URL");
 	is_int(last.timeout_us, 5 * S, "which gets 5s");
 	is_int(d.sidecars[0].stop_sent_us, T, "stop time recorded");
+	is_int(next(), DECIDE_WATCH, "then its processes are watched");
 	is_int(next(), NONE, "wait for the answer");
 	is_int(decide_deadline(&d, T), T + 20 * S, "within --stop-timeout");
 	T += 2 * MS;
@@ -919,9 +952,15 @@ static void http_two_sidecars(void)
 
 static void blind(void)
 {
+	struct decide_sidecar_config port[ARRAY_SIZE(http_sidecars)];
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(port); i++) {
+		port[i] = http_sidecars[i];
+		port[i].confirm = CONFIRM_PORT;
+	}
 	/* mesh and logs, no processes visible: logs cannot be stopped, mesh is probed. */
-	setup_with(POLICY_NEVER, 0, http_sidecars, 3, false);
-	decide_blind(&d);
+	setup_with(POLICY_NEVER, 0, port, 3, false);
 	decide_drain_now(&d, "drain-command", T);
 	is_int(next(), DECIDE_APPS_DONE, "draining");
 	http_next(DECIDE_HTTP_DRAIN, "nothing to watch: db's drain at once");
@@ -955,8 +994,7 @@ static void blind(void)
 	is_int(last.exit_code, 1, "exit 1: logs could not be stopped");
 
 	/* Still accepting connections at --stop-timeout: no signal possible, so it failed. */
-	setup_with(POLICY_NEVER, 0, http_sidecars, 1, false);
-	decide_blind(&d);
+	setup_with(POLICY_NEVER, 0, port, 1, false);
 	decide_drain_now(&d, "drain-command", T);
 	next();
 	http_next(DECIDE_HTTP_STOP, "stop");
@@ -973,8 +1011,7 @@ static void blind(void)
 	   "the log says why");
 
 	/* A refusal cannot fall back to a signal either. */
-	setup_with(POLICY_NEVER, 0, http_sidecars, 1, false);
-	decide_blind(&d);
+	setup_with(POLICY_NEVER, 0, port, 1, false);
 	decide_drain_now(&d, "drain-command", T);
 	next();
 	http_next(DECIDE_HTTP_STOP, "stop");
@@ -985,10 +1022,10 @@ static void blind(void)
 	/* Without a ready URL, the stop URL's door is watched. */
 	{
 		static const struct decide_sidecar_config vault = { .name = "vault",
-								    .stop_url = "http://127.0.0.1:8200/agent/v1/quit" };
+								    .stop_url = "http://127.0.0.1:8200/agent/v1/quit",
+								    .confirm = CONFIRM_PORT };
 
 		setup_with(POLICY_NEVER, 0, &vault, 1, false);
-		decide_blind(&d);
 		decide_drain_now(&d, "drain-command", T);
 		next();
 		http_next(DECIDE_HTTP_STOP, "stop");

@@ -7,11 +7,13 @@
 
 #include "http.h"
 #include "tap.h"
+#include "url.h"
 #include "util.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -167,21 +169,42 @@ static const char *at(const char *path)
 	return url;
 }
 
+/* Builds r for u (once), and starts it. */
+static int start(struct http_request *r, enum http_method m, const char *u, int64_t timeout_us)
+{
+	struct url parts;
+	const char *why;
+	int rc;
+
+	if (url_parse(u, &parts, &why) < 0)
+		return -EINVAL;
+	rc = http_request_init(h, r, m, u, &parts);
+	return rc < 0 ? rc : http_request_start(r, US_PER_S, timeout_us);
+}
+
 static void request(struct http_request *r, enum http_method m, const char *u, int64_t timeout_us)
 {
-	memset(r, 0, sizeof(*r));
 	r->done = on_done;
 	ndone = 0;
-	is_int(http_start(h, r, m, u, US_PER_S, timeout_us), 0, "start %s", u);
+	is_int(start(r, m, u, timeout_us), 0, "start %s", u);
+}
+
+/* Whether a connection waits on the server's listening socket (made, not accepted yet). */
+static bool connection_pending(void)
+{
+	struct pollfd p = { .fd = listen_fd, .events = POLLIN };
+
+	return poll(&p, 1, 0) == 1;
 }
 
 static void basics(void)
 {
-	struct http_request r;
+	static struct http_request r;
 
 	request(&r, HTTP_GET, at("/ok"), 2 * US_PER_S);
 	ok(http_busy(&r), "in flight after start");
-	is_int(accepted, 0, "nothing happens inside http_start: the transfer starts from the loop");
+	ok(connection_pending(), "the connection is made inside http_request_start, not on the next loop iteration");
+	is_int(ndone, 0, "and done() is not called from inside it");
 	ok(run_until_done(1), "GET /ok done");
 	is_int(r.err, 0, "no error");
 	is_int(r.status, 200, "status 200");
@@ -204,11 +227,19 @@ static void basics(void)
 	is_int(r.status, 200, "status 200");
 	is_int(r.body_len, HTTP_BODY_MAX - 1, "only the start of the body is kept");
 	is_int(strlen(r.body), HTTP_BODY_MAX - 1, "and terminated");
+
+	/* The same request again: built once, started twice. */
+	ndone = 0;
+	is_int(http_request_start(&r, US_PER_S, 2 * US_PER_S), 0, "started again");
+	ok(run_until_done(1), "done again");
+	is_int(r.status, 200, "status 200 again");
+	is_int(r.body_len, HTTP_BODY_MAX - 1, "with a body of its own, not appended to the last one");
+	http_request_free(&r);
 }
 
 static void failures(void)
 {
-	struct http_request r;
+	static struct http_request r, never;
 	char dead[128];
 
 	request(&r, HTTP_GET, at("/hang"), 200 * US_PER_MS);
@@ -222,18 +253,19 @@ static void failures(void)
 
 	snprintf(dead, sizeof(dead), "http://127.0.0.1:%u/ok", dead_port);
 	request(&r, HTTP_POST, dead, 2 * US_PER_S);
+	is_int(ndone, 0, "refused within http_request_start, but reported from the loop");
 	ok(run_until_done(1), "nothing listening");
 	is_int(r.err, -ECONNREFUSED, "-ECONNREFUSED");
 	is_int(r.status, 0, "no status");
+	http_request_free(&r);
 
-	memset(&r, 0, sizeof(r));
-	is_int(http_start(h, &r, HTTP_GET, "ftp://127.0.0.1/", US_PER_S, US_PER_S), -EINVAL, "not an http URL");
-	ok(!http_busy(&r), "nothing in flight");
+	is_int(http_request_start(&never, US_PER_S, US_PER_S), -EINVAL, "a request never built cannot start");
+	ok(!http_busy(&never), "nothing in flight");
 }
 
 static void connect_only(void)
 {
-	struct http_request r;
+	static struct http_request r;
 	unsigned before = accepted;
 	char dead[128];
 
@@ -247,11 +279,12 @@ static void connect_only(void)
 	request(&r, HTTP_CONNECT, dead, 2 * US_PER_S);
 	ok(run_until_done(1), "connect-only to a closed port done");
 	is_int(r.err, -ECONNREFUSED, "refused");
+	http_request_free(&r);
 }
 
 static void no_proxy_no_resolver(void)
 {
-	struct http_request r;
+	static struct http_request r;
 	char proxy[128], local[128];
 
 	snprintf(proxy, sizeof(proxy), "http://127.0.0.1:%u", dead_port);
@@ -270,6 +303,7 @@ static void no_proxy_no_resolver(void)
 	request(&r, HTTP_GET, local, 2 * US_PER_S);
 	ok(run_until_done(1), "localhost done");
 	is_int(r.status, 200, "localhost reaches 127.0.0.1");
+	http_request_free(&r);
 }
 
 static struct http_request chained;
@@ -277,10 +311,8 @@ static struct http_request chained;
 static void on_first_done(struct http_request *r)
 {
 	ndone++;
-	memset(&chained, 0, sizeof(chained));
 	chained.done = on_done;
-	is_int(http_start(h, &chained, HTTP_GET, at("/status/204"), US_PER_S, US_PER_S), 0,
-	       "a request started from another's done callback");
+	is_int(start(&chained, HTTP_GET, at("/status/204"), US_PER_S), 0, "a request started from another's done callback");
 }
 
 static void on_tick(struct ev_loop *l, ev_timer *t, int revents)
@@ -290,18 +322,16 @@ static void on_tick(struct ev_loop *l, ev_timer *t, int revents)
 
 static void concurrency(void)
 {
-	struct http_request a, b, c, d;
+	static struct http_request a, b, c, d;
 	unsigned done_at_tick = 99;
 	ev_timer tick;
 
 	request(&a, HTTP_GET, at("/hang"), 2 * US_PER_S);
 	ndone = 0;
-	memset(&b, 0, sizeof(b));
 	b.done = on_done;
-	http_start(h, &b, HTTP_GET, at("/status/500"), US_PER_S, US_PER_S);
-	memset(&c, 0, sizeof(c));
+	start(&b, HTTP_GET, at("/status/500"), US_PER_S);
 	c.done = on_done;
-	http_start(h, &c, HTTP_GET, at("/ok"), US_PER_S, US_PER_S);
+	start(&c, HTTP_GET, at("/ok"), US_PER_S);
 	/* The loop keeps running while a request hangs. */
 	ev_timer_init(&tick, on_tick, 0.05, 0.);
 	tick.data = &done_at_tick;
@@ -313,36 +343,41 @@ static void concurrency(void)
 	is_int(b.status, 500, "the 500");
 	is_int(c.status, 200, "the 200");
 	ok(http_busy(&a), "the hanging one still in flight");
-	http_cancel(h, &a);
+	http_request_cancel(&a);
 	ok(!http_busy(&a), "cancelled");
 	ndone = 0;
 	ok(!run_for(1, 0.3), "a cancelled request never reports");
 
-	memset(&d, 0, sizeof(d));
 	d.done = on_first_done;
 	ndone = 0;
-	http_start(h, &d, HTTP_GET, at("/ok"), US_PER_S, US_PER_S);
+	start(&d, HTTP_GET, at("/ok"), US_PER_S);
 	ok(run_until_done(2), "both the first and the chained request done");
 	is_int(chained.status, 204, "the chained one answered");
 
-	/* Restarting a request in flight replaces it. */
+	/* Building a request anew while it is in flight replaces it. */
 	request(&a, HTTP_GET, at("/hang"), 2 * US_PER_S);
 	ev_run(loop, EVRUN_NOWAIT);
-	is_int(http_start(h, &a, HTTP_GET, at("/ok"), US_PER_S, US_PER_S), 0, "restarted while in flight");
+	is_int(start(&a, HTTP_GET, at("/ok"), US_PER_S), 0, "rebuilt and restarted while in flight");
 	ok(run_until_done(1), "restarted request done");
 	is_int(a.status, 200, "the second request's answer");
 	ok(!run_for(2, 0.3), "the first one never reports");
+	http_request_free(&a);
+	http_request_free(&b);
+	http_request_free(&c);
+	http_request_free(&d);
+	http_request_free(&chained);
 }
 
 static void teardown_in_flight(void)
 {
-	struct http_request r;
+	static struct http_request r;
 
 	request(&r, HTTP_GET, at("/hang"), 2 * US_PER_S);
 	ev_run(loop, EVRUN_NOWAIT);
 	ev_run(loop, EVRUN_NOWAIT);
 	ok(http_busy(&r), "in flight");
-	http_free(h); /* with a request in flight: cancelled, sockets released (ASan checks the memory) */
+	http_request_free(&r); /* in flight: cancelled, its socket released (ASan checks the memory) */
+	http_free(h);
 	h = NULL;
 	/* The loop runs on (and the server sees the client go): nothing reports. */
 	ok(!run_for(1, 0.05), "a request freed in flight never reports");

@@ -1,0 +1,279 @@
+#include "config.h"
+
+#include "stopper.h"
+
+#include "log.h"
+#include "podscan.h"
+#include "spec.h"
+#include "util.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+void stopper_init(struct stopper *st, const struct stopper_config *cfg)
+{
+	memset(st, 0, sizeof(*st));
+	st->cfg = *cfg;
+}
+
+static void on_request_done(struct http_request *r);
+
+static int init_request(struct stopper *st, struct http_request *r, enum http_method method, const char *url,
+			const struct url *parts)
+{
+	r->done = on_request_done;
+	r->data = st;
+	return url ? http_request_init(st->cfg.http, r, method, url, parts) : 0;
+}
+
+int stopper_prepare(struct stopper *st)
+{
+	const struct sidecar_spec *spec = st->cfg.spec;
+	int rc;
+
+	rc = init_request(st, &st->drain, HTTP_POST, spec->drain_url, &spec->drain_at);
+	if (rc == 0)
+		rc = init_request(st, &st->stop, HTTP_POST, spec->stop_url, &spec->stop_at);
+	/* Refused connections on the ready URL (else the stop URL) are the sign it is gone. */
+	if (rc == 0 && spec->ready_url)
+		rc = init_request(st, &st->gone, HTTP_CONNECT, spec->ready_url, &spec->ready_at);
+	else if (rc == 0)
+		rc = init_request(st, &st->gone, HTTP_CONNECT, spec->stop_url, &spec->stop_at);
+	return rc;
+}
+
+static struct http_request *request_of(struct stopper *st, enum decide_http_purpose purpose)
+{
+	switch (purpose) {
+	case DECIDE_HTTP_DRAIN: return &st->drain;
+	case DECIDE_HTTP_STOP: return &st->stop;
+	case DECIDE_HTTP_GONE: return &st->gone;
+	case DECIDE_HTTP_READY: break;
+	}
+	return NULL;
+}
+
+int stopper_request(struct stopper *st, enum decide_http_purpose purpose, int64_t connect_timeout_us,
+		    int64_t timeout_us)
+{
+	struct http_request *r = request_of(st, purpose);
+	int rc;
+
+	if (!r)
+		return -EINVAL;
+	/* Built ahead of time normally; if libcurl could not be set up then, now. */
+	if (!r->easy) {
+		rc = stopper_prepare(st);
+		if (rc < 0)
+			return rc;
+	}
+	return http_request_start(r, connect_timeout_us, timeout_us);
+}
+
+/* The first line of a body, cut short, for a log field. */
+static const char *first_line(const char *body, char out[160])
+{
+	size_t n = strcspn(body, "\r\n");
+
+	if (n >= 160)
+		n = 159;
+	memcpy(out, body, n);
+	out[n] = '\0';
+	return out;
+}
+
+static void on_request_done(struct http_request *r)
+{
+	struct stopper *st = r->data;
+	const struct sidecar_spec *spec = st->cfg.spec;
+	enum decide_http_purpose purpose = r == &st->drain ? DECIDE_HTTP_DRAIN
+					   : r == &st->stop ? DECIDE_HTTP_STOP
+							    : DECIDE_HTTP_GONE;
+	int result = r->err ? r->err : (int)r->status;
+	const char *advice;
+	char line[160];
+
+	/* Probes are routine; drain and stop answers other than 2xx are worth reading. */
+	if (purpose != DECIDE_HTTP_GONE)
+		log_msg(r->err || r->status < 200 || r->status >= 300 ? LOG_WARN : LOG_DEBUG,
+			FIELDS(LF_STR("sidecar", spec->name), LF_STR("url", purpose == DECIDE_HTTP_STOP ? spec->stop_url
+										       : spec->drain_url),
+			       LF_INT("status", r->status), LF_STR("body", r->body_len ? first_line(r->body, line) : NULL),
+			       LF_STR("error", r->err ? r->error : NULL), LF_MS("elapsed", r->elapsed_us)),
+			"%s request finished", purpose == DECIDE_HTTP_STOP ? "stop" : "drain");
+	if (purpose == DECIDE_HTTP_STOP && !st->advised && (advice = spec_stop_advice(spec, result, r->body))) {
+		st->advised = true;
+		log_msg(LOG_WARN, FIELDS(LF_STR("sidecar", spec->name)), "%s", advice);
+	}
+	st->cfg.on_http(st, purpose, result);
+}
+
+/* ---- processes ------------------------------------------------------------ */
+
+static void proc_exited(struct ev_loop *loop, struct pidwatch *pw)
+{
+	struct stopper_proc *p = (struct stopper_proc *)pw;
+	struct stopper *st = p->st;
+
+	pidwatch_stop(loop, pw);
+	log_msg(LOG_DEBUG, FIELDS(LF_STR("sidecar", st->cfg.spec->name), LF_INT("pid", pw->pid)),
+		"sidecar process exited");
+	if (st->live > 0 && --st->live == 0)
+		st->cfg.on_empty(st);
+}
+
+static bool watched(const struct stopper *st, pid_t pid, uint64_t start)
+{
+	size_t i;
+
+	for (i = 0; i < st->n; i++)
+		if (st->procs[i]->pw.pid == pid && st->procs[i]->pw.start == start)
+			return true;
+	return false;
+}
+
+static bool spared(const struct stopper *st, pid_t pid)
+{
+	size_t i;
+
+	for (i = 0; i < st->cfg.nspare; i++)
+		if (st->cfg.spare[i] == pid)
+			return true;
+	return false;
+}
+
+/* Watches one process; false when it could not be (it is then counted as missed). */
+static bool watch(struct stopper *st, pid_t pid, uint64_t start)
+{
+	struct stopper_proc *p;
+	int rc;
+
+	if (st->n == st->cap) {
+		size_t cap = st->cap ? st->cap * 2 : 8;
+		struct stopper_proc **grown = realloc(st->procs, cap * sizeof(*grown));
+
+		if (!grown)
+			return false;
+		st->procs = grown;
+		st->cap = cap;
+	}
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return false;
+	p->st = st;
+	p->pw.on_exit = proc_exited;
+	rc = pidwatch_start(st->cfg.loop, &p->pw, st->cfg.ps, pid, start);
+	if (rc < 0) {
+		free(p);
+		/* The pid names another process now: podscan must read it afresh. */
+		podscan_stale(st->cfg.ps, pid);
+		return true;
+	}
+	st->procs[st->n++] = p;
+	st->live++;
+	return true;
+}
+
+/* Whether c holds processes of the sidecar: its own container, or (drain) the one we run in. */
+static bool holds_sidecar(const struct stopper *st, const struct pod_container *c)
+{
+	if (c->sidecar < 0 || (size_t)c->sidecar != st->cfg.index)
+		return false;
+	return c->role == ROLE_SIDECAR || (st->cfg.in_own_container && c->role == ROLE_SELF);
+}
+
+unsigned stopper_collect(struct stopper *st)
+{
+	struct podscan *ps = st->cfg.ps;
+	size_t i, j;
+
+	st->collecting = true;
+	st->missed = 0;
+	for (i = 0; i < podscan_count(ps); i++) {
+		struct pod_container *c = podscan_container(ps, i);
+		size_t n = holds_sidecar(st, c) ? c->nprocs : 0;
+		pid_t *pids;
+		uint64_t *starts;
+
+		if (n == 0)
+			continue;
+		pids = calloc(n, sizeof(*pids));
+		starts = calloc(n, sizeof(*starts));
+		if (pids && starts) {
+			n = podscan_procs(ps, c, pids, starts, n);
+			for (j = 0; j < n && j < c->nprocs; j++)
+				if (!spared(st, pids[j]) && !watched(st, pids[j], starts[j]) &&
+				    !watch(st, pids[j], starts[j]))
+					st->missed++;
+		} else {
+			st->missed += (unsigned)n;
+		}
+		free(pids);
+		free(starts);
+	}
+	if (st->missed)
+		log_msg(LOG_WARN, FIELDS(LF_STR("sidecar", st->cfg.spec->name), LF_INT("processes", st->missed)),
+			"out of memory: processes of the sidecar not watched yet (looked for again at the next rescan)");
+	return st->live;
+}
+
+bool stopper_gone(const struct stopper *st)
+{
+	return st->collecting && st->live == 0 && st->missed == 0;
+}
+
+int stopper_signal(struct stopper *st, int sig, unsigned *sent)
+{
+	int err = 0;
+	size_t i;
+
+	*sent = 0;
+	for (i = 0; i < st->n; i++) {
+		int rc;
+
+		if (st->procs[i]->pw.exited || !st->procs[i]->pw.active)
+			continue;
+		rc = pidwatch_kill(&st->procs[i]->pw, sig);
+		if (rc == 0)
+			(*sent)++;
+		else if (rc != -ESRCH && (err == 0 || rc == -EPERM))
+			err = rc;
+	}
+	return err;
+}
+
+unsigned stopper_poll(struct stopper *st)
+{
+	size_t i;
+
+	for (i = 0; i < st->n; i++)
+		pidwatch_poll(st->cfg.loop, &st->procs[i]->pw);
+	return stopper_polled(st);
+}
+
+unsigned stopper_polled(const struct stopper *st)
+{
+	unsigned n = 0;
+	size_t i;
+
+	for (i = 0; i < st->n; i++)
+		n += st->procs[i]->pw.active && st->procs[i]->pw.polled && !st->procs[i]->pw.exited;
+	return n;
+}
+
+void stopper_free(struct stopper *st)
+{
+	size_t i;
+
+	http_request_free(&st->drain);
+	http_request_free(&st->stop);
+	http_request_free(&st->gone);
+	for (i = 0; i < st->n; i++) {
+		pidwatch_stop(st->cfg.loop, &st->procs[i]->pw);
+		free(st->procs[i]);
+	}
+	free(st->procs);
+	st->procs = NULL;
+	st->n = st->cap = 0;
+}
