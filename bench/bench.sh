@@ -3,10 +3,13 @@
 # real pods made of namespaces (tests/integration/lib.sh), the real binary,
 # and, in the same run, the workarounds people use today.
 #
-#   bench/bench.sh [--tiny] [--trials N] [--only SECTION[,SECTION]] [--out FILE]
+#   bench/bench.sh [--tiny] [--trials N] [--only SECTION[,SECTION]] [--out FILE] [--agent PATH]
 #                                         (normally through tools/bench)
 #
-# Sections: reaction, idle (with memory), scan, startup.
+# Sections: reaction, idle (with memory), scan, startup, ready, and trace
+# (not run by default: a kernel trace of each hop of a reaction; needs
+# tracefs). --agent measures another rearguard binary (an older build, say)
+# in the sections that start one.
 #
 # Raw samples go to $T/raw.jsonl, one JSON object per line; bench/report.py
 # turns them into the table and the results file. Clock: CLOCK_MONOTONIC in
@@ -18,22 +21,28 @@ set -euo pipefail
 tiny=0
 trials=200
 out=
-only=reaction,idle,scan,startup
-usage="usage: bench/bench.sh [--tiny] [--trials N] [--only reaction,idle,scan,startup] [--out FILE]"
+agent=
+only=reaction,idle,scan,startup,ready
+usage="usage: bench/bench.sh [--tiny] [--trials N] [--only reaction,idle,scan,startup,ready,trace] [--out FILE] [--agent PATH]"
 while [ $# -gt 0 ]; do
 	case $1 in
 	--tiny) tiny=1 trials=3 ;;
 	--trials) trials=${2:?$usage}; shift ;;
 	--only) only=${2:?$usage}; shift ;;
 	--out) out=${2:?$usage}; shift ;;
+	--agent) agent=${2:?$usage}; shift ;;
 	*) echo "$usage" >&2; exit 2 ;;
 	esac
 	shift
 done
 case $trials in '' | *[!0-9]* | 0) echo "bench: --trials needs a positive number" >&2; exit 2 ;; esac
 for section in ${only//,/ }; do
-	case $section in reaction | idle | scan | startup) ;; *) echo "bench: unknown section $section; $usage" >&2; exit 2 ;; esac
+	case $section in reaction | idle | scan | startup | ready | trace) ;; *) echo "bench: unknown section $section; $usage" >&2; exit 2 ;; esac
 done
+if [ -n "$agent" ] && ! [ -x "$agent" ]; then
+	echo "bench: --agent $agent is not an executable" >&2
+	exit 2
+fi
 wanted() { case ",$only," in *",$1,"*) return 0 ;; esac; return 1; }
 : "${RG_BUILDDIR:?}" "${RG_SRCDIR:?}"
 out=${out:-$RG_SRCDIR/bench/results.json}
@@ -50,6 +59,8 @@ if [ -x "$RG_BUILDDIR/static/rearguard" ] && ! [ "$RG_BUILDDIR/static/rearguard"
 	cp "$RG_BUILDDIR/static/rearguard" "$BIN/rearguard-static"
 	STATIC=$BIN/rearguard-static
 fi
+# Another build of the agent, measured in place of this tree's.
+[ -z "$agent" ] || cp "$agent" "$BIN/rearguard"
 RAW=$T/raw.jsonl
 : >"$RAW"
 alias_bin job forker
@@ -265,6 +276,104 @@ if wanted startup; then
 	standin_start proxy 1337 pilot-agent
 	startup_runs dynamic "$BIN/rearguard"
 	[ -z "$STATIC" ] || startup_runs static "$STATIC"
+fi
+
+# ---- 5. readiness: the proxy turns ready -> the ready file is written ----------
+# The stand-in turns ready at a random moment 300 to 1300 ms after it started
+# (a proxy fetching its configuration); the agent polls it.
+ready_trial() {
+	local after=$((300 + RANDOM % 1000))ms ready_us written_us
+	fresh_pod
+	standin_start proxy 1337 pilot-agent --ready-after "$after"
+	ctr_start agent 1337 "$BIN/rearguard" --sidecar istio --apps 1 --dir "$EMPTYDIR"
+	wait_for 10 grep -q "wrote the ready file" "$T/agent.log" || fail "ready: no ready file"
+	ready_us=$(mono_event pilot-agent "turned ready")
+	written_us=$(agent_mono "wrote the ready file")
+	[ -n "$ready_us" ] && [ -n "$written_us" ] || fail "ready: missing events"
+	sample ready rearguard us $((written_us - ready_us))
+	kill -KILL "$(ctr_pid agent)"
+	ctr_wait agent 10
+}
+if wanted ready; then
+	n=$((trials / 4 > 0 ? trials / 4 : 1))
+	say "ready: proxy ready -> ready file, $n trials"
+	for _ in $(seq "$n"); do ready_trial; done
+fi
+
+# ---- 6. trace: where a reaction's time goes, hop by hop ------------------------
+# A tracefs instance of our own records, for one trial at a time, the app's
+# exit_group, the agent's and the proxy's scheduling, the agent's system
+# calls and the proxy's reads (clock: mono, the benchmark's clock);
+# bench/trace.py turns each record into the four hops.
+TRACEFS=/sys/kernel/tracing
+trace_setup() {
+	[ -d "$TRACEFS/instances" ] || mount -t tracefs nodev "$TRACEFS" 2>/dev/null || true
+	[ -d "$TRACEFS/instances" ] || fail "trace: no tracefs at $TRACEFS"
+	TRACE=$TRACEFS/instances/rg-bench-$$
+	mkdir "$TRACE" || fail "trace: cannot make a tracefs instance"
+	echo mono >"$TRACE/trace_clock"
+	echo 8192 >"$TRACE/buffer_size_kb"
+}
+trace_teardown() {
+	[ -n "${TRACE:-}" ] && [ -d "$TRACE" ] || return 0
+	echo 0 >"$TRACE/tracing_on"
+	rmdir "$TRACE" 2>/dev/null || true
+}
+# trace_event EVENT FILTER
+trace_event() {
+	echo "$2" >"$TRACE/events/$1/filter"
+	echo 1 >"$TRACE/events/$1/enable"
+}
+trace_trial() {
+	local variant=$1 app agent proxy run=$((300 + RANDOM % 1000))ms e
+	fresh_pod
+	standin_start proxy 1337 pilot-agent
+	proxy=$(ctr_pid proxy)
+	case $variant in
+	rearguard)
+		ctr_start agent 1337 "$BIN/rearguard" --sidecar istio --apps 1 --dir "$EMPTYDIR"
+		wait_for 10 test -e "$EMPTYDIR/ready" || fail "trace: no ready file"
+		agent=$(ctr_pid agent)
+		;;
+	run-drain)
+		ctr_start app 1001 "$BIN/rearguard" run --drain --sidecar istio --dir "$EMPTYDIR" -- \
+			"$BIN/job" --log "$EVENTS" --run "$run"
+		agent=$(ctr_pid app)
+		;;
+	esac
+	for e in $(ls "$TRACE/events/syscalls" | grep -E '^sys_(enter|exit)_' ); do
+		[ -f "$TRACE/events/syscalls/$e/enable" ] && echo 0 >"$TRACE/events/syscalls/$e/enable"
+	done
+	: >"$TRACE/trace"
+	trace_event syscalls/sys_enter_exit_group "common_pid != $agent && common_pid != $proxy"
+	trace_event sched/sched_switch "prev_pid == $agent || next_pid == $agent || prev_pid == $proxy || next_pid == $proxy"
+	trace_event sched/sched_waking "pid == $agent || pid == $proxy"
+	trace_event raw_syscalls/sys_enter "common_pid == $agent"
+	trace_event syscalls/sys_enter_sendto "common_pid == $agent"
+	trace_event syscalls/sys_exit_read "common_pid == $proxy"
+	trace_event syscalls/sys_exit_recvfrom "common_pid == $proxy"
+	echo 1 >"$TRACE/tracing_on"
+	[ "$variant" = run-drain ] || fake_start app 1001 job --run "$run"
+	ctr_wait proxy 20
+	echo 0 >"$TRACE/tracing_on"
+	[ "$RC" = 0 ] || fail "trace $variant: sidecar exited $RC"
+	cat "$TRACE/trace" >"$T/trace.txt"
+	cp "$T/trace.txt" /tmp/last-trace.txt 2>/dev/null || true
+	if [ "$variant" = run-drain ]; then app=comm=job; else app=$(ctr_pid app); fi
+	say "pids app=$app agent=$agent proxy=$proxy"
+	/usr/bin/python3 "$RG_SRCDIR/bench/trace.py" "$T/trace.txt" "$app" "$agent" "$proxy" "$variant" >>"$RAW" ||
+		fail "trace $variant: $(tail -n 1 "$T/trace.txt")"
+	[ "$variant" = run-drain ] && ctr_wait app 10
+	return 0
+}
+if wanted trace; then
+	trap 'rc=$?; trace_teardown; (exit $rc); cleanup' EXIT
+	trace_setup
+	for variant in rearguard run-drain; do
+		say "trace: $variant, $trials trials"
+		for _ in $(seq "$trials"); do trace_trial "$variant"; done
+	done
+	trace_teardown
 fi
 
 /usr/bin/python3 "$RG_SRCDIR/bench/report.py" "$RAW" "$out"

@@ -33,7 +33,8 @@ def machine():
 
 def main(raw_path, out_path):
     rows = [json.loads(line) for line in open(raw_path) if line.strip()]
-    result = {"machine": machine(), "reaction_ms": {}, "idle": {}, "memory_kb": {}, "scan": {}, "startup_ms": {}}
+    result = {"machine": machine(), "reaction_ms": {}, "idle": {}, "memory_kb": {}, "scan": {}, "startup_ms": {},
+              "ready_ms": {}, "trace_us": {}}
 
     by_variant = {}
     for r in rows:
@@ -74,6 +75,22 @@ def main(raw_path, out_path):
             v = sorted(r[key] / 1000.0 for r in mine)
             result["startup_ms"].setdefault(variant, {})[name] = {
                 "runs": len(v), "min": v[0], "p50": pct(v, 50), "max": v[-1]}
+
+    ready = sorted(r["us"] / 1000.0 for r in rows if r["section"] == "ready")
+    if ready:
+        result["ready_ms"] = {"trials": len(ready), "min": ready[0], "p50": pct(ready, 50), "p90": pct(ready, 90),
+                              "max": ready[-1]}
+    hops = ("exit_to_awake_us", "awake_to_written_us", "written_to_proxy_us", "proxy_to_read_us", "total_us")
+    for variant in sorted({r["variant"] for r in rows if r["section"] == "trace"}):
+        mine = [r for r in rows if r["section"] == "trace" and r["variant"] == variant]
+        entry = {"trials": len(mine)}
+        for hop in hops:
+            v = sorted(r[hop] for r in mine)
+            entry[hop] = {"p50": pct(v, 50), "p90": pct(v, 90)}
+        # The system calls of the trial whose agent share is the median one.
+        by_share = sorted(mine, key=lambda r: r["awake_to_written_us"])
+        entry["median_trial_syscalls"] = by_share[len(by_share) // 2]["agent_syscalls"]
+        result["trace_us"][variant] = entry
 
     with open(out_path, "w") as f:
         json.dump(result, f, indent=2, sort_keys=True)
@@ -120,6 +137,22 @@ def main(raw_path, out_path):
             for name, t in s.items():
                 print("  %-8s %-20s p50 %8.3f  min %8.3f  max %8.3f  (%d runs)" % (
                     variant, name, t["p50"], t["min"], t["max"], t["runs"]))
+    if result["ready_ms"]:
+        s = result["ready_ms"]
+        print()
+        print("readiness: the proxy turned ready -> the ready file written (ms)")
+        print("  p50 %8.3f  p90 %8.3f  min %8.3f  max %8.3f  (%d trials)" % (
+            s["p50"], s["p90"], s["min"], s["max"], s["trials"]))
+    if result["trace_us"]:
+        print()
+        print("trace: one reaction hop by hop (us, p50 / p90)")
+        print("  %-10s %6s %17s %17s %17s %17s %17s" % (
+            "variant", "trials", "exit->agent awake", "awake->written", "written->proxy", "proxy->read", "total"))
+        for variant, s in result["trace_us"].items():
+            print("  %-10s %6d %s" % (variant, s["trials"], " ".join(
+                "%8.1f /%7.1f" % (s[h]["p50"], s[h]["p90"]) for h in hops)))
+            print("  %-10s agent's system calls, awake -> written (median trial): %s" % (
+                "", " ".join(s["median_trial_syscalls"])))
     print()
     print("results: %s" % out_path)
 

@@ -4,12 +4,12 @@
 
 #include "decide.h"
 #include "http.h"
-#include "install.h"
 #include "json.h"
 #include "log.h"
 #include "options.h"
 #include "parse.h"
 #include "pidwatch.h"
+#include "pod.h"
 #include "podscan.h"
 #include "run.h"
 #include "sentinel.h"
@@ -36,30 +36,20 @@ enum agent_mode {
 
 struct agent;
 
-/* The root of an app or sidecar container (pod_container.data). */
-struct root {
-	struct pidwatch pw;
-	struct agent *a;
-	unsigned id;
-	enum pod_role role; /* as last acted upon */
-	int sidecar;
-};
-
 struct agent {
 	struct ev_loop *loop;
 	enum agent_mode mode;
 	const struct agent_options *opt;
 	const struct run_options *run; /* the wrapper's */
-	struct podscan *ps;
+	struct pod pod;
 	struct decide d;
 	struct decide_sidecar_config *sc_cfg;
 	struct http *http;
 	struct stopper *stoppers;      /* one per sidecar */
 	struct http_request *polls;    /* one readiness poll per sidecar */
-	struct root **roots;
-	size_t nroots, caproots;
 	ev_timer timer;                /* decide's deadline */
 	ev_idle later;                 /* the decisions go on once a stop on its way is out */
+	ev_prepare flush;              /* the log lines, once per loop iteration */
 	ev_signal sigs[ARRAY_SIZE(run_forwarded)];
 	size_t nsigs;
 	pid_t own[OWN_PIDS_MAX];       /* drain: this process and its ancestors */
@@ -91,173 +81,6 @@ static const char *sidecar_name(const struct agent *a, size_t k)
 
 /* ---- the pod ----------------------------------------------------------- */
 
-static enum podscan_match classify(void *arg, const char *name, int *sidecar)
-{
-	const struct agent *a = arg;
-	const struct agent_options *opt = a->opt;
-	size_t i;
-
-	for (i = 0; i < opt->nsidecars; i++) {
-		if (spec_matches(&opt->sidecars[i], name)) {
-			*sidecar = (int)i;
-			return MATCH_SIDECAR;
-		}
-	}
-	/* A drain has no apps; the wrapper's app is its command. */
-	if (a->mode != MODE_AGENT)
-		return MATCH_NONE;
-	if (!opt->app_src)
-		return MATCH_APP;
-	return regexec(&opt->app_re, name, 0, NULL, 0) == 0 ? MATCH_APP : MATCH_NONE;
-}
-
-static void log_container(const struct agent *a, const struct pod_container *c, const char *what)
-{
-	const char *sidecar = c->role == ROLE_SIDECAR ? sidecar_name(a, (size_t)c->sidecar) : NULL;
-
-	log_msg(LOG_INFO,
-		FIELDS(LF_INT("container", c->id), LF_STR("role", pod_role_name(c->role)), LF_STR("sidecar", sidecar),
-		       LF_STR("name", c->name), LF_INT("pid", c->root), LF_INT("processes", c->nprocs),
-		       LF_STR("cgroup", c->display)),
-		"%s", what);
-}
-
-static void root_exited(struct ev_loop *loop, struct pidwatch *pw)
-{
-	struct root *r = (struct root *)pw;
-	struct agent *a = r->a;
-	struct pod_container *c = podscan_find(a->ps, r->id);
-
-	podscan_root_exited(a->ps, c);
-	if (r->role == ROLE_APP) {
-		log_msg(LOG_INFO, FIELDS(LF_INT("container", c->id), LF_STR("name", c->name), LF_INT("pid", c->root)),
-			"app container exited");
-		decide_app_exited(&a->d, c->id, pw->exited_us);
-	} else if (r->role == ROLE_SIDECAR) {
-		decide_sidecar_exited(&a->d, (size_t)r->sidecar);
-		if (a->d.phase < PHASE_DRAINING)
-			log_msg(LOG_WARN,
-				FIELDS(LF_INT("container", c->id), LF_STR("sidecar", sidecar_name(a, (size_t)r->sidecar)),
-				       LF_INT("pid", c->root)),
-				"sidecar container exited before the apps were done");
-	}
-	run_decisions(a);
-}
-
-/* Watches a container's root (once); its exit is the container's. */
-static void watch_root(struct agent *a, struct pod_container *c)
-{
-	struct root *r = c->data;
-	int rc;
-
-	if (r) {
-		r->role = c->role;
-		r->sidecar = c->sidecar;
-		return;
-	}
-	if (a->nroots == a->caproots) {
-		size_t cap = a->caproots ? a->caproots * 2 : 16;
-		struct root **grown = realloc(a->roots, cap * sizeof(*grown));
-
-		if (!grown)
-			goto oom;
-		a->roots = grown;
-		a->caproots = cap;
-	}
-	r = calloc(1, sizeof(*r));
-	if (!r)
-		goto oom;
-	r->a = a;
-	r->id = c->id;
-	r->role = c->role;
-	r->sidecar = c->sidecar;
-	r->pw.on_exit = root_exited;
-	a->roots[a->nroots++] = r;
-	c->data = r;
-	if (c->root_gone) {
-		if (r->role == ROLE_SIDECAR)
-			decide_sidecar_exited(&a->d, (size_t)r->sidecar);
-		return;
-	}
-	rc = pidwatch_start(a->loop, &r->pw, a->ps, c->root, c->root_start);
-	if (rc == -ESRCH) {
-		/* It exited between the scan and now: as if seen exiting. */
-		podscan_root_exited(a->ps, c);
-		if (r->role == ROLE_APP)
-			decide_app_exited(&a->d, c->id, mono_us());
-		else
-			decide_sidecar_exited(&a->d, (size_t)r->sidecar);
-	} else if (r->pw.polled) {
-		log_msg(LOG_WARN, FIELDS(LF_INT("container", c->id), LF_INT("pid", c->root),
-					 LF_STR("error", strerror(-r->pw.why_polled))),
-			"no pidfd for the container's root: polling it");
-	}
-	return;
-oom:
-	/* Never taken for exited: the rescans keep it in view, and its next look may have memory. */
-	log_msg(LOG_ERROR, FIELDS(LF_INT("container", c->id)), "out of memory: container root not watched");
-}
-
-/*
- * The main process of every app container run by `rearguard run` has the
- * same name; the name it will report as (apps/NAME) tells them apart when
- * its report comes. Its command line may be gone already (it exited): then
- * the report is matched by the other rules.
- */
-static void note_run_name(struct agent *a, const struct pod_container *c)
-{
-	char cmdline[4096], *argv[64], name[DECIDE_NAME_MAX];
-	size_t n = 0, i;
-	int argc = 0;
-
-	/* The name it has in the image and where rearguard install puts it. */
-	if (strcmp(c->name, INSTALL_NAME) != 0 || c->root <= 0 ||
-	    podscan_cmdline(a->ps, c->root, c->root_start, cmdline, sizeof(cmdline), &n) < 0)
-		return;
-	for (i = 0; i < n && argc < (int)ARRAY_SIZE(argv) - 1; i += strlen(cmdline + i) + 1)
-		argv[argc++] = cmdline + i;
-	argv[argc] = NULL;
-	if (options_run_name(argc, argv, name, sizeof(name)) < 0)
-		return;
-	decide_app_reports_as(&a->d, c->id, name);
-	log_msg(LOG_INFO, FIELDS(LF_INT("container", c->id), LF_STR("report", name)),
-		"app container runs rearguard run: its report will be apps/NAME");
-}
-
-/* Tells decide what the last refresh found. */
-static void sync_containers(struct agent *a, bool first)
-{
-	int64_t now = mono_us();
-	unsigned pending = 0;
-	size_t i;
-
-	for (i = 0; i < podscan_count(a->ps); i++) {
-		struct pod_container *c = podscan_container(a->ps, i);
-		const struct root *r = c->data;
-
-		if (c->role == ROLE_PENDING)
-			pending++;
-		if (!c->is_new && !c->role_changed)
-			continue;
-		log_container(a, c, first ? "container" : c->is_new ? "container appeared" : "container role changed");
-		if (r && r->role == ROLE_APP && c->role != ROLE_APP)
-			decide_app_forget(&a->d, c->id);
-		if (c->role == ROLE_APP) {
-			decide_app_seen(&a->d, c->id, c->name, now);
-			note_run_name(a, c);
-			watch_root(a, c);
-			if (c->root_gone) {
-				decide_app_exited(&a->d, c->id, now);
-				decide_app_status(&a->d, c->id, DECIDE_CODE_UNKNOWN, now);
-			}
-		} else if (c->role == ROLE_SIDECAR) {
-			decide_sidecar_seen(&a->d, (size_t)c->sidecar);
-			watch_root(a, c);
-		}
-	}
-	decide_pending(&a->d, pending);
-}
-
 /* A sidecar being collected whose processes are all gone, as of a fresh scan. */
 static void confirm_stops(struct agent *a)
 {
@@ -275,33 +98,25 @@ static void confirm_stops(struct agent *a)
 }
 
 /* Rescans /proc and reports the outcome, whatever it is, to decide. */
-static void rescan(struct agent *a)
+static int rescan(struct agent *a)
 {
-	struct podscan_stats st;
-	int rc = podscan_refresh(a->ps, &st);
+	int rc = pod_refresh(&a->pod);
 
 	if (rc == 0) {
 		a->scan_iter = ev_iteration(a->loop) + 1;
-		log_msg(LOG_DEBUG,
-			FIELDS(LF_INT("listed", st.listed), LF_INT("classified", st.classified),
-			       LF_INT("cgroup_reads", st.cgroup_reads), LF_MS("elapsed", st.elapsed_us)),
-			"rescanned /proc");
-		sync_containers(a, false);
 		confirm_stops(a);
 		update_polling(a);
 	}
 	decide_rescanned(&a->d, rc, mono_us());
+	return rc;
 }
 
-/* ---- processes watched without a pidfd, and exit codes ------------------- */
-
+/* How many processes are polled, for decide's clock. */
 static void update_polling(struct agent *a)
 {
-	unsigned n = 0;
+	unsigned n = pod_polled(&a->pod);
 	size_t i;
 
-	for (i = 0; i < a->nroots; i++)
-		n += a->roots[i]->pw.active && a->roots[i]->pw.polled && !a->roots[i]->pw.exited;
 	for (i = 0; i < a->opt->nsidecars; i++)
 		n += stopper_polled(&a->stoppers[i]);
 	decide_polling(&a->d, n);
@@ -311,32 +126,16 @@ static void poll_watches(struct agent *a)
 {
 	size_t i;
 
-	for (i = 0; i < a->nroots; i++)
-		pidwatch_poll(a->loop, &a->roots[i]->pw);
+	pod_poll(&a->pod);
 	for (i = 0; i < a->opt->nsidecars; i++)
 		stopper_poll(&a->stoppers[i]);
 	update_polling(a);
 }
 
-/* Asks the kernel for the exit codes of exited app roots that lack one. */
-static void collect_statuses(struct agent *a)
+/* A root exited, and decide was told. */
+static void on_root_exit(void *data)
 {
-	int64_t now = mono_us();
-	size_t i;
-
-	for (i = 0; i < a->nroots; i++) {
-		struct root *r = a->roots[i];
-		int code = 0, rc;
-
-		if (r->role != ROLE_APP || !r->pw.exited || r->pw.status_done)
-			continue;
-		rc = pidwatch_status(&r->pw, &code);
-		if (rc == -EAGAIN)
-			continue;
-		if (rc == 0)
-			log_msg(LOG_INFO, FIELDS(LF_INT("container", r->id), LF_INT("exit_code", code)), "app exit code");
-		decide_app_status(&a->d, r->id, rc == 0 ? code : DECIDE_CODE_UNKNOWN, now);
-	}
+	run_decisions(data);
 }
 
 /* ---- stopping sidecars ------------------------------------------------------ */
@@ -367,14 +166,15 @@ static void stop_watch(struct agent *a, size_t k)
 	 * same loop iteration (the confirming rescan, the previous sidecar's)
 	 * is fresh.
 	 */
-	if (a->scan_iter != ev_iteration(a->loop) + 1)
-		rescan(a);
+	bool fresh = a->scan_iter == ev_iteration(a->loop) + 1 || rescan(a) == 0;
+
 	if (!st->collecting)
 		stopper_collect(st);
 	update_polling(a);
 	log_msg(LOG_INFO, FIELDS(LF_STR("sidecar", sidecar_name(a, k)), LF_INT("processes", st->live)),
 		"stopping sidecar");
-	if (stopper_gone(st))
+	/* Gone only as of a look that worked; else the rescan decide retries confirms it. */
+	if (fresh && stopper_gone(st))
 		decide_sidecar_gone(&a->d, k, mono_us());
 }
 
@@ -596,7 +396,7 @@ static void carry_out(struct agent *a, const struct decide_action *act)
 		rescan(a);
 		break;
 	case DECIDE_STATUS:
-		collect_statuses(a);
+		pod_statuses(&a->pod);
 		break;
 	case DECIDE_POLL:
 		poll_watches(a);
@@ -657,7 +457,6 @@ static void run_decisions(struct agent *a)
 		return;
 	}
 	a->deciding = true;
-	log_hold();
 	ev_idle_stop(a->loop, &a->later);
 	do {
 		a->again = false;
@@ -672,8 +471,6 @@ static void run_decisions(struct agent *a)
 	} while (a->again && !a->finished);
 	a->deciding = false;
 	arm_timer(a);
-	if (!ev_is_active(&a->later))
-		log_release();
 }
 
 static void on_timer(struct ev_loop *loop, ev_timer *t, int revents)
@@ -686,12 +483,17 @@ static void on_later(struct ev_loop *loop, ev_idle *w, int revents)
 	run_decisions(w->data);
 }
 
+/* Before the loop waits: the log lines of this iteration, after whatever went out in it. */
+static void on_prepare(struct ev_loop *loop, ev_prepare *w, int revents)
+{
+	log_flush();
+}
+
 /* ---- signals -------------------------------------------------------------- */
 
 static void on_signal(struct ev_loop *loop, ev_signal *s, int revents)
 {
 	struct agent *a = s->data;
-	size_t i;
 	int rc;
 
 	if (a->mode == MODE_WRAPPER) {
@@ -720,8 +522,7 @@ static void on_signal(struct ev_loop *loop, ev_signal *s, int revents)
 		/* A look at what the agent sees, for whoever debugs a pod; and the decisions with it. */
 		log_info("SIGHUP: rescanning the pod");
 		rescan(a);
-		for (i = 0; i < podscan_count(a->ps); i++)
-			log_container(a, podscan_container(a->ps, i), "container");
+		pod_list(&a->pod);
 		run_decisions(a);
 		return;
 	}
@@ -820,38 +621,6 @@ static void resume_done(struct agent *a)
 
 /* ---- start-up ----------------------------------------------------------- */
 
-/* -ENXIO: the pod's other containers are not visible (no shared PID namespace). */
-static int first_scan(struct agent *a)
-{
-	struct podscan_config pc = {
-		.proc_path = "/proc", .self_pid = getpid(), .classify = classify, .arg = a,
-	};
-	struct podscan_stats st;
-	bool self_seen = false;
-	size_t i;
-	int rc;
-
-	rc = podscan_new(&pc, &a->ps);
-	if (rc == 0)
-		rc = podscan_refresh(a->ps, &st);
-	if (rc < 0) {
-		log_error("cannot read /proc: %s", strerror(-rc));
-		return rc;
-	}
-	for (i = 0; i < podscan_count(a->ps); i++)
-		self_seen |= podscan_container(a->ps, i)->role == ROLE_SELF;
-	if (!self_seen)
-		return -ENXIO;
-	if (podscan_flat(a->ps))
-		log_warn("every process shows the same cgroup: telling containers apart by process tree "
-			 "(exec sessions will look like containers)");
-	log_msg(LOG_INFO,
-		FIELDS(LF_INT("containers", podscan_count(a->ps)), LF_INT("processes", st.listed),
-		       LF_MS("scan", st.elapsed_us), LF_STR("pidfd", pidwatch_uses_pidfd() ? "yes" : "no")),
-		"pod scanned");
-	return 0;
-}
-
 /* What decide is told of sidecar k, and what rearguard knows about its spec. */
 static void configure_sidecar(struct agent *a, size_t k)
 {
@@ -914,7 +683,7 @@ static int prepare_http(struct agent *a)
 		struct stopper_config sc = {
 			.loop = a->loop,
 			.http = a->http,
-			.ps = a->ps,
+			.ps = a->pod.ps,
 			.spec = &a->opt->sidecars[k],
 			.index = k,
 			.in_own_container = a->mode == MODE_DRAIN,
@@ -979,11 +748,7 @@ static void cleanup(struct agent *a)
 	for (i = 0; a->polls && i < a->opt->nsidecars; i++)
 		http_request_free(&a->polls[i]);
 	http_free(a->http);
-	for (i = 0; i < a->nroots; i++) {
-		pidwatch_stop(a->loop, &a->roots[i]->pw);
-		free(a->roots[i]);
-	}
-	free(a->roots);
+	pod_close(&a->pod);
 	free(a->stoppers);
 	free(a->polls);
 	if (a->files_open)
@@ -991,7 +756,6 @@ static void cleanup(struct agent *a)
 	free(a->sc_cfg);
 	jbuf_free(&a->summary);
 	decide_free(&a->d);
-	podscan_free(a->ps);
 	if (a->loop)
 		ev_loop_destroy(a->loop);
 	log_release();
@@ -1026,8 +790,15 @@ static int engine(const struct agent_options *opt, const struct run_options *run
 	a.timer.data = &a;
 	ev_idle_init(&a.later, on_later);
 	a.later.data = &a;
+	ev_prepare_init(&a.flush, on_prepare);
 
-	rc = first_scan(&a);
+	{
+		struct pod_config pc = {
+			.loop = a.loop, .opt = opt, .apps = mode == MODE_AGENT, .on_exit = on_root_exit, .data = &a,
+		};
+
+		rc = pod_open(&a.pod, &pc);
+	}
 	a.scan_iter = ev_iteration(a.loop) + 1;
 	if (rc == -ENXIO && mode != MODE_AGENT) {
 		log_warn("cannot see the pod's other containers (no shared PID namespace): a sidecar counts as "
@@ -1042,7 +813,7 @@ static int engine(const struct agent_options *opt, const struct run_options *run
 	}
 	/* A drain may run in the sidecar's own container, under a shell: spare it and its ancestors. */
 	if (mode == MODE_DRAIN)
-		a.nown = podscan_ancestors(a.ps, getpid(), a.own, OWN_PIDS_MAX);
+		a.nown = podscan_ancestors(a.pod.ps, getpid(), a.own, OWN_PIDS_MAX);
 	/* After the pod check: a pod the agent cannot work in leaves nothing in --dir. */
 	a.starting = true;
 	if (mode == MODE_AGENT)
@@ -1076,7 +847,7 @@ static int engine(const struct agent_options *opt, const struct run_options *run
 	a.decide_ready = true;
 	if (a.files_open)
 		sentinel_reread(&a.files);
-	sync_containers(&a, true);
+	pod_follow(&a.pod, &a.d);
 	update_polling(&a);
 	/* Reports found in the directory can be matched now that the pod is known. */
 	decide_rescanned(&a.d, 0, mono_us());
@@ -1085,9 +856,15 @@ static int engine(const struct agent_options *opt, const struct run_options *run
 	if (mode == MODE_DRAIN)
 		decide_drain_now(&a.d, "drain-command", mono_us());
 
+	/* From here on the log is written once per loop iteration (on_prepare). */
+	log_hold();
+	ev_prepare_start(a.loop, &a.flush);
+	ev_unref(a.loop); /* the flush alone does not keep the loop running */
 	run_decisions(&a);
 	if (!a.finished)
 		ev_run(a.loop, 0);
+	ev_ref(a.loop);
+	ev_prepare_stop(a.loop, &a.flush);
 	a.exit_code = a.finished ? a.exit_code : 1;
 	if (mode == MODE_WRAPPER) {
 		if (a.exit_code != 0)

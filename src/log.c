@@ -25,7 +25,7 @@ static char kept[65536];
 static size_t nkept;
 static bool held;
 
-static void flush(void)
+void log_flush(void)
 {
 	if (nkept)
 		(void)write_all(out_fd, kept, nkept);
@@ -40,7 +40,7 @@ void log_hold(void)
 void log_release(void)
 {
 	held = false;
-	flush();
+	log_flush();
 }
 
 /* One whole line: kept while held, else written at once. */
@@ -51,7 +51,7 @@ static void emit(const char *line, size_t len)
 		nkept += len;
 		return;
 	}
-	flush();
+	log_flush();
 	(void)write_all(out_fd, line, len);
 }
 

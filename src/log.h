@@ -43,11 +43,13 @@ bool log_enabled(enum log_level level);
 
 /*
  * While held, lines are formatted and kept, not written: the agent holds
- * the log while it reacts to an event, so that the stop request goes out
- * before the lines that explain it are written. log_release() writes what
- * was kept.
+ * the log while its loop runs and writes the lines once per loop
+ * iteration, before it waits again (log_flush), so that a stop request
+ * goes out before the lines that explain it are written. log_release()
+ * writes what was kept and stops holding.
  */
 void log_hold(void);
+void log_flush(void);
 void log_release(void);
 
 void log_msg(enum log_level level, const struct log_field *fields, const char *fmt, ...) RG_PRINTF(3, 4);

@@ -122,8 +122,13 @@ int pidwatch_status(struct pidwatch *w, int *code)
 		return -EOPNOTSUPP;
 	}
 	rc = sys_pidfd_exit_status(w->fd, &status);
-	if (rc == -EAGAIN)
-		return rc;
+	/*
+	 * ESRCH: reaped a moment ago and the kernel not done recording the
+	 * status yet (or, on 6.13 and 6.14, a kernel that never records it):
+	 * asked again, until decide gives up on it.
+	 */
+	if (rc == -EAGAIN || rc == -ESRCH)
+		return -EAGAIN;
 	w->status_done = true;
 	/* The status is in (or never will be): the pidfd has served its purpose. */
 	close(w->fd);

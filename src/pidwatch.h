@@ -65,8 +65,9 @@ void pidwatch_poll(struct ev_loop *loop, struct pidwatch *w);
 
 /*
  * After on_exit: the exit code (the code, or 128 + signal). 0; -EAGAIN when
- * the kernel has not published it yet (ask again later); any other -errno
- * when it never will (no PIDFD_INFO_EXIT, no pidfd).
+ * the kernel has not published it yet (ask again later, for a while: a
+ * kernel that knows PIDFD_GET_INFO but not PIDFD_INFO_EXIT says the same);
+ * any other -errno when it never will (no PIDFD_INFO_EXIT, no pidfd).
  */
 int pidwatch_status(struct pidwatch *w, int *code);
 

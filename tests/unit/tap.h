@@ -1,12 +1,14 @@
 /*
- * Minimal TAP producer for the unit tests: ok(), is_int(), is_str(), and
- * done_testing() which prints the plan and returns the exit status.
+ * Minimal TAP producer for the unit tests: ok(), is_int(), is_str(),
+ * skip_all(), bail_out(), and done_testing() which prints the plan and
+ * returns the exit status.
  */
 #ifndef RG_TAP_H
 #define RG_TAP_H
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static int tap_count, tap_failures;
@@ -45,6 +47,20 @@ static int tap_ok(int pass, const char *file, int line, const char *fmt, ...)
 		if (!tap_ok(same_, __FILE__, __LINE__, __VA_ARGS__))                      \
 			printf("#   got \"%s\", want \"%s\"\n", got_ ? got_ : "(null)",     \
 			       want_ ? want_ : "(null)");                                 \
+	} while (0)
+
+/* Nothing to test here (the kernel lacks what is tested): the plan says so, and why. */
+#define skip_all(reason)                                  \
+	do {                                              \
+		printf("1..0 # SKIP %s\n", (reason));    \
+		exit(0);                                  \
+	} while (0)
+
+/* The test cannot go on at all. */
+#define bail_out(reason)                                  \
+	do {                                              \
+		printf("Bail out! %s\n", (reason));      \
+		exit(1);                                  \
 	} while (0)
 
 __attribute__((unused))

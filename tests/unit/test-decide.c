@@ -1035,6 +1035,208 @@ static void blind(void)
 	}
 }
 
+
+/* ---- results as events: files, rescans, exit codes, polling, signals ---- */
+
+static void files(void)
+{
+	int k;
+
+	/* The file protocol: apps-done after the stop is out, done at the end, each retried. */
+	setup_with(POLICY_NEVER, 1, http_sidecars, 1, true);
+	decide_app_seen(&d, 3, "job", T);
+	decide_sidecar_seen(&d, 0);
+	http_next(DECIDE_HTTP_READY, "a readiness poll");
+	answer(DECIDE_HTTP_READY, 200);
+	is_int(next(), DECIDE_WRITE, "the ready file");
+	decide_written(&d, DECIDE_FILE_READY, -ENOSPC, T);
+	ok(logged("cannot write the file: trying again in 50ms"), "a failed write is logged with the retry");
+	ok(!decide_ready_written(&d), "not written");
+	is_int(next(), NONE, "not at once");
+	is_int(decide_deadline(&d, T), T + 50 * MS, "again after 50ms");
+	T += 50 * MS;
+	is_int(next(), DECIDE_WRITE, "the ready file again");
+	decide_written(&d, DECIDE_FILE_READY, -ENOSPC, T);
+	is_int(decide_deadline(&d, T), T + 100 * MS, "then after 100ms");
+	T += 100 * MS;
+	is_int(next(), DECIDE_WRITE, "and again");
+	decide_written(&d, DECIDE_FILE_READY, 0, T);
+	ok(decide_ready_written(&d), "written once there is room");
+	ok(logged("wrote the file after all"), "which is logged");
+
+	decide_app_exited(&d, 3, T);
+	decide_app_status(&d, 3, 0, T);
+	is_int(next(), DECIDE_APPS_DONE, "apps done");
+	http_next(DECIDE_HTTP_STOP, "the stop first");
+	is_int(next(), DECIDE_WATCH, "the watch");
+	is_int(next(), DECIDE_WRITE, "then apps-done");
+	is_int(last.file, DECIDE_FILE_APPS_DONE, "apps-done");
+	is_str(last.reason, "apps-done", "with the reason");
+	decide_written(&d, DECIDE_FILE_APPS_DONE, -EACCES, T);
+	answer(DECIDE_HTTP_STOP, 200);
+	is_int(next(), NONE, "the failed apps-done waits its turn");
+	T += 50 * MS;
+	is_int(next(), DECIDE_WRITE, "apps-done again");
+	decide_written(&d, DECIDE_FILE_APPS_DONE, 0, T);
+	decide_sidecar_gone(&d, 0, T);
+	is_int(next(), DECIDE_WRITE, "gone: the done file");
+	is_int(last.file, DECIDE_FILE_DONE, "done");
+	is_int(next(), NONE, "one write at a time");
+	decide_written(&d, DECIDE_FILE_DONE, -ENOSPC, T);
+	for (k = next(); k != DECIDE_EXIT && T < d.settled_us + 11 * S; k = next()) {
+		if (k == DECIDE_WRITE)
+			decide_written(&d, DECIDE_FILE_DONE, -ENOSPC, T);
+		T += 10 * MS;
+	}
+	is_int(k, DECIDE_EXIT, "done never written: the exit comes anyway");
+	ok(T >= d.settled_us + 10 * S, "after 10s of tries");
+	ok(logged("could not write the done file within 10s"), "with an error that says so");
+	is_int(last.exit_code, 0, "the sidecar is gone: exit 0");
+
+	/* Without the file protocol nothing is written: the ready line only. */
+	setup_with(POLICY_NEVER, 1, http_sidecars, 1, true);
+	d.cfg.files = false;
+	http_next(DECIDE_HTTP_READY, "poll");
+	answer(DECIDE_HTTP_READY, 200);
+	is_int(next(), NONE, "no ready file to write");
+	ok(logged("no ready file: the file protocol is unavailable"), "the log says why");
+}
+
+static void rescan_failures(void)
+{
+	setup(POLICY_NEVER, 0, 1);
+	decide_app_seen(&d, 3, "job", T);
+	decide_app_exited(&d, 3, T);
+	decide_app_status(&d, 3, 0, T);
+	is_int(next(), DECIDE_RESCAN, "the confirming rescan");
+	is_int(next(), NONE, "asked once");
+	decide_rescanned(&d, -EMFILE, T);
+	ok(logged("cannot rescan /proc: trying again shortly"), "a failed rescan is logged");
+	is_int(next(), NONE, "a failed rescan confirms nothing");
+	is_int(decide_deadline(&d, T), T + 100 * MS, "tried again after 100ms");
+	T += 100 * MS;
+	is_int(next(), DECIDE_RESCAN, "again");
+	decide_rescanned(&d, 0, T);
+	is_int(next(), DECIDE_APPS_DONE, "confirmed: done");
+	ok(logged("rescanning /proc works again"), "the recovery is logged");
+
+	/* A report is matched only after a rescan that worked. */
+	setup(POLICY_NEVER, 1, 1);
+	decide_app_report(&d, "job", 0, T);
+	is_int(next(), DECIDE_RESCAN, "a rescan for the report");
+	decide_rescanned(&d, -ENOMEM, T);
+	is_int(decide_app_count(&d), 0, "not matched yet");
+	T += 100 * MS;
+	is_int(next(), DECIDE_RESCAN, "tried again");
+	decide_rescanned(&d, 0, T);
+	is_int(decide_app_count(&d), 1, "matched now");
+}
+
+static void statuses(void)
+{
+	static const int64_t gaps[] = { 1, 2, 4, 8, 16, 32, 64, 128, 128 };
+	size_t i;
+
+	setup(POLICY_ON_FAILURE, 1, 1);
+	decide_app_seen(&d, 3, "job", T);
+	T += S;
+	decide_app_exited(&d, 3, T);
+	is_int(next(), DECIDE_STATUS, "the kernel is asked for the code at once");
+	for (i = 0; i < ARRAY_SIZE(gaps); i++) {
+		is_int(decide_deadline(&d, T), T + gaps[i] * MS, "then again after %lldms", (long long)gaps[i]);
+		T += gaps[i] * MS;
+		is_int(next(), DECIDE_STATUS, "asked again");
+	}
+	T = d.apps[0].exited_us + 2 * S;
+	is_int(next_skipping_rescans(), NONE, "2s after the exit: unknown, and under OnFailure a restart is awaited");
+	is_int(d.apps[0].code, DECIDE_CODE_UNKNOWN, "unknown");
+	ok(logged("exit code unknown under restartPolicy OnFailure"), "the wait is explained");
+
+	/* Never: the code does not hold up the decision. */
+	setup(POLICY_NEVER, 1, 1);
+	decide_app_seen(&d, 3, "job", T);
+	decide_app_exited(&d, 3, T);
+	is_int(next(), DECIDE_APPS_DONE, "the drain before the exit code");
+	is_int(next(), DECIDE_WATCH, "the stop's steps first");
+	is_int(next(), DECIDE_SIGNAL, "the signal");
+	is_int(next(), DECIDE_STATUS, "then the exit code");
+}
+
+static void polling(void)
+{
+	setup(POLICY_NEVER, 1, 1);
+	decide_app_seen(&d, 3, "job", T);
+	is_int(decide_deadline(&d, T), INT64_MAX, "nothing polled: no timer");
+	decide_polling(&d, 2);
+	is_int(next(), DECIDE_POLL, "processes without a pidfd: looked at");
+	is_int(decide_deadline(&d, T), T + 100 * MS, "every 100ms");
+	T += 100 * MS;
+	is_int(next(), DECIDE_POLL, "again");
+	decide_polling(&d, 0);
+	is_int(decide_deadline(&d, T), INT64_MAX, "none polled any more: no timer");
+}
+
+static void signal_retries(void)
+{
+	setup(POLICY_NEVER, 1, 1);
+	decide_drain_now(&d, "test", T);
+	next();
+	is_int(next(), DECIDE_WATCH, "watch");
+	is_int(next(), DECIDE_SIGNAL, "signal");
+	decide_signal_result(&d, 0, -EMFILE, T);
+	is_str(decide_outcome(&d.sidecars[0]), "running", "no fd to spare is no failure");
+	ok(logged("trying again shortly"), "logged");
+	is_int(decide_deadline(&d, T), T + 100 * MS, "tried again after 100ms");
+	T += 100 * MS;
+	is_int(next(), DECIDE_SIGNAL, "sent again");
+	is_int(last.signo, SIGTERM, "the same signal");
+	decide_signal_result(&d, 0, 0, T);
+	decide_sidecar_gone(&d, 0, T + MS);
+	is_str(decide_outcome(&d.sidecars[0]), "stopped", "stopped");
+}
+
+static void wrapper(void)
+{
+	static const struct decide_sidecar_config mesh = { .name = "istio",
+							   .ready_url = "http://127.0.0.1:15021/healthz/ready",
+							   .stop_url = "http://127.0.0.1:15020/quitquitquit" };
+	struct decide_config cfg = {
+		.policy = POLICY_NEVER, .apps_expected = 1, .startup_timeout_us = 600 * S, .stop_timeout_us = 20 * S,
+		.kill_after_us = 5 * S, .readiness = true, .ready_timeout_us = 1 * S, .ready_gates_apps = true,
+		.nsidecars = 1, .sidecars = &mesh,
+	};
+
+	/* run --drain: the command waits for ready; without it, it never starts and the sidecars go. */
+	decide_free(&d);
+	T = 1000 * S;
+	decide_init(&d, &cfg, T);
+	decide_app_seen(&d, DECIDE_APP_COMMAND, "job", T);
+	http_next(DECIDE_HTTP_READY, "the ready URL is polled");
+	answer(DECIDE_HTTP_READY, -ECONNREFUSED);
+	is_int(decide_deadline(&d, T), T + 50 * MS, "every 50ms");
+	T += S;
+	is_int(next(), DECIDE_APPS_DONE, "not ready within --timeout: the drain, with no command run");
+	is_str(last.reason, "ready-timeout", "reason ready-timeout");
+	ok(logged("sidecar not ready within 1s: not starting the command"), "the log says so");
+
+	decide_free(&d);
+	T = 1000 * S;
+	decide_init(&d, &cfg, T);
+	decide_app_seen(&d, DECIDE_APP_COMMAND, "job", T);
+	decide_sidecar_seen(&d, 0);
+	http_next(DECIDE_HTTP_READY, "poll");
+	answer(DECIDE_HTTP_READY, 200);
+	is_int(next(), DECIDE_WRITE, "ready: the command starts (what the ready file is for)");
+	is_int(last.file, DECIDE_FILE_READY, "as the ready file");
+	ok(logged("every sidecar is ready: starting the command"), "logged as such");
+	decide_written(&d, DECIDE_FILE_READY, 0, T);
+	decide_app_exited(&d, DECIDE_APP_COMMAND, T + S);
+	decide_app_status(&d, DECIDE_APP_COMMAND, 3, T + S);
+	T += S;
+	is_int(next(), DECIDE_APPS_DONE, "the command exited: done at once");
+	http_next(DECIDE_HTTP_STOP, "the stop goes out first");
+}
+
 int main(void)
 {
 	log_file = tmpfile();
@@ -1063,6 +1265,12 @@ int main(void)
 	http_drain();
 	http_two_sidecars();
 	blind();
+	files();
+	rescan_failures();
+	statuses();
+	polling();
+	signal_retries();
+	wrapper();
 	decide_free(&d);
 	return done_testing();
 }

@@ -422,6 +422,82 @@ static void start_time(void)
 	podscan_free(ps);
 }
 
+
+/* What the agent reads of a process through podscan: its command line, its ancestors. */
+static void cmdline_and_ancestors(void)
+{
+	static const char args[] = "rearguard\0run\0--name\0train\0--\0job";
+	struct podscan *ps;
+	pid_t chain[8];
+	char buf[256];
+	size_t len = 0;
+
+	reset();
+	mkproc(1, 0, "pause", 100, CG("/pause"), "/pause");
+	mkproc(40, 0, "sh", 400, CG("/proxy"), "/bin/sh");
+	mkproc(41, 40, "sh", 410, NULL, "/bin/sh");
+	mkproc(42, 41, "rearguard", 420, NULL, NULL);
+	put(42, "cmdline", args, sizeof(args));
+	ps = open_scan(42);
+	is_int(podscan_cmdline(ps, 42, 420, buf, sizeof(buf), &len), 0, "a command line");
+	is_int(len, sizeof(args), "whole, with its NULs");
+	ok(memcmp(buf, args, sizeof(args)) == 0, "as written");
+	is_int(podscan_cmdline(ps, 42, 999, buf, sizeof(buf), &len), -ESRCH,
+	       "not when the pid has another start time: another process now");
+	is_int(podscan_cmdline(ps, 43, 420, buf, sizeof(buf), &len), -ESRCH, "nor when it is gone");
+	is_int(podscan_ancestors(ps, 42, chain, 8), 3, "the process and its ancestors below pid 1");
+	ok(chain[0] == 42 && chain[1] == 41 && chain[2] == 40, "in order");
+	is_int(podscan_ancestors(ps, 42, chain, 2), 2, "at most as many as asked for");
+	podscan_free(ps);
+}
+
+/*
+ * A pid reused between two scans by a restarted container's root: the dead
+ * container's processes are read again at each refresh, so the newcomer is
+ * never filed under the container that is over.
+ */
+static void pid_reuse(void)
+{
+	struct podscan_stats st;
+	struct pod_container *c;
+	struct podscan *ps;
+
+	reset();
+	mkproc(1, 0, "pause", 100, CG("/pause"), "/pause");
+	mkproc(5, 0, "rearguard", 200, CG("/agent"), "/rearguard");
+	mkproc(10, 0, "job", 300, CG("/app"), "/usr/bin/job");
+	mkproc(11, 10, "helper", 310, NULL, "/usr/bin/helper");
+	ps = open_scan(5);
+	podscan_refresh(ps, &st);
+	c = by_root(ps, 10);
+	is_int(c ? c->nprocs : 0, 2, "the app and its helper");
+	/* The failed attempt's root exits; its helper dies; the restart's root gets the helper's pid. */
+	podscan_root_exited(ps, c);
+	rmproc(10);
+	rmproc(11);
+	mkproc(11, 0, "job", 900, CG("/app-restarted"), "/usr/bin/job");
+	podscan_refresh(ps, &st);
+	is_int(podscan_count(ps), 4, "the restart is a container of its own");
+	c = by_root(ps, 11);
+	ok(c && c->is_new && c->root_start == 900 && c->role == ROLE_APP, "rooted at the reused pid, its new process");
+	is_int(podscan_find(ps, 3)->nprocs, 0, "nothing is left in the old one");
+
+	/* A pid a watch found to be somebody else now is read afresh at the next refresh. */
+	mkproc(20, 0, "envoy", 500, CG("/istio"), "/usr/local/bin/envoy");
+	mkproc(21, 20, "envoy", 510, NULL, NULL);
+	podscan_refresh(ps, &st);
+	c = by_root(ps, 20);
+	is_int(c ? c->nprocs : 0, 2, "a sidecar and its child");
+	rmproc(21);
+	mkproc(21, 0, "job", 520, CG("/app2"), "/usr/bin/job");
+	podscan_stale(ps, 21);
+	podscan_refresh(ps, &st);
+	is_int(by_root(ps, 20)->nprocs, 1, "the stale pid left the sidecar");
+	c = by_root(ps, 21);
+	ok(c && c->role == ROLE_APP, "and is a container of its own");
+	podscan_free(ps);
+}
+
 int main(void)
 {
 	const char *tmp = getenv("TMPDIR");
@@ -435,6 +511,8 @@ int main(void)
 	no_shared_namespace();
 	many_processes();
 	start_time();
+	cmdline_and_ancestors();
+	pid_reuse();
 	{
 		char cmd[600];
 

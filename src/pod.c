@@ -1,0 +1,316 @@
+#include "config.h"
+
+#include "pod.h"
+
+#include "decide.h"
+#include "install.h"
+#include "log.h"
+#include "options.h"
+#include "pidwatch.h"
+#include "util.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* The root of an app or sidecar container (pod_container.data). */
+struct pod_root {
+	struct pidwatch pw;
+	struct pod *pod;
+	unsigned id;
+	enum pod_role role; /* as last told to decide */
+	int sidecar;
+};
+
+static const char *sidecar_name(const struct pod *p, int k)
+{
+	return k >= 0 ? p->cfg.opt->sidecars[k].name : NULL;
+}
+
+/* Each process name as podscan reads it: a sidecar's, an app's, or neither. */
+static enum podscan_match classify(void *arg, const char *name, int *sidecar)
+{
+	const struct pod *p = arg;
+	const struct agent_options *opt = p->cfg.opt;
+	size_t i;
+
+	for (i = 0; i < opt->nsidecars; i++) {
+		if (spec_matches(&opt->sidecars[i], name)) {
+			*sidecar = (int)i;
+			return MATCH_SIDECAR;
+		}
+	}
+	if (!p->cfg.apps)
+		return MATCH_NONE;
+	if (!opt->app_src)
+		return MATCH_APP;
+	return regexec(&opt->app_re, name, 0, NULL, 0) == 0 ? MATCH_APP : MATCH_NONE;
+}
+
+static void log_container(const struct pod *p, const struct pod_container *c, const char *what)
+{
+	log_msg(LOG_INFO,
+		FIELDS(LF_INT("container", c->id), LF_STR("role", pod_role_name(c->role)),
+		       LF_STR("sidecar", c->role == ROLE_SIDECAR ? sidecar_name(p, c->sidecar) : NULL),
+		       LF_STR("name", c->name), LF_INT("pid", c->root), LF_INT("processes", c->nprocs),
+		       LF_STR("cgroup", c->display)),
+		"%s", what);
+}
+
+/*
+ * A root is gone: its container is over, and decide hears of it. unwatched:
+ * it was gone before it could be watched, so its exit code is unknown.
+ */
+static void root_gone(struct pod *p, struct pod_root *r, struct pod_container *c, int64_t when, bool unwatched)
+{
+	podscan_root_exited(p->ps, c);
+	if (r->role == ROLE_APP) {
+		decide_app_exited(p->d, r->id, when);
+		if (unwatched)
+			decide_app_status(p->d, r->id, DECIDE_CODE_UNKNOWN, when);
+	} else if (r->role == ROLE_SIDECAR) {
+		decide_sidecar_exited(p->d, (size_t)r->sidecar);
+	}
+}
+
+static void root_exited(struct ev_loop *loop, struct pidwatch *pw)
+{
+	struct pod_root *r = (struct pod_root *)pw;
+	struct pod *p = r->pod;
+	struct pod_container *c = podscan_find(p->ps, r->id);
+
+	if (r->role == ROLE_APP)
+		log_msg(LOG_INFO, FIELDS(LF_INT("container", c->id), LF_STR("name", c->name), LF_INT("pid", c->root)),
+			"app container exited");
+	else if (r->role == ROLE_SIDECAR && p->d->phase < PHASE_DRAINING)
+		log_msg(LOG_WARN,
+			FIELDS(LF_INT("container", c->id), LF_STR("sidecar", sidecar_name(p, r->sidecar)),
+			       LF_INT("pid", c->root)),
+			"sidecar container exited before the apps were done");
+	root_gone(p, r, c, pw->exited_us, false);
+	p->cfg.on_exit(p->cfg.data);
+}
+
+/* Watches a container's root, once; its exit is the container's. */
+static void watch_root(struct pod *p, struct pod_container *c)
+{
+	struct pod_root *r = c->data;
+
+	if (r) {
+		r->role = c->role;
+		r->sidecar = c->sidecar;
+		return;
+	}
+	if (p->nroots == p->caproots) {
+		size_t cap = p->caproots ? p->caproots * 2 : 16;
+		struct pod_root **grown = realloc(p->roots, cap * sizeof(*grown));
+
+		if (!grown)
+			goto oom;
+		p->roots = grown;
+		p->caproots = cap;
+	}
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		goto oom;
+	r->pod = p;
+	r->id = c->id;
+	r->role = c->role;
+	r->sidecar = c->sidecar;
+	r->pw.on_exit = root_exited;
+	p->roots[p->nroots++] = r;
+	c->data = r;
+	if (c->root_gone) {
+		root_gone(p, r, c, mono_us(), true);
+		return;
+	}
+	if (pidwatch_start(p->cfg.loop, &r->pw, p->ps, c->root, c->root_start) == -ESRCH)
+		root_gone(p, r, c, mono_us(), true); /* it exited between the scan and now */
+	else if (r->pw.polled)
+		log_msg(LOG_WARN, FIELDS(LF_INT("container", c->id), LF_INT("pid", c->root),
+					 LF_STR("error", strerror(-r->pw.why_polled))),
+			"no pidfd for the container's root: polling it");
+	return;
+oom:
+	/* Never taken for exited: the next refresh tries again (role_changed is not needed for that). */
+	log_msg(LOG_ERROR, FIELDS(LF_INT("container", c->id)), "out of memory: container root not watched yet");
+}
+
+/*
+ * The main process of every app container run by `rearguard run` has the
+ * same name; the name it will report as (apps/NAME) tells them apart when
+ * its report comes. Its command line may be gone already (it exited): then
+ * the report is matched by the other rules.
+ */
+static void note_run_name(struct pod *p, const struct pod_container *c)
+{
+	char cmdline[4096], *argv[64], name[DECIDE_NAME_MAX];
+	size_t n = 0, i;
+	int argc = 0;
+
+	/* The name it has in the image and where rearguard install puts it. */
+	if (strcmp(c->name, INSTALL_NAME) != 0 || c->root <= 0 ||
+	    podscan_cmdline(p->ps, c->root, c->root_start, cmdline, sizeof(cmdline), &n) < 0)
+		return;
+	for (i = 0; i < n && argc < (int)ARRAY_SIZE(argv) - 1; i += strlen(cmdline + i) + 1)
+		argv[argc++] = cmdline + i;
+	argv[argc] = NULL;
+	if (options_run_name(argc, argv, name, sizeof(name)) < 0)
+		return;
+	decide_app_reports_as(p->d, c->id, name);
+	log_msg(LOG_INFO, FIELDS(LF_INT("container", c->id), LF_STR("report", name)),
+		"app container runs rearguard run: its report will be apps/NAME");
+}
+
+/* Tells decide what the last refresh found. */
+static void tell_decide(struct pod *p, bool first)
+{
+	int64_t now = mono_us();
+	unsigned pending = 0;
+	size_t i;
+
+	for (i = 0; i < podscan_count(p->ps); i++) {
+		struct pod_container *c = podscan_container(p->ps, i);
+		const struct pod_root *r = c->data;
+
+		bool fresh = c->is_new || c->role_changed;
+
+		if (c->role == ROLE_PENDING)
+			pending++;
+		/* A root not watched yet (no memory last time) is tried again. */
+		if (!fresh && (r || (c->role != ROLE_APP && c->role != ROLE_SIDECAR)))
+			continue;
+		if (fresh) {
+			log_container(p, c, first ? "container" : c->is_new ? "container appeared" : "container role changed");
+			if (r && r->role == ROLE_APP && c->role != ROLE_APP)
+				decide_app_forget(p->d, c->id);
+			if (c->role == ROLE_APP) {
+				decide_app_seen(p->d, c->id, c->name, now);
+				note_run_name(p, c);
+			} else if (c->role == ROLE_SIDECAR) {
+				decide_sidecar_seen(p->d, (size_t)c->sidecar);
+			}
+		}
+		if (c->role == ROLE_APP || c->role == ROLE_SIDECAR)
+			watch_root(p, c);
+	}
+	decide_pending(p->d, pending);
+}
+
+int pod_open(struct pod *p, const struct pod_config *cfg)
+{
+	struct podscan_config pc = {
+		.proc_path = "/proc", .self_pid = getpid(), .classify = classify, .arg = p,
+	};
+	struct podscan_stats st;
+	bool self_seen = false;
+	size_t i;
+	int rc;
+
+	memset(p, 0, sizeof(*p));
+	p->cfg = *cfg;
+	rc = podscan_new(&pc, &p->ps);
+	if (rc == 0)
+		rc = podscan_refresh(p->ps, &st);
+	if (rc < 0) {
+		log_error("cannot read /proc: %s", strerror(-rc));
+		return rc;
+	}
+	for (i = 0; i < podscan_count(p->ps); i++)
+		self_seen |= podscan_container(p->ps, i)->role == ROLE_SELF;
+	if (!self_seen)
+		return -ENXIO;
+	if (podscan_flat(p->ps))
+		log_warn("every process shows the same cgroup: telling containers apart by process tree "
+			 "(exec sessions will look like containers)");
+	log_msg(LOG_INFO,
+		FIELDS(LF_INT("containers", podscan_count(p->ps)), LF_INT("processes", st.listed),
+		       LF_MS("scan", st.elapsed_us), LF_STR("pidfd", pidwatch_uses_pidfd() ? "yes" : "no")),
+		"pod scanned");
+	return 0;
+}
+
+void pod_follow(struct pod *p, struct decide *d)
+{
+	p->d = d;
+	tell_decide(p, true);
+}
+
+int pod_refresh(struct pod *p)
+{
+	struct podscan_stats st;
+	int rc = podscan_refresh(p->ps, &st);
+
+	if (rc < 0)
+		return rc;
+	log_msg(LOG_DEBUG,
+		FIELDS(LF_INT("listed", st.listed), LF_INT("classified", st.classified),
+		       LF_INT("cgroup_reads", st.cgroup_reads), LF_MS("elapsed", st.elapsed_us)),
+		"rescanned /proc");
+	tell_decide(p, false);
+	return 0;
+}
+
+void pod_statuses(struct pod *p)
+{
+	int64_t now = mono_us();
+	size_t i;
+
+	for (i = 0; i < p->nroots; i++) {
+		struct pod_root *r = p->roots[i];
+		int code = 0, rc;
+
+		if (r->role != ROLE_APP || !r->pw.exited || r->pw.status_done)
+			continue;
+		rc = pidwatch_status(&r->pw, &code);
+		if (rc == -EAGAIN)
+			continue;
+		if (rc == 0)
+			log_msg(LOG_INFO, FIELDS(LF_INT("container", r->id), LF_INT("exit_code", code)), "app exit code");
+		else
+			log_msg(LOG_DEBUG, FIELDS(LF_INT("container", r->id), LF_STR("error", strerror(-rc))),
+				"the kernel cannot give the app's exit code");
+		decide_app_status(p->d, r->id, rc == 0 ? code : DECIDE_CODE_UNKNOWN, now);
+	}
+}
+
+unsigned pod_poll(struct pod *p)
+{
+	size_t i;
+
+	for (i = 0; i < p->nroots; i++)
+		pidwatch_poll(p->cfg.loop, &p->roots[i]->pw);
+	return pod_polled(p);
+}
+
+unsigned pod_polled(const struct pod *p)
+{
+	unsigned n = 0;
+	size_t i;
+
+	for (i = 0; i < p->nroots; i++)
+		n += p->roots[i]->pw.active && p->roots[i]->pw.polled && !p->roots[i]->pw.exited;
+	return n;
+}
+
+void pod_list(const struct pod *p)
+{
+	size_t i;
+
+	for (i = 0; i < podscan_count(p->ps); i++)
+		log_container(p, podscan_container(p->ps, i), "container");
+}
+
+void pod_close(struct pod *p)
+{
+	size_t i;
+
+	for (i = 0; i < p->nroots; i++) {
+		pidwatch_stop(p->cfg.loop, &p->roots[i]->pw);
+		free(p->roots[i]);
+	}
+	free(p->roots);
+	podscan_free(p->ps);
+	memset(p, 0, sizeof(*p));
+}

@@ -1,0 +1,63 @@
+/*
+ * The pod as the engine follows it: podscan's model of /proc, kept warm,
+ * and a watch on the root of every app and sidecar container, all of it
+ * told to decide: containers that appear (or turn out to be something
+ * else), roots that exit, the exit codes the kernel gives, containers not
+ * exec'd yet, processes that can only be polled.
+ *
+ *	pod_open(&pod, &cfg);            the first scan; -ENXIO: no other container visible
+ *	... decide_init(&d, ...) ...
+ *	pod_follow(&pod, &d);            decide hears what the first scan found
+ *	pod_refresh(&pod);               a rescan, told to decide (but decide_rescanned)
+ *	pod_statuses(&pod);              DECIDE_STATUS
+ *	pod_poll(&pod);                  DECIDE_POLL
+ *	pod_close(&pod);
+ *
+ * cfg.on_exit runs after a root's exit was told to decide, for the engine
+ * to act on it.
+ */
+#ifndef RG_POD_H
+#define RG_POD_H
+
+#include "podscan.h"
+
+#include <ev.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+struct agent_options;
+struct decide;
+struct pod_root;
+
+struct pod_config {
+	struct ev_loop *loop;
+	const struct agent_options *opt; /* the sidecars, --app */
+	bool apps;                       /* containers may be apps (the agent); not for drain and the wrapper */
+	void (*on_exit)(void *data);
+	void *data;
+};
+
+struct pod {
+	struct pod_config cfg;
+	struct podscan *ps;
+	struct decide *d;
+	struct pod_root **roots;
+	size_t nroots, caproots;
+};
+
+/* Scans /proc once. -ENXIO when the agent's own container is all it sees. */
+int pod_open(struct pod *p, const struct pod_config *cfg);
+/* From now on decide is told; first, what the first scan found. */
+void pod_follow(struct pod *p, struct decide *d);
+/* Rescans /proc and tells decide what changed. 0, or -errno when /proc cannot be read. */
+int pod_refresh(struct pod *p);
+/* Asks the kernel for the exit codes of exited app roots that lack one. */
+void pod_statuses(struct pod *p);
+/* Looks at the roots watched by polling; how many roots are polled. */
+unsigned pod_poll(struct pod *p);
+unsigned pod_polled(const struct pod *p);
+/* Logs every container (SIGHUP). */
+void pod_list(const struct pod *p);
+void pod_close(struct pod *p);
+
+#endif
