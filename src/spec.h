@@ -12,6 +12,8 @@
 #ifndef RG_SPEC_H
 #define RG_SPEC_H
 
+#include "presets.h"
+
 #include <regex.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -33,12 +35,7 @@ struct sidecar_spec {
 	int stop_signal;
 };
 
-struct spec_preset {
-	const char *name, *match, *ready, *drain, *stop;
-};
-
-extern const struct spec_preset spec_presets[];
-extern const size_t spec_npresets;
+/* The presets (spec_presets[], spec_npresets) are the table in presets.h. */
 
 /*
  * Parses text into spec. On error returns -EINVAL and writes one line
