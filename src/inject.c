@@ -565,7 +565,10 @@ static int inject_object(struct run *r, struct ynode *obj)
 	}
 	if (!name)
 		name = ydoc_str(ydoc_path(obj, "metadata.generateName"));
-	snprintf(what, sizeof(what), "%s \"%s\"", kind ? kind : "object", name ? name : "");
+	if (name)
+		snprintf(what, sizeof(what), "%s \"%.128s\"", kind ? kind : "object", name);
+	else
+		snprintf(what, sizeof(what), "%.128s", kind ? kind : "object");
 	if (!kind) {
 		note(r, obj, "document", "no kind: left unchanged");
 		return 0;

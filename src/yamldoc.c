@@ -194,9 +194,23 @@ static int add_doc(struct ystream *s, size_t *cap)
 	return 0;
 }
 
+/* The anchors defined so far in a document: an alias must name one of them. */
+struct anchor {
+	const char *name;
+	struct anchor *next;
+};
+
+static bool anchor_known(const struct anchor *a, const char *name)
+{
+	for (; a; a = a->next)
+		if (strcmp(a->name, name) == 0)
+			return true;
+	return false;
+}
+
 /* Turns one event into a node (or finishes a collection); the stack holds the open collections. */
 static int on_event(struct ystream *s, const yaml_event_t *e, struct ynode **stack, size_t *depth, struct ydoc *doc,
-		    struct cursor *cur, char *err, size_t errlen)
+		    struct anchor **anchors, struct cursor *cur, char *err, size_t errlen)
 {
 	struct ynode *n = NULL;
 	bool oom = false;
@@ -249,6 +263,17 @@ static int on_event(struct ystream *s, const yaml_event_t *e, struct ynode **sta
 	}
 	if (oom)
 		return -ENOMEM;
+	if (n->kind == YNODE_ALIAS && !anchor_known(*anchors, n->anchor))
+		return fail_at(err, errlen, e->start_mark.line, e->start_mark.column, "found undefined alias", NULL);
+	if (n->kind != YNODE_ALIAS && n->anchor) {
+		struct anchor *a = arena_alloc(s, sizeof(*a));
+
+		if (!a)
+			return -ENOMEM;
+		a->name = n->anchor;
+		a->next = *anchors;
+		*anchors = a;
+	}
 	n->line = e->start_mark.line + 1;
 	n->column = e->start_mark.column + 1;
 	if (*depth == 0 && !doc->root) {
@@ -275,6 +300,7 @@ int ydoc_parse(const char *input, size_t len, struct ystream *s, char *err, size
 	yaml_event_t e;
 	size_t depth = 0, cap = 0, prev_end = 0;
 	struct ydoc *doc = NULL;
+	struct anchor *anchors = NULL;
 	int rc = 0;
 
 	memset(s, 0, sizeof(*s));
@@ -295,7 +321,6 @@ int ydoc_parse(const char *input, size_t len, struct ystream *s, char *err, size
 	if (!yaml_parser_initialize(&parser))
 		return -ENOMEM;
 	yaml_parser_set_input_string(&parser, (const unsigned char *)input, len);
-	yaml_parser_set_encoding(&parser, YAML_UTF8_ENCODING);
 	for (;;) {
 		if (!yaml_parser_parse(&parser, &e)) {
 			if (parser.error == YAML_MEMORY_ERROR)
@@ -318,12 +343,13 @@ int ydoc_parse(const char *input, size_t len, struct ystream *s, char *err, size
 			}
 			doc = &s->docs[s->ndocs - 1];
 			doc->start = prev_end;
+			anchors = NULL;
 		} else if (e.type == YAML_DOCUMENT_END_EVENT && doc) {
 			doc->end = prev_end = byte_at(&cur, e.end_mark.index);
 			if (!doc->root)
 				doc->body = doc->body_end = doc->end;
 		} else if (doc) {
-			rc = on_event(s, &e, stack, &depth, doc, &cur, err, errlen);
+			rc = on_event(s, &e, stack, &depth, doc, &anchors, &cur, err, errlen);
 		}
 		yaml_event_delete(&e);
 		if (rc < 0)
@@ -354,9 +380,15 @@ static int emit_node(yaml_emitter_t *em, const struct ynode *n, int depth)
 		return -EINVAL;
 	switch (n->kind) {
 	case YNODE_SCALAR:
+		/*
+		 * An untagged scalar that the emitter cannot write plain where it
+		 * now stands (a flow context) is quoted without a "!" tag: such a
+		 * value holds indicators, so it was a string either way.
+		 */
 		ok = yaml_scalar_event_initialize(&e, (yaml_char_t *)n->anchor, (yaml_char_t *)n->tag,
 						  (yaml_char_t *)n->value, (int)n->len, n->plain_implicit,
-						  n->quoted_implicit, (yaml_scalar_style_t)n->style);
+						  n->quoted_implicit || (!n->tag && n->plain_implicit),
+						  (yaml_scalar_style_t)n->style);
 		break;
 	case YNODE_ALIAS:
 		ok = yaml_alias_event_initialize(&e, (yaml_char_t *)n->anchor);

@@ -138,7 +138,7 @@ static void templates(void)
 		  "cloudsql");
 	container("wait-db", "gcr.io/cloud-sql-connectors/cloud-sql-proxy:2.11.4", "+wait --max 30s", NULL, NULL);
 	container("sql", "gcr.io/cloudsql-docker/gce-proxy:1.33.2", "/cloud_sql_proxy -instances=p:r:i=tcp:5432",
-		  "cloudsql", "cloudsql,ready=,stop=signal:TERM");
+		  "cloudsql", "cloudsql,name=cloudsql-v1,ready=,stop=signal:TERM");
 	container("cloud-sql-proxy", "example.com/mirror/sqlproxy:2", NULL, "cloudsql", "cloudsql");
 	container("proxy", "gcr.io/cloud-sql-connectors/cloud-sql-proxy:2", "sh -c exec /cloud-sql-proxy p:r:i",
 		  "cloudsql", "cloudsql");
