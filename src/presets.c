@@ -77,7 +77,7 @@ const struct spec_preset spec_presets[] = {
 	.oneshot = {"wait", "shutdown", "completion", "help", "--version", "-version", "-v", "--help", "-h"},
 	.containers = {"cloud-sql-proxy", "cloudsql-proxy"},
 	.images = {"cloud-sql-proxy", "gce-proxy"},
-	.image_specs = {NULL, "cloudsql,ready=,stop=signal:TERM"},
+	.image_specs = {NULL, "cloudsql,name=cloudsql-v1,ready=,stop=signal:TERM"},
 	.flags = {"--quitquitquit", "--health-check", "--exit-zero-on-sigterm"},
 	.flags_image = "cloud-sql-proxy",
     },
