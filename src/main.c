@@ -139,7 +139,7 @@ int main(int argc, char **argv)
 		return install_cmd(argc - 1, argv + 1);
 	if (strcmp(cmd, "inject") == 0)
 		return inject_main(argc - 1, argv + 1);
-	snprintf(msg, sizeof(msg), "unknown command '%.64s' (commands: agent, run, wait, drain, install, inject, version)",
-		 cmd);
+	snprintf(msg, sizeof(msg),
+		 "unknown command '%.64s' (commands: agent, run, wait, drain, install, inject, version)", cmd);
 	return usage_error(msg);
 }

@@ -715,6 +715,7 @@ void options_print_help(void)
 	       "       rearguard wait ready|apps-done|done [--timeout DUR] [--dir DIR]\n"
 	       "       rearguard drain [--sidecar SPEC]... [--stop-timeout DUR] [--kill-after DUR]\n"
 	       "       rearguard install DIR\n"
+	       "       rearguard inject [--image IMAGE] [--mesh istio|linkerd] [--gate] [FILE|-]\n"
 	       "       rearguard version | --version | --help\n"
 	       "\n"
 	       "Gives a pod native-sidecar behaviour: the agent runs as one more container of a\n"
@@ -813,7 +814,12 @@ void options_print_help(void)
 	       "  Exit status: 0 the condition holds; 1 timed out; 2 bad usage.\n"
 	       "\n"
 	       "rearguard install DIR: copies this binary to DIR/rearguard (atomically, mode\n"
-	       "0755), for an init container to hand it to images that lack it.\n");
+	       "0755), for an init container to hand it to images that lack it.\n"
+	       "\n"
+	       "rearguard inject [FILE|-]: writes the Kubernetes YAML of FILE (or standard input:\n"
+	       "a stream, a v1 List or a KRM ResourceList) with rearguard added to every Job,\n"
+	       "CronJob and Pod whose template shows a known sidecar; rearguard inject --help\n"
+	       "lists its options (--image, --mesh, --gate) and docs/inject.md explains it.\n");
 }
 
 /* Whether this kernel reports the exit status of a reaped process through its pidfd. */
