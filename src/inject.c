@@ -723,8 +723,12 @@ int inject_buffer(const char *in, size_t len, const struct inject_options *o, ch
 		return rc;
 	for (i = 0; i < s.ndocs && rc == 0; i++)
 		rc = inject_document(&r, &s.docs[i]);
-	if (rc == 0)
+	if (rc == 0) {
 		rc = ydoc_write(&s, &b);
+		if (rc == -EINVAL)
+			snprintf(err, errlen, "%zu:1: libyaml cannot write this document back after the change",
+				 s.failed_line);
+	}
 	ydoc_free(&s);
 	if (rc == -ENOMEM)
 		snprintf(err, errlen, "out of memory");

@@ -448,7 +448,7 @@ out:
 	return rc;
 }
 
-int ydoc_write(const struct ystream *s, struct ybuf *out)
+int ydoc_write(struct ystream *s, struct ybuf *out)
 {
 	size_t i;
 	int rc;
@@ -490,6 +490,8 @@ int ydoc_write(const struct ystream *s, struct ybuf *out)
 				rc = ybuf_add(out, t + k, n - k);
 		}
 		ybuf_free(&body);
+		if (rc == -EINVAL)
+			s->failed_line = d->root->line;
 		if (rc < 0)
 			return rc;
 	}

@@ -54,6 +54,7 @@ struct ystream {
 	struct ydoc *docs;
 	size_t ndocs;
 	size_t tail; /* where the bytes after the last document start */
+	size_t failed_line; /* ydoc_write's -EINVAL: the line of the document libyaml could not write */
 	struct yarena *arena;
 };
 
@@ -73,8 +74,11 @@ struct ybuf {
 int ydoc_parse(const char *input, size_t len, struct ystream *s, char *err, size_t errlen);
 void ydoc_free(struct ystream *s);
 
-/* Writes the stream: documents not marked changed as their input bytes. */
-int ydoc_write(const struct ystream *s, struct ybuf *out);
+/*
+ * Writes the stream: documents not marked changed as their input bytes.
+ * -EINVAL when libyaml cannot write a changed document (failed_line says which).
+ */
+int ydoc_write(struct ystream *s, struct ybuf *out);
 /* Writes one node as a YAML document body (for tests and comparisons). */
 int ydoc_emit(const struct ynode *root, struct ybuf *out);
 
