@@ -824,18 +824,18 @@ static void inject_help(void)
 	       INJECT_DEFAULT_IMAGE);
 }
 
-static int set_flag_option(struct inject_options *o, int id, const char *v, enum inject_origin from)
+static int set_flag_option(struct inject_options *o, int id, const char *v, const char *what, enum inject_origin from)
 {
 	switch (id) {
 	case 'i':
 		if (!*v)
-			return usage("--image needs a value");
+			return usage("%s needs a value", what);
 		o->image = v;
 		o->image_from = from;
 		return 0;
 	case 'm':
 		if (strcmp(v, "istio") != 0 && strcmp(v, "linkerd") != 0)
-			return usage("--mesh: \"%s\" is not istio or linkerd", v);
+			return usage("%s: \"%s\" is not istio or linkerd", what, v);
 		o->mesh = v;
 		o->mesh_from = from;
 		return 0;
@@ -845,7 +845,7 @@ static int set_flag_option(struct inject_options *o, int id, const char *v, enum
 		else if (strcmp(v, "false") == 0 || strcmp(v, "0") == 0)
 			o->gate = false;
 		else
-			return usage("REARGUARD_GATE: \"%s\" is not true or false", v);
+			return usage("%s: \"%s\" is not true or false", what, v);
 		o->gate_from = from;
 		return 0;
 	}
@@ -866,15 +866,15 @@ int inject_main(int argc, char **argv)
 	size_t len = 0, outlen = 0;
 	int c, fd, rc;
 
-	if ((v = getenv("REARGUARD_IMAGE")) && *v && set_flag_option(&o, 'i', v, INJECT_ENV))
+	if ((v = getenv("REARGUARD_IMAGE")) && *v && set_flag_option(&o, 'i', v, "REARGUARD_IMAGE", INJECT_ENV))
 		return 2;
-	if ((v = getenv("REARGUARD_MESH")) && *v && set_flag_option(&o, 'm', v, INJECT_ENV))
+	if ((v = getenv("REARGUARD_MESH")) && *v && set_flag_option(&o, 'm', v, "REARGUARD_MESH", INJECT_ENV))
 		return 2;
-	if ((v = getenv("REARGUARD_GATE")) && *v && set_flag_option(&o, 'g', v, INJECT_ENV))
+	if ((v = getenv("REARGUARD_GATE")) && *v && set_flag_option(&o, 'g', v, "REARGUARD_GATE", INJECT_ENV))
 		return 2;
 	optind = 0;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'h':
 			inject_help();
@@ -885,7 +885,7 @@ int inject_main(int argc, char **argv)
 			break;
 		case 'i':
 		case 'm':
-			if (set_flag_option(&o, c, optarg, INJECT_FLAG))
+			if (set_flag_option(&o, c, optarg, c == 'i' ? "--image" : "--mesh", INJECT_FLAG))
 				return 2;
 			break;
 		case ':':
