@@ -41,6 +41,7 @@ struct found {
 	bool sidecar_ctr[256]; /* per container: a sidecar */
 };
 
+/* One line for the user about a document: "LINE: what: message". */
 static void note(struct run *r, const struct ynode *at, const char *what, const char *fmt, ...) RG_PRINTF(4, 5);
 
 static void note(struct run *r, const struct ynode *at, const char *what, const char *fmt, ...)
@@ -57,6 +58,7 @@ static void note(struct run *r, const struct ynode *at, const char *what, const 
 	r->o.note(r->o.note_data, line);
 }
 
+/* Stops the run: err gets "LINE:COL: what: message" and the caller gets -EINVAL. */
 static int fail(struct run *r, const struct ynode *at, const char *what, const char *fmt, ...) RG_PRINTF(4, 5);
 
 static int fail(struct run *r, const struct ynode *at, const char *what, const char *fmt, ...)
@@ -72,6 +74,7 @@ static int fail(struct run *r, const struct ynode *at, const char *what, const c
 	return -EINVAL;
 }
 
+/* Whether n is the scalar value (a missing node is not). */
 static bool is(const struct ynode *n, const char *value)
 {
 	const char *v = ydoc_str(n);
@@ -105,6 +108,7 @@ static size_t container_argv(const struct ynode *c, const char **argv)
 	return n == 1 && !argv[0] ? 0 : n;
 }
 
+/* A container that is rearguard already: by name, or by its image. */
 static bool is_agent(const struct ynode *c)
 {
 	const char *image = ydoc_str(ydoc_get(c, "image"));
@@ -112,6 +116,7 @@ static bool is_agent(const struct ynode *c)
 	return is(ydoc_get(c, "name"), AGENT_NAME) || (image && presets_image_is(image, AGENT_NAME));
 }
 
+/* Adds a sidecar spec once: a mesh both asked for and already in the template is one sidecar. */
 static void add_spec(struct found *f, const char *spec, const struct spec_preset *p, bool injected)
 {
 	size_t i;
@@ -126,6 +131,7 @@ static void add_spec(struct found *f, const char *spec, const struct spec_preset
 	}
 }
 
+/* Whether the template has a sidecar of preset name. */
 static bool has_preset(const struct found *f, const char *name)
 {
 	size_t i;
@@ -211,6 +217,7 @@ static int fix_annotation(struct run *r, struct ynode *tmpl, struct ynode **meta
 	return ydoc_set(r->s, ann, key, ydoc_scalar(r->s, value, YDOC_TEXT), false);
 }
 
+/* Whether a Go program's command line sets flag, in any of the spellings Go accepts. */
 static bool argv_has_flag(const char *const *argv, size_t argc, const char *flag)
 {
 	size_t i, n = strlen(flag);
@@ -254,6 +261,7 @@ static int fix_flags(struct run *r, struct ynode *c, const struct spec_preset *p
 	return 0;
 }
 
+/* What each sidecar of the template needs to be stopped cleanly. */
 static int fix_sidecars(struct run *r, struct ynode *tmpl, struct ynode **meta, struct ynode *ctrs,
 			const struct found *f, const struct ynode *at, const char *what)
 {
@@ -353,16 +361,19 @@ static struct ynode *pair_map(struct ystream *s, bool flow, const char *k1, stru
 	return m;
 }
 
+/* A string scalar, quoted where YAML would read it as something else. */
 static struct ynode *text(struct ystream *s, const char *v)
 {
 	return ydoc_scalar(s, v, YDOC_TEXT);
 }
 
+/* A scalar written as is: a number or a boolean. */
 static struct ynode *raw(struct ystream *s, const char *v)
 {
 	return ydoc_scalar(s, v, YDOC_RAW);
 }
 
+/* One {name, value} item of a container's env. */
 static struct ynode *env_var(struct ystream *s, const char *name, const char *value)
 {
 	return pair_map(s, true, "name", text(s, name), "value", text(s, value));
@@ -424,6 +435,7 @@ static struct ynode *agent_container(struct run *r, const struct found *f, const
 	return c;
 }
 
+/* The file protocol's emptyDir, unless the pod has a volume of that name. */
 static int add_volume(struct run *r, struct ynode *spec, const struct ynode *at, const char *what)
 {
 	struct ystream *s = r->s;
@@ -609,6 +621,7 @@ static int inject_object(struct run *r, struct ynode *obj)
 	return 0;
 }
 
+/* One option of a functionConfig; a flag given on the command line keeps its value. */
 static int set_option(struct run *r, const struct ynode *at, const char *key, const char *v)
 {
 	if (strcmp(key, "image") == 0) {
@@ -665,6 +678,7 @@ static int function_config(struct run *r, const struct ynode *fc)
 	return 0;
 }
 
+/* One document of the stream: an object, or a List or ResourceList of them. */
 static int inject_document(struct run *r, struct ydoc *d)
 {
 	struct ynode *root = d->root, *items;
@@ -750,6 +764,7 @@ static void print_note(const void *data, const char *line)
 	fprintf(stderr, "rearguard: inject: %s:%s\n", (const char *)data, line);
 }
 
+/* The whole input, bounded: the output is built from all of it before anything is written. */
 static int read_all(int fd, char **buf, size_t *len)
 {
 	struct ybuf b = {0};
@@ -784,6 +799,7 @@ static int read_all(int fd, char **buf, size_t *len)
 	return 0;
 }
 
+/* A one-line error of the subcommand; returns the exit status 2. */
 static int usage(const char *fmt, ...) RG_PRINTF(1, 2);
 
 static int usage(const char *fmt, ...)
@@ -798,6 +814,7 @@ static int usage(const char *fmt, ...)
 	return 2;
 }
 
+/* rearguard inject --help. */
 static void inject_help(void)
 {
 	printf("Usage: rearguard inject [--image IMAGE] [--mesh istio|linkerd] [--gate] [FILE|-]\n"
@@ -824,6 +841,7 @@ static void inject_help(void)
 	       INJECT_DEFAULT_IMAGE);
 }
 
+/* A flag or environment value checked and stored; what names it in the error. */
 static int set_flag_option(struct inject_options *o, int id, const char *v, const char *what, enum inject_origin from)
 {
 	switch (id) {

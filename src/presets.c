@@ -132,6 +132,7 @@ const struct spec_preset *presets_find(const char *name)
 	return NULL;
 }
 
+/* Writes the evidence, when the caller wants it. */
 static void say(char *out, size_t len, const char *fmt, ...) RG_PRINTF(3, 4);
 
 static void say(char *out, size_t len, const char *fmt, ...)
@@ -155,6 +156,7 @@ static bool comm_is(const char *comm, const char *name)
 	return strcmp(comm, name) == 0;
 }
 
+/* Whether s is in a NULL-ended list of at most max entries. */
 static bool listed(const char *const *list, size_t max, const char *s)
 {
 	size_t i;
@@ -217,6 +219,7 @@ static const char *oneshot_of(const struct spec_preset *p, const char *const *ar
 	return NULL;
 }
 
+/* Whether an argument (not argv[0]) contains needle. */
 static bool has_arg_with(const char *const *argv, size_t argc, const char *needle)
 {
 	size_t i;

@@ -20,6 +20,7 @@ struct yarena {
 
 #define ARENA_CHUNK ((size_t)64 << 10)
 
+/* Memory for a node or a string, freed with the stream: no per-node frees to get wrong. */
 static void *arena_alloc(struct ystream *s, size_t n)
 {
 	struct yarena *a = s->arena;
@@ -40,6 +41,7 @@ static void *arena_alloc(struct ystream *s, size_t n)
 	return (char *)a->data + a->used - need;
 }
 
+/* A NUL-terminated copy in the arena. */
 static char *arena_strndup(struct ystream *s, const char *p, size_t n)
 {
 	char *d = arena_alloc(s, n + 1);
@@ -51,6 +53,7 @@ static char *arena_strndup(struct ystream *s, const char *p, size_t n)
 	return d;
 }
 
+/* A copy of an optional libyaml string (anchor, tag); sets *oom when out of memory. */
 static char *arena_strdup_opt(struct ystream *s, const unsigned char *p, bool *oom)
 {
 	char *d;
@@ -117,6 +120,7 @@ struct cursor {
 	size_t len, chars, bytes, start;
 };
 
+/* The length of the UTF-8 sequence that starts with c. */
 static size_t utf8_width(unsigned char c)
 {
 	if (c < 0x80)
@@ -130,6 +134,7 @@ static size_t utf8_width(unsigned char c)
 	return 1;
 }
 
+/* The byte offset of character index (libyaml's marks). */
 static size_t byte_at(struct cursor *c, size_t index)
 {
 	if (index < c->chars) {
@@ -143,6 +148,7 @@ static size_t byte_at(struct cursor *c, size_t index)
 	return c->bytes < c->len ? c->bytes : c->len;
 }
 
+/* A parse error as "LINE:COL: context: problem", 1-based. */
 static int fail_at(char *err, size_t errlen, size_t line, size_t column, const char *what, const char *context)
 {
 	snprintf(err, errlen, "%zu:%zu: %s%s%s", line + 1, column + 1, context ? context : "", context ? ": " : "",
@@ -150,6 +156,7 @@ static int fail_at(char *err, size_t errlen, size_t line, size_t column, const c
 	return -EINVAL;
 }
 
+/* An empty node of kind in the arena. */
 static struct ynode *new_node(struct ystream *s, enum ynode_kind kind)
 {
 	struct ynode *n = arena_alloc(s, sizeof(*n));
@@ -161,6 +168,7 @@ static struct ynode *new_node(struct ystream *s, enum ynode_kind kind)
 	return n;
 }
 
+/* Appends to a collection, growing its array in the arena. */
 static int add_item(struct ystream *s, struct ynode *coll, struct ynode *item)
 {
 	if (coll->n == coll->cap) {
@@ -178,6 +186,7 @@ static int add_item(struct ystream *s, struct ynode *coll, struct ynode *item)
 	return 0;
 }
 
+/* A new, empty document at the end of the stream. */
 static int add_doc(struct ystream *s, size_t *cap)
 {
 	if (s->ndocs == *cap) {
@@ -370,6 +379,7 @@ static int write_handler(void *data, unsigned char *buffer, size_t size)
 	return ybuf_add(data, (const char *)buffer, size) == 0;
 }
 
+/* The events of one node and its children, as the parser reported them. */
 static int emit_node(yaml_emitter_t *em, const struct ynode *n, int depth)
 {
 	yaml_event_t e;
