@@ -5,7 +5,7 @@
 set -u
 : "${RG_SRCDIR:?RG_SRCDIR is set by make check}" "${RG_BUILDDIR:?}"
 bin=$RG_BUILDDIR/rearguard
-job=$RG_SRCDIR/tests/inject/job-istio-nohold.yaml
+job=$RG_SRCDIR/tests/inject/cases/job-istio-nohold.yaml
 tmp=$(mktemp -d /tmp/rg-cli.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 n=0 failed=0
@@ -54,7 +54,7 @@ grep -q 'image: example.com/flag:2' "$tmp/out" && ! grep -q env:1 "$tmp/out"
 check $? "--image wins over REARGUARD_IMAGE"
 "$bin" inject <"$job" 2>/dev/null | cmp -s - <("$bin" inject "$job" 2>/dev/null)
 check $? "no FILE reads standard input, as - does"
-REARGUARD_GATE=true REARGUARD_MESH=linkerd "$bin" inject "$RG_SRCDIR/tests/inject/job-mesh.yaml" 2>/dev/null >"$tmp/out"
+REARGUARD_GATE=true REARGUARD_MESH=linkerd "$bin" inject "$RG_SRCDIR/tests/inject/cases/job-mesh.yaml" 2>/dev/null >"$tmp/out"
 grep -q 'value: linkerd' "$tmp/out" && grep -q 'postStart' "$tmp/out"
 check $? "REARGUARD_MESH and REARGUARD_GATE=true take effect"
 printf '1..%d\n' "$n"

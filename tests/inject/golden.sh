@@ -1,5 +1,5 @@
 #!/bin/bash
-# rearguard inject against the golden files beside this script: for each
+# rearguard inject against the golden files in cases/: for each
 # CASE.yaml (options in CASE.args, one a line), standard output must equal
 # CASE.out byte for byte, standard error CASE.err, and the exit status
 # CASE.rc (0 when absent); a failed run writes nothing to standard output.
@@ -12,7 +12,7 @@ set -u
 : "${RG_SRCDIR:?RG_SRCDIR is set by make check}" "${RG_BUILDDIR:?}"
 
 bin=$RG_BUILDDIR/rearguard
-cd "$RG_SRCDIR/tests/inject" || exit 1
+cd "$RG_SRCDIR/tests/inject/cases" || exit 1
 tmp=$(mktemp -d /tmp/rg-golden.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 n=0
