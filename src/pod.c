@@ -321,13 +321,12 @@ void pod_statuses(struct pod *p)
 	}
 }
 
-unsigned pod_poll(struct pod *p)
+void pod_poll(struct pod *p)
 {
 	size_t i;
 
 	for (i = 0; i < p->nroots; i++)
 		pidwatch_poll(p->cfg.loop, &p->roots[i]->pw);
-	return pod_polled(p);
 }
 
 unsigned pod_polled(const struct pod *p)
@@ -336,7 +335,7 @@ unsigned pod_polled(const struct pod *p)
 	size_t i;
 
 	for (i = 0; i < p->nroots; i++)
-		n += p->roots[i]->pw.active && p->roots[i]->pw.polled && !p->roots[i]->pw.exited;
+		n += pidwatch_polling(&p->roots[i]->pw);
 	return n;
 }
 
