@@ -157,6 +157,11 @@ static void on_finding(void *data, enum preflight_kind kind, const char *message
 		return;
 	*said = true;
 	log_msg(LOG_WARN, FIELDS(LF_STR("sidecar", sidecar_name(ctx->a, ctx->k))), "pre-flight: %s", message);
+	/* A stop endpoint known to be missing is said once: not again when it refuses, nor by the stop's answer. */
+	if (kind == PREFLIGHT_CLOUDSQL_QUIT || kind == PREFLIGHT_CLOUDSQL_V1) {
+		decide_sidecar_no_endpoint(&ctx->a->d, ctx->k);
+		ctx->a->stoppers[ctx->k].advised = true;
+	}
 }
 
 /* A sidecar's container appeared: what it shows of the known traps, said once. */
@@ -407,10 +412,15 @@ static void carry_out_write(struct agent *a, enum decide_file file, const char *
 /* The termination log: the summary, or its short form when the kubelet would cut it. */
 static void write_summary_log(struct agent *a, const char *text, size_t len)
 {
+	unsigned containers = pod_containers(&a->pod);
 	struct jbuf t;
+	size_t i;
 
+	/* Attempts an OnFailure restart replaced are one container of the pod's spec. */
+	for (i = 0; a->d.apps && i < a->d.napps; i++)
+		containers -= a->d.apps[i].superseded && containers > 1;
 	jbuf_init(&t);
-	summary_termination(&t, text, len);
+	summary_termination(&t, text, len, summary_budget(containers));
 	if (!t.failed)
 		write_termination_log(a, t.buf, t.len);
 	jbuf_free(&t);

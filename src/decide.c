@@ -617,6 +617,14 @@ void decide_sidecar_status(struct decide *d, size_t sidecar, int code, int64_t n
 		warn_exit_code(d, sidecar, code);
 }
 
+void decide_sidecar_no_endpoint(struct decide *d, size_t sidecar)
+{
+	if (sidecar < d->cfg.nsidecars) {
+		d->sidecars[sidecar].no_check = true;
+		d->sidecars[sidecar].check_due = false;
+	}
+}
+
 void decide_sidecar_gone(struct decide *d, size_t sidecar, int64_t now)
 {
 	struct decide_sidecar *sc;
@@ -697,7 +705,7 @@ static void mark_ready(struct decide *d, size_t k, int64_t now)
 	sc->ready = true;
 	sc->ready_us = now;
 	/* Ready, its stop endpoint should listen too: a pre-flight look, when it has one. */
-	sc->check_due = d->cfg.sidecars[k].stop_url != NULL;
+	sc->check_due = d->cfg.sidecars[k].stop_url != NULL && !sc->no_check;
 	log_msg(LOG_INFO,
 		FIELDS(LF_STR("sidecar", d->cfg.sidecars[k].name), LF_MS("after", now - d->started_us),
 		       LF_INT("polls", sc->ready_polls)),

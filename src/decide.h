@@ -129,6 +129,7 @@ struct decide_sidecar {
 	unsigned ready_polls;
 	int ready_last;             /* the last poll's result: status or -errno; 0: none yet */
 	bool check_due, check_inflight; /* DECIDE_HTTP_CHECK, once, after it turned ready */
+	bool no_check;              /* pre-flight said it all */
 
 	/* HTTP while stopping. */
 	bool http_inflight;         /* a drain, stop or gone probe is in flight */
@@ -263,6 +264,8 @@ void decide_sidecar_exited(struct decide *d, size_t sidecar, int64_t now);
 void decide_sidecar_status(struct decide *d, size_t sidecar, int code, int64_t now);
 /* Every process of the sidecar is gone (after DECIDE_WATCH, or a port that refuses). */
 void decide_sidecar_gone(struct decide *d, size_t sidecar, int64_t now);
+/* Pre-flight already found that the sidecar's stop endpoint is missing: no DECIDE_HTTP_CHECK to say it again. */
+void decide_sidecar_no_endpoint(struct decide *d, size_t sidecar);
 /* The outcome of DECIDE_SIGNAL: 0, or -errno (-EPERM: not allowed; -EMFILE...: tried again). */
 void decide_signal_result(struct decide *d, size_t sidecar, int err, int64_t now);
 

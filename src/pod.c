@@ -339,6 +339,20 @@ unsigned pod_polled(const struct pod *p)
 	return n;
 }
 
+unsigned pod_containers(const struct pod *p)
+{
+	unsigned n = 0;
+	size_t i;
+
+	for (i = 0; p->ps && i < podscan_count(p->ps); i++) {
+		const struct pod_container *c = podscan_container(p->ps, i);
+
+		/* A key given up: a runtime's init that turned out to be an exec session. */
+		n += c->role != ROLE_PAUSE && c->key[0];
+	}
+	return n;
+}
+
 void pod_list(const struct pod *p)
 {
 	size_t i;

@@ -58,6 +58,8 @@ void pod_statuses(struct pod *p);
 /* Looks at the roots watched by polling (DECIDE_POLL); how many roots are polled. */
 void pod_poll(struct pod *p);
 unsigned pod_polled(const struct pod *p);
+/* How many of the pod's containers it has seen (not pause; a restart counts anew). */
+unsigned pod_containers(const struct pod *p);
 /* Logs every container (SIGHUP). */
 void pod_list(const struct pod *p);
 void pod_close(struct pod *p);

@@ -111,6 +111,17 @@ void proc_parse_argv0(const char *buf, size_t len, char *out, size_t outlen)
 {
 	size_t n = strnlen(buf, len), start = 0, i;
 
+	/*
+	 * A program that rewrote its command line as "name: what" (nginx:
+	 * "nginx: master process /usr/sbin/nginx -g ...", postgres: "postgres:
+	 * checkpointer") is named by what comes before the colon.
+	 */
+	for (i = 1; i < n; i++) {
+		if (buf[i] == ' ' && buf[i - 1] == ':') {
+			n = i - 1;
+			break;
+		}
+	}
 	for (i = 0; i < n; i++)
 		if (buf[i] == '/')
 			start = i + 1;

@@ -28,7 +28,9 @@ int proc_parse_stat(const char *buf, size_t len, struct proc_stat *out);
 
 /*
  * The basename of argv[0] from /proc/PID/cmdline (NUL-separated), copied
- * into out. An empty cmdline (kernel thread, zombie) gives "".
+ * into out; up to a colon and a space, for programs that rewrite their
+ * command line as "name: what" ("nginx: master process ..."). An empty
+ * cmdline (kernel thread, zombie) gives "".
  */
 void proc_parse_argv0(const char *buf, size_t len, char *out, size_t outlen);
 

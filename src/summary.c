@@ -250,11 +250,18 @@ static size_t count_elements(const char *full, size_t len, const char *key)
 	return count;
 }
 
-void summary_termination(struct jbuf *out, const char *full, size_t len)
+size_t summary_budget(unsigned containers)
 {
-	size_t budget = SUMMARY_TERMINATION_MAX - SHORT_RESERVE, left;
+	size_t share = SUMMARY_POD_TERMINATION_MAX / (containers ? containers : 1);
 
-	if (len <= SUMMARY_TERMINATION_MAX) {
+	return share < SUMMARY_TERMINATION_MAX ? share : SUMMARY_TERMINATION_MAX;
+}
+
+void summary_termination(struct jbuf *out, const char *full, size_t len, size_t limit)
+{
+	size_t budget = limit > SHORT_RESERVE ? limit - SHORT_RESERVE : 0, left;
+
+	if (len <= limit) {
 		jbuf_append(out, full, len);
 		return;
 	}
@@ -263,7 +270,7 @@ void summary_termination(struct jbuf *out, const char *full, size_t len)
 	copy_member(out, full, len, "rearguard", budget);
 	copy_member(out, full, len, "exit_code", budget);
 	copy_member(out, full, len, "reason", budget);
-	left = copy_elements(out, full, len, "fails_pod", budget - 400);
+	left = copy_elements(out, full, len, "fails_pod", budget > 400 ? budget - 400 : 0);
 	if (left) {
 		jbuf_key(out, "fails_pod_not_shown");
 		jbuf_int(out, (long long)left);

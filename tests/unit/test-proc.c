@@ -70,7 +70,13 @@ int main(void)
 	proc_parse_argv0("", 0, out, sizeof(out));
 	is_str(out, "", "empty cmdline");
 	proc_parse_argv0("nginx: master process /usr/sbin/nginx", 37, out, sizeof(out));
-	is_str(out, "nginx", "rewritten argv is cut at its last slash");
+	is_str(out, "nginx", "a rewritten argv is named before its colon");
+	proc_parse_argv0("nginx: master process /usr/sbin/nginx -e /run/x/error.log -g daemon off;", 70, out, sizeof(out));
+	is_str(out, "nginx", "whatever paths follow the colon");
+	proc_parse_argv0("postgres: checkpointer ", 23, out, sizeof(out));
+	is_str(out, "postgres", "postgres's processes too");
+	proc_parse_argv0("/opt/my app/bin/job", 19, out, sizeof(out));
+	is_str(out, "job", "a space in a path is no rewritten argv");
 	proc_parse_argv0("/bin/", 5, out, sizeof(out));
 	is_str(out, "", "argv0 ending in a slash");
 	proc_parse_argv0("/x/abcdefghij", 13, out, 5);

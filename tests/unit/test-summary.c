@@ -81,7 +81,7 @@ int main(void)
 	ok(strstr(full.buf, "\"name\":\"istio\"") && strstr(full.buf, "\"ready_after_ms\":null,\"exit_code\":null"),
 	   "a sidecar whose code is not known: null");
 	jbuf_init(&term);
-	summary_termination(&term, full.buf, full.len);
+	summary_termination(&term, full.buf, full.len, SUMMARY_TERMINATION_MAX);
 	ok(full.len <= SUMMARY_TERMINATION_MAX && term.len == full.len && memcmp(term.buf, full.buf, full.len) == 0,
 	   "a short summary is its own termination log");
 	jbuf_free(&term);
@@ -94,7 +94,7 @@ int main(void)
 	summary_build(&full, &d, &opt, 3 * US_PER_S);
 	ok(full.len > SUMMARY_TERMINATION_MAX, "45 apps: %zu bytes", full.len);
 	jbuf_init(&term);
-	summary_termination(&term, full.buf, full.len);
+	summary_termination(&term, full.buf, full.len, SUMMARY_TERMINATION_MAX);
 	ok(term.len <= SUMMARY_TERMINATION_MAX, "the termination log's form fits: %zu bytes", term.len);
 	ok(term.buf[0] == '{' && term.buf[term.len - 1] == '}', "one object");
 	is_str(member(term.buf, term.len, "truncated"), "true", "says it is cut");
@@ -115,18 +115,18 @@ int main(void)
 	jbuf_init(&full);
 	summary_build(&full, &d, &opt, 3 * US_PER_S);
 	jbuf_init(&term);
-	summary_termination(&term, full.buf, full.len);
+	summary_termination(&term, full.buf, full.len, SUMMARY_TERMINATION_MAX);
 	ok(term.len <= SUMMARY_TERMINATION_MAX, "45 failed apps: it fits (%zu bytes)", term.len);
 	ok(atoi(member(term.buf, term.len, "fails_pod_not_shown")) > 0, "the failures that did not fit are counted");
 	jbuf_free(&term);
 
 	/* A done file of any size, read back by a restarted agent: the same short form. */
 	jbuf_init(&term);
-	summary_termination(&term, full.buf, full.len);
+	summary_termination(&term, full.buf, full.len, SUMMARY_TERMINATION_MAX);
 	ok(term.len <= SUMMARY_TERMINATION_MAX && !term.failed, "from the done text: it fits again");
 	jbuf_free(&term);
 	jbuf_init(&term);
-	summary_termination(&term, "{\"rearguard\":\"0\",\"apps\":[", 25);
+	summary_termination(&term, "{\"rearguard\":\"0\",\"apps\":[", 25, SUMMARY_TERMINATION_MAX);
 	ok(!term.failed && term.len <= SUMMARY_TERMINATION_MAX, "a short text is taken as it is, whatever it holds");
 	jbuf_free(&term);
 	jbuf_free(&full);
@@ -136,12 +136,28 @@ int main(void)
 
 		memset(junk, 'x', 10000);
 		jbuf_init(&term);
-		summary_termination(&term, junk, 10000);
+		summary_termination(&term, junk, 10000, SUMMARY_TERMINATION_MAX);
 		ok(term.len <= SUMMARY_TERMINATION_MAX && term.buf[0] == '{', "junk: a short object anyway");
 		is_str(member(term.buf, term.len, "truncated"), "true", "marked cut");
 		jbuf_free(&term);
 		free(junk);
 	}
+
+	/* In a pod of many containers the kubelet keeps less of each message. */
+	is_int(summary_budget(3), 4096, "3 containers: 4096 bytes each");
+	is_int(summary_budget(4), 3072, "4 containers: 12 KiB / 4");
+	is_int(summary_budget(47), 261, "47 containers: 261 bytes");
+	is_int(summary_budget(0), 4096, "none known: 4096");
+	setup(45, 3);
+	jbuf_init(&full);
+	summary_build(&full, &d, &opt, 3 * US_PER_S);
+	jbuf_init(&term);
+	summary_termination(&term, full.buf, full.len, summary_budget(47));
+	ok(term.len <= 261, "47 containers: the short form fits in 261 bytes (%zu)", term.len);
+	is_str(member(term.buf, term.len, "truncated"), "true", "and says it is cut");
+	ok(strncmp(term.buf, "{\"rearguard\":", 13) == 0 && term.buf[term.len - 1] == '}', "one whole object");
+	jbuf_free(&term);
+	jbuf_free(&full);
 
 	spec_free(&opt.sidecars[0]);
 	spec_free(&opt.sidecars[1]);
