@@ -10,11 +10,13 @@
 #include "parse.h"
 #include "pidwatch.h"
 #include "pod.h"
+#include "preflight.h"
 #include "podscan.h"
 #include "run.h"
 #include "sentinel.h"
 #include "stopper.h"
 #include "summary.h"
+#include "sys.h"
 #include "util.h"
 
 #include <errno.h>
@@ -65,6 +67,8 @@ struct agent {
 	int exit_code;
 	unsigned scan_iter;            /* the loop iteration of the last /proc scan, plus one */
 	struct jbuf summary;           /* built once, at the end */
+	bool *preflight_said;          /* per sidecar and kind: that warning was logged */
+	bool can_kill;                 /* CAP_KILL */
 	/* The wrapper's command. */
 	struct run_child child;
 	bool child_started, child_over;
@@ -138,6 +142,43 @@ static void on_root_exit(void *data)
 	run_decisions(data);
 }
 
+struct preflight_ctx {
+	struct agent *a;
+	size_t k;
+};
+
+static void on_finding(void *data, enum preflight_kind kind, const char *message)
+{
+	struct preflight_ctx *ctx = data;
+	bool *said = &ctx->a->preflight_said[ctx->k * PREFLIGHT_NKINDS + kind];
+
+	if (*said)
+		return;
+	*said = true;
+	log_msg(LOG_WARN, FIELDS(LF_STR("sidecar", sidecar_name(ctx->a, ctx->k))), "pre-flight: %s", message);
+}
+
+/* A sidecar's container appeared: what it shows of the known traps, said once. */
+static void on_sidecar(void *data, size_t k, const struct pod_container *c)
+{
+	struct agent *a = data;
+	struct preflight_ctx ctx = { a, k };
+	struct preflight_facts f = {
+		.name = c->name, .nprocs = c->nprocs, .my_ruid = getuid(), .my_euid = geteuid(), .can_kill = a->can_kill,
+	};
+	char cmdline[4096];
+	const char *argv[64];
+	size_t n = 0, i;
+
+	if (podscan_cmdline(a->pod.ps, c->root, c->root_start, cmdline, sizeof(cmdline), &n) == 0) {
+		for (i = 0; i < n && f.argc < ARRAY_SIZE(argv); i += strlen(cmdline + i) + 1)
+			argv[f.argc++] = cmdline + i;
+		f.argv = argv;
+	}
+	f.uids_known = podscan_uids(a->pod.ps, c->root, c->root_start, &f.ruid, &f.suid) == 0;
+	preflight_sidecar(&a->opt->sidecars[k], &f, on_finding, &ctx);
+}
+
 /* ---- stopping sidecars ------------------------------------------------------ */
 
 static void on_stopper_http(struct stopper *st, enum decide_http_purpose purpose, int result)
@@ -178,10 +219,10 @@ static void stop_watch(struct agent *a, size_t k)
 		decide_sidecar_gone(&a->d, k, mono_us());
 }
 
-static void signal_sidecar(struct agent *a, size_t k, int sig)
+static void signal_sidecar(struct agent *a, size_t k, int sig, bool all)
 {
 	unsigned sent = 0;
-	int err = stopper_signal(&a->stoppers[k], sig, &sent);
+	int err = stopper_signal(&a->stoppers[k], sig, all, &sent);
 
 	log_msg(err ? LOG_WARN : LOG_INFO,
 		FIELDS(LF_STR("sidecar", sidecar_name(a, k)), LF_INT("processes", sent),
@@ -362,11 +403,24 @@ static void carry_out_write(struct agent *a, enum decide_file file, const char *
 
 /* ---- the end ------------------------------------------------------------ */
 
+/* The termination log: the summary, or its short form when the kubelet would cut it. */
+static void write_summary_log(struct agent *a, const char *text, size_t len)
+{
+	struct jbuf t;
+
+	jbuf_init(&t);
+	summary_termination(&t, text, len);
+	if (!t.failed)
+		write_termination_log(a, t.buf, t.len);
+	jbuf_free(&t);
+}
+
 static void finish(struct agent *a, int code)
 {
 	const struct jbuf *j = summary(a);
 
-	write_termination_log(a, j->buf, j->len);
+	if (!j->failed)
+		write_summary_log(a, j->buf, j->len);
 	log_msg(LOG_INFO, FIELDS(LF_INT("exit_code", code), LF_JSON("summary", j->failed ? "null" : j->buf)), "finished");
 	a->finished = true;
 	a->exit_code = code;
@@ -408,7 +462,7 @@ static void carry_out(struct agent *a, const struct decide_action *act)
 		stop_watch(a, act->sidecar);
 		break;
 	case DECIDE_SIGNAL:
-		signal_sidecar(a, act->sidecar, act->signo);
+		signal_sidecar(a, act->sidecar, act->signo, act->all);
 		break;
 	case DECIDE_HTTP:
 		start_request(a, act);
@@ -609,12 +663,16 @@ static void open_files(struct agent *a)
  */
 static void resume_done(struct agent *a)
 {
-	char buf[SENTINEL_READ_MAX + 1];
+	/* done is ours, whatever its size (a summary of many apps is long), but not without bound. */
+	const size_t max = 1 << 20;
+	char *buf = malloc(max);
 	size_t len = 0;
 
-	if (read_small_at(a->files.dirfd, "done", O_NOFOLLOW | O_NONBLOCK, buf, sizeof(buf), &len) == 0 &&
-	    len < SENTINEL_READ_MAX)
-		write_termination_log(a, buf, len > 0 && buf[len - 1] == '\n' ? len - 1 : len);
+	if (buf && read_small_at(a->files.dirfd, "done", O_NOFOLLOW | O_NONBLOCK, buf, max, &len) == 0 && len < max - 1)
+		write_summary_log(a, buf, len > 0 && buf[len - 1] == '\n' ? len - 1 : len);
+	else
+		log_msg(LOG_WARN, FIELDS(LF_STR("dir", a->opt->dir)), "cannot read done: the termination log stays empty");
+	free(buf);
 	log_msg(LOG_INFO, FIELDS(LF_STR("dir", a->opt->dir)),
 		"done found: an earlier run of rearguard finished the drain; exiting");
 }
@@ -635,6 +693,8 @@ static void configure_sidecar(struct agent *a, size_t k)
 	c->ready_url = spec->ready_url;
 	c->drain_url = spec->drain_url;
 	c->drain_time_us = spec->drain_time_ms * US_PER_MS;
+	c->signal_all = spec->signal_all;
+	c->exit_fix = spec_exit_fix(spec);
 	c->confirm = a->blind ? CONFIRM_PORT : CONFIRM_PROCESSES;
 	if (warning)
 		log_msg(LOG_WARN, FIELDS(LF_STR("sidecar", spec->name)), "%s", warning);
@@ -751,6 +811,7 @@ static void cleanup(struct agent *a)
 	pod_close(&a->pod);
 	free(a->stoppers);
 	free(a->polls);
+	free(a->preflight_said);
 	if (a->files_open)
 		sentinel_close(&a->files);
 	free(a->sc_cfg);
@@ -782,7 +843,9 @@ static int engine(const struct agent_options *opt, const struct run_options *run
 	a.sc_cfg = calloc(opt->nsidecars, sizeof(*a.sc_cfg));
 	a.stoppers = calloc(opt->nsidecars, sizeof(*a.stoppers));
 	a.polls = calloc(opt->nsidecars, sizeof(*a.polls));
-	if (!a.loop || !a.sc_cfg || !a.stoppers || !a.polls) {
+	a.preflight_said = calloc(opt->nsidecars * PREFLIGHT_NKINDS + 1, sizeof(*a.preflight_said));
+	a.can_kill = sys_can_kill();
+	if (!a.loop || !a.sc_cfg || !a.stoppers || !a.polls || !a.preflight_said) {
 		log_error("cannot start the event loop");
 		goto out;
 	}
@@ -794,7 +857,8 @@ static int engine(const struct agent_options *opt, const struct run_options *run
 
 	{
 		struct pod_config pc = {
-			.loop = a.loop, .opt = opt, .apps = mode == MODE_AGENT, .on_exit = on_root_exit, .data = &a,
+			.loop = a.loop, .opt = opt, .apps = mode == MODE_AGENT, .on_exit = on_root_exit,
+			.on_sidecar = on_sidecar, .data = &a,
 		};
 
 		rc = pod_open(&a.pod, &pc);

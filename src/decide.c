@@ -147,6 +147,7 @@ int decide_init(struct decide *d, const struct decide_config *cfg, int64_t now)
 		d->sidecars[i].ready_next_us = now;
 		d->sidecars[i].ready_backoff_us = READY_POLL_FAST_US;
 		d->sidecars[i].retry_us = INT64_MAX;
+		d->sidecars[i].exit_code = DECIDE_CODE_PENDING;
 	}
 	for (i = 0; i < DECIDE_NFILES; i++)
 		d->files[i].backoff_us = WRITE_RETRY_FIRST_US;
@@ -489,6 +490,12 @@ static void expire_statuses(struct decide *d, int64_t now)
 			"exit code not published by the kernel: unknown");
 		decide_app_status(d, a->id, DECIDE_CODE_UNKNOWN, now);
 	}
+	for (i = 0; i < d->cfg.nsidecars; i++) {
+		struct decide_sidecar *sc = &d->sidecars[i];
+
+		while (sc->codes_pending && sc->status_backoff_us && now >= sc->exited_us + STATUS_GIVE_UP_US)
+			decide_sidecar_status(d, i, DECIDE_CODE_UNKNOWN, now);
+	}
 }
 
 /* DECIDE_STATUS when an exit code is due to be asked for. */
@@ -507,6 +514,15 @@ static bool status_step(struct decide *d, int64_t now, struct decide_action *act
 		a->status_backoff_us = min64(a->status_backoff_us * 2, STATUS_MAX_US);
 		due = true;
 	}
+	for (i = 0; i < d->cfg.nsidecars; i++) {
+		struct decide_sidecar *sc = &d->sidecars[i];
+
+		if (!sc->codes_pending || !sc->status_backoff_us || now < sc->status_next_us)
+			continue;
+		sc->status_next_us = now + sc->status_backoff_us;
+		sc->status_backoff_us = min64(sc->status_backoff_us * 2, STATUS_MAX_US);
+		due = true;
+	}
 	if (due)
 		act->kind = DECIDE_STATUS;
 	return due;
@@ -523,6 +539,12 @@ static int64_t status_deadline(const struct decide *d)
 		if (status_wanted(a))
 			t = min64(t, min64(a->status_next_us, a->exited_us + STATUS_GIVE_UP_US));
 	}
+	for (i = 0; i < d->cfg.nsidecars; i++) {
+		const struct decide_sidecar *sc = &d->sidecars[i];
+
+		if (sc->codes_pending && sc->status_backoff_us)
+			t = min64(t, min64(sc->status_next_us, sc->exited_us + STATUS_GIVE_UP_US));
+	}
 	return t;
 }
 
@@ -536,10 +558,54 @@ void decide_sidecar_seen(struct decide *d, size_t sidecar)
 	d->sidecars[sidecar].containers++;
 }
 
-void decide_sidecar_exited(struct decide *d, size_t sidecar)
+void decide_sidecar_exited(struct decide *d, size_t sidecar, int64_t now)
 {
-	if (sidecar < d->cfg.nsidecars && d->sidecars[sidecar].containers > 0)
-		d->sidecars[sidecar].containers--;
+	struct decide_sidecar *sc;
+
+	if (sidecar >= d->cfg.nsidecars)
+		return;
+	sc = &d->sidecars[sidecar];
+	if (sc->containers > 0)
+		sc->containers--;
+	sc->codes_pending++;
+	sc->exited_us = now;
+	sc->status_next_us = now;
+	sc->status_backoff_us = STATUS_FIRST_US;
+}
+
+/* Says what a sidecar's non-zero exit will do to the pod, and what to change. */
+static void warn_exit_code(const struct decide *d, size_t k, int code)
+{
+	const struct decide_sidecar_config *cfg = &d->cfg.sidecars[k];
+
+	log_msg(LOG_WARN, FIELDS(LF_STR("sidecar", cfg->name), LF_INT("exit_code", code), LF_STR("fix", cfg->exit_fix)),
+		"the sidecar exited %d: %s", code,
+		d->cfg.policy == POLICY_NEVER
+			? "under restartPolicy Never the pod will be marked Failed although the apps succeeded"
+			: "under restartPolicy OnFailure the kubelet will restart it, and the pod will not complete");
+}
+
+void decide_sidecar_status(struct decide *d, size_t sidecar, int code, int64_t now)
+{
+	struct decide_sidecar *sc;
+
+	if (sidecar >= d->cfg.nsidecars || code == DECIDE_CODE_PENDING)
+		return;
+	sc = &d->sidecars[sidecar];
+	if (sc->codes_pending > 0)
+		sc->codes_pending--;
+	if (!sc->codes_pending)
+		sc->status_backoff_us = 0;
+	if (code == DECIDE_CODE_UNKNOWN) {
+		if (sc->exit_code == DECIDE_CODE_PENDING && !sc->codes_pending)
+			sc->exit_code = DECIDE_CODE_UNKNOWN;
+		return;
+	}
+	/* Of several containers, the first that fails the pod is the one to tell. */
+	if (sc->exit_code <= 0)
+		sc->exit_code = code;
+	if (code != 0)
+		warn_exit_code(d, sidecar, code);
 }
 
 void decide_sidecar_gone(struct decide *d, size_t sidecar, int64_t now)
@@ -604,6 +670,8 @@ static void mark_ready(struct decide *d, size_t k, int64_t now)
 
 	sc->ready = true;
 	sc->ready_us = now;
+	/* Ready, its stop endpoint should listen too: a pre-flight look, when it has one. */
+	sc->check_due = d->cfg.sidecars[k].stop_url != NULL;
 	log_msg(LOG_INFO,
 		FIELDS(LF_STR("sidecar", d->cfg.sidecars[k].name), LF_MS("after", now - d->started_us),
 		       LF_INT("polls", sc->ready_polls)),
@@ -764,6 +832,28 @@ static void ready_result(struct decide *d, size_t k, int result, int64_t now)
 	sc->ready_next_us = now + sc->ready_backoff_us;
 	log_msg(LOG_DEBUG, FIELDS(LF_STR("sidecar", d->cfg.sidecars[k].name)), "not ready yet (%s): next poll in %s",
 		decide_result_phrase(result, what), fmt_us(sc->ready_backoff_us, dur));
+}
+
+/* Pre-flight: whether each ready sidecar's stop endpoint accepts connections. */
+static bool check_step(struct decide *d, struct decide_action *act)
+{
+	size_t k;
+
+	for (k = 0; k < d->cfg.nsidecars; k++) {
+		struct decide_sidecar *sc = &d->sidecars[k];
+
+		if (!sc->check_due || sc->check_inflight)
+			continue;
+		sc->check_due = false;
+		sc->check_inflight = true;
+		act->kind = DECIDE_HTTP;
+		act->sidecar = k;
+		act->purpose = DECIDE_HTTP_CHECK;
+		act->url = d->cfg.sidecars[k].stop_url;
+		act->connect_timeout_us = act->timeout_us = CONNECT_TIMEOUT_US;
+		return true;
+	}
+	return false;
 }
 
 /* ---- files ------------------------------------------------------------------ */
@@ -935,6 +1025,13 @@ void decide_http_result(struct decide *d, size_t sidecar, enum decide_http_purpo
 		sc->http_inflight = false;
 		note_status(sc, result);
 		http_stop_result(d, sidecar, result, now);
+		return;
+	case DECIDE_HTTP_CHECK:
+		sc->check_inflight = false;
+		if (result == -ECONNREFUSED)
+			log_msg(LOG_WARN, FIELDS(LF_STR("sidecar", cfg->name), LF_STR("url", cfg->stop_url)),
+				"the sidecar is ready, but its stop endpoint refuses connections: the stop request will "
+				"fail and a signal will have to stop it");
 		return;
 	case DECIDE_HTTP_GONE:
 		sc->http_inflight = false;
@@ -1158,13 +1255,20 @@ static void http_action(struct decide *d, size_t k, enum decide_http_purpose pur
 	act->urgent = purpose != DECIDE_HTTP_GONE;
 }
 
-static void signal_action(struct decide_sidecar *sc, size_t k, int signo, struct decide_action *act)
+/*
+ * A signal to the sidecar: to its containers' roots, as the runtime's
+ * StopContainer does (its SIGKILL, and signal-all, to every process).
+ */
+static void signal_action(struct decide *d, size_t k, int signo, struct decide_action *act)
 {
+	struct decide_sidecar *sc = &d->sidecars[k];
+
 	sc->last_signal = signo;
 	sc->signal_due = false;
 	act->kind = DECIDE_SIGNAL;
 	act->sidecar = k;
 	act->signo = signo;
+	act->all = signo == SIGKILL || d->cfg.sidecars[k].signal_all;
 	act->urgent = true;
 }
 
@@ -1183,7 +1287,7 @@ static void start_stop(struct decide *d, size_t k, int64_t now, struct decide_ac
 		http_action(d, k, DECIDE_HTTP_STOP, cfg->stop_url, min64(STOP_REQUEST_US, d->cfg.stop_timeout_us), act);
 		return;
 	}
-	signal_action(sc, k, cfg->stop_signal, act);
+	signal_action(d, k, cfg->stop_signal, act);
 }
 
 /* The first request to the sidecar: its drain, else its stop. */
@@ -1243,7 +1347,7 @@ static bool escalate(struct decide *d, size_t k, int64_t now, struct decide_acti
 			return false;
 		sc->state = SC_TERMINATING;
 		sc->deadline_us = now + d->cfg.kill_after_us;
-		signal_action(sc, k, SIGTERM, act);
+		signal_action(d, k, SIGTERM, act);
 		return true;
 	}
 	if (cannot_signal(d, k, -ETIMEDOUT)) {
@@ -1264,7 +1368,7 @@ static bool escalate(struct decide *d, size_t k, int64_t now, struct decide_acti
 	}
 	log_msg(LOG_WARN, FIELDS(LF_STR("sidecar", cfg->name)), "still running %s after the stop request: sending SIGTERM",
 		fmt_us(d->cfg.stop_timeout_us, dur));
-	signal_action(sc, k, SIGTERM, act);
+	signal_action(d, k, SIGTERM, act);
 	return true;
 }
 
@@ -1283,7 +1387,7 @@ static bool sidecar_step(struct decide *d, size_t k, int64_t now, struct decide_
 	}
 	/* A signal that failed for want of resources, again. */
 	if (sc->signal_due && now >= sc->retry_us && sc->state >= SC_STOPPING && sc->state <= SC_KILLING) {
-		signal_action(sc, k, sc->last_signal, act);
+		signal_action(d, k, sc->last_signal, act);
 		return true;
 	}
 	switch (sc->state) {
@@ -1296,11 +1400,12 @@ static bool sidecar_step(struct decide *d, size_t k, int64_t now, struct decide_
 			return false;
 		}
 		/*
-		 * A request goes out before anything else. A signal needs the
-		 * processes watched first; so does a sidecar with no live
-		 * container known (there may be nothing to stop).
+		 * The stop goes out before anything else: a request, or a signal
+		 * to the roots (their pids are known). A signal to every process
+		 * needs them collected and watched first; so does a sidecar with
+		 * no live container known (there may be nothing to stop).
 		 */
-		if (cfg->confirm == CONFIRM_PORT || (sc->containers > 0 && (cfg->stop_url || cfg->drain_url))) {
+		if (cfg->confirm == CONFIRM_PORT || (sc->containers > 0 && (cfg->stop_url || cfg->drain_url || !cfg->signal_all))) {
 			begin_stop(d, k, now, act);
 			return true;
 		}
@@ -1328,7 +1433,7 @@ static bool sidecar_step(struct decide *d, size_t k, int64_t now, struct decide_
 		sc->deadline_us = now + (d->cfg.kill_after_us > KILL_CONFIRM_MIN_US ? d->cfg.kill_after_us
 										   : KILL_CONFIRM_MIN_US);
 		log_msg(LOG_WARN, FIELDS(LF_STR("sidecar", cfg->name)), "still running after SIGTERM: sending SIGKILL");
-		signal_action(sc, k, SIGKILL, act);
+		signal_action(d, k, SIGKILL, act);
 		return true;
 	case SC_KILLING:
 		if (now < sc->deadline_us)
@@ -1408,7 +1513,7 @@ static bool finish_step(struct decide *d, int64_t now, struct decide_action *act
 			if (d->apps[i].exited && d->apps[i].code == DECIDE_CODE_PENDING)
 				return false;
 		for (i = 0; i < d->cfg.nsidecars; i++)
-			if (d->sidecars[i].http_inflight)
+			if (d->sidecars[i].http_inflight || d->sidecars[i].codes_pending)
 				return false;
 	}
 	if (d->cfg.files && !done->written) {
@@ -1472,7 +1577,7 @@ static bool watching_step(struct decide *d, int64_t now, struct decide_action *a
 	}
 	d->phase = PHASE_WATCHING;
 	d->confirmed = false;
-	if (status_step(d, now, act) || readiness_step(d, now, act) || files_step(d, now, act))
+	if (status_step(d, now, act) || readiness_step(d, now, act) || files_step(d, now, act) || check_step(d, act))
 		return true;
 	if (now >= rescan_due(d, now))
 		return rescan_action(d, act);
@@ -1525,6 +1630,9 @@ int64_t decide_deadline(const struct decide *d, int64_t now)
 		t = min64(t, rescan_due(d, now));
 		t = min64(t, readiness_deadline(d));
 		t = min64(t, files_deadline(d));
+		for (i = 0; i < d->cfg.nsidecars; i++)
+			if (d->sidecars[i].check_due)
+				t = now;
 		t = min64(t, status_deadline(d));
 		t = min64(t, poll_deadline(d));
 		break;

@@ -54,6 +54,8 @@ struct decide_sidecar_config {
 	const char *drain_url; /* NULL: no drain step */
 	int64_t drain_time_us; /* waited after an accepted drain */
 	const char *stop_url;  /* NULL: stop with stop_signal */
+	bool signal_all;       /* the stop signal (and the SIGTERM after it) to every process, not the roots */
+	const char *exit_fix;  /* what to do when it exits non-zero (for the warning), or NULL */
 	enum decide_confirm confirm;
 };
 
@@ -125,6 +127,7 @@ struct decide_sidecar {
 	int64_t ready_backoff_us;
 	unsigned ready_polls;
 	int ready_last;             /* the last poll's result: status or -errno; 0: none yet */
+	bool check_due, check_inflight; /* DECIDE_HTTP_CHECK, once, after it turned ready */
 
 	/* HTTP while stopping. */
 	bool http_inflight;         /* a drain, stop or gone probe is in flight */
@@ -134,6 +137,12 @@ struct decide_sidecar {
 	int64_t backoff_us;
 	unsigned requests;          /* drain and stop requests made */
 	int statuses[DECIDE_STATUSES_MAX]; /* the first ones' results: status or -errno */
+
+	/* Its own exit code: its containers' roots', the first non-zero one, else 0. */
+	int exit_code;              /* DECIDE_CODE_PENDING: none exited yet, or on its way */
+	unsigned codes_pending;     /* roots exited whose code has not come in */
+	int64_t exited_us;          /* the last root's exit */
+	int64_t status_next_us, status_backoff_us;
 };
 
 /* The files of the protocol the agent writes. */
@@ -154,7 +163,8 @@ enum decide_action_kind {
 	DECIDE_POLL,      /* look at the processes watched without a pidfd (exits are reported as usual) */
 	DECIDE_APPS_DONE, /* the apps are done (reason): the drain starts; nothing to carry out */
 	DECIDE_WATCH,     /* collect and watch every process of sidecar; decide_sidecar_gone() when none is left */
-	DECIDE_SIGNAL,    /* send signo to every process of sidecar; decide_signal_result() */
+	DECIDE_SIGNAL,    /* send signo to the roots of sidecar's containers (all: to every process; the
+			     watches come first then); decide_signal_result() */
 	DECIDE_HTTP,      /* make the request (purpose, url, timeouts); decide_http_result() */
 	DECIDE_WRITE,     /* write file (ready: or start the command that waits for it); decide_written() */
 	DECIDE_EXIT,      /* the summary is out: exit with exit_code */
@@ -165,12 +175,15 @@ enum decide_http_purpose {
 	DECIDE_HTTP_DRAIN, /* POST the drain URL */
 	DECIDE_HTTP_STOP,  /* POST the stop URL */
 	DECIDE_HTTP_GONE,  /* connect to the ready URL (else the stop URL), send nothing: refused is gone */
+	DECIDE_HTTP_CHECK, /* pre-flight, once it is ready: connect to the stop URL, send nothing:
+			      refused means the stop request will fail */
 };
 
 struct decide_action {
 	enum decide_action_kind kind;
 	size_t sidecar;
 	int signo;
+	bool all;               /* DECIDE_SIGNAL to every process, not the roots alone */
 	int exit_code;
 	const char *reason;
 	enum decide_http_purpose purpose;
@@ -239,9 +252,11 @@ void decide_app_reports_as(struct decide *d, unsigned id, const char *name);
  */
 void decide_app_report(struct decide *d, const char *name, int code, int64_t now);
 
-/* A container of the sidecar appeared; its root exited. */
+/* A container of the sidecar appeared; its root exited (its code follows, as for apps). */
 void decide_sidecar_seen(struct decide *d, size_t sidecar);
-void decide_sidecar_exited(struct decide *d, size_t sidecar);
+void decide_sidecar_exited(struct decide *d, size_t sidecar, int64_t now);
+/* The code of one of its roots (DECIDE_CODE_PENDING: not yet; DECIDE_CODE_UNKNOWN: never). */
+void decide_sidecar_status(struct decide *d, size_t sidecar, int code, int64_t now);
 /* Every process of the sidecar is gone (after DECIDE_WATCH, or a port that refuses). */
 void decide_sidecar_gone(struct decide *d, size_t sidecar, int64_t now);
 /* The outcome of DECIDE_SIGNAL: 0, or -errno (-EPERM: not allowed; -EMFILE...: tried again). */

@@ -2,6 +2,7 @@
 
 #include "json.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -185,4 +186,111 @@ void jbuf_raw_value(struct jbuf *j, const char *json)
 {
 	comma(j);
 	jbuf_append(j, json, strlen(json));
+}
+
+void jbuf_raw_valuen(struct jbuf *j, const char *json, size_t n)
+{
+	comma(j);
+	jbuf_append(j, json, n);
+}
+
+/* ---- reading back: a scanner that skips values -------------------------- */
+
+static size_t skip_ws(const char *s, size_t len, size_t i)
+{
+	while (i < len && (s[i] == ' ' || s[i] == '\n' || s[i] == '\t' || s[i] == '\r'))
+		i++;
+	return i;
+}
+
+/* The end of the string that starts at s[i] ('"'), or 0 when it does not end. */
+static size_t skip_string(const char *s, size_t len, size_t i)
+{
+	for (i++; i < len; i++) {
+		if (s[i] == '\\') {
+			i++;
+			continue;
+		}
+		if (s[i] == '"')
+			return i + 1;
+		if ((unsigned char)s[i] < 0x20)
+			return 0;
+	}
+	return 0;
+}
+
+/* The end of the value that starts at s[i], or 0 when it is not one. Nesting is bounded. */
+static size_t skip_value(const char *s, size_t len, size_t i, unsigned depth)
+{
+	size_t start = i;
+
+	if (i >= len || depth > 64)
+		return 0;
+	if (s[i] == '"')
+		return skip_string(s, len, i);
+	if (s[i] == '{' || s[i] == '[') {
+		char close = s[i] == '{' ? '}' : ']';
+
+		i = skip_ws(s, len, i + 1);
+		if (i < len && s[i] == close)
+			return i + 1;
+		for (;;) {
+			if (close == '}') {
+				if (i >= len || s[i] != '"' || !(i = skip_string(s, len, i)))
+					return 0;
+				i = skip_ws(s, len, i);
+				if (i >= len || s[i] != ':')
+					return 0;
+				i = skip_ws(s, len, i + 1);
+			}
+			if (!(i = skip_value(s, len, i, depth + 1)))
+				return 0;
+			i = skip_ws(s, len, i);
+			if (i < len && s[i] == ',') {
+				i = skip_ws(s, len, i + 1);
+				continue;
+			}
+			return i < len && s[i] == close ? i + 1 : 0;
+		}
+	}
+	/* A number or a literal: the characters they are made of. */
+	while (i < len && strchr("0123456789+-.eEtruefalsn", s[i]) && s[i])
+		i++;
+	return i > start ? i : 0;
+}
+
+int json_member(const char *text, size_t len, const char *key, size_t *off, size_t *vlen)
+{
+	size_t klen = strlen(key), i = skip_ws(text, len, 0);
+
+	if (i >= len || text[i] != '{')
+		return -EINVAL;
+	i = skip_ws(text, len, i + 1);
+	if (i < len && text[i] == '}')
+		return -ENOENT;
+	for (;;) {
+		size_t kstart = i, end;
+		bool match;
+
+		if (i >= len || text[i] != '"' || !(end = skip_string(text, len, i)))
+			return -EINVAL;
+		match = end - kstart == klen + 2 && memcmp(text + kstart + 1, key, klen) == 0;
+		i = skip_ws(text, len, end);
+		if (i >= len || text[i] != ':')
+			return -EINVAL;
+		i = skip_ws(text, len, i + 1);
+		if (!(end = skip_value(text, len, i, 0)))
+			return -EINVAL;
+		if (match) {
+			*off = i;
+			*vlen = end - i;
+			return 0;
+		}
+		i = skip_ws(text, len, end);
+		if (i < len && text[i] == ',') {
+			i = skip_ws(text, len, i + 1);
+			continue;
+		}
+		return i < len && text[i] == '}' ? -ENOENT : -EINVAL;
+	}
 }

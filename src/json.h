@@ -50,5 +50,16 @@ void jbuf_append(struct jbuf *j, const char *s, size_t n);
 
 /* Appends s as a JSON string body (no quotes) to j: escapes ", \ and controls. */
 void jbuf_escaped(struct jbuf *j, const char *s, size_t n);
+/* Already-encoded JSON of n bytes as a value. */
+void jbuf_raw_valuen(struct jbuf *j, const char *json, size_t n);
+
+/*
+ * Finds the value of member key in the JSON object that text (len bytes)
+ * holds, at its top level only: stores where the value starts and how long
+ * it is. -ENOENT when there is no such member, -EINVAL when text is not a
+ * well-formed object (as far as the scan went). Escapes in keys are not
+ * decoded: key matches a member written without any.
+ */
+int json_member(const char *text, size_t len, const char *key, size_t *off, size_t *vlen);
 
 #endif

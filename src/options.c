@@ -726,9 +726,12 @@ void options_print_help(void)
 	       "  ready=URL        GET until 2xx; without it, ready once its process is seen\n"
 	       "  drain=URL        POSTed first, then drain-time is waited\n"
 	       "  drain-time=DUR   wait after drain (default 0)\n"
-	       "  stop=URL|signal:NAME  POST URL (retried within --stop-timeout), or send the\n"
-	       "                   signal (default signal:TERM); either way the sidecar counts as\n"
-	       "                   stopped only once its processes are gone\n"
+	       "  stop=URL|signal:NAME|signal-all:NAME\n"
+	       "                   POST URL (retried within --stop-timeout), or send the signal\n"
+	       "                   (default signal:TERM) to the container's main process, as the\n"
+	       "                   runtime does (signal-all: to each of its processes); either way\n"
+	       "                   the sidecar counts as stopped only once its processes are gone;\n"
+	       "                   SIGTERM, then SIGKILL to every process, if they are not\n"
 	       "Presets:\n");
 	for (i = 0; i < spec_npresets; i++)
 		printf("  %-9s match=%s stop=%s\n", spec_presets[i].name, spec_presets[i].match, spec_presets[i].stop);

@@ -70,7 +70,9 @@ static void root_gone(struct pod *p, struct pod_root *r, struct pod_container *c
 		if (unwatched)
 			decide_app_status(p->d, r->id, DECIDE_CODE_UNKNOWN, when);
 	} else if (r->role == ROLE_SIDECAR) {
-		decide_sidecar_exited(p->d, (size_t)r->sidecar);
+		decide_sidecar_exited(p->d, (size_t)r->sidecar, when);
+		if (unwatched)
+			decide_sidecar_status(p->d, (size_t)r->sidecar, DECIDE_CODE_UNKNOWN, when);
 	}
 }
 
@@ -190,6 +192,8 @@ static void tell_decide(struct pod *p, bool first)
 				note_run_name(p, c);
 			} else if (c->role == ROLE_SIDECAR) {
 				decide_sidecar_seen(p->d, (size_t)c->sidecar);
+				if (p->cfg.on_sidecar && !c->root_gone)
+					p->cfg.on_sidecar(p->cfg.data, (size_t)c->sidecar, c);
 			}
 		}
 		if (c->role == ROLE_APP || c->role == ROLE_SIDECAR)
@@ -261,17 +265,22 @@ void pod_statuses(struct pod *p)
 		struct pod_root *r = p->roots[i];
 		int code = 0, rc;
 
-		if (r->role != ROLE_APP || !r->pw.exited || r->pw.status_done)
+		if ((r->role != ROLE_APP && r->role != ROLE_SIDECAR) || !r->pw.exited || r->pw.status_done)
 			continue;
 		rc = pidwatch_status(&r->pw, &code);
 		if (rc == -EAGAIN)
 			continue;
 		if (rc == 0)
-			log_msg(LOG_INFO, FIELDS(LF_INT("container", r->id), LF_INT("exit_code", code)), "app exit code");
+			log_msg(LOG_INFO, FIELDS(LF_INT("container", r->id), LF_STR("sidecar", sidecar_name(p, r->sidecar)),
+						 LF_INT("exit_code", code)),
+				"%s exit code", r->role == ROLE_APP ? "app" : "sidecar");
 		else
 			log_msg(LOG_DEBUG, FIELDS(LF_INT("container", r->id), LF_STR("error", strerror(-rc))),
-				"the kernel cannot give the app's exit code");
-		decide_app_status(p->d, r->id, rc == 0 ? code : DECIDE_CODE_UNKNOWN, now);
+				"the kernel cannot give the container's exit code");
+		if (r->role == ROLE_APP)
+			decide_app_status(p->d, r->id, rc == 0 ? code : DECIDE_CODE_UNKNOWN, now);
+		else
+			decide_sidecar_status(p->d, (size_t)r->sidecar, rc == 0 ? code : DECIDE_CODE_UNKNOWN, now);
 	}
 }
 

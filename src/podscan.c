@@ -755,6 +755,31 @@ int podscan_cmdline(const struct podscan *ps, pid_t pid, uint64_t start, char *b
 	return rc;
 }
 
+int podscan_uids(const struct podscan *ps, pid_t pid, uint64_t start, uid_t *ruid, uid_t *suid)
+{
+	unsigned long r, e, sv;
+	uint64_t now_start;
+	char buf[2048], *line;
+	bool zombie;
+	size_t len;
+	int rc;
+
+	rc = read_pid_file(ps, buf, sizeof(buf), pid, "status", &len);
+	if (rc < 0)
+		return rc == -ENOENT ? -ESRCH : rc;
+	line = strstr(buf, "\nUid:");
+	if (!line || sscanf(line + 5, "%lu %lu %lu", &r, &e, &sv) != 3)
+		return -EINVAL;
+	rc = podscan_start_time(ps, pid, &now_start, &zombie);
+	if (rc == -ENOENT || (rc == 0 && now_start != start))
+		return -ESRCH;
+	if (rc < 0)
+		return rc;
+	*ruid = (uid_t)r;
+	*suid = (uid_t)sv;
+	return 0;
+}
+
 size_t podscan_ancestors(const struct podscan *ps, pid_t pid, pid_t *out, size_t cap)
 {
 	size_t n = 0;

@@ -119,6 +119,9 @@ int podscan_start_time(const struct podscan *ps, pid_t pid, uint64_t *start, boo
  */
 int podscan_cmdline(const struct podscan *ps, pid_t pid, uint64_t start, char *buf, size_t cap, size_t *len);
 
+/* The real and saved uids of pid (the Uid line of its status), if it still has the start time. */
+int podscan_uids(const struct podscan *ps, pid_t pid, uint64_t start, uid_t *ruid, uid_t *suid);
+
 /* pid and its ancestors up to (not including) pid 1, at most cap of them; returns how many. */
 size_t podscan_ancestors(const struct podscan *ps, pid_t pid, pid_t *out, size_t cap);
 

@@ -123,6 +123,19 @@ static int set_url(char **slot, struct url *parts, const char *key, const char *
 	return url_parse(*slot, parts, &why);
 }
 
+/*
+ * Whether a signal can end a process: by default, or by what the program
+ * makes of it. Those whose default is to do nothing (CHLD, URG) or to
+ * pause or resume the process (STOP, TSTP, TTIN, TTOU, CONT) cannot. WINCH
+ * is ignored by default too, but Apache's httpd takes it for its graceful
+ * stop, so it stays.
+ */
+static bool stops_a_process(int sig)
+{
+	return sig != SIGCHLD && sig != SIGURG && sig != SIGSTOP && sig != SIGTSTP && sig != SIGTTIN && sig != SIGTTOU &&
+	       sig != SIGCONT;
+}
+
 static int apply(struct sidecar_spec *spec, const char *key, const char *value, const char *text, char *err,
 		 size_t errlen)
 {
@@ -150,20 +163,29 @@ static int apply(struct sidecar_spec *spec, const char *key, const char *value, 
 		}
 		return 0;
 	}
-	/* stop */
-	if (strncmp(value, "signal:", 7) == 0) {
-		if (parse_signal(value + 7, &spec->stop_signal) < 0 || spec->stop_signal == SIGSTOP ||
-		    spec->stop_signal == SIGCONT) {
+	/* stop: signal:NAME goes to the container's main process, signal-all:NAME to each of its processes. */
+	if (strncmp(value, "signal:", 7) == 0 || strncmp(value, "signal-all:", 11) == 0) {
+		const char *name = strchr(value, ':') + 1;
+
+		if (parse_signal(name, &spec->stop_signal) < 0) {
 			fail(err, errlen, text, "stop: unknown signal \"%s\" (examples: signal:TERM, signal:INT, signal:QUIT)",
-			     value + 7);
+			     name);
 			return -EINVAL;
 		}
+		if (!stops_a_process(spec->stop_signal)) {
+			fail(err, errlen, text,
+			     "stop: SIG%s does not stop a process (it is ignored, or pauses or resumes it); "
+			     "examples: signal:TERM, signal:INT, signal:QUIT",
+			     signal_name(spec->stop_signal));
+			return -EINVAL;
+		}
+		spec->signal_all = name - value == 11;
 		free(spec->stop_url);
 		spec->stop_url = NULL;
 		return 0;
 	}
 	if (strncasecmp(value, "http", 4) != 0) {
-		fail(err, errlen, text, "stop: \"%s\" is neither a URL nor signal:NAME", value);
+		fail(err, errlen, text, "stop: \"%s\" is neither a URL nor signal:NAME (or signal-all:NAME)", value);
 		return -EINVAL;
 	}
 	return set_url(&spec->stop_url, &spec->stop_at, key, value, text, err, errlen);
@@ -326,7 +348,7 @@ void spec_describe_stop(const struct sidecar_spec *spec, char *out, size_t len)
 	if (spec->stop_url)
 		snprintf(out, len, "POST %s", spec->stop_url);
 	else
-		snprintf(out, len, "signal:%s", signal_name(spec->stop_signal));
+		snprintf(out, len, "%s:%s", spec->signal_all ? "signal-all" : "signal", signal_name(spec->stop_signal));
 }
 
 
@@ -352,6 +374,18 @@ const char *spec_stop_advice(const struct sidecar_spec *spec, int result, const 
 		return "Vault Agent answers its quit endpoint only with enable_quit = true in its listener "
 		       "(injector annotation vault.hashicorp.com/agent-enable-quit: \"true\")";
 	return NULL;
+}
+
+const char *spec_exit_fix(const struct sidecar_spec *spec)
+{
+	if (is_preset(spec, "cloudsql"))
+		return "start the Cloud SQL Auth Proxy with --exit-zero-on-sigterm, and with --quitquitquit so that "
+		       "its stop endpoint is used at all";
+	if (spec->stop_url)
+		return "a stop over HTTP ends a proxy with 0: a non-zero code means the stop request did not end it "
+		       "and a signal did (see its requests and statuses in the summary)";
+	return "stop it with the signal it takes for a graceful exit (nginx: stop=signal:QUIT; postgres: "
+	       "stop=signal:INT), or run it under a wrapper that turns its exit on that signal into 0";
 }
 
 const char *spec_warning(const struct sidecar_spec *spec)

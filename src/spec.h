@@ -3,7 +3,8 @@
  *
  *	PRESET[,KEY=VALUE...]   or   KEY=VALUE[,KEY=VALUE...]
  *
- * Keys: name, match, ready, drain, drain-time, stop. A value runs to the next
+ * Keys: name, match, ready, drain, drain-time, stop (URL, signal:NAME to the
+ * container's main process, signal-all:NAME to each of its processes). A value runs to the next
  * comma that is followed by "word=", so a regex may contain other commas
  * (match=a{1,3}) while a misspelt key is still caught.
  * Keys override the preset's values. match is a POSIX extended regex that
@@ -33,6 +34,7 @@ struct sidecar_spec {
 	int64_t drain_time_ms;
 	char *stop_url;     /* NULL: stop with stop_signal */
 	int stop_signal;
+	bool signal_all;    /* signal-all: the stop signal goes to every process, not the root alone */
 	/* The URLs taken apart once, here: their paths point into the strings above. */
 	struct url ready_at, drain_at, stop_at;
 };
@@ -64,6 +66,12 @@ void spec_describe_stop(const struct sidecar_spec *spec, char *out, size_t len);
  * to add to the answer itself.
  */
 const char *spec_stop_advice(const struct sidecar_spec *spec, int result, const char *body);
+
+/*
+ * What to change when the sidecar exits non-zero (which fails a pod under
+ * restartPolicy Never), for its kind of stop: one sentence for the warning.
+ */
+const char *spec_exit_fix(const struct sidecar_spec *spec);
 
 /* A spec that cannot work as written (Envoy's own quitquitquit for Istio), or NULL. */
 const char *spec_warning(const struct sidecar_spec *spec);

@@ -40,6 +40,9 @@ int stopper_prepare(struct stopper *st)
 		rc = init_request(st, &st->gone, HTTP_CONNECT, spec->ready_url, &spec->ready_at);
 	else if (rc == 0)
 		rc = init_request(st, &st->gone, HTTP_CONNECT, spec->stop_url, &spec->stop_at);
+	/* Whether the stop endpoint listens (pre-flight): a connect, no request. */
+	if (rc == 0)
+		rc = init_request(st, &st->check, HTTP_CONNECT, spec->stop_url, &spec->stop_at);
 	return rc;
 }
 
@@ -49,6 +52,7 @@ static struct http_request *request_of(struct stopper *st, enum decide_http_purp
 	case DECIDE_HTTP_DRAIN: return &st->drain;
 	case DECIDE_HTTP_STOP: return &st->stop;
 	case DECIDE_HTTP_GONE: return &st->gone;
+	case DECIDE_HTTP_CHECK: return &st->check;
 	case DECIDE_HTTP_READY: break;
 	}
 	return NULL;
@@ -89,20 +93,22 @@ static void on_request_done(struct http_request *r)
 	const struct sidecar_spec *spec = st->cfg.spec;
 	enum decide_http_purpose purpose = r == &st->drain ? DECIDE_HTTP_DRAIN
 					   : r == &st->stop ? DECIDE_HTTP_STOP
-							    : DECIDE_HTTP_GONE;
+					   : r == &st->check ? DECIDE_HTTP_CHECK
+							     : DECIDE_HTTP_GONE;
 	int result = r->err ? r->err : (int)r->status;
 	const char *advice;
 	char line[160];
 
 	/* Probes are routine; drain and stop answers other than 2xx are worth reading. */
-	if (purpose != DECIDE_HTTP_GONE)
+	if (purpose == DECIDE_HTTP_DRAIN || purpose == DECIDE_HTTP_STOP)
 		log_msg(r->err || r->status < 200 || r->status >= 300 ? LOG_WARN : LOG_DEBUG,
 			FIELDS(LF_STR("sidecar", spec->name), LF_STR("url", purpose == DECIDE_HTTP_STOP ? spec->stop_url
 										       : spec->drain_url),
 			       LF_INT("status", r->status), LF_STR("body", r->body_len ? first_line(r->body, line) : NULL),
 			       LF_STR("error", r->err ? r->error : NULL), LF_MS("elapsed", r->elapsed_us)),
 			"%s request finished", purpose == DECIDE_HTTP_STOP ? "stop" : "drain");
-	if (purpose == DECIDE_HTTP_STOP && !st->advised && (advice = spec_stop_advice(spec, result, r->body))) {
+	if ((purpose == DECIDE_HTTP_STOP || purpose == DECIDE_HTTP_CHECK) && !st->advised &&
+	    (advice = spec_stop_advice(spec, result, r->body))) {
 		st->advised = true;
 		log_msg(LOG_WARN, FIELDS(LF_STR("sidecar", spec->name)), "%s", advice);
 	}
@@ -123,14 +129,16 @@ static void proc_exited(struct ev_loop *loop, struct pidwatch *pw)
 		st->cfg.on_empty(st);
 }
 
-static bool watched(const struct stopper *st, pid_t pid, uint64_t start)
+
+/* The watch of pid (of that start time), if there is one. */
+static struct stopper_proc *find(const struct stopper *st, pid_t pid, uint64_t start)
 {
 	size_t i;
 
 	for (i = 0; i < st->n; i++)
 		if (st->procs[i]->pw.pid == pid && st->procs[i]->pw.start == start)
-			return true;
-	return false;
+			return st->procs[i];
+	return NULL;
 }
 
 static bool spared(const struct stopper *st, pid_t pid)
@@ -203,7 +211,7 @@ unsigned stopper_collect(struct stopper *st)
 		if (pids && starts) {
 			n = podscan_procs(ps, c, pids, starts, n);
 			for (j = 0; j < n && j < c->nprocs; j++)
-				if (!spared(st, pids[j]) && !watched(st, pids[j], starts[j]) &&
+				if (!spared(st, pids[j]) && !find(st, pids[j], starts[j]) &&
 				    !watch(st, pids[j], starts[j]))
 					st->missed++;
 		} else {
@@ -223,22 +231,47 @@ bool stopper_gone(const struct stopper *st)
 	return st->collecting && st->live == 0 && st->missed == 0;
 }
 
-int stopper_signal(struct stopper *st, int sig, unsigned *sent)
+/* Sends sig to one watched process; keeps the error that matters most. */
+static void kill_one(struct stopper_proc *p, int sig, unsigned *sent, int *err)
 {
+	int rc;
+
+	if (p->pw.exited || !p->pw.active)
+		return;
+	rc = pidwatch_kill(&p->pw, sig);
+	if (rc == 0)
+		(*sent)++;
+	else if (rc != -ESRCH && (*err == 0 || rc == -EPERM))
+		*err = rc;
+}
+
+int stopper_signal(struct stopper *st, int sig, bool all, unsigned *sent)
+{
+	struct podscan *ps = st->cfg.ps;
 	int err = 0;
 	size_t i;
 
 	*sent = 0;
-	for (i = 0; i < st->n; i++) {
-		int rc;
+	if (all) {
+		for (i = 0; i < st->n; i++)
+			kill_one(st->procs[i], sig, sent, &err);
+		return err;
+	}
+	/* The roots: known from the last refresh, watched now if they are not yet. */
+	for (i = 0; i < podscan_count(ps); i++) {
+		const struct pod_container *c = podscan_container(ps, i);
+		struct stopper_proc *p;
 
-		if (st->procs[i]->pw.exited || !st->procs[i]->pw.active)
+		if (!holds_sidecar(st, c) || c->root <= 0 || c->root_gone || spared(st, c->root))
 			continue;
-		rc = pidwatch_kill(&st->procs[i]->pw, sig);
-		if (rc == 0)
-			(*sent)++;
-		else if (rc != -ESRCH && (err == 0 || rc == -EPERM))
-			err = rc;
+		p = find(st, c->root, c->root_start);
+		if (!p && !watch(st, c->root, c->root_start)) {
+			err = -ENOMEM;
+			continue;
+		}
+		p = find(st, c->root, c->root_start);
+		if (p)
+			kill_one(p, sig, sent, &err);
 	}
 	return err;
 }
@@ -269,6 +302,7 @@ void stopper_free(struct stopper *st)
 	http_request_free(&st->drain);
 	http_request_free(&st->stop);
 	http_request_free(&st->gone);
+	http_request_free(&st->check);
 	for (i = 0; i < st->n; i++) {
 		pidwatch_stop(st->cfg.loop, &st->procs[i]->pw);
 		free(st->procs[i]);

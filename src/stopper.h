@@ -65,7 +65,7 @@ struct stopper {
 	unsigned missed;     /* found by the last collect but not watched (no memory) */
 	bool collecting;     /* stopper_collect was called: its processes are being watched */
 	bool advised;        /* advice about its stop endpoint was logged */
-	struct http_request drain, stop, gone;
+	struct http_request drain, stop, gone, check;
 };
 
 void stopper_init(struct stopper *st, const struct stopper_config *cfg);
@@ -78,8 +78,12 @@ int stopper_request(struct stopper *st, enum decide_http_purpose purpose, int64_
 unsigned stopper_collect(struct stopper *st);
 /* Whether the processes it collected are gone, every one (after a collect on a fresh scan). */
 bool stopper_gone(const struct stopper *st);
-/* Sends sig to each watched live process: 0, or the -errno that matters most (-EPERM first). */
-int stopper_signal(struct stopper *st, int sig, unsigned *sent);
+/*
+ * Sends sig to the root of each of the sidecar's containers (watching it
+ * first if need be), or with all to each watched live process. 0, or the
+ * -errno that matters most (-EPERM first); *sent: how many got it.
+ */
+int stopper_signal(struct stopper *st, int sig, bool all, unsigned *sent);
 /* Looks at the processes watched by polling; how many are polled. */
 unsigned stopper_poll(struct stopper *st);
 unsigned stopper_polled(const struct stopper *st);

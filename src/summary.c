@@ -7,6 +7,7 @@
 #include "util.h"
 
 #include <errno.h>
+#include <string.h>
 
 static void app_json(struct jbuf *j, const struct decide *d, const struct decide_app *a)
 {
@@ -79,6 +80,12 @@ static void sidecar_json(struct jbuf *j, const struct decide *d, const struct ag
 	jbuf_ms(j, sc->gone_us && d->decided_us ? sc->gone_us - d->decided_us : -1);
 	jbuf_key(j, "ready_after_ms");
 	jbuf_ms(j, sc->ready_us ? sc->ready_us - d->started_us : -1);
+	/* Its main process's own exit code, from the kernel: what the kubelet will see. */
+	jbuf_key(j, "exit_code");
+	if (sc->exit_code >= 0)
+		jbuf_int(j, sc->exit_code);
+	else
+		jbuf_null(j);
 	/* Drain and stop requests, and what each got: a status, or why none came. */
 	jbuf_key(j, "requests");
 	jbuf_int(j, sc->requests);
@@ -88,6 +95,42 @@ static void sidecar_json(struct jbuf *j, const struct decide *d, const struct ag
 		result_json(j, sc->statuses[k]);
 	jbuf_end(j, ']');
 	jbuf_end(j, '}');
+}
+
+static void failing(struct jbuf *j, const char *role, const char *name, int code)
+{
+	jbuf_begin(j, '{');
+	jbuf_key(j, "role");
+	jbuf_str(j, role);
+	jbuf_key(j, "name");
+	jbuf_str(j, name);
+	jbuf_key(j, "exit_code");
+	jbuf_int(j, code);
+	jbuf_end(j, '}');
+}
+
+/*
+ * The containers whose exit code makes the pod Failed under restartPolicy
+ * Never (under OnFailure, restarted): apps (their last attempt), sidecars
+ * (their main process) and the agent itself.
+ */
+static void fails_pod(struct jbuf *j, const struct decide *d, const struct agent_options *opt)
+{
+	size_t i;
+
+	jbuf_begin(j, '[');
+	for (i = 0; i < d->napps; i++) {
+		const struct decide_app *a = &d->apps[i];
+
+		if (a->exited && !a->superseded && a->code > 0)
+			failing(j, "app", a->name, a->code);
+	}
+	for (i = 0; i < opt->nsidecars; i++)
+		if (d->sidecars[i].exit_code > 0)
+			failing(j, "sidecar", opt->sidecars[i].name, d->sidecars[i].exit_code);
+	if (d->exit_code != 0)
+		failing(j, "agent", "rearguard", d->exit_code);
+	jbuf_end(j, ']');
 }
 
 void summary_build(struct jbuf *j, const struct decide *d, const struct agent_options *opt, int64_t now_us)
@@ -105,6 +148,8 @@ void summary_build(struct jbuf *j, const struct decide *d, const struct agent_op
 	jbuf_ms(j, d->decided_us ? d->decided_us - d->started_us : -1);
 	jbuf_key(j, "finished_after_ms");
 	jbuf_ms(j, now_us - d->started_us);
+	jbuf_key(j, "fails_pod");
+	fails_pod(j, d, opt);
 	jbuf_key(j, "apps");
 	jbuf_begin(j, '[');
 	for (i = 0; i < d->napps; i++)
@@ -116,4 +161,115 @@ void summary_build(struct jbuf *j, const struct decide *d, const struct agent_op
 		sidecar_json(j, d, opt, i);
 	jbuf_end(j, ']');
 	jbuf_end(j, '}');
+}
+
+/* ---- the termination log's short form ------------------------------------ */
+
+/* Room kept for what closes the short form ("truncated", "full", the brackets). */
+#define SHORT_RESERVE 160
+
+/* Copies member key of the summary text into out, if it is there and fits. */
+static void copy_member(struct jbuf *out, const char *full, size_t len, const char *key, size_t budget)
+{
+	size_t off, n;
+
+	if (json_member(full, len, key, &off, &n) < 0 || out->len + strlen(key) + n + 4 > budget)
+		return;
+	jbuf_key(out, key);
+	jbuf_raw_valuen(out, full + off, n);
+}
+
+/*
+ * The elements of an array member, one by one, as long as they fit;
+ * returns how many did not. Elements are copied as they are.
+ */
+static size_t copy_elements(struct jbuf *out, const char *full, size_t len, const char *key, size_t budget)
+{
+	size_t off, n, i, end, left = 0;
+
+	jbuf_key(out, key);
+	jbuf_begin(out, '[');
+	if (json_member(full, len, key, &off, &n) == 0 && n >= 2 && full[off] == '[') {
+		/* Each element is an object of ours: from '{' to its matching '}'. */
+		for (i = off + 1; i < off + n; i = end) {
+			size_t depth = 0, k;
+
+			while (i < off + n && full[i] != '{')
+				i++;
+			if (i >= off + n)
+				break;
+			for (k = i, end = 0; k < off + n && !end; k++) {
+				if (full[k] == '"') {
+					for (k++; k < off + n && full[k] != '"'; k++)
+						if (full[k] == '\\')
+							k++;
+				} else if (full[k] == '{') {
+					depth++;
+				} else if (full[k] == '}' && --depth == 0) {
+					end = k + 1;
+				}
+			}
+			if (!end)
+				break;
+			if (left || out->len + (end - i) + 2 > budget)
+				left++;
+			else
+				jbuf_raw_valuen(out, full + i, end - i);
+		}
+	}
+	jbuf_end(out, ']');
+	return left;
+}
+
+/* How many elements an array member has (objects of ours: counted by their top-level '{'). */
+static size_t count_elements(const char *full, size_t len, const char *key)
+{
+	size_t off, n, i, depth = 0, count = 0;
+
+	if (json_member(full, len, key, &off, &n) < 0 || full[off] != '[')
+		return 0;
+	for (i = off; i < off + n; i++) {
+		if (full[i] == '"') {
+			for (i++; i < off + n && full[i] != '"'; i++)
+				if (full[i] == '\\')
+					i++;
+		} else if (full[i] == '{' && depth++ == 0) {
+			count++;
+		} else if (full[i] == '}') {
+			depth--;
+		}
+	}
+	return count;
+}
+
+void summary_termination(struct jbuf *out, const char *full, size_t len)
+{
+	size_t budget = SUMMARY_TERMINATION_MAX - SHORT_RESERVE, left;
+
+	if (len <= SUMMARY_TERMINATION_MAX) {
+		jbuf_append(out, full, len);
+		return;
+	}
+	/* Failures first: what made the pod fail is what a reader of kubectl describe needs. */
+	jbuf_begin(out, '{');
+	copy_member(out, full, len, "rearguard", budget);
+	copy_member(out, full, len, "exit_code", budget);
+	copy_member(out, full, len, "reason", budget);
+	left = copy_elements(out, full, len, "fails_pod", budget - 400);
+	if (left) {
+		jbuf_key(out, "fails_pod_not_shown");
+		jbuf_int(out, (long long)left);
+	}
+	jbuf_key(out, "apps");
+	jbuf_int(out, (long long)count_elements(full, len, "apps"));
+	left = copy_elements(out, full, len, "sidecars", budget);
+	if (left) {
+		jbuf_key(out, "sidecars_not_shown");
+		jbuf_int(out, (long long)left);
+	}
+	jbuf_key(out, "truncated");
+	jbuf_bool(out, true);
+	jbuf_key(out, "full");
+	jbuf_str(out, "done");
+	jbuf_end(out, '}');
 }

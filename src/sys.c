@@ -3,6 +3,7 @@
 #include "sys.h"
 
 #include <errno.h>
+#include <linux/capability.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -72,4 +73,15 @@ int wait_status_code(int status)
 	if (WIFSIGNALED(status))
 		return 128 + WTERMSIG(status);
 	return -1;
+}
+
+bool sys_can_kill(void)
+{
+	struct __user_cap_header_struct head = { .version = _LINUX_CAPABILITY_VERSION_3, .pid = 0 };
+	struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3];
+
+	memset(data, 0, sizeof(data));
+	if (syscall(SYS_capget, &head, data) < 0)
+		return false;
+	return data[CAP_KILL / 32].effective & (1u << (CAP_KILL % 32));
 }

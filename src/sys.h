@@ -7,6 +7,7 @@
 #ifndef RG_SYS_H
 #define RG_SYS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -23,5 +24,8 @@ int sys_pidfd_exit_status(int pidfd, int *status);
 
 /* Turns a wait status into an exit code: the code, or 128 + signal. */
 int wait_status_code(int status);
+
+/* Whether this process has CAP_KILL in its effective set (it may signal any uid). */
+bool sys_can_kill(void);
 
 #endif

@@ -61,5 +61,13 @@ summary_is 500 sidecars 0 statuses 0
 summary_is 500 sidecars 0 statuses 1
 grep -q 'stop request answered 500: trying again in 100ms' "$T/agent.log" || fail "retries not logged"
 summary_is terminated sidecars 0 outcome
-grep -q 'exit-zero-on-sigterm' "$T/agent.log" && fail "advice where the proxy told nothing"
+grep -q "nothing listens on the Cloud SQL Auth Proxy's admin port" "$T/agent.log" &&
+	fail "advice about a missing stop endpoint where the proxy answered"
+# Without --exit-zero-on-sigterm the SIGTERM ends it with 143: said before, and after.
+grep -q 'pre-flight: the Cloud SQL Auth Proxy runs without --exit-zero-on-sigterm' "$T/agent.log" ||
+	fail "no pre-flight warning about --exit-zero-on-sigterm"
+summary_is 143 sidecars 0 exit_code
+summary_is 143 fails_pod 0 exit_code
+grep -q 'the sidecar exited 143: under restartPolicy Never the pod will be marked Failed' "$T/agent.log" ||
+	fail "the exit code is not explained"
 exit 0

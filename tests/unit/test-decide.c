@@ -435,9 +435,11 @@ static void not_found(void)
 
 	setup(POLICY_NEVER, 1, 1);
 	decide_sidecar_seen(&d, 0);
+	decide_sidecar_exited(&d, 0, T);
+	decide_sidecar_status(&d, 0, 0, T);
 	decide_drain_now(&d, "test", T);
 	next();
-	next();
+	is_int(next(), DECIDE_WATCH, "its container is over: a look for what is left of it first");
 	decide_sidecar_gone(&d, 0, T);
 	is_int(next(), DECIDE_EXIT, "exit");
 	is_str(decide_outcome(&d.sidecars[0]), "exited-before-stop", "seen, then gone: exited-before-stop");
@@ -684,6 +686,11 @@ static void readiness(void)
 	is_int(next(), NONE, "logs seen: ready");
 	ok(d.sidecars[2].ready && d.sidecars[2].ready_us == T, "logs ready once seen");
 	decide_http_result(&d, 1, DECIDE_HTTP_READY, 200, T);
+	http_next(DECIDE_HTTP_CHECK, "the db ready: a look whether its stop endpoint listens");
+	is_int(last.sidecar, 1, "the db's");
+	is_str(last.url, "http://127.0.0.1:9091/quitquitquit", "at its stop URL");
+	answer(DECIDE_HTTP_CHECK, 0);
+	ok(!logged("stop endpoint refuses connections"), "it connects: nothing to say");
 	for (i = 0; i < ARRAY_SIZE(schedule); i++) {
 		decide_http_result(&d, 0, DECIDE_HTTP_READY, i % 2 ? 503 : -ECONNREFUSED, T);
 		is_int(decide_deadline(&d, T), T + schedule[i], "poll %zu: the next one after %lldms", i + 1,
@@ -706,6 +713,9 @@ static void readiness(void)
 	is_int(last.file, DECIDE_FILE_READY, "the ready file");
 	ok(logged("every sidecar is ready"), "logged");
 	is_int(d.sidecars[0].ready_us, T, "mesh ready time recorded");
+	http_next(DECIDE_HTTP_CHECK, "the mesh's stop endpoint looked at");
+	answer(DECIDE_HTTP_CHECK, -ECONNREFUSED);
+	ok(logged("the sidecar is ready, but its stop endpoint refuses connections"), "a refused one is a warning");
 	is_int(next(), NONE, "one write at a time");
 	decide_written(&d, DECIDE_FILE_READY, 0, T);
 	ok(decide_ready_written(&d), "written");
@@ -733,6 +743,8 @@ static void ready_timeout(void)
 	answer(DECIDE_HTTP_READY, 503);
 	http_next(DECIDE_HTTP_READY, "poll db");
 	answer(DECIDE_HTTP_READY, 200);
+	http_next(DECIDE_HTTP_CHECK, "db's stop endpoint");
+	answer(DECIDE_HTTP_CHECK, 0);
 	T = d.started_us + 300 * S - 1;
 	is_int(next_skipping_rescans(), DECIDE_HTTP, "polls go on until --ready-timeout");
 	ok(!logged("--ready-timeout"), "no error yet");
@@ -1049,6 +1061,8 @@ static void files(void)
 	http_next(DECIDE_HTTP_READY, "a readiness poll");
 	answer(DECIDE_HTTP_READY, 200);
 	is_int(next(), DECIDE_WRITE, "the ready file");
+	http_next(DECIDE_HTTP_CHECK, "and a look at the stop endpoint");
+	answer(DECIDE_HTTP_CHECK, 0);
 	decide_written(&d, DECIDE_FILE_READY, -ENOSPC, T);
 	ok(logged("cannot write the file: trying again in 50ms"), "a failed write is logged with the retry");
 	ok(!decide_ready_written(&d), "not written");
@@ -1098,6 +1112,8 @@ static void files(void)
 	d.cfg.files = false;
 	http_next(DECIDE_HTTP_READY, "poll");
 	answer(DECIDE_HTTP_READY, 200);
+	http_next(DECIDE_HTTP_CHECK, "the stop endpoint looked at");
+	answer(DECIDE_HTTP_CHECK, 0);
 	is_int(next(), NONE, "no ready file to write");
 	ok(logged("no ready file: the file protocol is unavailable"), "the log says why");
 }
@@ -1237,6 +1253,90 @@ static void wrapper(void)
 	http_next(DECIDE_HTTP_STOP, "the stop goes out first");
 }
 
+/* ---- signals as the runtime sends them, and the sidecars' own exit codes ---- */
+
+static void root_signals(void)
+{
+	static const struct decide_sidecar_config nginx = { .name = "nginx", .stop_signal = SIGQUIT,
+							    .exit_fix = "use its graceful signal" };
+	static const struct decide_sidecar_config all = { .name = "old", .stop_signal = SIGQUIT, .signal_all = true };
+
+	/* The stop signal goes to the roots, first; SIGTERM to the roots too; SIGKILL to every process. */
+	setup_with(POLICY_NEVER, 1, &nginx, 1, false);
+	decide_sidecar_seen(&d, 0);
+	decide_drain_now(&d, "test", T);
+	is_int(next(), DECIDE_APPS_DONE, "draining");
+	is_int(next(), DECIDE_SIGNAL, "the signal first: the roots are known");
+	ok(!last.all && last.urgent, "to the roots alone, before anything else");
+	is_int(last.signo, SIGQUIT, "its own stop signal");
+	decide_signal_result(&d, 0, 0, T);
+	is_int(next(), DECIDE_WATCH, "then every process is watched");
+	T += 20 * S;
+	is_int(next(), DECIDE_SIGNAL, "--stop-timeout: SIGTERM");
+	ok(!last.all && last.signo == SIGTERM, "to the roots");
+	T += 5 * S;
+	is_int(next(), DECIDE_SIGNAL, "--kill-after: SIGKILL");
+	ok(last.all && last.signo == SIGKILL, "to every process, as the runtime's grace period ends");
+	decide_sidecar_gone(&d, 0, T);
+
+	/* signal-all: 0.1.0's way, the processes watched first. */
+	setup_with(POLICY_NEVER, 1, &all, 1, false);
+	decide_sidecar_seen(&d, 0);
+	decide_drain_now(&d, "test", T);
+	next();
+	is_int(next(), DECIDE_WATCH, "signal-all: the processes first");
+	is_int(next(), DECIDE_SIGNAL, "then the signal");
+	ok(last.all, "to every process");
+	T += 20 * S;
+	is_int(next(), DECIDE_SIGNAL, "SIGTERM");
+	ok(last.all, "to every process too");
+}
+
+static void sidecar_codes(void)
+{
+	static const struct decide_sidecar_config nginx = { .name = "nginx", .stop_signal = SIGTERM,
+							    .exit_fix = "use its graceful signal" };
+
+	setup_with(POLICY_NEVER, 1, &nginx, 1, false);
+	decide_sidecar_seen(&d, 0);
+	decide_drain_now(&d, "test", T);
+	next();
+	is_int(next(), DECIDE_SIGNAL, "SIGTERM");
+	decide_signal_result(&d, 0, 0, T);
+	is_int(next(), DECIDE_WATCH, "watch");
+	T += MS;
+	decide_sidecar_exited(&d, 0, T);
+	decide_sidecar_gone(&d, 0, T);
+	is_int(next(), DECIDE_STATUS, "its exit code is asked for");
+	is_int(next(), NONE, "the exit waits for it");
+	decide_sidecar_status(&d, 0, 143, T);
+	ok(logged("the sidecar exited 143: under restartPolicy Never the pod will be marked Failed although the apps "
+		  "succeeded"), "a non-zero code is a warning with its consequence");
+	ok(logged("fix=\"use its graceful signal\""), "and the fix for its kind");
+	is_int(d.sidecars[0].exit_code, 143, "kept for the summary");
+	is_int(next(), DECIDE_EXIT, "then the exit");
+
+	/* Under OnFailure the consequence is another. */
+	setup_with(POLICY_ON_FAILURE, 1, &nginx, 1, false);
+	decide_sidecar_seen(&d, 0);
+	decide_sidecar_exited(&d, 0, T);
+	decide_sidecar_status(&d, 0, 1, T);
+	ok(logged("the kubelet will restart it, and the pod will not complete"), "OnFailure: restarted");
+
+	/* A code that never comes is unknown after 2s; 0 says nothing. */
+	setup_with(POLICY_NEVER, 1, &nginx, 1, false);
+	decide_sidecar_seen(&d, 0);
+	decide_sidecar_exited(&d, 0, T);
+	T += 2 * S;
+	next_skipping_rescans();
+	is_int(d.sidecars[0].exit_code, DECIDE_CODE_UNKNOWN, "unknown after 2s");
+	setup_with(POLICY_NEVER, 1, &nginx, 1, false);
+	decide_sidecar_exited(&d, 0, T);
+	decide_sidecar_status(&d, 0, 0, T);
+	is_int(d.sidecars[0].exit_code, 0, "exit 0");
+	ok(!logged("the sidecar exited"), "is no warning");
+}
+
 int main(void)
 {
 	log_file = tmpfile();
@@ -1271,6 +1371,8 @@ int main(void)
 	polling();
 	signal_retries();
 	wrapper();
+	root_signals();
+	sidecar_codes();
 	decide_free(&d);
 	return done_testing();
 }

@@ -3,7 +3,32 @@
 #include "json.h"
 #include "tap.h"
 
+#include <errno.h>
 #include <string.h>
+
+/* json_member: the value of a top-level member, found by skipping the others whole. */
+static void members(void)
+{
+	static const char doc[] = " {\"a\": [1, {\"b\": \"x\\\"}\"}], \"s\":\"t,}\" ,\"n\":-1.5e3,"
+				  "\"t\":true, \"o\":{\"a\":2},\"z\":null} ";
+	size_t off = 99, n = 99;
+
+	is_int(json_member(doc, strlen(doc), "a", &off, &n), 0, "a member");
+	ok(n == strlen("[1, {\"b\": \"x\\\"}\"}]") && strncmp(doc + off, "[1, {\"b\": \"x\\\"}\"}]", n) == 0,
+	   "its whole value, strings with escapes inside");
+	is_int(json_member(doc, strlen(doc), "s", &off, &n), 0, "a string member");
+	ok(n == 5 && strncmp(doc + off, "\"t,}\"", n) == 0, "its value with the quotes");
+	is_int(json_member(doc, strlen(doc), "n", &off, &n), 0, "a number");
+	ok(n == 6 && strncmp(doc + off, "-1.5e3", n) == 0, "-1.5e3");
+	is_int(json_member(doc, strlen(doc), "z", &off, &n), 0, "the last member");
+	ok(n == 4 && strncmp(doc + off, "null", n) == 0, "null");
+	is_int(json_member(doc, strlen(doc), "b", &off, &n), -ENOENT, "a nested key is not a member");
+	is_int(json_member("{}", 2, "a", &off, &n), -ENOENT, "nothing in an empty object");
+	is_int(json_member("[1]", 3, "a", &off, &n), -EINVAL, "not an object");
+	is_int(json_member("{\"a\":", 5, "a", &off, &n), -EINVAL, "cut short");
+	is_int(json_member("{\"a\" 1}", 7, "a", &off, &n), -EINVAL, "no colon");
+	is_int(json_member("{\"x\":1,\"a\":[1,", 14, "a", &off, &n), -EINVAL, "an array cut short");
+}
 
 int main(void)
 {
@@ -54,5 +79,7 @@ int main(void)
 	jbuf_str(&j, "0123456789abcdefghij");
 	ok(j.failed, "fixed buffer too small is reported");
 	is_int(strlen(small), sizeof(small) - 1, "fixed buffer keeps what fits, terminated");
+
+	members();
 	return done_testing();
 }

@@ -183,6 +183,16 @@ int main(void)
 	ok(spec_matches(&s, "td-agent"), "alternation");
 	spec_free(&s);
 
+	is_int(parse("match=nginx,stop=signal:QUIT", &s), 0, "signal:QUIT");
+	ok(!s.signal_all, "to the main process only");
+	spec_free(&s);
+	is_int(parse("match=nginx,stop=signal-all:QUIT", &s), 0, "signal-all:QUIT");
+	ok(s.signal_all && s.stop_signal == SIGQUIT, "to every process");
+	spec_describe_stop(&s, d, sizeof(d));
+	is_str(d, "signal-all:QUIT", "described as such");
+	spec_free(&s);
+	is_int(parse("match=httpd,stop=signal:WINCH", &s), 0, "signal:WINCH, Apache's graceful stop");
+	spec_free(&s);
 	is_int(parse("match=a{1,3}b,stop=signal:QUIT", &s), 0, "regex with a comma");
 	is_str(s.match_src, "a{1,3}b", "comma kept inside the value");
 	ok(spec_matches(&s, "aab") && !spec_matches(&s, "aaaab"), "the regex works");
@@ -204,7 +214,12 @@ int main(void)
 	refused("match=x,color=red", "unknown key \"color\"");
 	refused("stop=signal:TERM", "match=REGEX is required");
 	refused("match=x,stop=signal:NOPE", "unknown signal");
-	refused("match=x,stop=signal:STOP", "unknown signal");
+	refused("match=x,stop=signal:STOP", "does not stop a process");
+	refused("match=x,stop=signal:CHLD", "does not stop a process");
+	refused("match=x,stop=signal:URG", "does not stop a process");
+	refused("match=x,stop=signal:CONT", "does not stop a process");
+	refused("match=x,stop=signal-all:TSTP", "does not stop a process");
+	refused("match=x,stop=signal-all:", "unknown signal");
 	refused("match=x,stop=https://127.0.0.1/quit", "only http://");
 	refused("match=x,stop=kill", "neither a URL nor signal");
 	refused("match=x,ready=ftp://x", "not an http:// URL");

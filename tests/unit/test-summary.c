@@ -1,0 +1,151 @@
+/*
+ * The summary: each sidecar's own exit code, the containers that fail the
+ * pod, and the termination log's form of it, which the kubelet must keep
+ * whole (at most 4096 bytes, valid JSON) however many apps there were.
+ */
+#include "config.h"
+
+#include "decide.h"
+#include "log.h"
+#include "options.h"
+#include "summary.h"
+#include "tap.h"
+#include "util.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static struct decide d;
+static struct agent_options opt;
+
+static void setup(unsigned napps, unsigned fail_every)
+{
+	static struct decide_sidecar_config cfg[2] = { { .name = "istio" }, { .name = "fluent-bit", .stop_signal = SIGTERM } };
+	struct decide_config dc = { .policy = POLICY_NEVER, .nsidecars = 2, .sidecars = cfg,
+				    .startup_timeout_us = 600 * US_PER_S, .stop_timeout_us = 20 * US_PER_S };
+	char name[80], err[256];
+	unsigned i;
+
+	decide_free(&d);
+	decide_init(&d, &dc, 0);
+	for (i = 0; i < napps; i++) {
+		snprintf(name, sizeof(name), "a-rather-long-application-container-name-number-%u", i);
+		decide_app_seen(&d, i + 3, name, 0);
+		decide_app_exited(&d, i + 3, US_PER_S);
+		decide_app_status(&d, i + 3, i % fail_every == 0 ? 1 : 0, US_PER_S);
+	}
+	decide_sidecar_seen(&d, 1);
+	decide_sidecar_exited(&d, 1, 2 * US_PER_S);
+	decide_sidecar_status(&d, 1, 143, 2 * US_PER_S);
+	if (!opt.sidecars) {
+		opt.sidecars = calloc(2, sizeof(*opt.sidecars));
+		opt.nsidecars = 2;
+		if (spec_parse("istio", &opt.sidecars[0], err, sizeof(err)) < 0 ||
+		    spec_parse("match=fluent-bit", &opt.sidecars[1], err, sizeof(err)) < 0)
+			bail_out(err);
+	}
+}
+
+/* The text of member key (its JSON), "" when missing. */
+static const char *member(const char *text, size_t len, const char *key)
+{
+	static char out[4096];
+	size_t off, n;
+
+	if (json_member(text, len, key, &off, &n) < 0 || n >= sizeof(out))
+		return "";
+	memcpy(out, text + off, n);
+	out[n] = '\0';
+	return out;
+}
+
+int main(void)
+{
+	struct jbuf full, term;
+	FILE *log_file = tmpfile();
+
+	log_setup(LOG_DEBUG, LOG_TEXT, fileno(log_file));
+
+	setup(2, 3);
+	jbuf_init(&full);
+	summary_build(&full, &d, &opt, 3 * US_PER_S);
+	is_str(member(full.buf, full.len, "fails_pod"),
+	       "[{\"role\":\"app\",\"name\":\"a-rather-long-application-container-name-number-0\",\"exit_code\":1},"
+	       "{\"role\":\"sidecar\",\"name\":\"fluent-bit\",\"exit_code\":143}]",
+	       "fails_pod: the failed app and the sidecar that exited 143");
+	ok(strstr(full.buf, "\"name\":\"fluent-bit\",\"method\":\"signal:TERM\"") && strstr(full.buf, "\"exit_code\":143"),
+	   "the sidecar's own exit code is in its entry");
+	ok(strstr(full.buf, "\"name\":\"istio\"") && strstr(full.buf, "\"ready_after_ms\":null,\"exit_code\":null"),
+	   "a sidecar whose code is not known: null");
+	jbuf_init(&term);
+	summary_termination(&term, full.buf, full.len);
+	ok(full.len <= SUMMARY_TERMINATION_MAX && term.len == full.len && memcmp(term.buf, full.buf, full.len) == 0,
+	   "a short summary is its own termination log");
+	jbuf_free(&term);
+	jbuf_free(&full);
+
+	/* 45 apps with long names: over 4096 bytes. */
+	setup(45, 3);
+	d.exit_code = 1;
+	jbuf_init(&full);
+	summary_build(&full, &d, &opt, 3 * US_PER_S);
+	ok(full.len > SUMMARY_TERMINATION_MAX, "45 apps: %zu bytes", full.len);
+	jbuf_init(&term);
+	summary_termination(&term, full.buf, full.len);
+	ok(term.len <= SUMMARY_TERMINATION_MAX, "the termination log's form fits: %zu bytes", term.len);
+	ok(term.buf[0] == '{' && term.buf[term.len - 1] == '}', "one object");
+	is_str(member(term.buf, term.len, "truncated"), "true", "says it is cut");
+	is_str(member(term.buf, term.len, "full"), "\"done\"", "and where the whole one is");
+	is_str(member(term.buf, term.len, "exit_code"), "1", "the exit code");
+	is_str(member(term.buf, term.len, "reason"), "null", "the reason");
+	is_str(member(term.buf, term.len, "apps"), "45", "the apps, counted");
+	ok(strncmp(member(term.buf, term.len, "fails_pod"), "[{\"role\":\"app\"", 14) == 0, "the failures first");
+	ok(strstr(member(term.buf, term.len, "fails_pod"), "number-42\",\"exit_code\":1},{\"role\":\"sidecar\"") &&
+		   strstr(member(term.buf, term.len, "fails_pod"), "\"role\":\"agent\""),
+	   "all 15 failed apps, the sidecar and the agent, as they fit");
+	ok(strstr(member(term.buf, term.len, "sidecars"), "\"exit_code\":143") != NULL, "the sidecars with their codes");
+	jbuf_free(&term);
+
+	/* Every app failed: more than fits; the rest is counted. */
+	jbuf_free(&full);
+	setup(45, 1);
+	jbuf_init(&full);
+	summary_build(&full, &d, &opt, 3 * US_PER_S);
+	jbuf_init(&term);
+	summary_termination(&term, full.buf, full.len);
+	ok(term.len <= SUMMARY_TERMINATION_MAX, "45 failed apps: it fits (%zu bytes)", term.len);
+	ok(atoi(member(term.buf, term.len, "fails_pod_not_shown")) > 0, "the failures that did not fit are counted");
+	jbuf_free(&term);
+
+	/* A done file of any size, read back by a restarted agent: the same short form. */
+	jbuf_init(&term);
+	summary_termination(&term, full.buf, full.len);
+	ok(term.len <= SUMMARY_TERMINATION_MAX && !term.failed, "from the done text: it fits again");
+	jbuf_free(&term);
+	jbuf_init(&term);
+	summary_termination(&term, "{\"rearguard\":\"0\",\"apps\":[", 25);
+	ok(!term.failed && term.len <= SUMMARY_TERMINATION_MAX, "a short text is taken as it is, whatever it holds");
+	jbuf_free(&term);
+	jbuf_free(&full);
+	{
+		/* A long text that is not a summary: still a valid, short object. */
+		char *junk = malloc(10000);
+
+		memset(junk, 'x', 10000);
+		jbuf_init(&term);
+		summary_termination(&term, junk, 10000);
+		ok(term.len <= SUMMARY_TERMINATION_MAX && term.buf[0] == '{', "junk: a short object anyway");
+		is_str(member(term.buf, term.len, "truncated"), "true", "marked cut");
+		jbuf_free(&term);
+		free(junk);
+	}
+
+	spec_free(&opt.sidecars[0]);
+	spec_free(&opt.sidecars[1]);
+	free(opt.sidecars);
+	decide_free(&d);
+	return done_testing();
+}
