@@ -39,7 +39,11 @@ summary_is 0 sidecars 1 exit_code
 summary_is 3 apps 0 exit_code
 summary_is 0 exit_code
 fails_pod_is "$RUN/termination-log" sidecar:shipper:143 app:job:3
-# The done file and the last log line carry the same summary.
+# A summary this short is whole in the termination log, as in done and the last log line.
+/usr/bin/python3 -c 'import json, sys
+a, b = (json.load(open(f)) for f in sys.argv[1:])
+sys.exit(a != b or "truncated" in a)' "$RUN/termination-log" "$EMPTYDIR/done" ||
+	fail "the termination log does not hold the whole summary that done holds"
 fails_pod_is "$EMPTYDIR/done" sidecar:shipper:143 app:job:3
 grep ' finished ' "$T/agent.log" | tail -n 1 | sed 's/.* summary=//' >"$RUN/last-line.json"
 fails_pod_is "$RUN/last-line.json" sidecar:shipper:143 app:job:3
