@@ -49,7 +49,7 @@ PY
 ctr_logs rearguard | tail -n 1 >"$T/last-line.json"
 from_log=$(predicted "$T/last-line.json" | LC_ALL=C sort | tr '\n' ' ') || fail "no fails_pod in the agent's last log line"
 [ "$from_log" = "$podman_fails" ] || fail "the agent's last log line predicted '$from_log', podman reports '$podman_fails'"
-done_file=$(volume_file rearguard done)
+done_file=$(volume_file rearguard "done")
 from_done=$(predicted "$done_file" | LC_ALL=C sort | tr '\n' ' ') || fail "no fails_pod in done"
 [ "$from_done" = "$podman_fails" ] || fail "done predicted '$from_done', podman reports '$podman_fails'"
 ctr_logs rearguard | grep -q 'the pod will be marked Failed' || fail "the agent did not warn"

@@ -102,9 +102,11 @@ assert_between "$(($(now_ms) - t0))" 0 3000 "ms for an agent that finds a long d
 grep -q "done found" "$T/agent3.log" || fail "the agent did not say it found done"
 ctr_running proxy || fail "an agent that finds done must not act on the pod"
 short_form "$RUN/termination-log3"
-fails_pod_is "$RUN/termination-log3" $(for i in 0 20 40 60; do
-	printf 'app:nightly-export-of-the-customer-ledger-to-the-archive-%03d:2 ' "$i"
-done)
+long_failed=()
+for i in 0 20 40 60; do
+	long_failed+=("$(printf 'app:nightly-export-of-the-customer-ledger-to-the-archive-%03d:2' "$i")")
+done
+fails_pod_is "$RUN/termination-log3" "${long_failed[@]}"
 cmp -s "$RUN/done.long" <(head -c -1 "$EMPTYDIR/done") || cmp -s "$RUN/done.long" "$EMPTYDIR/done" ||
 	fail "the agent changed done"
 exit 0
