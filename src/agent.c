@@ -52,6 +52,7 @@ struct agent {
 	ev_timer timer;                /* decide's deadline */
 	ev_idle later;                 /* the decisions go on once a stop on its way is out */
 	ev_prepare flush;              /* the log lines, once per loop iteration */
+	ev_io log_io;                  /* the log output, while it has not taken everything */
 	ev_signal sigs[ARRAY_SIZE(run_forwarded)];
 	size_t nsigs;
 	pid_t own[OWN_PIDS_MAX];       /* drain: this process and its ancestors */
@@ -432,6 +433,8 @@ static void apps_done(struct agent *a, const char *reason)
 {
 	int64_t now = mono_us();
 
+	/* From here on the stop must not wait on a process stuck in the kernel. */
+	podscan_names_only(a->pod.ps);
 	if (a->mode != MODE_WRAPPER || a->child_started || a->child_over || strcmp(reason, "ready-timeout") != 0)
 		return;
 	a->child_over = true;
@@ -537,10 +540,32 @@ static void on_later(struct ev_loop *loop, ev_idle *w, int revents)
 	run_decisions(w->data);
 }
 
-/* Before the loop waits: the log lines of this iteration, after whatever went out in it. */
-static void on_prepare(struct ev_loop *loop, ev_prepare *w, int revents)
+/* The log output takes more: the lines that waited. */
+static void on_log_writable(struct ev_loop *loop, ev_io *w, int revents)
 {
 	log_flush();
+	if (!log_pending()) {
+		ev_ref(loop);
+		ev_io_stop(loop, w);
+	}
+}
+
+/*
+ * Before the loop waits: the log lines of this iteration, after whatever
+ * went out in it; what the output does not take waits for it to be
+ * writable, and the loop goes on.
+ */
+static void on_prepare(struct ev_loop *loop, ev_prepare *w, int revents)
+{
+	struct agent *a = w->data;
+
+	log_flush();
+	if (log_pending() && !ev_is_active(&a->log_io)) {
+		ev_io_set(&a->log_io, log_fd(), EV_WRITE);
+		ev_io_start(loop, &a->log_io);
+		/* A stalled log keeps nothing alive: the loop ends when the agent's work does. */
+		ev_unref(loop);
+	}
 }
 
 /* ---- signals -------------------------------------------------------------- */
@@ -819,7 +844,8 @@ static void cleanup(struct agent *a)
 	decide_free(&a->d);
 	if (a->loop)
 		ev_loop_destroy(a->loop);
-	log_release();
+	/* The last lines (the summary among them) get a moment, not more, to reach a slow log. */
+	log_finish(1000);
 }
 
 static int engine(const struct agent_options *opt, const struct run_options *run, enum agent_mode mode)
@@ -836,7 +862,12 @@ static int engine(const struct agent_options *opt, const struct run_options *run
 	a.child.on_exit = on_child_exit;
 	a.child.data = &a;
 	signal(SIGPIPE, SIG_IGN);
+	/* A log line is never waited for, from the first one on. */
+	rc = log_nonblocking();
 	start_line(&a);
+	if (rc < 0)
+		log_msg(LOG_WARN, FIELDS(LF_STR("error", strerror(-rc))),
+			"cannot make the log output non-blocking: a stalled log pipe could stall the agent");
 
 	/* The default loop: the only one that reaps children (the wrapper's command). */
 	a.loop = ev_default_loop(EVFLAG_AUTO);
@@ -854,6 +885,8 @@ static int engine(const struct agent_options *opt, const struct run_options *run
 	ev_idle_init(&a.later, on_later);
 	a.later.data = &a;
 	ev_prepare_init(&a.flush, on_prepare);
+	a.flush.data = &a;
+	ev_init(&a.log_io, on_log_writable);
 
 	{
 		struct pod_config pc = {
@@ -929,6 +962,10 @@ static int engine(const struct agent_options *opt, const struct run_options *run
 		ev_run(a.loop, 0);
 	ev_ref(a.loop);
 	ev_prepare_stop(a.loop, &a.flush);
+	if (ev_is_active(&a.log_io)) {
+		ev_ref(a.loop);
+		ev_io_stop(a.loop, &a.log_io);
+	}
 	a.exit_code = a.finished ? a.exit_code : 1;
 	if (mode == MODE_WRAPPER) {
 		if (a.exit_code != 0)

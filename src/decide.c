@@ -448,6 +448,15 @@ void decide_app_report(struct decide *d, const char *name, int code, int64_t now
 	r->code = code;
 }
 
+void decide_app_renamed(struct decide *d, unsigned id, const char *name)
+{
+	struct decide_app *a = find_app(d, id);
+
+	/* The name that identifies it across restarts is its program's, not the shell's before it. */
+	if (a && !a->exited)
+		str_copy(a->name, name, sizeof(a->name));
+}
+
 void decide_app_forget(struct decide *d, unsigned id)
 {
 	struct decide_app *a = find_app(d, id);
@@ -1061,6 +1070,8 @@ void decide_polling(struct decide *d, unsigned n)
 	if (n && !d->polled)
 		d->next_poll_us = 0;
 	d->polled = n;
+	if (n > d->polled_most)
+		d->polled_most = n;
 }
 
 void decide_rescanned(struct decide *d, int err, int64_t now)

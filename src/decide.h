@@ -210,6 +210,7 @@ struct decide {
 	int64_t rescan_retry_us; /* after a failure: when to try again */
 	unsigned pending_containers; /* containers whose runtime has not exec'd yet */
 	unsigned polled;        /* processes watched without a pidfd */
+	unsigned polled_most;   /* the most at any time, for the summary */
 	int64_t next_poll_us;
 	struct decide_app *apps;
 	size_t napps, capapps;
@@ -237,6 +238,8 @@ void decide_app_exited(struct decide *d, unsigned id, int64_t now);
  * later, as DECIDE_STATUS says).
  */
 void decide_app_status(struct decide *d, unsigned id, int code, int64_t now);
+/* Its root exec'd another program (sh -c 'exec job'): the app's name is the new one's. */
+void decide_app_renamed(struct decide *d, unsigned id, const char *name);
 /* The container turned out not to be an app (a sidecar's process appeared in it). */
 void decide_app_forget(struct decide *d, unsigned id);
 /* The app container runs `rearguard run`, which will report as apps/name. */

@@ -6,10 +6,14 @@
 #include "util.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 static enum log_level max_level = LOG_INFO;
 static enum log_format format = LOG_TEXT;
@@ -20,16 +24,58 @@ static bool with_mono;
 
 static const char *const level_names[] = { "error", "warn", "info", "debug" };
 
-/* Lines kept while the log is held; a line that does not fit is written at once. */
-static char kept[65536];
-static size_t nkept;
-static bool held;
+/*
+ * What is waiting to be written: lines kept while the log is held, and
+ * what a non-blocking output did not take yet. A line that does not fit is
+ * dropped and counted, never waited for.
+ */
+static char pending[65536];
+static size_t npending;
+static bool held, nonblocking;
+static unsigned long dropped, dropped_total;
+
+/* Writes what the output takes now; blocking only where the output was left blocking. */
+static void drain(void)
+{
+	size_t done = 0;
+
+	while (done < npending) {
+		ssize_t n = write(out_fd, pending + done, npending - done);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break; /* EAGAIN: the rest waits; another error: the rest is lost */
+		done += (size_t)n;
+	}
+	if (done < npending && !nonblocking)
+		done = npending; /* a blocking output failed: nothing will take it */
+	memmove(pending, pending + done, npending - done);
+	npending -= done;
+}
+
+static void keep(const char *line, size_t len)
+{
+	if (npending + len > sizeof(pending)) {
+		dropped++;
+		dropped_total++;
+		return;
+	}
+	memcpy(pending + npending, line, len);
+	npending += len;
+}
 
 void log_flush(void)
 {
-	if (nkept)
-		(void)write_all(out_fd, kept, nkept);
-	nkept = 0;
+	unsigned long n;
+
+	drain();
+	if (!dropped || npending)
+		return;
+	/* Room again: say what was lost meanwhile (this line goes through emit, which drains again). */
+	n = dropped;
+	dropped = 0;
+	log_msg(LOG_WARN, FIELDS(LF_INT("dropped", n)), "log lines were dropped: the log output did not take them");
 }
 
 void log_hold(void)
@@ -43,16 +89,81 @@ void log_release(void)
 	log_flush();
 }
 
-/* One whole line: kept while held, else written at once. */
+void log_finish(int timeout_ms)
+{
+	int64_t end = mono_us() + (int64_t)timeout_ms * 1000;
+
+	held = false;
+	log_flush();
+	while (npending && nonblocking) {
+		struct pollfd p = { .fd = out_fd, .events = POLLOUT };
+		int64_t left = (end - mono_us()) / 1000;
+
+		if (left <= 0 || poll(&p, 1, (int)left) <= 0)
+			break;
+		log_flush();
+	}
+}
+
+bool log_pending(void)
+{
+	return npending > 0;
+}
+
+unsigned long log_dropped(void)
+{
+	return dropped_total;
+}
+
+int log_fd(void)
+{
+	return out_fd;
+}
+
+/*
+ * The output, made non-blocking without touching anybody else's view of
+ * it: a pipe or FIFO (a container runtime's log pipe) is opened anew
+ * through /proc/self/fd, which gives a file description of our own; a
+ * socket is flagged O_NONBLOCK itself. Terminals and files stay as they
+ * are: they do not stall.
+ */
+int log_nonblocking(void)
+{
+	struct stat st;
+	char path[64];
+	int fd, flags;
+
+	if (fstat(out_fd, &st) < 0)
+		return -errno;
+	if (S_ISSOCK(st.st_mode)) {
+		flags = fcntl(out_fd, F_GETFL);
+		if (flags < 0 || fcntl(out_fd, F_SETFL, flags | O_NONBLOCK) < 0)
+			return -errno;
+		nonblocking = true;
+		return 0;
+	}
+	if (!S_ISFIFO(st.st_mode))
+		return 0;
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", out_fd);
+	fd = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	/* The new description replaces ours; the old one stays with whoever else has it. */
+	if (dup3(fd, out_fd, O_CLOEXEC) < 0) {
+		close(fd);
+		return -errno;
+	}
+	close(fd);
+	nonblocking = true;
+	return 0;
+}
+
+/* One whole line: kept while held or while earlier ones wait, else written now. */
 static void emit(const char *line, size_t len)
 {
-	if (held && nkept + len <= sizeof(kept)) {
-		memcpy(kept + nkept, line, len);
-		nkept += len;
-		return;
-	}
-	log_flush();
-	(void)write_all(out_fd, line, len);
+	keep(line, len);
+	if (!held)
+		log_flush();
 }
 
 void log_setup(enum log_level level, enum log_format fmt, int fd)

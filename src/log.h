@@ -9,7 +9,8 @@
  * JSON:  {"ts":"2026-01-02T03:04:05.678Z","level":"info","msg":"sending SIGTERM",
  *         "sidecar":"proxy","pid":12}
  *
- * errno is preserved across every call. Each line is one write(2).
+ * errno is preserved across every call. Lines are written whole, in order;
+ * none is ever waited for (see log_nonblocking).
  */
 #ifndef RG_LOG_H
 #define RG_LOG_H
@@ -51,6 +52,21 @@ bool log_enabled(enum log_level level);
 void log_hold(void);
 void log_flush(void);
 void log_release(void);
+
+/*
+ * Log writes never block the loop: log_nonblocking() makes the output
+ * non-blocking (for pipes and sockets, the outputs that can stall); what it
+ * does not take waits in a bounded buffer (log_pending: the owner of the
+ * loop calls log_flush when log_fd() is writable), and a line that does not
+ * fit is dropped and counted (log_dropped), and the count is logged once
+ * there is room again.
+ */
+int log_nonblocking(void);
+/* At the end: what waits is written if the output takes it within timeout_ms (a stalled one is left). */
+void log_finish(int timeout_ms);
+bool log_pending(void);
+int log_fd(void);
+unsigned long log_dropped(void);
 
 void log_msg(enum log_level level, const struct log_field *fields, const char *fmt, ...) RG_PRINTF(3, 4);
 

@@ -180,6 +180,8 @@ static void tell_decide(struct pod *p, bool first)
 
 		if (c->role == ROLE_PENDING)
 			pending++;
+		if (c->renamed && !fresh && c->role == ROLE_APP)
+			decide_app_renamed(p->d, c->id, c->name);
 		/* A root not watched yet (no memory last time) is tried again. */
 		if (!fresh && (r || (c->role != ROLE_APP && c->role != ROLE_SIDECAR)))
 			continue;
@@ -253,6 +255,12 @@ int pod_refresh(struct pod *p)
 		       LF_INT("cgroup_reads", st.cgroup_reads), LF_MS("elapsed", st.elapsed_us)),
 		"rescanned /proc");
 	tell_decide(p, false);
+	/* What was read counts; but a picture with holes confirms nothing. */
+	if (st.unreadable) {
+		log_msg(LOG_DEBUG, FIELDS(LF_INT("unreadable", st.unreadable), LF_STR("error", strerror(-st.error))),
+			"some processes could not be read");
+		return st.error;
+	}
 	return 0;
 }
 

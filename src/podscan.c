@@ -47,6 +47,7 @@ struct podscan {
 	size_t ncontainers, capc;
 	unsigned next_id;
 	bool flat, first_done;
+	bool no_cmdlines;   /* names from comm alone (podscan_names_only) */
 	pid_t *fresh;
 	size_t nfresh, capfresh;
 	struct podscan_stats stats;
@@ -169,6 +170,9 @@ static void read_argv0(struct podscan *ps, pid_t pid, char *out, size_t outlen)
 	size_t len;
 
 	out[0] = '\0';
+	/* A command line is read under the process's memory lock: a process stuck in D state holds it. */
+	if (ps->no_cmdlines)
+		return;
 	if (read_pid_file(ps, ps->buf, sizeof(ps->buf), pid, "cmdline", &len) == 0)
 		proc_parse_argv0(ps->buf, len, out, outlen);
 }
@@ -282,6 +286,13 @@ static int key_of(struct podscan *ps, const struct proc_stat *st, char *key, siz
 	return proc_cgroup_key(ps->buf, len, key, keylen) < 0 ? -EINVAL : 0;
 }
 
+/* A pid that could not be read for want of resources: the refresh is incomplete. */
+static void unreadable(struct podscan *ps, int err)
+{
+	if (!ps->stats.unreadable++)
+		ps->stats.error = err;
+}
+
 /* Reads a pid never seen before and files it under its container. */
 static void classify_new(struct podscan *ps, pid_t pid)
 {
@@ -291,8 +302,14 @@ static void classify_new(struct podscan *ps, pid_t pid)
 	char key[sizeof(ps->buf)], argv0[POD_NAME_MAX];
 	struct proc_stat st;
 
-	if (read_stat(ps, pid, &st) < 0)
-		return; /* gone already, or unreadable: looked at again next time */
+	int rc = read_stat(ps, pid, &st);
+
+	if (rc < 0) {
+		/* Gone already; or unreadable (EMFILE, ENOMEM...): looked at again next time, and said. */
+		if (rc != -ENOENT && rc != -ESRCH)
+			unreadable(ps, rc);
+		return;
+	}
 	ps->stats.classified++;
 	/*
 	 * A zombie is over, and its cgroup file lies (v1 shows it back in the
@@ -301,8 +318,10 @@ static void classify_new(struct podscan *ps, pid_t pid)
 	if (st.state == 'Z' || st.state == 'X')
 		return;
 	e = table_insert(ps, pid);
-	if (!e)
+	if (!e) {
+		unreadable(ps, -ENOMEM);
 		return;
+	}
 	e->ppid = st.ppid;
 	e->start = st.starttime;
 	e->gen = ps->gen;
@@ -316,11 +335,15 @@ static void classify_new(struct podscan *ps, pid_t pid)
 		c = ps->containers[parent->container - 1];
 		inherited = true;
 	} else {
-		if (key_of(ps, &st, key, sizeof(key)) < 0)
+		rc = key_of(ps, &st, key, sizeof(key));
+		c = rc == 0 ? container_get(ps, key, &created) : NULL;
+		if (!c) {
+			/* Not filed under any container: forgotten, so that the next refresh reads it again. */
+			table_remove(ps, e);
+			if (rc != -ENOENT && rc != -ESRCH)
+				unreadable(ps, rc < 0 ? rc : -ENOMEM);
 			return;
-		c = container_get(ps, key, &created);
-		if (!c)
-			return;
+		}
 	}
 	e->container = c->index + 1;
 	if (pid == 1)
@@ -420,7 +443,9 @@ static void recheck_root(struct podscan *ps, struct container *c, const struct p
 	read_argv0(ps, c->pub.root, argv0, sizeof(argv0));
 	if (argv0[0] && strcmp(argv0, st->comm) != 0)
 		apply_match(ps, c, argv0);
+	str_copy(argv0, c->pub.name, sizeof(argv0));
 	name_from_root(ps, c);
+	c->pub.renamed = strcmp(argv0, c->pub.name) != 0;
 }
 
 /* A live container's root, read once per refresh: its cgroup while pending, its name. */
@@ -496,6 +521,7 @@ int podscan_refresh(struct podscan *ps, struct podscan_stats *stats)
 	for (i = 0; i < ps->ncontainers; i++) {
 		ps->containers[i]->pub.is_new = false;
 		ps->containers[i]->pub.role_changed = false;
+		ps->containers[i]->pub.renamed = false;
 	}
 	if (!ps->first_done) {
 		detect_flat(ps);
@@ -795,6 +821,11 @@ size_t podscan_ancestors(const struct podscan *ps, pid_t pid, pid_t *out, size_t
 		pid = st.ppid;
 	}
 	return n;
+}
+
+void podscan_names_only(struct podscan *ps)
+{
+	ps->no_cmdlines = true;
 }
 
 void podscan_stale(struct podscan *ps, pid_t pid)

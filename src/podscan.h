@@ -69,6 +69,7 @@ struct pod_container {
 	bool root_gone;         /* its root exited: the container is over */
 	bool is_new;            /* first seen by the last refresh */
 	bool role_changed;      /* role set or changed by the last refresh (not for new ones) */
+	bool renamed;           /* its root exec'd under another name at the last refresh */
 	int64_t pending_since_us;
 	void *data;             /* the caller's, for its own state of this container */
 };
@@ -77,6 +78,8 @@ struct podscan_stats {
 	unsigned listed;     /* pids in /proc */
 	unsigned classified; /* new pids read this time */
 	unsigned cgroup_reads;
+	unsigned unreadable; /* new pids that could not be read (EMFILE, ENOMEM...): read again next time */
+	int error;           /* the first of those errors */
 	int64_t elapsed_us;
 };
 
@@ -85,7 +88,10 @@ struct podscan;
 int podscan_new(const struct podscan_config *cfg, struct podscan **out);
 void podscan_free(struct podscan *ps);
 
-/* Rescans /proc. -errno only when /proc itself cannot be read. */
+/*
+ * Rescans /proc. -errno only when /proc itself cannot be read; pids that
+ * could not be read are counted in the stats (the picture is incomplete).
+ */
 int podscan_refresh(struct podscan *ps, struct podscan_stats *stats);
 
 size_t podscan_count(const struct podscan *ps);
@@ -124,6 +130,15 @@ int podscan_uids(const struct podscan *ps, pid_t pid, uint64_t start, uid_t *rui
 
 /* pid and its ancestors up to (not including) pid 1, at most cap of them; returns how many. */
 size_t podscan_ancestors(const struct podscan *ps, pid_t pid, pid_t *out, size_t cap);
+
+/*
+ * From now on no command line is read: names come from comm alone. Reading
+ * /proc/PID/cmdline takes the process's memory lock, which a process stuck
+ * in the kernel (D state) may hold for ever; once the drain has begun,
+ * names no longer matter (a sidecar's forks are filed by their parent), and
+ * the stop must not wait on a stuck process.
+ */
+void podscan_names_only(struct podscan *ps);
 
 /*
  * pid is not the process the last refresh filed under its number (a watch

@@ -3,6 +3,7 @@
 #include "summary.h"
 
 #include "decide.h"
+#include "log.h"
 #include "options.h"
 #include "util.h"
 
@@ -150,6 +151,11 @@ void summary_build(struct jbuf *j, const struct decide *d, const struct agent_op
 	jbuf_ms(j, now_us - d->started_us);
 	jbuf_key(j, "fails_pod");
 	fails_pod(j, d, opt);
+	/* What could not be done the usual way: processes without a pidfd, log lines not written. */
+	jbuf_key(j, "polled_processes");
+	jbuf_int(j, d->polled_most);
+	jbuf_key(j, "log_lines_dropped");
+	jbuf_int(j, (long long)log_dropped());
 	jbuf_key(j, "apps");
 	jbuf_begin(j, '[');
 	for (i = 0; i < d->napps; i++)

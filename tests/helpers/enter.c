@@ -8,11 +8,13 @@
  * runc: a runtime-init process.
  *
  *   runc --target PID [--cgroup PROCS_FILE]... [--uid UID] [--pidfile FILE] [--exitfile FILE]
- *        -- CMD [ARG...]
+ *        [--pid N] -- CMD [ARG...]
  *
  * The outer process waits for the child and exits with its status (or dies
  * of the same signal); --pidfile gets the child's pid as the host sees it,
  * --exitfile its exit status (the code, or 128 + signal) once it is gone.
+ * --pid N gives the child the pid N in the pod's PID namespace, if N is free
+ * (through ns_last_pid, as CRIU does): how the tests reuse a pid on purpose.
  * With ENTER_EXEC_LOG=FILE in the environment, the monotonic clock (in
  * microseconds) right before the exec is appended to FILE (the benchmark
  * times start-up from there); with ENTER_REAP_LOG=FILE, the clock right
@@ -75,11 +77,34 @@ static void write_number(const char *path, int n)
 		die(path);
 }
 
+/*
+ * The next pid the pod's namespace hands out is want: ns_last_pid is that of
+ * the writer's own namespace, so a child in the pod's writes it (the child
+ * takes a pid of its own first, which does not matter).
+ */
+static void set_next_pid(long want)
+{
+	int status;
+	pid_t helper = fork();
+
+	if (helper < 0)
+		die("fork");
+	if (helper == 0) {
+		FILE *f = fopen("/proc/sys/kernel/ns_last_pid", "w");
+
+		if (!f || fprintf(f, "%ld", want - 1) < 0 || fclose(f) != 0)
+			_exit(1);
+		_exit(0);
+	}
+	if (waitpid(helper, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		die("ns_last_pid");
+}
+
 int main(int argc, char **argv)
 {
 	const char *target = NULL, *pidfile = NULL, *exitfile = NULL, *cgroups[8];
 	int ncg = 0, i, status, sync[2];
-	long uid = -1;
+	long uid = -1, want_pid = 0;
 	pid_t pid;
 
 	for (i = 1; i < argc && strcmp(argv[i], "--") != 0; i += 2) {
@@ -95,6 +120,8 @@ int main(int argc, char **argv)
 			pidfile = argv[i + 1];
 		else if (strcmp(argv[i], "--exitfile") == 0)
 			exitfile = argv[i + 1];
+		else if (strcmp(argv[i], "--pid") == 0)
+			want_pid = atol(argv[i + 1]);
 		else
 			break;
 	}
@@ -106,6 +133,8 @@ int main(int argc, char **argv)
 	join(target, "pid", CLONE_NEWPID);
 	join(target, "mnt", CLONE_NEWNS);
 
+	if (want_pid > 1)
+		set_next_pid(want_pid);
 	if (pipe2(sync, O_CLOEXEC) < 0)
 		die("pipe");
 	pid = fork();

@@ -53,6 +53,8 @@ kill_ours() {
 cleanup() {
 	local rc=$? d
 	trap - EXIT INT TERM
+	# What a test set up outside the pod and must undo first (a mount, say).
+	[ -z "${ON_CLEANUP:-}" ] || eval "$ON_CLEANUP" || true
 	# Killing a PID namespace's init kills everything in it.
 	[ -n "$PAUSE" ] && kill_ours "$PAUSE"
 	# The launchers outside the pod exit once their child is gone; make sure.
@@ -154,12 +156,13 @@ pod_start() {
 }
 
 # ctr_start NAME UID CMD [ARG...]: a container, in the background; its output goes to $T/NAME.log.
+# With CTR_PID=N its main process gets pid N in the pod (if N is free): a pid reused on purpose.
 ctr_start() {
 	local name=$1 uid=$2
 	shift 2
 	rm -f "$T/$name.pid" "$T/$name.exit"
 	# shellcheck disable=SC2046
-	"$BIN/runc" --target "$PAUSE" $(cgroup_args "$name") --uid "$uid" --pidfile "$T/$name.pid" \
+	"$BIN/runc" --target "$PAUSE" $(cgroup_args "$name") --uid "$uid" ${CTR_PID:+--pid "$CTR_PID"} --pidfile "$T/$name.pid" \
 		--exitfile "$T/$name.exit" -- "$@" >"$T/$name.log" 2>&1 &
 	# The exit status comes through the exit file: no job notices when a pod is killed.
 	LAUNCHERS="$LAUNCHERS $!"

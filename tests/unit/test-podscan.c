@@ -498,6 +498,35 @@ static void pid_reuse(void)
 	podscan_free(ps);
 }
 
+
+/*
+ * Once the drain has begun no command line is read: a stuck process (here a
+ * cmdline that is a FIFO nobody writes: reading it would block) cannot hold
+ * up the stop. An alarm fails the test instead of hanging it.
+ */
+static void names_only(void)
+{
+	struct podscan_stats st;
+	struct podscan *ps;
+	char path[600];
+
+	reset();
+	mkproc(1, 0, "pause", 100, CG("/pause"), "/pause");
+	mkproc(5, 0, "rearguard", 200, CG("/agent"), "/rearguard");
+	ps = open_scan(5);
+	podscan_refresh(ps, &st);
+	podscan_names_only(ps);
+	mkproc(30, 0, "envoy", 900, CG("/istio"), NULL);
+	snprintf(path, sizeof(path), "%s/30/cmdline", root);
+	if (mkfifo(path, 0644) < 0)
+		abort();
+	alarm(5);
+	is_int(podscan_refresh(ps, &st), 0, "a refresh with a process whose command line would block");
+	alarm(0);
+	ok(by_root(ps, 30) && by_root(ps, 30)->role == ROLE_SIDECAR, "named and classified from its comm alone");
+	podscan_free(ps);
+}
+
 int main(void)
 {
 	const char *tmp = getenv("TMPDIR");
@@ -513,6 +542,7 @@ int main(void)
 	start_time();
 	cmdline_and_ancestors();
 	pid_reuse();
+	names_only();
 	{
 		char cmd[600];
 

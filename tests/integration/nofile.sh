@@ -1,0 +1,41 @@
+#!/bin/bash
+# The agent runs out of file descriptors (RLIMIT_NOFILE one above what it
+# holds when idle): pidfds for the app containers' roots cannot be had, nor
+# always a /proc file to read. A process that cannot be watched is polled,
+# and one that cannot be looked at is still there: the sidecar is stopped
+# only after the last app really exited, and the summary and the log say
+# that polling was used.
+. "$RG_SRCDIR/tests/integration/lib.sh"
+
+alias_bin fluent-bit job
+command -v prlimit >/dev/null || skip "prlimit not installed"
+agent_args=(-s 'match=fluent-bit' --apps 3 --dir "$EMPTYDIR" --termination-log "$RUN/termination-log")
+
+# What the agent holds when idle, with its sidecar watched.
+pod_start
+fake_start proxy 1002 fluent-bit
+ctr_start agent 1002 "$BIN/rearguard" "${agent_args[@]}"
+agent_scanned
+sleep 0.3
+idle=$(ls "/proc/$(ctr_pid agent)/fd" | wc -l)
+# The limit is on fd numbers: room for the lowest free one alone (one pidfd, then nothing).
+free=$(ls "/proc/$(ctr_pid agent)/fd" | sort -n | awk 'BEGIN { f = 0 } $1 == f { f++ } END { print f }')
+limit=$((free + 1))
+say "idle: $idle fds, the lowest free $free; RLIMIT_NOFILE $limit"
+
+new_pod
+fake_start proxy 1002 fluent-bit
+ctr_start agent 1002 prlimit --nofile="$limit":"$limit" -- "$BIN/rearguard" "${agent_args[@]}"
+agent_scanned
+for n in 1 2 3; do
+	ctr_start "app$n" 1001 "$BIN/job" --run "$((400 + n * 400))ms" --name "app$n" --log "$EVENTS"
+done
+expect_exit agent 20 0
+last=$(event_ms app3 "exit 0")
+term=$(event_ms fluent-bit "got SIGTERM")
+[ -n "$last" ] && [ -n "$term" ] || fail "missing events"
+[ "$term" -ge "$last" ] || fail "the sidecar was stopped at $term, before the last app exited at $last"
+grep -q "polling it" "$T/agent.log" || fail "polling is not logged"
+polled=$(json_get "$RUN/termination-log" polled_processes)
+[ "$polled" -ge 1 ] || fail "the summary does not say that processes were polled ($polled)"
+exit 0
