@@ -21,22 +21,23 @@ agent_start() {
 		--dir "$EMPTYDIR" --termination-log "$RUN/termination-log" "$@"
 	agent_scanned
 }
-# warned SIDECAR WORDS...: how many warnings about SIDECAR hold every one of WORDS.
+# warned SIDECAR WORDS...: how many warnings about SIDECAR hold every one of WORDS, leaving out
+# those about its exit code (which name the same fixes).
 warned() {
 	local sidecar=$1 lines
 	shift
-	lines=$(grep -E '^[^ ]+ warn ' "$T/agent.log" | grep -F "sidecar=$sidecar" || true)
+	lines=$(grep -E '^[^ ]+ warn ' "$T/agent.log" | grep -F "sidecar=$sidecar" | grep -v 'marked Failed' || true)
 	for w in "$@"; do lines=$(printf '%s\n' "$lines" | grep -F -- "$w" || true); done
 	printf '%s' "$lines" | grep -c . || true
 }
-warned_once() { [ "$(warned "$@")" = 1 ]; }
-# preflight_count SIDECAR: the warnings about SIDECAR other than those of its exit code.
-preflight_count() {
-	grep -E '^[^ ]+ warn ' "$T/agent.log" | grep -F "sidecar=$1" | grep -vc 'marked Failed' || true
-}
-# before_app SIDECAR WORDS...: the warning is logged, once, while the app has not even started.
+warned_some() { [ "$(warned "$@")" -ge 1 ]; }
+# before_app SIDECAR WORDS...: the warning is logged while the app has not even started.
 before_app() {
-	wait_for 5 warned_once "$@" || fail "no warning about $1 with '${*:2}' before the app: $(grep warn "$T/agent.log")"
+	wait_for 5 warned_some "$@" || fail "no warning about $1 with '${*:2}' before the app: $(grep warn "$T/agent.log")"
+}
+# once SIDECAR WORDS...: by the end, that warning was logged once, not more.
+once() {
+	[ "$(warned "$@")" = 1 ] || fail "the warning about $1 with '${*:2}' was logged $(warned "$@") times: $(grep warn "$T/agent.log")"
 }
 app_run() {
 	ctr_start app 1001 "$BIN/job" --run 200ms --log "$EVENTS"
@@ -52,11 +53,11 @@ before_app cloudsql --exit-zero-on-sigterm
 app_run
 expect_exit agent 15 0
 expect_exit proxy 1 143
-[ "$(grep -E '^[^ ]+ warn ' "$T/agent.log" | grep -F -- --quitquitquit | grep -vc 'marked Failed')" = 1 ] ||
-	fail "the --quitquitquit warning was repeated"
+once cloudsql --quitquitquit
+once cloudsql --exit-zero-on-sigterm
 # The exit code's warning names the proxy's own fix.
-warned_once cloudsql exit_code=143 "the pod will be marked Failed" --exit-zero-on-sigterm ||
-	fail "no exit-code warning naming --exit-zero-on-sigterm: $(grep warn "$T/agent.log")"
+[ "$(grep -E '^[^ ]+ warn .*sidecar=cloudsql' "$T/agent.log" | grep 'exit_code=143' | grep 'the pod will be marked Failed' |
+	grep -c -- --exit-zero-on-sigterm)" = 1 ] || fail "no exit-code warning naming --exit-zero-on-sigterm: $(grep warn "$T/agent.log")"
 summary_is 143 sidecars 0 exit_code
 fails_pod_is "$RUN/termination-log" sidecar:cloudsql:143
 
@@ -68,7 +69,8 @@ before_app cloudsql --exit-zero-on-sigterm
 app_run
 expect_exit agent 15 0
 expect_exit proxy 1 0
-[ "$(preflight_count cloudsql)" = 1 ] || fail "want the one warning about --exit-zero-on-sigterm: $(grep warn "$T/agent.log")"
+once cloudsql --exit-zero-on-sigterm
+[ "$(warned cloudsql)" = 1 ] || fail "want the one warning about --exit-zero-on-sigterm: $(grep warn "$T/agent.log")"
 summary_is 0 sidecars 0 exit_code
 fails_pod_is "$RUN/termination-log"
 
@@ -91,7 +93,7 @@ before_app istio 15020
 app_run
 expect_exit agent 15 0
 expect_exit proxy 5 0
-warned_once istio 15020 || fail "the 15020 warning was repeated"
+once istio 15020
 
 say "istio with its status port"
 new_pod
@@ -104,7 +106,7 @@ app_run
 expect_exit agent 15 0
 expect_exit proxy 5 0
 [ "$(warned istio 15020)" = 0 ] || fail "a 15020 warning although pilot-agent serves it"
-[ "$(preflight_count istio)" = 0 ] || fail "warnings about a sound istio sidecar: $(grep warn "$T/agent.log")"
+[ "$(warned istio)" = 0 ] || fail "warnings about a sound istio sidecar: $(grep warn "$T/agent.log")"
 
 say "a signal the agent may not send"
 new_pod
@@ -113,6 +115,7 @@ agent_start 'name=shipper,match=fluent-bit'
 before_app shipper "not permitted" "KILL capability"
 app_run
 expect_exit agent 15 1
+once shipper "not permitted" "KILL capability"
 ctr_running shipper || fail "the sidecar should still run: nobody could stop it"
 summary_is 1 exit_code
 fails_pod_is "$RUN/termination-log" agent:rearguard:1
