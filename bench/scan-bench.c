@@ -22,9 +22,10 @@
 
 static regex_t sidecar_re;
 
-static enum podscan_match classify(void *arg, const char *name, int *sidecar)
+static enum podscan_match classify(void *arg, const char *comm, const char *argv0, const char *const *argv,
+				   size_t argc, int *sidecar)
 {
-	if (regexec(&sidecar_re, name, 0, NULL, 0) == 0) {
+	if (regexec(&sidecar_re, comm, 0, NULL, 0) == 0 || (argv0[0] && regexec(&sidecar_re, argv0, 0, NULL, 0) == 0)) {
 		*sidecar = 0;
 		return MATCH_SIDECAR;
 	}

@@ -719,6 +719,7 @@ static void configure_sidecar(struct agent *a, size_t k)
 	c->drain_url = spec->drain_url;
 	c->drain_time_us = spec->drain_time_ms * US_PER_MS;
 	c->signal_all = spec->signal_all;
+	c->optional = spec->detected;
 	c->exit_fix = spec_exit_fix(spec);
 	c->confirm = a->blind ? CONFIRM_PORT : CONFIRM_PROCESSES;
 	if (warning)

@@ -668,6 +668,23 @@ void decide_signal_result(struct decide *d, size_t sidecar, int err, int64_t now
 
 /* ---- readiness ---------------------------------------------------------- */
 
+/* Whether sidecar k counts: detection's sidecars only once a process of theirs was seen. */
+static bool counts(const struct decide *d, size_t k)
+{
+	return !d->cfg.sidecars[k].optional || d->sidecars[k].seen;
+}
+
+/* Detection only, and nothing detected yet: nothing is ready, for there may be a sidecar to come. */
+static bool none_detected(const struct decide *d)
+{
+	size_t k;
+
+	for (k = 0; k < d->cfg.nsidecars; k++)
+		if (counts(d, k))
+			return false;
+	return d->cfg.nsidecars > 0;
+}
+
 static bool readiness_pending(const struct decide *d)
 {
 	return d->cfg.readiness && !d->sidecars_ready && !d->ready_expired && d->phase < PHASE_DRAINING;
@@ -698,9 +715,11 @@ static bool awaiting_sidecar_process(const struct decide *d)
 	if (!readiness_pending(d))
 		return false;
 	for (i = 0; i < d->cfg.nsidecars; i++)
-		if (!d->cfg.sidecars[i].ready_url && !d->sidecars[i].seen && d->cfg.sidecars[i].confirm == CONFIRM_PROCESSES)
+		if (!d->cfg.sidecars[i].optional && !d->cfg.sidecars[i].ready_url && !d->sidecars[i].seen &&
+		    d->cfg.sidecars[i].confirm == CONFIRM_PROCESSES)
 			return true;
-	return false;
+	/* Detection: a sidecar may start after the agent; it is seen only by looking. */
+	return none_detected(d);
 }
 
 static void log_ready_timeout(struct decide *d)
@@ -711,7 +730,7 @@ static void log_ready_timeout(struct decide *d)
 	for (i = 0; i < d->cfg.nsidecars; i++) {
 		const struct decide_sidecar *sc = &d->sidecars[i];
 
-		if (sc->ready || n >= sizeof(list) - 1)
+		if (sc->ready || !counts(d, i) || n >= sizeof(list) - 1)
 			continue;
 		n += (size_t)snprintf(list + n, sizeof(list) - n, "%s%s (%s)", n ? ", " : "", d->cfg.sidecars[i].name,
 				      !d->cfg.sidecars[i].ready_url ? "no process seen"
@@ -722,7 +741,10 @@ static void log_ready_timeout(struct decide *d)
 				"sidecar not ready within %s: not starting the command (--no-wait starts it regardless)",
 				fmt_us(d->cfg.ready_timeout_us, dur));
 	}
-	if (!d->cfg.ready_gates_apps)
+	if (none_detected(d))
+		log_msg(LOG_ERROR, NULL, "no known sidecar detected within --ready-timeout %s: the ready file will not "
+			"be written; still watching the apps", fmt_us(d->cfg.ready_timeout_us, dur));
+	else if (!d->cfg.ready_gates_apps)
 		log_msg(LOG_ERROR, FIELDS(LF_STR("not_ready", list)),
 			"sidecars not ready within --ready-timeout %s: the ready file will not be written; "
 			"still watching the apps", fmt_us(d->cfg.ready_timeout_us, dur));
@@ -745,11 +767,11 @@ static void readiness_update(struct decide *d, int64_t now)
 	if (!readiness_pending(d))
 		return;
 	for (i = 0; i < d->cfg.nsidecars; i++)
-		if (!d->sidecars[i].ready && ready_now(d, i))
+		if (counts(d, i) && !d->sidecars[i].ready && ready_now(d, i))
 			mark_ready(d, i, now);
 	for (i = 0; i < d->cfg.nsidecars; i++)
-		all &= d->sidecars[i].ready;
-	if (all) {
+		all &= !counts(d, i) || d->sidecars[i].ready;
+	if (all && !none_detected(d)) {
 		d->sidecars_ready = true;
 		/* The file, or the command that waits for it; without the file protocol only this line. */
 		d->files[DECIDE_FILE_READY].wanted = d->cfg.files || d->cfg.ready_gates_apps;
@@ -771,7 +793,8 @@ static bool readiness_step(struct decide *d, int64_t now, struct decide_action *
 	for (i = 0; i < d->cfg.nsidecars; i++) {
 		struct decide_sidecar *sc = &d->sidecars[i];
 
-		if (sc->ready || sc->ready_inflight || !d->cfg.sidecars[i].ready_url || now < sc->ready_next_us)
+		if (!counts(d, i) || sc->ready || sc->ready_inflight || !d->cfg.sidecars[i].ready_url ||
+		    now < sc->ready_next_us)
 			continue;
 		sc->ready_inflight = true;
 		sc->ready_polls++;
@@ -797,11 +820,15 @@ static void expire_readiness(struct decide *d, int64_t now)
 	if (!readiness_pending(d) || now < d->started_us + d->cfg.ready_timeout_us)
 		return;
 	for (k = 0; k < d->cfg.nsidecars; k++) {
-		if (ready_now(d, k))
+		if (!counts(d, k) || ready_now(d, k))
 			continue;
 		d->ready_expired = true;
 		log_ready_timeout(d);
 		return;
+	}
+	if (none_detected(d)) {
+		d->ready_expired = true;
+		log_ready_timeout(d);
 	}
 }
 
@@ -816,7 +843,7 @@ static int64_t readiness_deadline(const struct decide *d)
 	for (i = 0; i < d->cfg.nsidecars; i++) {
 		const struct decide_sidecar *sc = &d->sidecars[i];
 
-		if (d->cfg.sidecars[i].ready_url && !sc->ready && !sc->ready_inflight)
+		if (counts(d, i) && d->cfg.sidecars[i].ready_url && !sc->ready && !sc->ready_inflight)
 			t = min64(t, sc->ready_next_us);
 	}
 	return t;
@@ -1403,6 +1430,12 @@ static bool sidecar_step(struct decide *d, size_t k, int64_t now, struct decide_
 	}
 	switch (sc->state) {
 	case SC_UP:
+		/* Looked for by detection and never seen: there is nothing to stop. */
+		if (!counts(d, k)) {
+			sc->state = SC_GONE;
+			sc->gone_from = SC_UP;
+			return false;
+		}
 		if (cfg->confirm == CONFIRM_PORT && !cfg->stop_url) {
 			cannot_signal(d, k, -ENXIO);
 			log_msg(LOG_ERROR, FIELDS(LF_STR("sidecar", cfg->name)),

@@ -55,6 +55,7 @@ struct decide_sidecar_config {
 	int64_t drain_time_us; /* waited after an accepted drain */
 	const char *stop_url;  /* NULL: stop with stop_signal */
 	bool signal_all;       /* the stop signal (and the SIGTERM after it) to every process, not the roots */
+	bool optional;         /* looked for by detection: it counts once a process of it was seen */
 	const char *exit_fix;  /* what to do when it exits non-zero (for the warning), or NULL */
 	enum decide_confirm confirm;
 };

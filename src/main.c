@@ -8,6 +8,7 @@
 
 #include "agent.h"
 #include "await.h"
+#include "inject.h"
 #include "install.h"
 #include "log.h"
 #include "options.h"
@@ -136,6 +137,9 @@ int main(int argc, char **argv)
 		return wait_cmd(argc - 1, argv + 1);
 	if (strcmp(cmd, "install") == 0)
 		return install_cmd(argc - 1, argv + 1);
-	snprintf(msg, sizeof(msg), "unknown command '%.64s' (commands: agent, run, wait, drain, install, version)", cmd);
+	if (strcmp(cmd, "inject") == 0)
+		return inject_main(argc - 1, argv + 1);
+	snprintf(msg, sizeof(msg),
+		 "unknown command '%.64s' (commands: agent, run, wait, drain, install, inject, version)", cmd);
 	return usage_error(msg);
 }

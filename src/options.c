@@ -128,6 +128,11 @@ static int add_sidecar(struct agent_options *cfg, const char *text, char *err, s
 	struct sidecar_spec *grown, spec;
 	size_t i;
 
+	/* auto: detection of the known sidecars, besides the specs given. */
+	if (strcmp(text, "auto") == 0) {
+		cfg->detect = true;
+		return 0;
+	}
 	if (spec_parse(text, &spec, err, errlen) < 0)
 		return -EINVAL;
 	for (i = 0; i < cfg->nsidecars; i++) {
@@ -157,6 +162,32 @@ static void clear_sidecars(struct agent_options *cfg)
 	free(cfg->sidecars);
 	cfg->sidecars = NULL;
 	cfg->nsidecars = 0;
+	cfg->detect = false;
+}
+
+/*
+ * Detection: every preset not given explicitly is a sidecar to look for,
+ * after the explicit ones (which win: their names and presets are not
+ * looked for twice).
+ */
+static int add_detected(struct agent_options *cfg, char *err, size_t errlen)
+{
+	size_t i, j, given = cfg->nsidecars;
+
+	for (i = 0; i < spec_npresets; i++) {
+		const char *name = spec_presets[i].name;
+		bool taken = false;
+
+		for (j = 0; j < given; j++)
+			taken |= strcmp(cfg->sidecars[j].name, name) == 0 ||
+				 (cfg->sidecars[j].preset && strcmp(cfg->sidecars[j].preset, name) == 0);
+		if (taken)
+			continue;
+		if (add_sidecar(cfg, name, err, errlen) < 0)
+			return -EINVAL;
+		cfg->sidecars[cfg->nsidecars - 1].detected = true;
+	}
+	return 0;
 }
 
 static int set_string(char **slot, const char *value, const char *what, char *err, size_t errlen)
@@ -423,10 +454,11 @@ static enum options_result parse(struct agent_options *cfg, int argc, char **arg
 		      argv[first], drain ? "rearguard drain" : "the agent");
 		goto fail;
 	}
-	if (cfg->nsidecars == 0) {
-		failf(err, errlen, "no sidecar given: use --sidecar SPEC or REARGUARD_SIDECARS (e.g. --sidecar istio)");
+	/* Zero-config: without a spec, the known sidecars are detected. */
+	if (cfg->nsidecars == 0)
+		cfg->detect = true;
+	if (cfg->detect && add_detected(cfg, err, errlen) < 0)
 		goto fail;
-	}
 	/* A drain writes no files: the termination message is the container's it runs in. */
 	if (drain)
 		return OPTIONS_OK;
@@ -549,10 +581,12 @@ static enum options_result parse_run(struct run_options *o, bool foreign, int ar
 	 * its environment is not ours to see, so its option combination cannot
 	 * be judged here.
 	 */
-	if (!foreign && o->drain && o->drain_opts.nsidecars == 0) {
-		failf(err, errlen, "run: --drain needs the sidecars to stop: --sidecar SPEC or REARGUARD_SIDECARS");
+	if (!foreign && o->drain && o->drain_opts.nsidecars == 0 && !o->drain_opts.detect) {
+		failf(err, errlen, "run: --drain needs the sidecars to stop: --sidecar SPEC (or auto) or REARGUARD_SIDECARS");
 		goto fail;
 	}
+	if (!foreign && o->drain && o->drain_opts.detect && add_detected(&o->drain_opts, err, errlen) < 0)
+		goto fail;
 	/* REARGUARD_SIDECARS may be the agent's, in a shared ConfigMap: only a flag is a mistake. */
 	if (!foreign && !o->drain && o->sidecar_flag_seen) {
 		failf(err, errlen, "run: --sidecar is for --drain (the sidecars run stops itself when no agent does)");
@@ -670,6 +704,7 @@ void options_print_help(void)
 	       "       rearguard wait ready|apps-done|done [--timeout DUR] [--dir DIR]\n"
 	       "       rearguard drain [--sidecar SPEC]... [--stop-timeout DUR] [--kill-after DUR]\n"
 	       "       rearguard install DIR\n"
+	       "       rearguard inject [--image IMAGE] [--mesh istio|linkerd] [--gate] [FILE|-]\n"
 	       "       rearguard version | --version | --help\n"
 	       "\n"
 	       "Gives a pod native-sidecar behaviour: the agent runs as one more container of a\n"
@@ -678,8 +713,10 @@ void options_print_help(void)
 	       "confirms that they are gone, and exits, so that a Job completes.\n"
 	       "\n"
 	       "Agent options (each has an environment twin; the flag wins):\n"
-	       "  -s, --sidecar SPEC         a sidecar to stop when the apps are done; repeatable,\n"
-	       "                             required                 [REARGUARD_SIDECARS, ';'-separated]\n"
+	       "  -s, --sidecar SPEC         a sidecar to stop when the apps are done; repeatable.\n"
+	       "                             Without one, the known sidecars are detected by their\n"
+	       "                             processes; 'auto' adds detection to the specs given\n"
+	       "                                                      [REARGUARD_SIDECARS, ';'-separated]\n"
 	       "      --app REGEX            only containers with a process named like this are\n"
 	       "                             apps (default: all but pause, rearguard, sidecars)\n"
 	       "                                                      [REARGUARD_APP]\n"
@@ -755,7 +792,8 @@ void options_print_help(void)
 	       "      --drain                the wrapper model, when no agent runs: wait for the\n"
 	       "                             sidecars' ready URLs (not the ready file), and stop\n"
 	       "                             the sidecars after CMD   [REARGUARD_DRAIN=true]\n"
-	       "  -s, --sidecar SPEC         with --drain: a sidecar to wait for and stop\n"
+	       "  -s, --sidecar SPEC         with --drain: a sidecar to wait for and stop ('auto':\n"
+	       "                             detect the known ones, in a shared PID namespace)\n"
 	       "                                                      [REARGUARD_SIDECARS]\n"
 	       "      --stop-timeout, --kill-after DUR  with --drain: as for the agent\n"
 	       "      --log-format, -v, -q   as for the agent (its own lines on stderr)\n"
@@ -771,7 +809,12 @@ void options_print_help(void)
 	       "  Exit status: 0 the condition holds; 1 timed out; 2 bad usage.\n"
 	       "\n"
 	       "rearguard install DIR: copies this binary to DIR/rearguard (atomically, mode\n"
-	       "0755), for an init container to hand it to images that lack it.\n");
+	       "0755), for an init container to hand it to images that lack it.\n"
+	       "\n"
+	       "rearguard inject [FILE|-]: writes the Kubernetes YAML of FILE (or standard input:\n"
+	       "a stream, a v1 List or a KRM ResourceList) with rearguard added to every Job,\n"
+	       "CronJob and Pod whose template shows a known sidecar; rearguard inject --help\n"
+	       "lists its options (--image, --mesh, --gate) and docs/inject.md explains it.\n");
 }
 
 /* Whether this kernel reports the exit status of a reaped process through its pidfd. */

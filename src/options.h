@@ -19,8 +19,9 @@
 #define DEFAULT_DIR "/var/run/rearguard" /* the emptyDir's mount point */
 
 struct agent_options {
-	struct sidecar_spec *sidecars;
+	struct sidecar_spec *sidecars; /* the explicit ones first, then the presets detection looks for */
 	size_t nsidecars;
+	bool detect;   /* --sidecar auto, or no --sidecar at all: the known sidecars are detected */
 	char *app_src; /* --app, or NULL */
 	regex_t app_re;
 	unsigned long apps; /* --apps, 0: not given */

@@ -24,7 +24,7 @@ int parse_uint(const char *s, unsigned long min, unsigned long max, unsigned lon
 /* 1/0, true/false, yes/no, on/off (any case). */
 int parse_bool(const char *s, bool *out);
 
-/* TERM, SIGTERM, sigterm or 15. Only signals that make sense to stop a process. */
+/* TERM, SIGTERM, sigterm or 15 (1 to 31): any signal by name or number; which ones may stop a sidecar is spec.c's to say. */
 int parse_signal(const char *s, int *out);
 /* "TERM" for SIGTERM; "?" for an unknown number. */
 const char *signal_name(int sig);

@@ -111,6 +111,11 @@ void pidwatch_poll(struct ev_loop *loop, struct pidwatch *w)
 		mark_exited(loop, w);
 }
 
+bool pidwatch_polling(const struct pidwatch *w)
+{
+	return w->active && w->polled && !w->exited;
+}
+
 int pidwatch_status(struct pidwatch *w, int *code)
 {
 	int status = 0, rc;

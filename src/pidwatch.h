@@ -62,6 +62,8 @@ void pidwatch_stop(struct ev_loop *loop, struct pidwatch *w);
  * (EMFILE reading /proc) proves nothing: it is still there.
  */
 void pidwatch_poll(struct ev_loop *loop, struct pidwatch *w);
+/* Whether the watch waits on pidwatch_poll (polled, active, its process not seen to exit yet). */
+bool pidwatch_polling(const struct pidwatch *w);
 
 /*
  * After on_exit: the exit code (the code, or 128 + signal). 0; -EAGAIN when

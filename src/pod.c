@@ -7,6 +7,7 @@
 #include "log.h"
 #include "options.h"
 #include "pidwatch.h"
+#include "presets.h"
 #include "util.h"
 
 #include <errno.h>
@@ -28,24 +29,52 @@ static const char *sidecar_name(const struct pod *p, int k)
 	return k >= 0 ? p->cfg.opt->sidecars[k].name : NULL;
 }
 
-/* Each process name as podscan reads it: a sidecar's, an app's, or neither. */
-static enum podscan_match classify(void *arg, const char *name, int *sidecar)
+/* Whether the spec's match= takes the process (its comm, or its argv[0]'s basename). */
+static bool matches(const struct sidecar_spec *spec, const char *comm, const char *argv0)
+{
+	return spec_matches(spec, comm) || (argv0[0] && spec_matches(spec, argv0));
+}
+
+/*
+ * Each process as podscan reads it: a sidecar's, an app's, or neither. The
+ * explicit specs go by their match=; the sidecars detection looks for by
+ * their command line (a one-shot run of a sidecar's program is an app),
+ * and each detection is logged with its evidence.
+ */
+static enum podscan_match classify(void *arg, const char *comm, const char *argv0, const char *const *argv,
+				   size_t argc, int *sidecar)
 {
 	const struct pod *p = arg;
 	const struct agent_options *opt = p->cfg.opt;
+	const struct spec_preset *found = NULL;
+	char why[PRESET_EVIDENCE_MAX] = "";
 	size_t i;
 
-	for (i = 0; i < opt->nsidecars; i++) {
-		if (spec_matches(&opt->sidecars[i], name)) {
+	for (i = 0; i < opt->nsidecars && !opt->sidecars[i].detected; i++) {
+		if (matches(&opt->sidecars[i], comm, argv0)) {
 			*sidecar = (int)i;
 			return MATCH_SIDECAR;
 		}
+	}
+	if (opt->detect && (found = presets_detect(comm, argv, argc, why, sizeof(why)))) {
+		for (i = 0; i < opt->nsidecars; i++) {
+			if (opt->sidecars[i].detected && strcmp(opt->sidecars[i].preset, found->name) == 0) {
+				log_msg(LOG_INFO, FIELDS(LF_STR("sidecar", opt->sidecars[i].name), LF_STR("evidence", why)),
+					"sidecar detected");
+				*sidecar = (int)i;
+				return MATCH_SIDECAR;
+			}
+		}
+	} else if (opt->detect && why[0]) {
+		log_msg(LOG_INFO, FIELDS(LF_STR("evidence", why)), "a sidecar's program run once: an app, not a sidecar");
 	}
 	if (!p->cfg.apps)
 		return MATCH_NONE;
 	if (!opt->app_src)
 		return MATCH_APP;
-	return regexec(&opt->app_re, name, 0, NULL, 0) == 0 ? MATCH_APP : MATCH_NONE;
+	return regexec(&opt->app_re, comm, 0, NULL, 0) == 0 || (argv0[0] && regexec(&opt->app_re, argv0, 0, NULL, 0) == 0)
+		       ? MATCH_APP
+		       : MATCH_NONE;
 }
 
 static void log_container(const struct pod *p, const struct pod_container *c, const char *what)
@@ -292,13 +321,12 @@ void pod_statuses(struct pod *p)
 	}
 }
 
-unsigned pod_poll(struct pod *p)
+void pod_poll(struct pod *p)
 {
 	size_t i;
 
 	for (i = 0; i < p->nroots; i++)
 		pidwatch_poll(p->cfg.loop, &p->roots[i]->pw);
-	return pod_polled(p);
 }
 
 unsigned pod_polled(const struct pod *p)
@@ -307,7 +335,7 @@ unsigned pod_polled(const struct pod *p)
 	size_t i;
 
 	for (i = 0; i < p->nroots; i++)
-		n += p->roots[i]->pw.active && p->roots[i]->pw.polled && !p->roots[i]->pw.exited;
+		n += pidwatch_polling(&p->roots[i]->pw);
 	return n;
 }
 

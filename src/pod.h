@@ -55,8 +55,8 @@ void pod_follow(struct pod *p, struct decide *d);
 int pod_refresh(struct pod *p);
 /* Asks the kernel for the exit codes of exited app roots that lack one. */
 void pod_statuses(struct pod *p);
-/* Looks at the roots watched by polling; how many roots are polled. */
-unsigned pod_poll(struct pod *p);
+/* Looks at the roots watched by polling (DECIDE_POLL); how many roots are polled. */
+void pod_poll(struct pod *p);
 unsigned pod_polled(const struct pod *p);
 /* Logs every container (SIGHUP). */
 void pod_list(const struct pod *p);

@@ -235,11 +235,36 @@ static struct container *container_get(struct podscan *ps, const char *key, bool
 	return c;
 }
 
-static void apply_match(struct podscan *ps, struct container *c, const char *name)
+/* The most arguments of a command line handed to classify. */
+#define ARGS_MAX 32
+
+/* A process's command line, split into at most ARGS_MAX arguments; argv[0]'s basename too. */
+struct args {
+	char buf[4096];
+	const char *argv[ARGS_MAX];
+	size_t argc;
+	char argv0[POD_NAME_MAX];
+};
+
+static void read_args(struct podscan *ps, pid_t pid, struct args *a)
+{
+	size_t len = 0, i;
+
+	a->argc = 0;
+	a->argv0[0] = '\0';
+	/* A command line is read under the process's memory lock: a process stuck in D state holds it. */
+	if (ps->no_cmdlines || read_pid_file(ps, a->buf, sizeof(a->buf), pid, "cmdline", &len) < 0)
+		return;
+	proc_parse_argv0(a->buf, len, a->argv0, sizeof(a->argv0));
+	for (i = 0; i < len && a->argc < ARGS_MAX; i += strlen(a->buf + i) + 1)
+		a->argv[a->argc++] = a->buf + i;
+}
+
+static void apply_match(struct podscan *ps, struct container *c, const char *comm, const struct args *a)
 {
 	int sidecar = -1;
 
-	switch (ps->cfg.classify(ps->cfg.arg, name, &sidecar)) {
+	switch (ps->cfg.classify(ps->cfg.arg, comm, a ? a->argv0 : "", a ? a->argv : NULL, a ? a->argc : 0, &sidecar)) {
 	case MATCH_SIDECAR:
 		if (c->match_sidecar < 0)
 			c->match_sidecar = sidecar;
@@ -299,8 +324,9 @@ static void classify_new(struct podscan *ps, pid_t pid)
 	struct proc_entry *e, *parent;
 	struct container *c = NULL;
 	bool created, inherited = false;
-	char key[sizeof(ps->buf)], argv0[POD_NAME_MAX];
+	char key[sizeof(ps->buf)];
 	struct proc_stat st;
+	struct args args;
 
 	int rc = read_stat(ps, pid, &st);
 
@@ -362,12 +388,13 @@ static void classify_new(struct podscan *ps, pid_t pid)
 
 	if (c->match_sidecar >= 0)
 		return;
-	apply_match(ps, c, st.comm);
-	if (c->match_sidecar >= 0 || (inherited && e->comm_hash == parent->comm_hash))
+	/* A fork that kept its parent's comm runs the same program: its name says nothing new. */
+	if (inherited && e->comm_hash == parent->comm_hash) {
+		apply_match(ps, c, st.comm, NULL);
 		return;
-	read_argv0(ps, pid, argv0, sizeof(argv0));
-	if (argv0[0] && strcmp(argv0, st.comm) != 0)
-		apply_match(ps, c, argv0);
+	}
+	read_args(ps, pid, &args);
+	apply_match(ps, c, st.comm, &args);
 }
 
 static void name_from_root(struct podscan *ps, struct container *c)
@@ -429,7 +456,8 @@ static void rekey_pending(struct podscan *ps, struct container *c)
  */
 static void recheck_root(struct podscan *ps, struct container *c, const struct proc_stat *st)
 {
-	char argv0[POD_NAME_MAX];
+	char before[POD_NAME_MAX];
+	struct args args;
 
 	if (strcmp(st->comm, c->root_comm) == 0)
 		return;
@@ -439,13 +467,11 @@ static void recheck_root(struct podscan *ps, struct container *c, const struct p
 		c->match_sidecar = -1;
 	}
 	str_copy(c->root_comm, st->comm, sizeof(c->root_comm));
-	apply_match(ps, c, st->comm);
-	read_argv0(ps, c->pub.root, argv0, sizeof(argv0));
-	if (argv0[0] && strcmp(argv0, st->comm) != 0)
-		apply_match(ps, c, argv0);
-	str_copy(argv0, c->pub.name, sizeof(argv0));
+	read_args(ps, c->pub.root, &args);
+	apply_match(ps, c, st->comm, &args);
+	str_copy(before, c->pub.name, sizeof(before));
 	name_from_root(ps, c);
-	c->pub.renamed = strcmp(argv0, c->pub.name) != 0;
+	c->pub.renamed = strcmp(before, c->pub.name) != 0;
 }
 
 /* A live container's root, read once per refresh: its cgroup while pending, its name. */

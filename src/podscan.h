@@ -51,8 +51,13 @@ enum podscan_match { MATCH_NONE, MATCH_APP, MATCH_SIDECAR };
 struct podscan_config {
 	const char *proc_path; /* "/proc"; the unit tests build a fake tree */
 	pid_t self_pid;        /* the agent's pid as proc_path numbers it */
-	/* Classifies one process name (a comm or an argv[0] basename). */
-	enum podscan_match (*classify)(void *arg, const char *name, int *sidecar);
+	/*
+	 * Classifies one process by its comm, the basename of its argv[0] ("" when
+	 * unknown) and its whole command line (argc 0 when it was not read: a
+	 * fork of a known process, or the drain's scans).
+	 */
+	enum podscan_match (*classify)(void *arg, const char *comm, const char *argv0, const char *const *argv,
+				       size_t argc, int *sidecar);
 	void *arg;
 };
 

@@ -4,6 +4,7 @@
 
 #include "log.h"
 #include "parse.h"
+#include "presets.h"
 #include "url.h"
 #include "util.h"
 
@@ -14,23 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-
-/* The proxies' documented defaults; PROXIES.md says what each endpoint does. */
-const struct spec_preset spec_presets[] = {
-	{ "istio", "pilot-agent|envoy", "http://127.0.0.1:15021/healthz/ready", NULL,
-	  "http://127.0.0.1:15020/quitquitquit" },
-	{ "envoy", "envoy", "http://127.0.0.1:15000/ready", "http://127.0.0.1:15000/healthcheck/fail",
-	  "http://127.0.0.1:15000/quitquitquit" },
-	{ "linkerd", "linkerd2-proxy|linkerd-proxy", "http://127.0.0.1:4191/ready", NULL,
-	  "http://127.0.0.1:4191/shutdown" },
-	{ "cloudsql", "cloud-sql-proxy|cloud_sql_proxy", "http://127.0.0.1:9090/startup", NULL,
-	  "http://127.0.0.1:9091/quitquitquit" },
-	{ "dapr", "daprd", "http://127.0.0.1:3500/v1.0/healthz", NULL,
-	  "http://127.0.0.1:3500/v1.0/shutdown" },
-	{ "vault", "vault", NULL, NULL, "http://127.0.0.1:8200/agent/v1/quit" },
-	{ "consul", "consul-dataplane", NULL, NULL, "http://127.0.0.1:20600/graceful_shutdown" },
-};
-const size_t spec_npresets = ARRAY_SIZE(spec_presets);
 
 static const char *const keys[] = { "name", "match", "ready", "drain", "drain-time", "stop" };
 

@@ -13,6 +13,7 @@
 #ifndef RG_SPEC_H
 #define RG_SPEC_H
 
+#include "presets.h"
 #include "url.h"
 
 #include <regex.h>
@@ -35,16 +36,13 @@ struct sidecar_spec {
 	char *stop_url;     /* NULL: stop with stop_signal */
 	int stop_signal;
 	bool signal_all;    /* signal-all: the stop signal goes to every process, not the root alone */
+	bool detected;      /* a preset found by detection (--sidecar auto): it counts once a process of it
+			       is seen, and its processes are told by presets_detect, not by match */
 	/* The URLs taken apart once, here: their paths point into the strings above. */
 	struct url ready_at, drain_at, stop_at;
 };
 
-struct spec_preset {
-	const char *name, *match, *ready, *drain, *stop;
-};
-
-extern const struct spec_preset spec_presets[];
-extern const size_t spec_npresets;
+/* The presets (spec_presets[], spec_npresets) are the table in presets.h. */
 
 /*
  * Parses text into spec. On error returns -EINVAL and writes one line

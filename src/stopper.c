@@ -276,13 +276,12 @@ int stopper_signal(struct stopper *st, int sig, bool all, unsigned *sent)
 	return err;
 }
 
-unsigned stopper_poll(struct stopper *st)
+void stopper_poll(struct stopper *st)
 {
 	size_t i;
 
 	for (i = 0; i < st->n; i++)
 		pidwatch_poll(st->cfg.loop, &st->procs[i]->pw);
-	return stopper_polled(st);
 }
 
 unsigned stopper_polled(const struct stopper *st)
@@ -291,7 +290,7 @@ unsigned stopper_polled(const struct stopper *st)
 	size_t i;
 
 	for (i = 0; i < st->n; i++)
-		n += st->procs[i]->pw.active && st->procs[i]->pw.polled && !st->procs[i]->pw.exited;
+		n += pidwatch_polling(&st->procs[i]->pw);
 	return n;
 }
 

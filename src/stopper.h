@@ -84,8 +84,8 @@ bool stopper_gone(const struct stopper *st);
  * -errno that matters most (-EPERM first); *sent: how many got it.
  */
 int stopper_signal(struct stopper *st, int sig, bool all, unsigned *sent);
-/* Looks at the processes watched by polling; how many are polled. */
-unsigned stopper_poll(struct stopper *st);
+/* Looks at the processes watched by polling (DECIDE_POLL); how many are polled. */
+void stopper_poll(struct stopper *st);
 unsigned stopper_polled(const struct stopper *st);
 void stopper_free(struct stopper *st);
 

@@ -164,7 +164,9 @@ void summary_build(struct jbuf *j, const struct decide *d, const struct agent_op
 	jbuf_key(j, "sidecars");
 	jbuf_begin(j, '[');
 	for (i = 0; i < opt->nsidecars; i++)
-		sidecar_json(j, d, opt, i);
+		/* Detection looked for every known sidecar: only those it found are the pod's. */
+		if (!opt->sidecars[i].detected || d->sidecars[i].seen)
+			sidecar_json(j, d, opt, i);
 	jbuf_end(j, ']');
 	jbuf_end(j, '}');
 }

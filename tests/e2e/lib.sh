@@ -160,10 +160,12 @@ image_program() {
 play() {
 	local manifest=$1 args=() repo
 	shift
+	# A path of the source tree, or a file the test made ($T/injected.yaml).
+	case $manifest in /*) ;; *) manifest=$RG_SRCDIR/$manifest ;; esac
 	for repo in "${!IMAGE_FOR[@]}"; do args+=(--image "$repo=${IMAGE_FOR[$repo]}"); done
 	# The agent logs JSON (through its environment twin), so its last line is the summary.
 	[ -z "${AGENT-rearguard}" ] || args+=(--env "${AGENT:-rearguard}=REARGUARD_LOG_FORMAT=json")
-	/usr/bin/python3 "$RG_SRCDIR/tests/e2e/podify.py" "$RG_SRCDIR/$manifest" --name "$POD" --scratch /e2e \
+	/usr/bin/python3 "$RG_SRCDIR/tests/e2e/podify.py" "$manifest" --name "$POD" --scratch /e2e \
 		--kubelet "$T/kubelet.json" "${args[@]}" "$@" >"$T/pod.yaml" || fail "cannot make a pod of $manifest"
 	START_MS=$(now_ms)
 	podman kube play --start=false --network none "$T/pod.yaml" >"$T/play.log" 2>&1 ||
@@ -175,6 +177,30 @@ play() {
 		chmod 0777 "$(podman volume inspect "$v" --format '{{.Mountpoint}}')" || fail "cannot chmod volume $v"
 	done
 	kubelet_start
+}
+
+# inject_job MANIFEST [INJECT-OPTION...]: the manifest through the release
+# binary's `rearguard inject` into $T/injected.yaml (what users apply), with
+# its notes in $T/inject.err.
+inject_job() {
+	local manifest=$1
+	shift
+	"$STATIC/rearguard" inject "$@" "$RG_SRCDIR/$manifest" >"$T/injected.yaml" 2>"$T/inject.err" ||
+		{ cat "$T/inject.err"; fail "rearguard inject failed on $manifest"; }
+}
+
+# injected PYTHON-EXPRESSION: a value of the injected manifest's pod template
+# (t: the template, c: its containers by name), printed.
+injected() {
+	/usr/bin/python3 - "$T/injected.yaml" "$1" <<'PY'
+import sys, yaml
+doc = next(d for d in yaml.safe_load_all(open(sys.argv[1])) if d)
+t = doc["spec"]["jobTemplate"]["spec"]["template"] if doc["kind"] == "CronJob" else \
+    doc["spec"]["template"] if doc["kind"] == "Job" else doc
+c = {x["name"]: x for x in t["spec"]["containers"]}
+env = {e["name"]: e.get("value") for e in c.get("rearguard", {}).get("env", [])}
+print(eval(sys.argv[2]))
+PY
 }
 
 # kubelet KEY [NAME]: a list (one per line) or a hook's command (NUL-separated)

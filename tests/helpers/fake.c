@@ -2,8 +2,11 @@
  * A stand-in for an app or a sidecar in the integration tests. Its process
  * name is whatever it is exec'd as (tests use symlinks: fluent-bit, job).
  *
- *   fake [--run DUR] [--exit N] [--on SIG:ACTION]... [--children N]
+ *   fake [WORD...] [--run DUR] [--exit N] [--on SIG:ACTION]... [--children N]
  *        [--log FILE] [--name NAME] [--started FILE]
+ *
+ *   WORD            words that are no option (a subcommand: "vault kv get x") are
+ *                   ignored, so that a process can look like a real program's run
  *
  *   --run DUR       exit after DUR (e.g. 2s, 150ms); default: until a signal
  *   --exit N        the exit code when --run ends (default 0)
@@ -184,6 +187,9 @@ int main(int argc, char **argv)
 	for (i = 1; i < argc; i++) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 
+		/* Words of a real program's command line (vault kv get ...): taken as they are. */
+		if (a[0] != '-')
+			continue;
 		if (!v) {
 			fprintf(stderr, "fake: %s needs a value\n", a);
 			return 64;

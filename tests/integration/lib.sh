@@ -196,7 +196,7 @@ fake_start() {
 	shift 3
 	[ -e "$BIN/$prog" ] || alias_bin "$prog"
 	rm -f "$RUN/$name.up"
-	ctr_start "$name" "$uid" "$BIN/$prog" --log "$EVENTS" --started "$RUN/$name.up" "$@"
+	ctr_start "$name" "$uid" "$BIN/$prog" "$@" --log "$EVENTS" --started "$RUN/$name.up"
 	wait_for 5 test -e "$RUN/$name.up" || fail "$name did not start"
 }
 
@@ -208,7 +208,8 @@ standin_start() {
 	shift 3
 	ln -sf standin "$BIN/$prog"
 	rm -f "$RUN/$name.up"
-	ctr_start "$name" "$uid" "$BIN/$prog" --log "$EVENTS" --started "$RUN/$name.up" "$@"
+	# The program's own arguments first, as its real command line has them (proxy sidecar ...).
+	ctr_start "$name" "$uid" "$BIN/$prog" "$@" --log "$EVENTS" --started "$RUN/$name.up"
 	wait_for 5 test -e "$RUN/$name.up" || fail "$name did not start"
 }
 

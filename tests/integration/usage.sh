@@ -46,11 +46,11 @@ case $version in *libev*libcurl*) ;; *) fail "--version lacks the libraries: $ve
 case $version in *"kernel: pidfd yes"*) ;; *) fail "--version lacks the kernel features: $version" ;; esac
 [ "$("$RG" version)" = "$version" ] || fail "'rearguard version' differs"
 
-expect_usage_error "no sidecar given"
+expect_usage_error "sidecar spec is empty" --sidecar ""
 expect_usage_error "unknown option --bogus" --bogus
 expect_usage_error "unknown option --bogus" agent -s istio --bogus
 expect_usage_error "unknown command 'bogus'" bogus
-expect_usage_error "no sidecar given" drain
+expect_usage_error "sidecar spec is empty" drain --sidecar ""
 expect_usage_error "unknown option --apps (rearguard drain takes --sidecar" drain -s istio --apps 1
 expect_usage_error "invalid duration \"soon\"" drain -s istio --kill-after soon
 REARGUARD_SIDECARS="istio;nope" expect_usage_error "REARGUARD_SIDECARS: sidecar spec \"nope\"" drain

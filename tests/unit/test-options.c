@@ -312,8 +312,9 @@ static void drain_options(void)
 	unsetenv("REARGUARD_APPS");
 	unsetenv("REARGUARD_RESTART_POLICY");
 
-	is_int(parse_drain(&o, NULL), OPTIONS_ERROR, "drain without a sidecar");
-	ok(strstr(err, "no sidecar given") != NULL, "says so (%s)", err);
+	is_int(parse_drain(&o, NULL), OPTIONS_OK, "drain without a sidecar: the known ones are detected");
+	ok(o.detect && o.nsidecars == spec_npresets, "every preset looked for");
+	options_free(&o);
 	is_int(parse_drain(&o, "-s", "istio", "--apps", "1", NULL), OPTIONS_ERROR, "an agent option");
 	ok(strstr(err, "unknown option --apps") && strstr(err, "rearguard drain takes --sidecar"),
 	   "is unknown to drain, which lists its own (%s)", err);
@@ -401,8 +402,30 @@ int main(void)
 	is_int(parse(&o, "-h", NULL), OPTIONS_EXIT_OK, "-h exits 0");
 	is_int(parse(&o, "--version", NULL), OPTIONS_EXIT_OK, "--version exits 0");
 
-	refused("no sidecar given", NULL);
-	refused("no sidecar given", "-v", NULL);
+	/* Zero-config: no spec, the known sidecars are detected; auto adds detection to the specs given. */
+	is_int(parse(&o, NULL), OPTIONS_OK, "no sidecar given: detection");
+	ok(o.detect, "detect");
+	is_int(o.nsidecars, spec_npresets, "every preset is looked for");
+	ok(o.sidecars[0].detected && strcmp(o.sidecars[0].name, "istio") == 0, "as detected sidecars, named after the presets");
+	options_free(&o);
+	is_int(parse(&o, "-s", "name=mesh,istio", NULL), OPTIONS_ERROR, "a preset after a key is no preset");
+	is_int(parse(&o, "-s", "istio,name=mesh", "-s", "auto", "-s", "match=fluent-bit", NULL), OPTIONS_OK,
+	       "auto beside explicit specs");
+	ok(o.detect, "detect");
+	is_int(o.nsidecars, 2 + spec_npresets - 1, "the explicit two, and every preset but istio");
+	ok(!o.sidecars[0].detected && !o.sidecars[1].detected && o.sidecars[2].detected, "explicit first, then detection");
+	options_free(&o);
+	is_int(parse(&o, "-s", "linkerd", NULL), OPTIONS_OK, "an explicit spec alone");
+	ok(!o.detect && o.nsidecars == 1, "replaces detection");
+	options_free(&o);
+	setenv("REARGUARD_SIDECARS", "auto", 1);
+	is_int(parse(&o, NULL), OPTIONS_OK, "REARGUARD_SIDECARS=auto");
+	ok(o.detect && o.nsidecars == spec_npresets, "detection");
+	options_free(&o);
+	is_int(parse(&o, "-s", "vault", NULL), OPTIONS_OK, "a flag replaces the variable's auto");
+	ok(!o.detect && o.nsidecars == 1, "no detection then");
+	options_free(&o);
+	unsetenv("REARGUARD_SIDECARS");
 	refused("unknown option --nope", "-s", "istio", "--nope", NULL);
 	refused("unknown option -x", "-s", "istio", "-x", NULL);
 	refused("option --stop-timeout needs a value", "-s", "istio", "--stop-timeout", NULL);

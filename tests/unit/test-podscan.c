@@ -77,7 +77,7 @@ static void reset(void)
 /* Sidecars: "envoy" or "pilot-agent" is sidecar 0, "consul-dataplane" sidecar 1; apps: all but "helper" when strict. */
 static bool strict_apps;
 
-static enum podscan_match classify(void *arg, const char *name, int *sidecar)
+static enum podscan_match classify_name(const char *name, int *sidecar)
 {
 	if (strcmp(name, "envoy") == 0 || strcmp(name, "pilot-agent") == 0) {
 		*sidecar = 0;
@@ -90,6 +90,24 @@ static enum podscan_match classify(void *arg, const char *name, int *sidecar)
 	if (strict_apps)
 		return strcmp(name, "job") == 0 ? MATCH_APP : MATCH_NONE;
 	return MATCH_APP;
+}
+
+/* The process by its comm, else by argv[0]'s basename; the command lines seen are kept for a test. */
+static char last_args[256];
+
+static enum podscan_match classify(void *arg, const char *comm, const char *argv0, const char *const *argv,
+				   size_t argc, int *sidecar)
+{
+	enum podscan_match by_comm = classify_name(comm, sidecar), by_argv0;
+	size_t i, n = 0;
+
+	last_args[0] = '\0';
+	for (i = 0; i < argc && n < sizeof(last_args); i++)
+		n += (size_t)snprintf(last_args + n, sizeof(last_args) - n, "%s%s", i ? " " : "", argv[i]);
+	if (by_comm == MATCH_SIDECAR || !argv0[0])
+		return by_comm;
+	by_argv0 = classify_name(argv0, sidecar);
+	return by_argv0 == MATCH_SIDECAR || by_comm == MATCH_NONE ? by_argv0 : by_comm;
 }
 
 static struct podscan *open_scan(pid_t self)

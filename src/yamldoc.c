@@ -1,0 +1,694 @@
+#include "config.h"
+
+#include "yamldoc.h"
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <yaml.h>
+
+/* ---- the arena: every node and string of a stream ---------------------- */
+
+struct yarena {
+	struct yarena *next;
+	size_t used, cap;
+	max_align_t data[];
+};
+
+#define ARENA_CHUNK ((size_t)64 << 10)
+
+/* Memory for a node or a string, freed with the stream: no per-node frees to get wrong. */
+static void *arena_alloc(struct ystream *s, size_t n)
+{
+	struct yarena *a = s->arena;
+	size_t need = (n + 15) & ~(size_t)15;
+
+	if (!a || a->cap - a->used < need) {
+		size_t cap = need > ARENA_CHUNK ? need : ARENA_CHUNK;
+
+		a = malloc(sizeof(*a) + cap);
+		if (!a)
+			return NULL;
+		a->next = s->arena;
+		a->used = 0;
+		a->cap = cap;
+		s->arena = a;
+	}
+	a->used += need;
+	return (char *)a->data + a->used - need;
+}
+
+/* A NUL-terminated copy in the arena. */
+static char *arena_strndup(struct ystream *s, const char *p, size_t n)
+{
+	char *d = arena_alloc(s, n + 1);
+
+	if (d) {
+		memcpy(d, p, n);
+		d[n] = '\0';
+	}
+	return d;
+}
+
+/* A copy of an optional libyaml string (anchor, tag); sets *oom when out of memory. */
+static char *arena_strdup_opt(struct ystream *s, const unsigned char *p, bool *oom)
+{
+	char *d;
+
+	if (!p)
+		return NULL;
+	d = arena_strndup(s, (const char *)p, strlen((const char *)p));
+	if (!d)
+		*oom = true;
+	return d;
+}
+
+void ydoc_free(struct ystream *s)
+{
+	struct yarena *a = s->arena, *next;
+
+	for (; a; a = next) {
+		next = a->next;
+		free(a);
+	}
+	free(s->docs);
+	memset(s, 0, sizeof(*s));
+}
+
+/* ---- output buffers ------------------------------------------------------ */
+
+int ybuf_add(struct ybuf *b, const char *p, size_t n)
+{
+	if (b->cap - b->len <= n) {
+		size_t cap = b->cap ? b->cap : 4096;
+		char *q;
+
+		while (cap - b->len <= n) {
+			if (cap > SIZE_MAX / 2)
+				return -ENOMEM;
+			cap *= 2;
+		}
+		q = realloc(b->p, cap);
+		if (!q)
+			return -ENOMEM;
+		b->p = q;
+		b->cap = cap;
+	}
+	memcpy(b->p + b->len, p, n);
+	b->len += n;
+	b->p[b->len] = '\0';
+	return 0;
+}
+
+void ybuf_free(struct ybuf *b)
+{
+	free(b->p);
+	memset(b, 0, sizeof(*b));
+}
+
+/* ---- parsing --------------------------------------------------------------- */
+
+/*
+ * libyaml counts marks in characters; the documents' byte ranges need
+ * bytes. A cursor walks the UTF-8 input forward (marks come in order).
+ */
+struct cursor {
+	const unsigned char *p;
+	size_t len, chars, bytes, start;
+};
+
+/* The length of the UTF-8 sequence that starts with c. */
+static size_t utf8_width(unsigned char c)
+{
+	if (c < 0x80)
+		return 1;
+	if ((c & 0xE0) == 0xC0)
+		return 2;
+	if ((c & 0xF0) == 0xE0)
+		return 3;
+	if ((c & 0xF8) == 0xF0)
+		return 4;
+	return 1;
+}
+
+/* The byte offset of character index (libyaml's marks). */
+static size_t byte_at(struct cursor *c, size_t index)
+{
+	if (index < c->chars) {
+		c->chars = 0;
+		c->bytes = c->start;
+	}
+	while (c->chars < index && c->bytes < c->len) {
+		c->bytes += utf8_width(c->p[c->bytes]);
+		c->chars++;
+	}
+	return c->bytes < c->len ? c->bytes : c->len;
+}
+
+/* A parse error as "LINE:COL: context: problem", 1-based. */
+static int fail_at(char *err, size_t errlen, size_t line, size_t column, const char *what, const char *context)
+{
+	snprintf(err, errlen, "%zu:%zu: %s%s%s", line + 1, column + 1, context ? context : "", context ? ": " : "",
+		 what ? what : "malformed YAML");
+	return -EINVAL;
+}
+
+/* An empty node of kind in the arena. */
+static struct ynode *new_node(struct ystream *s, enum ynode_kind kind)
+{
+	struct ynode *n = arena_alloc(s, sizeof(*n));
+
+	if (n) {
+		memset(n, 0, sizeof(*n));
+		n->kind = kind;
+	}
+	return n;
+}
+
+/* Appends to a collection, growing its array in the arena. */
+static int add_item(struct ystream *s, struct ynode *coll, struct ynode *item)
+{
+	if (coll->n == coll->cap) {
+		size_t cap = coll->cap ? coll->cap * 2 : 8;
+		struct ynode **items = arena_alloc(s, cap * sizeof(*items));
+
+		if (!items)
+			return -ENOMEM;
+		if (coll->n)
+			memcpy(items, coll->items, coll->n * sizeof(*items));
+		coll->items = items;
+		coll->cap = cap;
+	}
+	coll->items[coll->n++] = item;
+	return 0;
+}
+
+/* A new, empty document at the end of the stream. */
+static int add_doc(struct ystream *s, size_t *cap)
+{
+	if (s->ndocs == *cap) {
+		size_t ncap = *cap ? *cap * 2 : 16;
+		struct ydoc *d = realloc(s->docs, ncap * sizeof(*d));
+
+		if (!d)
+			return -ENOMEM;
+		s->docs = d;
+		*cap = ncap;
+	}
+	memset(&s->docs[s->ndocs], 0, sizeof(s->docs[0]));
+	s->ndocs++;
+	return 0;
+}
+
+/* The anchors defined so far in a document: an alias must name one of them. */
+struct anchor {
+	const char *name;
+	struct anchor *next;
+};
+
+static bool anchor_known(const struct anchor *a, const char *name)
+{
+	for (; a; a = a->next)
+		if (strcmp(a->name, name) == 0)
+			return true;
+	return false;
+}
+
+/* Turns one event into a node (or finishes a collection); the stack holds the open collections. */
+static int on_event(struct ystream *s, const yaml_event_t *e, struct ynode **stack, size_t *depth, struct ydoc *doc,
+		    struct anchor **anchors, struct cursor *cur, char *err, size_t errlen)
+{
+	struct ynode *n = NULL;
+	bool oom = false;
+
+	switch (e->type) {
+	case YAML_SCALAR_EVENT:
+		n = new_node(s, YNODE_SCALAR);
+		if (!n)
+			return -ENOMEM;
+		n->anchor = arena_strdup_opt(s, e->data.scalar.anchor, &oom);
+		n->tag = arena_strdup_opt(s, e->data.scalar.tag, &oom);
+		n->value = arena_strndup(s, (const char *)e->data.scalar.value, e->data.scalar.length);
+		n->len = e->data.scalar.length;
+		n->style = e->data.scalar.style;
+		n->plain_implicit = e->data.scalar.plain_implicit;
+		n->quoted_implicit = e->data.scalar.quoted_implicit;
+		if (!n->value)
+			oom = true;
+		break;
+	case YAML_ALIAS_EVENT:
+		n = new_node(s, YNODE_ALIAS);
+		if (!n)
+			return -ENOMEM;
+		n->anchor = arena_strdup_opt(s, e->data.alias.anchor, &oom);
+		break;
+	case YAML_SEQUENCE_START_EVENT:
+	case YAML_MAPPING_START_EVENT: {
+		bool seq = e->type == YAML_SEQUENCE_START_EVENT;
+
+		n = new_node(s, seq ? YNODE_SEQ : YNODE_MAP);
+		if (!n)
+			return -ENOMEM;
+		n->anchor =
+		    arena_strdup_opt(s, seq ? e->data.sequence_start.anchor : e->data.mapping_start.anchor, &oom);
+		n->tag = arena_strdup_opt(s, seq ? e->data.sequence_start.tag : e->data.mapping_start.tag, &oom);
+		n->style = seq ? (int)e->data.sequence_start.style : (int)e->data.mapping_start.style;
+		break;
+	}
+	case YAML_SEQUENCE_END_EVENT:
+	case YAML_MAPPING_END_EVENT:
+		if (*depth == 0)
+			return fail_at(err, errlen, e->start_mark.line, e->start_mark.column, "unbalanced collection",
+				       NULL);
+		(*depth)--;
+		if (*depth == 0)
+			doc->body_end = byte_at(cur, e->end_mark.index);
+		return 0;
+	default:
+		return 0;
+	}
+	if (oom)
+		return -ENOMEM;
+	if (n->kind == YNODE_ALIAS && !anchor_known(*anchors, n->anchor))
+		return fail_at(err, errlen, e->start_mark.line, e->start_mark.column, "found undefined alias", NULL);
+	if (n->kind != YNODE_ALIAS && n->anchor) {
+		struct anchor *a = arena_alloc(s, sizeof(*a));
+
+		if (!a)
+			return -ENOMEM;
+		a->name = n->anchor;
+		a->next = *anchors;
+		*anchors = a;
+	}
+	n->line = e->start_mark.line + 1;
+	n->column = e->start_mark.column + 1;
+	if (*depth == 0 && !doc->root) {
+		doc->root = n;
+		doc->body = byte_at(cur, e->start_mark.index);
+		doc->body_end = byte_at(cur, e->end_mark.index);
+	} else if (*depth > 0 && add_item(s, stack[*depth - 1], n) < 0) {
+		return -ENOMEM;
+	}
+	if (n->kind == YNODE_SEQ || n->kind == YNODE_MAP) {
+		if (*depth >= YDOC_MAX_DEPTH)
+			return fail_at(err, errlen, e->start_mark.line, e->start_mark.column,
+				       "nested deeper than 200 levels", NULL);
+		stack[(*depth)++] = n;
+	}
+	return 0;
+}
+
+int ydoc_parse(const char *input, size_t len, struct ystream *s, char *err, size_t errlen)
+{
+	struct ynode *stack[YDOC_MAX_DEPTH];
+	struct cursor cur = {(const unsigned char *)input, len, 0, 0, 0};
+	yaml_parser_t parser;
+	yaml_event_t e;
+	size_t depth = 0, cap = 0, prev_end = 0;
+	struct ydoc *doc = NULL;
+	struct anchor *anchors = NULL;
+	int rc = 0;
+
+	memset(s, 0, sizeof(*s));
+	s->input = input;
+	s->len = len;
+	if (len > YDOC_MAX_INPUT) {
+		snprintf(err, errlen, "1:1: input larger than %zu MiB", YDOC_MAX_INPUT >> 20);
+		return -EINVAL;
+	}
+	if (len >= 2 && (((unsigned char)input[0] == 0xFF && (unsigned char)input[1] == 0xFE) ||
+			 ((unsigned char)input[0] == 0xFE && (unsigned char)input[1] == 0xFF))) {
+		snprintf(err, errlen, "1:1: UTF-16 input: convert it to UTF-8 (iconv -f UTF-16 -t UTF-8)");
+		return -EINVAL;
+	}
+	/* libyaml skips a UTF-8 byte order mark without counting it. */
+	if (len >= 3 && memcmp(input, "\xEF\xBB\xBF", 3) == 0)
+		cur.start = cur.bytes = 3;
+	if (!yaml_parser_initialize(&parser))
+		return -ENOMEM;
+	yaml_parser_set_input_string(&parser, (const unsigned char *)input, len);
+	for (;;) {
+		if (!yaml_parser_parse(&parser, &e)) {
+			if (parser.error == YAML_MEMORY_ERROR)
+				rc = -ENOMEM;
+			else
+				rc = fail_at(err, errlen, parser.problem_mark.line, parser.problem_mark.column,
+					     parser.problem, parser.context);
+			break;
+		}
+		if (e.type == YAML_STREAM_END_EVENT) {
+			s->tail = prev_end;
+			yaml_event_delete(&e);
+			break;
+		}
+		if (e.type == YAML_DOCUMENT_START_EVENT) {
+			rc = add_doc(s, &cap);
+			if (rc < 0) {
+				yaml_event_delete(&e);
+				break;
+			}
+			doc = &s->docs[s->ndocs - 1];
+			doc->start = prev_end;
+			anchors = NULL;
+		} else if (e.type == YAML_DOCUMENT_END_EVENT && doc) {
+			doc->end = prev_end = byte_at(&cur, e.end_mark.index);
+			if (!doc->root)
+				doc->body = doc->body_end = doc->end;
+		} else if (doc) {
+			rc = on_event(s, &e, stack, &depth, doc, &anchors, &cur, err, errlen);
+		}
+		yaml_event_delete(&e);
+		if (rc < 0)
+			break;
+	}
+	yaml_parser_delete(&parser);
+	if (rc == -ENOMEM)
+		snprintf(err, errlen, "out of memory");
+	if (rc < 0)
+		ydoc_free(s);
+	return rc;
+}
+
+/* ---- emitting ---------------------------------------------------------------- */
+
+static int write_handler(void *data, unsigned char *buffer, size_t size)
+{
+	return ybuf_add(data, (const char *)buffer, size) == 0;
+}
+
+/* The events of one node and its children, as the parser reported them. */
+static int emit_node(yaml_emitter_t *em, const struct ynode *n, int depth)
+{
+	yaml_event_t e;
+	size_t i;
+	int ok;
+
+	if (depth > YDOC_MAX_DEPTH)
+		return -EINVAL;
+	switch (n->kind) {
+	case YNODE_SCALAR:
+		/*
+		 * An untagged scalar that the emitter cannot write plain where it
+		 * now stands (a flow context) is quoted without a "!" tag: such a
+		 * value holds indicators, so it was a string either way.
+		 */
+		ok = yaml_scalar_event_initialize(&e, (yaml_char_t *)n->anchor, (yaml_char_t *)n->tag,
+						  (yaml_char_t *)n->value, (int)n->len, n->plain_implicit,
+						  n->quoted_implicit || (!n->tag && n->plain_implicit),
+						  (yaml_scalar_style_t)n->style);
+		break;
+	case YNODE_ALIAS:
+		ok = yaml_alias_event_initialize(&e, (yaml_char_t *)n->anchor);
+		break;
+	case YNODE_SEQ:
+		ok = yaml_sequence_start_event_initialize(&e, (yaml_char_t *)n->anchor, (yaml_char_t *)n->tag,
+							  n->tag == NULL, (yaml_sequence_style_t)n->style);
+		break;
+	default:
+		ok = yaml_mapping_start_event_initialize(&e, (yaml_char_t *)n->anchor, (yaml_char_t *)n->tag,
+							 n->tag == NULL, (yaml_mapping_style_t)n->style);
+		break;
+	}
+	if (!ok || !yaml_emitter_emit(em, &e))
+		return em->error == YAML_MEMORY_ERROR || !ok ? -ENOMEM : -EINVAL;
+	if (n->kind != YNODE_SEQ && n->kind != YNODE_MAP)
+		return 0;
+	for (i = 0; i < n->n; i++) {
+		int rc = emit_node(em, n->items[i], depth + 1);
+
+		if (rc < 0)
+			return rc;
+	}
+	ok = n->kind == YNODE_SEQ ? yaml_sequence_end_event_initialize(&e) : yaml_mapping_end_event_initialize(&e);
+	if (!ok || !yaml_emitter_emit(em, &e))
+		return -ENOMEM;
+	return 0;
+}
+
+int ydoc_emit(const struct ynode *root, struct ybuf *out)
+{
+	yaml_emitter_t em;
+	yaml_event_t e;
+	int rc = -ENOMEM;
+
+	if (!yaml_emitter_initialize(&em))
+		return -ENOMEM;
+	yaml_emitter_set_output(&em, write_handler, out);
+	yaml_emitter_set_unicode(&em, 1);
+	yaml_emitter_set_width(&em, -1);
+	yaml_emitter_set_indent(&em, 2);
+	if (!yaml_stream_start_event_initialize(&e, YAML_UTF8_ENCODING) || !yaml_emitter_emit(&em, &e))
+		goto out;
+	if (!yaml_document_start_event_initialize(&e, NULL, NULL, NULL, 1) || !yaml_emitter_emit(&em, &e))
+		goto out;
+	rc = emit_node(&em, root, 0);
+	if (rc < 0)
+		goto out;
+	rc = -ENOMEM;
+	if (!yaml_document_end_event_initialize(&e, 1) || !yaml_emitter_emit(&em, &e))
+		goto out;
+	if (!yaml_stream_end_event_initialize(&e) || !yaml_emitter_emit(&em, &e))
+		goto out;
+	rc = 0;
+out:
+	yaml_emitter_delete(&em);
+	return rc;
+}
+
+int ydoc_write(struct ystream *s, struct ybuf *out)
+{
+	size_t i;
+	int rc;
+
+	for (i = 0; i < s->ndocs; i++) {
+		const struct ydoc *d = &s->docs[i];
+		struct ybuf body = {0};
+		size_t pre;
+
+		if (!d->changed || !d->root) {
+			rc = ybuf_add(out, s->input + d->start, d->end - d->start);
+			if (rc < 0)
+				return rc;
+			continue;
+		}
+		/* What precedes the root (comments, directives, "---") stays as it was. */
+		pre = d->body - d->start;
+		while (pre > 0 && (s->input[d->start + pre - 1] == ' ' || s->input[d->start + pre - 1] == '\t'))
+			pre--;
+		rc = ybuf_add(out, s->input + d->start, pre);
+		if (rc == 0 && pre > 0 && s->input[d->start + pre - 1] != '\n')
+			rc = ybuf_add(out, "\n", 1);
+		if (rc == 0)
+			rc = ydoc_emit(d->root, &body);
+		/* libyaml ends a stream that may continue with "..."; the next document's "---" follows here. */
+		if (rc == 0 && body.len >= 4 && memcmp(body.p + body.len - 4, "...\n", 4) == 0)
+			body.len -= 4;
+		if (rc == 0)
+			rc = ybuf_add(out, body.p ? body.p : "", body.len);
+		/* Whatever followed the root (an explicit "...") stays too. */
+		if (rc == 0 && d->end > d->body_end) {
+			const char *t = s->input + d->body_end;
+			size_t n = d->end - d->body_end, k = 0;
+
+			/* Only an explicit end marker: comments after the root went with the tree. */
+			while (k < n && !((k == 0 || t[k - 1] == '\n') && n - k >= 3 && memcmp(t + k, "...", 3) == 0))
+				k++;
+			if (k < n)
+				rc = ybuf_add(out, t + k, n - k);
+		}
+		ybuf_free(&body);
+		if (rc == -EINVAL)
+			s->failed_line = d->root->line;
+		if (rc < 0)
+			return rc;
+	}
+	return ybuf_add(out, s->input + s->tail, s->len - s->tail);
+}
+
+/* ---- reading and editing ------------------------------------------------------ */
+
+const char *ydoc_str(const struct ynode *n)
+{
+	return n && n->kind == YNODE_SCALAR ? n->value : NULL;
+}
+
+struct ynode *ydoc_get(const struct ynode *map, const char *key)
+{
+	size_t i;
+
+	if (!map || map->kind != YNODE_MAP)
+		return NULL;
+	for (i = 0; i + 1 < map->n; i += 2) {
+		const char *k = ydoc_str(map->items[i]);
+
+		if (k && strcmp(k, key) == 0)
+			return map->items[i + 1];
+	}
+	return NULL;
+}
+
+struct ynode *ydoc_path(const struct ynode *map, const char *path)
+{
+	char key[128];
+	const char *dot;
+	const struct ynode *cur = map;
+	struct ynode *n = NULL;
+
+	while (cur && *path) {
+		size_t k;
+
+		dot = strchr(path, '.');
+		k = dot ? (size_t)(dot - path) : strlen(path);
+		if (k >= sizeof(key))
+			return NULL;
+		memcpy(key, path, k);
+		key[k] = '\0';
+		cur = n = ydoc_get(cur, key);
+		path += k + (dot ? 1 : 0);
+	}
+	return n;
+}
+
+/*
+ * Whether a plain scalar with this text could read as something other than
+ * a string (YAML 1.1 booleans, null, numbers). Quoting a string that did
+ * not need it changes nothing but its look.
+ */
+static bool needs_quotes(const char *v)
+{
+	static const char *const words[] = {"y",  "Y",	  "yes",  "Yes",  "YES",   "n",	    "N",     "no", "No",
+					    "NO", "true", "True", "TRUE", "false", "False", "FALSE", "on", "On",
+					    "ON", "off",  "Off",  "OFF",  "null",  "Null",  "NULL",  "~",  ""};
+	const char *p = v;
+	size_t i;
+
+	for (i = 0; i < sizeof(words) / sizeof(words[0]); i++)
+		if (strcmp(v, words[i]) == 0)
+			return true;
+	if (*p == '+' || *p == '-')
+		p++;
+	if (*p == '.' && (strcasecmp(p, ".inf") == 0 || strcasecmp(p, ".nan") == 0))
+		return true;
+	if (!((*p >= '0' && *p <= '9') || *p == '.'))
+		return false;
+	if (p[0] == '0' && (p[1] == 'x' || p[1] == 'o'))
+		return true;
+	for (; *p; p++)
+		if (!strchr("0123456789._eE+-:", *p))
+			return false;
+	return true;
+}
+
+struct ynode *ydoc_scalar(struct ystream *s, const char *value, enum ydoc_scalar_kind k)
+{
+	struct ynode *n = new_node(s, YNODE_SCALAR);
+
+	if (!n)
+		return NULL;
+	n->len = strlen(value);
+	n->value = arena_strndup(s, value, n->len);
+	if (!n->value)
+		return NULL;
+	n->plain_implicit = true;
+	n->quoted_implicit = true;
+	n->style = k == YDOC_TEXT && needs_quotes(value) ? YAML_DOUBLE_QUOTED_SCALAR_STYLE : YAML_ANY_SCALAR_STYLE;
+	return n;
+}
+
+struct ynode *ydoc_new_map(struct ystream *s, bool flow)
+{
+	struct ynode *n = new_node(s, YNODE_MAP);
+
+	if (n)
+		n->style = flow ? YAML_FLOW_MAPPING_STYLE : YAML_BLOCK_MAPPING_STYLE;
+	return n;
+}
+
+struct ynode *ydoc_new_seq(struct ystream *s, bool flow)
+{
+	struct ynode *n = new_node(s, YNODE_SEQ);
+
+	if (n)
+		n->style = flow ? YAML_FLOW_SEQUENCE_STYLE : YAML_BLOCK_SEQUENCE_STYLE;
+	return n;
+}
+
+struct ynode *ydoc_copy(struct ystream *s, const struct ynode *n)
+{
+	struct ynode *c = new_node(s, n->kind);
+	size_t i;
+
+	if (!c)
+		return NULL;
+	*c = *n;
+	c->items = NULL;
+	c->n = c->cap = 0;
+	for (i = 0; i < n->n; i++) {
+		struct ynode *item = ydoc_copy(s, n->items[i]);
+
+		if (!item || add_item(s, c, item) < 0)
+			return NULL;
+	}
+	return c;
+}
+
+int ydoc_append(struct ystream *s, struct ynode *coll, struct ynode *item)
+{
+	if (!item)
+		return -ENOMEM;
+	return add_item(s, coll, item);
+}
+
+int ydoc_insert(struct ystream *s, struct ynode *seq, size_t at, struct ynode *item)
+{
+	if (!item || add_item(s, seq, item) < 0)
+		return -ENOMEM;
+	if (at > seq->n - 1)
+		at = seq->n - 1;
+	memmove(&seq->items[at + 1], &seq->items[at], (seq->n - 1 - at) * sizeof(seq->items[0]));
+	seq->items[at] = item;
+	return 0;
+}
+
+int ydoc_set(struct ystream *s, struct ynode *map, const char *key, struct ynode *value, bool front)
+{
+	size_t i;
+	struct ynode *k;
+
+	if (!value)
+		return -ENOMEM;
+	for (i = 0; i + 1 < map->n; i += 2) {
+		const char *name = ydoc_str(map->items[i]);
+
+		if (name && strcmp(name, key) == 0) {
+			map->items[i + 1] = value;
+			return 0;
+		}
+	}
+	k = ydoc_scalar(s, key, YDOC_TEXT);
+	if (!k || add_item(s, map, k) < 0 || add_item(s, map, value) < 0)
+		return -ENOMEM;
+	if (front) {
+		memmove(&map->items[2], &map->items[0], (map->n - 2) * sizeof(map->items[0]));
+		map->items[0] = k;
+		map->items[1] = value;
+	}
+	return 0;
+}
+
+struct ynode *ydoc_want_map(struct ystream *s, struct ynode *map, const char *key)
+{
+	struct ynode *n = ydoc_get(map, key);
+
+	/* An empty value (key:, key: null, key: ~) may give way to a mapping. */
+	if (n && !(n->kind == YNODE_SCALAR && n->style == YAML_PLAIN_SCALAR_STYLE && !n->tag &&
+		   (n->len == 0 || strcmp(n->value, "null") == 0 || strcmp(n->value, "~") == 0)))
+		return n->kind == YNODE_MAP ? n : NULL;
+	n = ydoc_new_map(s, false);
+	if (!n || ydoc_set(s, map, key, n, false) < 0)
+		return NULL;
+	return n;
+}

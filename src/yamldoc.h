@@ -1,0 +1,111 @@
+/*
+ * A YAML stream as a tree that keeps what libyaml reports (key order, tags,
+ * anchors, scalar and collection styles), can be edited, and is written
+ * back with libyaml's emitter. Each document remembers where its bytes lie
+ * in the input, so that a document left alone is copied byte for byte.
+ *
+ *	struct ystream s;
+ *	char err[256];
+ *	if (ydoc_parse(text, len, &s, err, sizeof(err)) < 0)
+ *		fprintf(stderr, "FILE:%s\n", err);      // "LINE:COL: message"
+ *	struct ynode *kind = ydoc_get(s.docs[0].root, "kind");
+ *	ydoc_map_set(&s, root, "shareProcessNamespace", ydoc_scalar(&s, "true", YDOC_RAW), true);
+ *	ydoc_write(&s, &out);                        // the whole stream
+ *	ydoc_free(&s);
+ *
+ * Every node lives in the stream's arena and goes with ydoc_free. Comments
+ * are not part of the tree: a document that is written from the tree loses
+ * them (those before its first node stay). Errors are -errno; the parse
+ * error says where, 1-based.
+ */
+#ifndef RG_YAMLDOC_H
+#define RG_YAMLDOC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+enum ynode_kind { YNODE_SCALAR, YNODE_SEQ, YNODE_MAP, YNODE_ALIAS };
+
+struct ynode {
+	enum ynode_kind kind;
+	char *tag;			      /* NULL: implicit */
+	char *anchor;			      /* the anchor, or for an alias the anchor it names */
+	int style;			      /* libyaml's scalar, sequence or mapping style */
+	bool plain_implicit, quoted_implicit; /* scalars: whether the tag may be left out */
+	char *value;			      /* scalars: the value, NUL-terminated (it may hold NULs: len) */
+	size_t len;
+	struct ynode **items; /* sequences: the items; mappings: key, value, key, value... */
+	size_t n, cap;
+	size_t line, column; /* 1-based, where the node starts in the input (0: made here) */
+};
+
+struct ydoc {
+	struct ynode *root;    /* NULL for an empty document */
+	size_t start, end;     /* the document's bytes: from the end of the previous one */
+	size_t body, body_end; /* the root node's bytes within them */
+	bool changed;	       /* written from the tree instead of copied */
+};
+
+struct yarena;
+
+struct ystream {
+	const char *input;
+	size_t len;
+	struct ydoc *docs;
+	size_t ndocs;
+	size_t tail; /* where the bytes after the last document start */
+	size_t failed_line; /* ydoc_write's -EINVAL: the line of the document libyaml could not write */
+	struct yarena *arena;
+};
+
+/* A growable output buffer; len excludes the NUL that always follows. */
+struct ybuf {
+	char *p;
+	size_t len, cap;
+};
+
+#define YDOC_MAX_DEPTH 200
+#define YDOC_MAX_INPUT ((size_t)256 << 20)
+
+/*
+ * Parses len bytes of UTF-8 YAML. On error returns -EINVAL (malformed;
+ * err is "LINE:COL: message") or -ENOMEM, and s is empty.
+ */
+int ydoc_parse(const char *input, size_t len, struct ystream *s, char *err, size_t errlen);
+void ydoc_free(struct ystream *s);
+
+/*
+ * Writes the stream: documents not marked changed as their input bytes.
+ * -EINVAL when libyaml cannot write a changed document (failed_line says which).
+ */
+int ydoc_write(struct ystream *s, struct ybuf *out);
+/* Writes one node as a YAML document body (for tests and comparisons). */
+int ydoc_emit(const struct ynode *root, struct ybuf *out);
+
+int ybuf_add(struct ybuf *b, const char *p, size_t n);
+void ybuf_free(struct ybuf *b);
+
+/* Reading. Each returns NULL for a node of another kind. */
+struct ynode *ydoc_get(const struct ynode *map, const char *key);
+const char *ydoc_str(const struct ynode *n); /* a scalar's value */
+/* "a.b.c": nested mappings; NULL as soon as one is missing. */
+struct ynode *ydoc_path(const struct ynode *map, const char *path);
+
+/* Making nodes. Scalars: YDOC_RAW is written as is (true, 65532); YDOC_TEXT
+ * is a string, quoted where it would read as something else ("true", "1"). */
+enum ydoc_scalar_kind { YDOC_TEXT, YDOC_RAW };
+struct ynode *ydoc_scalar(struct ystream *s, const char *value, enum ydoc_scalar_kind k);
+struct ynode *ydoc_new_map(struct ystream *s, bool flow);
+struct ynode *ydoc_new_seq(struct ystream *s, bool flow);
+/* A deep copy of n into s's arena (a node made for one document, reused). */
+struct ynode *ydoc_copy(struct ystream *s, const struct ynode *n);
+
+/* Editing. Each returns 0 or -ENOMEM. */
+int ydoc_append(struct ystream *s, struct ynode *coll, struct ynode *item);
+int ydoc_insert(struct ystream *s, struct ynode *seq, size_t at, struct ynode *item);
+/* Sets key to value: in place when the key exists, else at the front or the end. */
+int ydoc_set(struct ystream *s, struct ynode *map, const char *key, struct ynode *value, bool front);
+/* A mapping under key, made (block style, at the end) when missing; NULL when key holds something else. */
+struct ynode *ydoc_want_map(struct ystream *s, struct ynode *map, const char *key);
+
+#endif

@@ -1,0 +1,304 @@
+#include "config.h"
+
+#include "inject.h"
+#include "tap.h"
+#include "util.h"
+#include "yamldoc.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+static char err[1024];
+static int notes;
+static char last_note[1024];
+
+static void count_note(const void *data, const char *line)
+{
+	(void)data;
+	notes++;
+	str_copy(last_note, line, sizeof(last_note));
+}
+
+/* inject_buffer on a string; returns the output (static until the next call) or NULL. */
+static const char *run_opts(const char *in, const struct inject_options *o, int *rc)
+{
+	static char *out;
+	size_t outlen = 0;
+	struct inject_options opt = *o;
+
+	free(out);
+	out = NULL;
+	err[0] = '\0';
+	notes = 0;
+	opt.note = count_note;
+	*rc = inject_buffer(in, strlen(in), &opt, &out, &outlen, err, sizeof(err));
+	if (*rc == 0 && strlen(out) != outlen)
+		return NULL;
+	return out;
+}
+
+static const char *run(const char *in, int *rc)
+{
+	struct inject_options o = {0};
+
+	return run_opts(in, &o, rc);
+}
+
+static void bad(const char *in, const char *where, const char *what)
+{
+	int rc;
+	const char *out = run(in, &rc);
+
+	is_int(rc, -EINVAL, "malformed input refused (%s)", what);
+	ok(out == NULL, "no output for it");
+	ok(strncmp(err, where, strlen(where)) == 0, "error at %s: %s", where, err);
+	ok(strchr(err, '\n') == NULL, "one line");
+}
+
+static void malformed(void)
+{
+	bad("a: [1, 2\nb: 3\n", "2:2: ", "an open flow sequence");
+	bad("apiVersion: v1\nkind: Pod\n  spec: x\n", "3:7: ", "a key indented under a scalar");
+	bad("a: 1\n\tb: 2\n", "2:1: ", "a tab as indentation");
+	bad("kind: Job\n---\na: \"open\n", "4:1: ", "an unterminated quoted scalar in the second document");
+	bad("a: *nowhere\n", "1:4: ", "an undefined alias");
+	bad("\xFF\xFE"
+	    "a\0:\0 \0"
+	    "1\0",
+	    "1:1: UTF-16", "UTF-16");
+	{
+		char deep[1024];
+		size_t i;
+
+		for (i = 0; i < 300; i++)
+			deep[i] = '[';
+		deep[i] = '\0';
+		bad(deep, "1:201: nested deeper", "nesting past the limit");
+	}
+	bad("apiVersion: batch/v1\nkind: Job\nmetadata: {name: x}\nspec: {template: {spec: {restartPolicy: Never}}}\n",
+	    "1:1: Job \"x\": spec.template.spec.containers is missing", "a template without containers");
+	bad("apiVersion: batch/v1\nkind: Job\nmetadata: {name: x}\nspec:\n  template:\n    spec:\n      containers: "
+	    "[]\n",
+	    "7:19: Job \"x\": spec.template.spec.containers is empty", "an empty container list");
+	bad("apiVersion: batch/v1\nkind: CronJob\nmetadata: {name: c}\nspec: {schedule: x}\n",
+	    "1:1: CronJob \"c\": spec.jobTemplate.spec.template is missing", "a CronJob without a template");
+}
+
+/* Streams with no workload come out exactly as they went in. */
+static void passthrough(void)
+{
+	static const char *const streams[] = {
+	    "",
+	    "# only a comment\n",
+	    "---\n---\n...\n",
+	    "%YAML 1.1\n---\napiVersion: v1\nkind: ConfigMap   # c\ndata: {a: 'x', b: \"y\\n\"}\n...\n",
+	    "\xEF\xBB\xBF"
+	    "apiVersion: v1\nkind: Service\nmetadata: {name: bom}\n",
+	    "apiVersion: v1\r\nkind: ConfigMap\r\ndata:\r\n  k: v\r\n",
+	    "a: &x {k: [1, 2]}\nb: *x\nc: !!str 3\nd: |+\n  keep\n\n",
+	    "kind: Deployment\nmetadata: {name: d}\n# trailing\n",
+	    "apiVersion: v1\nkind: Secret\nstringData:\n  \xC3\xA9t\xC3\xA9: \"\xE2\x82\xAC\"\n",
+	};
+	size_t i;
+	int rc;
+
+	for (i = 0; i < ARRAY_SIZE(streams); i++) {
+		const char *out = run(streams[i], &rc);
+
+		is_int(rc, 0, "stream %zu parses", i);
+		is_str(out, streams[i], "stream %zu comes out byte for byte", i);
+	}
+}
+
+static const char job[] = "apiVersion: batch/v1\n"
+			  "kind: Job\n"
+			  "metadata: {name: j}\n"
+			  "spec:\n"
+			  "  template:\n"
+			  "    metadata:\n"
+			  "      labels: {sidecar.istio.io/inject: \"true\"}\n"
+			  "    spec:\n"
+			  "      restartPolicy: Never\n"
+			  "      containers:\n"
+			  "      - name: app   # the app\n"
+			  "        image: busybox\n";
+
+/* Reads back what inject wrote, the way kubectl would. */
+static void check_template(const char *out, const char *path, const char *apps, const char *sidecars, const char *what)
+{
+	struct ystream s;
+	char perr[256];
+	struct ynode *t, *ctrs, *env, *vols;
+	size_t i, found = 0;
+
+	if (ydoc_parse(out, strlen(out), &s, perr, sizeof(perr)) < 0 || s.ndocs == 0) {
+		ok(0, "%s: the output parses (%s)", what, perr);
+		return;
+	}
+	t = *path ? ydoc_path(s.docs[0].root, path) : s.docs[0].root;
+	ctrs = ydoc_path(t, "spec.containers");
+	ok(ctrs && ctrs->n >= 2, "%s: a container was added", what);
+	if (!ctrs || ctrs->n < 2) {
+		ydoc_free(&s);
+		return;
+	}
+	is_str(ydoc_str(ydoc_get(ctrs->items[0], "name")), "rearguard", "%s: the agent comes first", what);
+	is_str(ydoc_str(ydoc_path(t, "spec.shareProcessNamespace")), "true", "%s: shareProcessNamespace", what);
+	is_str(ydoc_str(ydoc_path(ctrs->items[0], "securityContext.runAsUser")), "65532", "%s: uid 65532", what);
+	is_str(ydoc_str(ydoc_path(ctrs->items[0], "securityContext.readOnlyRootFilesystem")), "true",
+	       "%s: read-only root", what);
+	is_str(ydoc_str(ydoc_path(ctrs->items[0], "securityContext.allowPrivilegeEscalation")), "false",
+	       "%s: no privilege escalation", what);
+	env = ydoc_get(ctrs->items[0], "env");
+	for (i = 0; env && i < env->n; i++) {
+		const char *name = ydoc_str(ydoc_get(env->items[i], "name")),
+			   *v = ydoc_str(ydoc_get(env->items[i], "value"));
+
+		if (strcmp(name, "REARGUARD_APPS") == 0)
+			found += strcmp(v, apps) == 0;
+		if (strcmp(name, "REARGUARD_SIDECARS") == 0)
+			found += strcmp(v, sidecars) == 0;
+	}
+	is_int(found, 2, "%s: REARGUARD_APPS=%s, REARGUARD_SIDECARS=%s", what, apps, sidecars);
+	vols = ydoc_path(t, "spec.volumes");
+	ok(vols && vols->n >= 1 && ydoc_str(ydoc_get(vols->items[vols->n - 1], "name")) &&
+	       strcmp(ydoc_str(ydoc_get(vols->items[vols->n - 1], "name")), "rearguard") == 0 &&
+	       ydoc_path(vols->items[vols->n - 1], "emptyDir.medium"),
+	   "%s: the emptyDir", what);
+	ydoc_free(&s);
+}
+
+static void every_kind(void)
+{
+	static const char pod[] = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n  annotations:\n"
+				  "    dapr.io/enabled: \"true\"\nspec:\n  restartPolicy: OnFailure\n  containers:\n"
+				  "  - {name: a, image: busybox}\n  - {name: b, image: busybox}\n";
+	static const char cron[] =
+	    "apiVersion: batch/v1\nkind: CronJob\nmetadata: {name: c}\nspec:\n"
+	    "  schedule: '@hourly'\n  jobTemplate:\n    spec:\n      template:\n"
+	    "        spec:\n          restartPolicy: Never\n          containers:\n"
+	    "          - name: proxy\n            image: gcr.io/cloud-sql-connectors/cloud-sql-proxy:2\n"
+	    "            args: [p:r:i]\n          - name: app\n            image: busybox\n";
+	const char *out;
+	int rc;
+
+	out = run(job, &rc);
+	is_int(rc, 0, "Job");
+	check_template(out, "spec.template", "1", "istio", "Job");
+	ok(out && strncmp(out, job, 40) == 0, "the Job's first lines are as they were");
+	out = run(pod, &rc);
+	is_int(rc, 0, "Pod");
+	check_template(out, "", "2", "dapr", "Pod");
+	ok(out && strstr(out, "value: OnFailure"), "Pod: the restart policy from the template");
+	out = run(cron, &rc);
+	is_int(rc, 0, "CronJob");
+	check_template(out, "spec.jobTemplate.spec.template", "1", "cloudsql", "CronJob");
+	ok(out && strstr(out, "args: [--quitquitquit, --health-check, --exit-zero-on-sigterm, 'p:r:i']"),
+	   "CronJob: the Cloud SQL proxy's flags, first and in order");
+}
+
+static void idempotent(void)
+{
+	static const char *const inputs[] = {
+	    job,
+	    "apiVersion: v1\nkind: List\nitems:\n- apiVersion: batch/v1\n  kind: Job\n  metadata: {name: x}\n"
+	    "  spec:\n    template:\n      metadata: {annotations: {linkerd.io/inject: enabled}}\n"
+	    "      spec: {restartPolicy: Never, containers: [{name: a, image: b}]}\n",
+	};
+	size_t i;
+	int rc;
+
+	for (i = 0; i < ARRAY_SIZE(inputs); i++) {
+		char *once;
+		const char *twice;
+
+		once = strdup(run(inputs[i], &rc));
+		twice = run(once, &rc);
+		is_str(twice, once, "input %zu: injecting twice equals injecting once", i);
+		is_int(notes, 1, "input %zu: the second pass says it left the template alone", i);
+		ok(strstr(last_note, "already has rearguard") != NULL, "  (%s)", last_note);
+		free(once);
+	}
+}
+
+/* A changed document between untouched ones: their bytes stay, multibyte characters included. */
+static void neighbours(void)
+{
+	static const char before[] = "# caf\xC3\xA9 \xE2\x82\xAC\napiVersion: v1\nkind: ConfigMap\n"
+				     "data: {k: \"\xC3\xA9\xC3\xA9\xC3\xA9\"}   # \xC3\xA9\n";
+	static const char after[] = "---\n# last\napiVersion: v1\nkind: Service\nmetadata: {name: s}\n";
+	char in[2048];
+	const char *out;
+	int rc;
+
+	snprintf(in, sizeof(in), "%s---\n# the Job's own comment\n%s%s", before, job, after);
+	out = run(in, &rc);
+	is_int(rc, 0, "a mixed stream");
+	ok(out && strncmp(out, before, strlen(before)) == 0, "the document before the Job is copied byte for byte");
+	ok(out && strlen(out) > strlen(after) && strcmp(out + strlen(out) - strlen(after), after) == 0,
+	   "the document after it too");
+	ok(out && strstr(out, "---\n# the Job's own comment\napiVersion: batch/v1\n"),
+	   "the Job keeps the comment before it");
+	ok(out && !strstr(out, "# the app"), "comments inside a changed document are not kept");
+	is_int(notes, 2, "one note for each document left alone");
+}
+
+static int count(const char *hay, const char *needle)
+{
+	int n = 0;
+
+	while ((hay = strstr(hay, needle)) != NULL) {
+		n++;
+		hay++;
+	}
+	return n;
+}
+
+static void options_and_function_config(void)
+{
+	static const char rl[] = "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n"
+				 "- apiVersion: batch/v1\n  kind: Job\n  metadata: {name: j}\n  spec:\n    template:\n"
+				 "      spec: {restartPolicy: Never, containers: [{name: a, image: b}]}\n"
+				 "functionConfig:\n  apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: c}\n"
+				 "  data: {image: 'example.com/rg:fc', mesh: istio}\n";
+	struct inject_options o = {0};
+	const char *out;
+	int rc;
+
+	out = run(rl, &rc);
+	is_int(rc, 0, "a ResourceList");
+	ok(out && strstr(out, "image: 'example.com/rg:fc'") && strstr(out, "value: istio"),
+	   "its functionConfig's data sets the image and the mesh");
+	o.image = "example.com/rg:flag";
+	o.image_from = INJECT_FLAG;
+	out = run_opts(rl, &o, &rc);
+	ok(out && strstr(out, "image: 'example.com/rg:flag'") && count(out, "rg:fc") == 1,
+	   "a flag beats the functionConfig (which keeps its own data)");
+	o.image_from = INJECT_ENV;
+	out = run_opts(rl, &o, &rc);
+	ok(out && count(out, "rg:fc") == 2 && !strstr(out, "rg:flag"), "the functionConfig beats the environment");
+	out = run("apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems: []\nfunctionConfig:\n"
+		  "  spec: {imgae: x}\n",
+		  &rc);
+	is_int(rc, -EINVAL, "an unknown functionConfig option is refused");
+	ok(strstr(err, "unknown option \"imgae\"") != NULL, "  naming it (%s)", err);
+	o.image = NULL;
+	o.mesh = "linkerd";
+	out = run_opts("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  restartPolicy: Never\n"
+		       "  containers: [{name: a, image: b}]\n",
+		       &o, &rc);
+	ok(out && strstr(out, "config.linkerd.io/proxy-admin-shutdown: enabled") && strstr(out, "value: linkerd"),
+	   "--mesh linkerd: the spec and Linkerd's shutdown annotation (%s)", err);
+}
+
+int main(void)
+{
+	malformed();
+	passthrough();
+	every_kind();
+	idempotent();
+	neighbours();
+	options_and_function_config();
+	return done_testing();
+}

@@ -1,0 +1,193 @@
+#include "config.h"
+
+#include "presets.h"
+#include "tap.h"
+#include "util.h"
+
+#include <string.h>
+
+static char ev[PRESET_EVIDENCE_MAX];
+
+/* argv from a string of words separated by spaces (test input only). */
+static const struct spec_preset *detect(const char *comm, const char *cmdline)
+{
+	static char buf[512];
+	static const char *argv[32];
+	size_t argc = 0;
+	char *save = NULL, *w;
+
+	str_copy(buf, cmdline, sizeof(buf));
+	for (w = strtok_r(buf, " ", &save); w && argc < 32; w = strtok_r(NULL, " ", &save))
+		argv[argc++] = w;
+	return presets_detect(comm, argc ? argv : NULL, argc, ev, sizeof(ev));
+}
+
+static void sidecar(const char *comm, const char *cmdline, const char *preset, const char *evidence)
+{
+	const struct spec_preset *p = detect(comm, cmdline);
+
+	is_str(p ? p->name : NULL, preset, "\"%s\" (comm %s) is %s", cmdline, comm, preset);
+	ok(strstr(ev, evidence) != NULL, "evidence for \"%s\" mentions \"%s\" (%s)", cmdline, evidence, ev);
+}
+
+static void app(const char *comm, const char *cmdline, const char *evidence)
+{
+	const struct spec_preset *p = detect(comm, cmdline);
+
+	is_str(p ? p->name : NULL, NULL, "\"%s\" (comm %s) is an app", cmdline, comm);
+	ok(strstr(ev, evidence) != NULL, "evidence for \"%s\" mentions \"%s\" (%s)", cmdline, evidence, ev);
+}
+
+/* Every rule of the table: the long-running forms. */
+static void sidecars_detected(void)
+{
+	sidecar("pilot-agent", "/usr/local/bin/pilot-agent proxy sidecar --domain ns.svc.cluster.local", "istio",
+		"argv[0]=pilot-agent, argv[1]=proxy");
+	sidecar("pilot-agent", "pilot-agent proxy router", "istio", "argv[1]=proxy");
+	/* Istio's Envoy belongs to it: its bootstrap lies under etc/istio/proxy/. */
+	sidecar("envoy", "/usr/local/bin/envoy -c etc/istio/proxy/envoy-rev.json --drain-time-s 45", "istio",
+		"istio/proxy/");
+	sidecar("envoy", "envoy -c /etc/envoy/envoy.yaml", "envoy", "argv[0]=envoy");
+	sidecar("envoy", "envoy --mode serve -c /etc/envoy.yaml", "envoy", "argv[0]=envoy");
+	sidecar("linkerd2-proxy", "/usr/lib/linkerd/linkerd2-proxy", "linkerd", "argv[0]=linkerd2-proxy");
+	sidecar("linkerd-proxy", "linkerd-proxy", "linkerd", "linkerd-proxy");
+	sidecar("cloud-sql-proxy", "/cloud-sql-proxy --quitquitquit --port=5432 p:r:i", "cloudsql",
+		"argv[0]=cloud-sql-proxy");
+	sidecar("cloud_sql_proxy", "/cloud_sql_proxy -instances=p:r:i=tcp:5432", "cloudsql", "cloud_sql_proxy");
+	sidecar("daprd", "/daprd --app-id batch --dapr-http-port 3500", "dapr", "argv[0]=daprd");
+	sidecar("vault", "vault agent -config=/vault/configs/config.hcl", "vault", "argv[0]=vault, argv[1]=agent");
+	sidecar("vault", "/bin/vault proxy -config=/etc/proxy.hcl", "vault", "argv[1]=proxy");
+	/* The kernel cuts comm to 15 bytes. */
+	sidecar("consul-dataplan", "/usr/local/bin/consul-dataplane -addresses consul-server", "consul",
+		"argv[0]=consul-dataplane");
+	sidecar("consul-dataplan", "", "consul", "comm=consul-dataplan (no command line)");
+	/* A renamed binary is found by its comm. */
+	sidecar("daprd", "/opt/bin/runtime --app-id x", "dapr", "comm=daprd");
+}
+
+/* The CLI runs of the same programs that must stay apps. */
+static void oneshots_are_apps(void)
+{
+	app("vault", "vault kv get secret/db", "argv[1]=kv");
+	app("vault", "vault login -method=kubernetes", "argv[1]=login");
+	app("vault", "vault agent generate-config -type=env-template", "generate-config: a one-shot run");
+	app("vault", "vault agent -h", "argv[2]=-h");
+	app("vault", "vault", "argv[1]=(none)");
+	app("envoy", "envoy --mode validate -c /etc/envoy.yaml", "argv[1]=--mode: a one-shot run");
+	app("envoy", "envoy -c /etc/envoy.yaml --mode=validate", "--mode=validate");
+	app("envoy", "envoy --mode init_only -c x.yaml", "one-shot");
+	app("envoy", "envoy --version", "--version");
+	app("cloud-sql-proxy", "cloud-sql-proxy --version", "--version");
+	app("cloud-sql-proxy", "cloud-sql-proxy -v", "-v");
+	app("cloud-sql-proxy", "cloud-sql-proxy wait --max 30s", "argv[1]=wait");
+	app("cloud-sql-proxy", "/cloud-sql-proxy shutdown", "argv[1]=shutdown");
+	app("cloud_sql_proxy", "/cloud_sql_proxy -version", "-version");
+	app("pilot-agent", "pilot-agent wait --url http://localhost:15020/healthz/ready", "argv[1]=wait");
+	app("pilot-agent", "pilot-agent request GET /quitquitquit", "argv[1]=request");
+	app("pilot-agent", "pilot-agent version", "not a long-running istio");
+	app("pilot-agent", "pilot-agent proxy --help", "a one-shot run");
+	app("daprd", "daprd --version", "--version");
+	app("consul-dataplan", "consul-dataplane -version", "-version");
+	/* Without a command line a program that needs a subcommand cannot be told. */
+	app("vault", "", "cannot tell");
+	app("pilot-agent", "", "cannot tell");
+}
+
+static void not_ours(void)
+{
+	is_str(detect("sh", "sh -c sleep 30") ? "found" : NULL, NULL, "a shell is nothing");
+	is_str(ev, "", "no evidence for a process of no known name");
+	is_str(detect("vaultwarden", "vaultwarden") ? "found" : NULL, NULL, "names match whole");
+	/* A word that is not the subcommand's place is no one-shot. */
+	sidecar("cloud-sql-proxy", "cloud-sql-proxy --port 5432 p:r:wait", "cloudsql", "cloud-sql-proxy");
+	sidecar("cloud-sql-proxy", "cloud-sql-proxy p:r:i -- --version", "cloudsql", "cloud-sql-proxy");
+}
+
+static void container(const char *name, const char *image, const char *cmdline, const char *want, const char *want_spec)
+{
+	static char buf[512];
+	const char *argv[32];
+	const char *spec = NULL;
+	size_t argc = 0;
+	char *save = NULL, *w;
+	const struct spec_preset *p;
+
+	str_copy(buf, cmdline ? cmdline : "", sizeof(buf));
+	if (cmdline && cmdline[0] == '+') /* args only: the image's entrypoint runs */
+		argv[argc++] = NULL;
+	for (w = strtok_r(buf[0] == '+' ? buf + 1 : buf, " ", &save); w && argc < 32; w = strtok_r(NULL, " ", &save))
+		argv[argc++] = w;
+	p = presets_container(name, image, argv, argc, &spec);
+	is_str(p ? p->name : NULL, want, "container %s (%s, %s) is %s", name, image, cmdline ? cmdline : "-",
+	       want ? want : "an app");
+	if (want)
+		is_str(spec, want_spec, "its spec");
+}
+
+static void templates(void)
+{
+	container("istio-proxy", "docker.io/istio/proxyv2:1.22.3", "+proxy sidecar", "istio", "istio");
+	container("proxy", "gcr.io/istio-release/proxyv2:1.20.0@sha256:00ff", "+proxy sidecar", "istio", "istio");
+	container("istio-debug", "docker.io/istio/proxyv2:1.22.3", "+request GET stats", NULL, NULL);
+	container("linkerd-proxy", "cr.l5d.io/linkerd/proxy:edge-24.1.1", NULL, "linkerd", "linkerd");
+	container("sidecar", "cr.l5d.io/linkerd/proxy:stable-2.14", NULL, "linkerd", "linkerd");
+	container("x", "registry.local:5000/proxy:1", NULL, NULL, NULL);
+	container("sql", "gcr.io/cloud-sql-connectors/cloud-sql-proxy:2.11.4", "+--port=5432 p:r:i", "cloudsql",
+		  "cloudsql");
+	container("sql", "gcr.io/cloud-sql-connectors/cloud-sql-proxy:2.11.4", "/cloud-sql-proxy p:r:i", "cloudsql",
+		  "cloudsql");
+	container("wait-db", "gcr.io/cloud-sql-connectors/cloud-sql-proxy:2.11.4", "+wait --max 30s", NULL, NULL);
+	container("sql", "gcr.io/cloudsql-docker/gce-proxy:1.33.2", "/cloud_sql_proxy -instances=p:r:i=tcp:5432",
+		  "cloudsql", "cloudsql,name=cloudsql-v1,ready=,stop=signal:TERM");
+	container("cloud-sql-proxy", "example.com/mirror/sqlproxy:2", NULL, "cloudsql", "cloudsql");
+	container("proxy", "gcr.io/cloud-sql-connectors/cloud-sql-proxy:2", "sh -c exec /cloud-sql-proxy p:r:i",
+		  "cloudsql", "cloudsql");
+	container("vault-agent", "hashicorp/vault:1.16", "+agent -config=/vault/config.hcl", "vault", "vault");
+	container("secrets", "hashicorp/vault:1.16", "vault kv get secret/x", NULL, NULL);
+	container("dev", "hashicorp/vault:1.16", NULL, NULL, NULL);
+	container("daprd", "ghcr.io/dapr/daprd:1.13.0", NULL, "dapr", "dapr");
+	container("consul-dataplane", "hashicorp/consul-dataplane:1.4", NULL, "consul", "consul");
+	container("envoy", "envoyproxy/envoy:v1.30-latest", "+-c /etc/envoy.yaml", "envoy", "envoy");
+	container("check", "envoyproxy/envoy:v1.30-latest", "envoy --mode validate -c /etc/envoy.yaml", NULL, NULL);
+	container("app", "busybox:1.36", "sh -c echo", NULL, NULL);
+
+	ok(presets_image_is("registry:5000/cloud-sql-proxy", "cloud-sql-proxy"), "a registry port is no tag");
+	ok(!presets_image_is("gcr.io/x/not-cloud-sql-proxy:1", "cloud-sql-proxy"), "repository names match whole");
+	ok(!presets_image_is("cr.l5d.io/notlinkerd/proxy:1", "linkerd/proxy"), "two components match whole");
+	ok(presets_image_is("linkerd/proxy", "linkerd/proxy"), "a bare two-component repository");
+}
+
+static void words(void)
+{
+	ok(presets_word_true("{ \"holdApplicationUntilProxyStarts\": true }", "holdApplicationUntilProxyStarts"),
+	   "JSON true");
+	ok(presets_word_true("holdApplicationUntilProxyStarts: true\n", "holdApplicationUntilProxyStarts"),
+	   "YAML true");
+	ok(!presets_word_true("{\"holdApplicationUntilProxyStarts\": false}", "holdApplicationUntilProxyStarts"),
+	   "false");
+	ok(!presets_word_true("{\"concurrency\": 2}", "holdApplicationUntilProxyStarts"), "absent");
+}
+
+static void table(void)
+{
+	size_t i;
+
+	ok(presets_find("cloudsql") == &spec_presets[3], "presets_find");
+	ok(presets_find("nope") == NULL, "presets_find: unknown");
+	for (i = 0; i < spec_npresets; i++) {
+		ok(spec_presets[i].forms[0].names[0] != NULL, "%s has a process name", spec_presets[i].name);
+		ok(spec_presets[i].images[0] != NULL || spec_presets[i].containers[0] != NULL, "%s shows in a template",
+		   spec_presets[i].name);
+	}
+}
+
+int main(void)
+{
+	sidecars_detected();
+	oneshots_are_apps();
+	not_ours();
+	templates();
+	words();
+	table();
+	return done_testing();
+}
