@@ -11,8 +11,9 @@
  *   --run DUR       exit after DUR (e.g. 2s, 150ms); default: until a signal
  *   --exit N        the exit code when --run ends (default 0)
  *   --on SIG:ACTION what SIG (TERM, INT, QUIT, HUP, USR1, USR2) does:
- *                   exit:N, ignore, or delay:DUR:N (exit N after DUR);
- *                   default for TERM and INT: exit:0
+ *                   exit:N, ignore, delay:DUR:N (exit N after DUR), or die
+ *                   (killed by that signal, as a program that does not
+ *                   handle it is); default for TERM, INT and QUIT: exit:0
  *   --children N    fork N children that behave the same and run until a signal
  *   --log FILE      append "<unix time in ms> <name> <pid> <event>" lines
  *   --started FILE  create FILE once running (tests wait for it)
@@ -37,7 +38,7 @@
 
 #define MAXSIG 65
 
-enum action { ACT_DEFAULT, ACT_EXIT, ACT_IGNORE, ACT_DELAY };
+enum action { ACT_DEFAULT, ACT_EXIT, ACT_IGNORE, ACT_DELAY, ACT_DIE };
 
 static struct {
 	enum action act;
@@ -82,6 +83,8 @@ static void parse_on(const char *spec)
 		on[sig].code = atoi(a + 5);
 	} else if (strcmp(a, "ignore") == 0) {
 		on[sig].act = ACT_IGNORE;
+	} else if (strcmp(a, "die") == 0) {
+		on[sig].act = ACT_DIE;
 	} else if (strncmp(a, "delay:", 6) == 0 && strchr(a + 6, ':')) {
 		char dur[32];
 		size_t n = (size_t)(strchr(a + 6, ':') - (a + 6));
@@ -103,6 +106,20 @@ static void finish(int code)
 	snprintf(c, sizeof(c), "%d", code);
 	logev("exit %s", c);
 	exit(code);
+}
+
+/* Dies of sig the way a program without a handler for it does: the kernel reports the signal. */
+static void die_of(int sig)
+{
+	sigset_t one;
+
+	logev("dying of the signal");
+	signal(sig, SIG_DFL);
+	sigemptyset(&one);
+	sigaddset(&one, sig);
+	raise(sig);
+	sigprocmask(SIG_UNBLOCK, &one, NULL);
+	_exit(125); /* not reached: the signal's default action is to terminate */
 }
 
 static void run(long run_ms, int exit_code)
@@ -147,6 +164,9 @@ static void run(long run_ms, int exit_code)
 			break;
 		case ACT_EXIT:
 			finish(on[sig].code);
+			break;
+		case ACT_DIE:
+			die_of(sig);
 			break;
 		case ACT_DEFAULT:
 			if (sig == SIGTERM || sig == SIGINT || sig == SIGQUIT)

@@ -38,6 +38,8 @@
  *   --stop-ignore       answer the stop request as usual and keep running
  *   --ignore-term       ignore SIGTERM
  *   --term-drain DUR    how long SIGTERM drains (pilot-agent 5s, others 0)
+ *   --status-port N     pilot-agent's status port (15020); 0: none at all, as with
+ *                       the pod annotation status.sidecar.istio.io/port: "0"
  *   --log FILE          append "<unix ms> <name> <pid> <event>" lines ("turned ready",
  *                       "stop request received" the moment it arrives, every request);
  *                       with RG_EVENT_CLOCK=mono in the environment the time is the
@@ -106,7 +108,7 @@ static struct {
 	bool stop_hang, stop_ignore, ignore_term;
 	long term_drain_ms;
 	bool quitquitquit, health_check, exit_zero_on_sigterm, enable_quit, shutdown_enabled;
-	int admin_port, http_port;
+	int admin_port, http_port, status_port;
 	pid_t envoy;      /* pilot-agent's child */
 	int sigfd;
 	struct { int fd; enum port port; } listen[MAX_LISTEN];
@@ -114,7 +116,8 @@ static struct {
 	struct conn *conns[MAX_CONN];
 	struct conn *consul_answer; /* /graceful_shutdown, answered at answer_at_ms */
 	long answer_at_ms;
-} S = { .logfd = -1, .exit_at_ms = -1, .term_drain_ms = -1, .admin_port = -1, .http_port = -1 };
+} S = { .logfd = -1, .exit_at_ms = -1, .term_drain_ms = -1, .admin_port = -1, .http_port = -1,
+      .status_port = -1 };
 
 __attribute__((format(printf, 1, 2)))
 static void logev(const char *fmt, ...)
@@ -643,6 +646,8 @@ int main(int argc, char **argv)
 			S.admin_port = atoi(v), i++;
 		else if (strcmp(a, "--http-port") == 0)
 			S.http_port = atoi(v), i++;
+		else if (strcmp(a, "--status-port") == 0)
+			S.status_port = atoi(v), i++;
 		else if (strcmp(a, "--log") == 0)
 			S.logfd = open(v, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0666), i++;
 		else if (strcmp(a, "--started") == 0)
@@ -664,7 +669,8 @@ int main(int argc, char **argv)
 	switch (S.kind) {
 	case PILOT:
 		fork_envoy();
-		add_listener(P_PILOT, 15020, true);
+		if (S.status_port != 0)
+			add_listener(P_PILOT, S.status_port > 0 ? S.status_port : 15020, true);
 		break;
 	case ENVOY:
 		add_listener(P_ENVOY_ADMIN, S.admin_port > 0 ? S.admin_port : 15000, false);

@@ -338,3 +338,75 @@ put_atomic() {
 	printf '%s\n' "$2" >"$tmp"
 	mv -f "$tmp" "$1"
 }
+
+# need_program PATH PACKAGE: skips unless Debian's real program PATH is installed.
+need_program() {
+	[ -x "$1" ] || skip "$1 not installed (tools/deps installs $2)"
+}
+
+# ctr_left NAME: the processes (host pids) still in container NAME's cgroups.
+ctr_left() {
+	local d
+	for d in $CGROUP_DIRS; do cat "$d/$1/cgroup.procs" 2>/dev/null || true; done | sort -un
+}
+
+# no_process_left NAME: every process of container NAME is gone (within 5 s: a killed
+# process leaves its cgroup once reaped).
+no_process_left() {
+	wait_for 5 test -z "$(ctr_left "$1")" ||
+		fail "processes of $1 are left: $(ctr_left "$1" | tr '\n' ' ')"
+}
+
+# ctr_start_noting NAME UID CMD [ARG...]: ctr_start, but the container first notes the last pid
+# handed out in the pod in $RUN/NAME.last-pid (its cat's: a sysctl file is read whole or not
+# at all), then execs CMD.
+ctr_start_noting() {
+	local name=$1 uid=$2
+	shift 2
+	ctr_start "$name" "$uid" /bin/sh -c "$NOTE_LAST_PID"' && exec "$@"' "$RUN/$name.last-pid" "$@"
+	wait_for 5 test -s "$RUN/$name.last-pid" || fail "$name did not note the last pid"
+}
+# The shell code that writes the last pid handed out in the pod into the file "$0".
+NOTE_LAST_PID='n=$(cat /proc/sys/kernel/ns_last_pid) && echo "$n" >"$0"'
+
+# pod_last_pid: the last pid handed out in the pod's PID namespace. Reading it takes one pid
+# (the reader's own): one more than a container's note (ctr_start_noting) means no process or
+# thread was created in the pod in between, so nothing was respawned. The reader is a process
+# of the pod, which an agent would take for an app: read it once the agent is gone.
+pod_last_pid() {
+	nsenter --target "$PAUSE" --pid --mount cat /proc/sys/kernel/ns_last_pid
+}
+
+# agent_lines PATTERN [LOG]: how many lines of the agent's log (container "agent") match PATTERN
+# (grep -E).
+agent_lines() {
+	grep -cE -- "$1" "$T/${2:-agent}.log" || true
+}
+
+# termlog_check FILE: FILE holds one JSON object of at most 4096 bytes (what the kubelet keeps
+# of a termination message).
+termlog_check() {
+	local size
+	[ -s "$1" ] || fail "no termination log $1"
+	size=$(stat -c %s "$1")
+	[ "$size" -le 4096 ] || fail "$1 holds $size bytes, more than the kubelet keeps (4096)"
+	/usr/bin/python3 -c 'import json, sys; assert isinstance(json.load(open(sys.argv[1])), dict)' "$1" ||
+		fail "$1 is not one JSON object"
+}
+
+# fails_pod_is FILE [ROLE:NAME:CODE]...: the summary in FILE says that exactly these containers
+# will make the pod Failed (its fails_pod list; none given: an empty list).
+fails_pod_is() {
+	local file=$1 got want
+	shift
+	got=$(/usr/bin/python3 - "$file" <<'PY'
+import json, sys
+v = json.load(open(sys.argv[1]))["fails_pod"]
+print(" ".join(sorted("%s:%s:%s" % (e["role"], e["name"], e["exit_code"]) for e in v)))
+PY
+) || fail "no fails_pod list in $file"
+	want=$(printf '%s\n' "$@" | LC_ALL=C sort | tr '\n' ' ')
+	want=${want# }
+	want=${want% }
+	[ "$got" = "$want" ] || fail "fails_pod in $file: '$got', want '$want'"
+}

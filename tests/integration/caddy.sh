@@ -1,0 +1,56 @@
+#!/bin/bash
+# Real Caddy as an HTTP-stopped sidecar: ready when its admin API answers
+# GET /config/, stopped by POST /stop on the admin API
+# (stop=http://127.0.0.1:2019/stop), after which it shuts down and exits 0.
+# Checked: Caddy served a request; the ready file came once the admin API
+# answered; the stop went out over HTTP, answered 200, and no signal was
+# needed; Caddy's own log says it shut down with exit code 0; nothing left
+# of the container; exit 0 in the container's status and the summary; no
+# container fails the pod.
+. "$RG_SRCDIR/tests/integration/lib.sh"
+
+need_program /usr/bin/caddy caddy
+alias_bin job
+uid=$(id -u caddy 2>/dev/null) || uid=1005
+
+C=$T/caddy
+mkdir -p "$C"
+cat >"$C/Caddyfile" <<CONF
+{
+	admin 127.0.0.1:2019
+	auto_https off
+	storage file_system $C/data
+}
+http://127.0.0.1:8081 {
+	respond "served by caddy"
+}
+CONF
+chown -R "$uid" "$C"
+
+pod_start
+ctr_start agent "$uid" "$BIN/rearguard" \
+	-s 'name=caddy,match=caddy,ready=http://127.0.0.1:2019/config/,stop=http://127.0.0.1:2019/stop' \
+	--apps 1 --stop-timeout 10s --dir "$EMPTYDIR" --termination-log "$RUN/termination-log"
+agent_scanned
+# Its environment through the launcher's: an env(1) in front would be what the agent first sees.
+HOME=$C XDG_CONFIG_HOME=$C/config XDG_DATA_HOME=$C/data ctr_start caddy "$uid" /usr/bin/caddy run --config "$C/Caddyfile" --adapter caddyfile
+wait_for 15 test -e "$EMPTYDIR/ready" || fail "no ready file: caddy's admin API never answered"
+served=$(nsenter --target "$PAUSE" --net curl -sS --max-time 5 http://127.0.0.1:8081/) || fail "caddy does not serve"
+[ "$served" = "served by caddy" ] || fail "caddy answered '$served'"
+ctr_start app 1001 "$BIN/job" --run 300ms --log "$EVENTS"
+
+expect_exit agent 20 0
+expect_exit caddy 5 0
+say "caddy $(/usr/bin/caddy version | cut -d' ' -f1): stop latency $(json_get "$RUN/termination-log" sidecars 0 stop_latency_ms) ms"
+
+grep -q '"msg":"shutdown complete".*"exit_code":0' "$T/caddy.log" ||
+	fail "caddy did not log a clean shutdown: $(tail -n 3 "$T/caddy.log")"
+[ "$(agent_lines 'sent SIG')" = 0 ] || fail "caddy needed a signal: $(grep 'sent SIG' "$T/agent.log")"
+no_process_left caddy
+summary_is stopped sidecars 0 outcome
+summary_is 'POST http://127.0.0.1:2019/stop' sidecars 0 method
+summary_is "[200]" sidecars 0 statuses
+[ "$(json_get "$RUN/termination-log" sidecars 0 ready_after_ms)" != null ] || fail "no ready time in the summary"
+summary_is 0 sidecars 0 exit_code
+fails_pod_is "$RUN/termination-log"
+exit 0
