@@ -86,6 +86,13 @@ static const char *sidecar_name(const struct agent *a, size_t k)
 
 /* ---- the pod ----------------------------------------------------------- */
 
+/* Its processes are all gone: so are its containers' roots, whose exit codes decide is to wait for. */
+static void sidecar_gone(struct agent *a, size_t k)
+{
+	pod_check_sidecar(&a->pod, k);
+	decide_sidecar_gone(&a->d, k, mono_us());
+}
+
 /* A sidecar being collected whose processes are all gone, as of a fresh scan. */
 static void confirm_stops(struct agent *a)
 {
@@ -98,7 +105,7 @@ static void confirm_stops(struct agent *a)
 			continue;
 		stopper_collect(st);
 		if (stopper_gone(st))
-			decide_sidecar_gone(&a->d, k, mono_us());
+			sidecar_gone(a, k);
 	}
 }
 
@@ -222,7 +229,7 @@ static void stop_watch(struct agent *a, size_t k)
 		"stopping sidecar");
 	/* Gone only as of a look that worked; else the rescan decide retries confirms it. */
 	if (fresh && stopper_gone(st))
-		decide_sidecar_gone(&a->d, k, mono_us());
+		sidecar_gone(a, k);
 }
 
 static void signal_sidecar(struct agent *a, size_t k, int sig, bool all)
@@ -419,6 +426,12 @@ static void write_summary_log(struct agent *a, const char *text, size_t len)
 	/* Attempts an OnFailure restart replaced are one container of the pod's spec. */
 	for (i = 0; a->d.apps && i < a->d.napps; i++)
 		containers -= a->d.apps[i].superseded && containers > 1;
+	/*
+	 * Init containers share the 12 KiB too, and ran before the agent
+	 * could see them (istio-init, linkerd-init, a migration): one is
+	 * assumed, so that a pod with one still gets a message whole.
+	 */
+	containers++;
 	jbuf_init(&t);
 	summary_termination(&t, text, len, summary_budget(containers));
 	if (!t.failed)

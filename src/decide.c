@@ -559,12 +559,29 @@ static int64_t status_deadline(const struct decide *d)
 
 /* ---- sidecars --------------------------------------------------------------- */
 
+/*
+ * A ready sidecar's stop endpoint should listen too: one look, once the
+ * sidecar is ready and its container was seen, so that the pre-flight look
+ * at its command line (which may know why nothing listens) comes first.
+ */
+static void plan_check(struct decide *d, size_t k)
+{
+	struct decide_sidecar *sc = &d->sidecars[k];
+	const struct decide_sidecar_config *cfg = &d->cfg.sidecars[k];
+
+	if (sc->checked || sc->no_check || !cfg->stop_url || !sc->ready || !(sc->seen || cfg->confirm == CONFIRM_PORT))
+		return;
+	sc->checked = true;
+	sc->check_due = true;
+}
+
 void decide_sidecar_seen(struct decide *d, size_t sidecar)
 {
 	if (sidecar >= d->cfg.nsidecars)
 		return;
 	d->sidecars[sidecar].seen = true;
 	d->sidecars[sidecar].containers++;
+	plan_check(d, sidecar);
 }
 
 void decide_sidecar_exited(struct decide *d, size_t sidecar, int64_t now)
@@ -704,8 +721,7 @@ static void mark_ready(struct decide *d, size_t k, int64_t now)
 
 	sc->ready = true;
 	sc->ready_us = now;
-	/* Ready, its stop endpoint should listen too: a pre-flight look, when it has one. */
-	sc->check_due = d->cfg.sidecars[k].stop_url != NULL && !sc->no_check;
+	plan_check(d, k);
 	log_msg(LOG_INFO,
 		FIELDS(LF_STR("sidecar", d->cfg.sidecars[k].name), LF_MS("after", now - d->started_us),
 		       LF_INT("polls", sc->ready_polls)),

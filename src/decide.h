@@ -128,7 +128,8 @@ struct decide_sidecar {
 	int64_t ready_backoff_us;
 	unsigned ready_polls;
 	int ready_last;             /* the last poll's result: status or -errno; 0: none yet */
-	bool check_due, check_inflight; /* DECIDE_HTTP_CHECK, once, after it turned ready */
+	bool check_due, check_inflight; /* DECIDE_HTTP_CHECK, once it is ready and was seen */
+	bool checked;               /* that check was made due once */
 	bool no_check;              /* pre-flight said it all */
 
 	/* HTTP while stopping. */

@@ -8,6 +8,7 @@
 #include "util.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <signal.h>
 #include <string.h>
 #include <unistd.h>
@@ -109,6 +110,24 @@ void pidwatch_poll(struct ev_loop *loop, struct pidwatch *w)
 	rc = podscan_start_time(w->ps, w->pid, &start, &zombie);
 	if (rc == -ENOENT || rc == -ESRCH || (rc == 0 && (zombie || start != w->start)))
 		mark_exited(loop, w);
+}
+
+bool pidwatch_check(struct ev_loop *loop, struct pidwatch *w)
+{
+	struct pollfd pfd;
+
+	if (!w->active || w->exited)
+		return w->exited;
+	if (w->polled) {
+		pidwatch_poll(loop, w);
+		return w->exited;
+	}
+	pfd.fd = w->fd;
+	pfd.events = POLLIN;
+	pfd.revents = 0;
+	if (poll(&pfd, 1, 0) == 1 && (pfd.revents & POLLIN))
+		mark_exited(loop, w);
+	return w->exited;
 }
 
 bool pidwatch_polling(const struct pidwatch *w)

@@ -62,6 +62,13 @@ void pidwatch_stop(struct ev_loop *loop, struct pidwatch *w);
  * (EMFILE reading /proc) proves nothing: it is still there.
  */
 void pidwatch_poll(struct ev_loop *loop, struct pidwatch *w);
+/*
+ * Asks now, without waiting for the loop: a pidfd that turned readable (or,
+ * for a polled watch, a look at /proc) calls on_exit at once. For a caller
+ * that learned of exits by other means (a sidecar's processes all gone) and
+ * must not conclude before this watch has had its say. Whether it exited.
+ */
+bool pidwatch_check(struct ev_loop *loop, struct pidwatch *w);
 /* Whether the watch waits on pidwatch_poll (polled, active, its process not seen to exit yet). */
 bool pidwatch_polling(const struct pidwatch *w);
 

@@ -120,7 +120,8 @@ static void root_exited(struct ev_loop *loop, struct pidwatch *pw)
 			       LF_INT("pid", c->root)),
 			"sidecar container exited before the apps were done");
 	root_gone(p, r, c, pw->exited_us, false);
-	p->cfg.on_exit(p->cfg.data);
+	if (!p->checking)
+		p->cfg.on_exit(p->cfg.data);
 }
 
 /* Watches a container's root, once; its exit is the container's. */
@@ -319,6 +320,17 @@ void pod_statuses(struct pod *p)
 		else
 			decide_sidecar_status(p->d, (size_t)r->sidecar, rc == 0 ? code : DECIDE_CODE_UNKNOWN, now);
 	}
+}
+
+void pod_check_sidecar(struct pod *p, size_t sidecar)
+{
+	size_t i;
+
+	p->checking = true;
+	for (i = 0; i < p->nroots; i++)
+		if (p->roots[i]->role == ROLE_SIDECAR && (size_t)p->roots[i]->sidecar == sidecar)
+			pidwatch_check(p->cfg.loop, &p->roots[i]->pw);
+	p->checking = false;
 }
 
 void pod_poll(struct pod *p)

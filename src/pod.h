@@ -45,6 +45,7 @@ struct pod {
 	struct decide *d;
 	struct pod_root **roots;
 	size_t nroots, caproots;
+	bool checking;          /* pod_check_sidecar is on the stack: exits are told to decide only */
 };
 
 /* Scans /proc once. -ENXIO when the agent's own container is all it sees. */
@@ -55,6 +56,12 @@ void pod_follow(struct pod *p, struct decide *d);
 int pod_refresh(struct pod *p);
 /* Asks the kernel for the exit codes of exited app roots that lack one. */
 void pod_statuses(struct pod *p);
+/*
+ * A sidecar's processes are all gone: its containers' roots are asked at
+ * once whether they exited, so that decide hears of each exit (and waits for
+ * its code) before it concludes. Exits found here call no on_exit.
+ */
+void pod_check_sidecar(struct pod *p, size_t sidecar);
 /* Looks at the roots watched by polling (DECIDE_POLL); how many roots are polled. */
 void pod_poll(struct pod *p);
 unsigned pod_polled(const struct pod *p);

@@ -89,11 +89,11 @@ new_pod
 agent_start istio
 standin_start proxy 1002 pilot-agent proxy sidecar --status-port 0 --term-drain 100ms
 wait_for 10 test -e "$EMPTYDIR/ready" || fail "istio: no ready file (Envoy's 15021)"
-before_app istio 15020
+before_app istio "status port 15020"
 app_run
 expect_exit agent 15 0
 expect_exit proxy 5 0
-once istio 15020
+once istio "status port 15020"
 
 say "istio with its status port"
 new_pod

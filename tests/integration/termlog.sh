@@ -1,11 +1,13 @@
 #!/bin/bash
-# The termination log always holds valid JSON of at most 4096 bytes, what
-# the kubelet keeps of a termination message; done holds the whole summary.
-# 45 apps with long names (three of them fail) make a summary of more than
-# 4 KiB: the termination log gets the short form, which still names the
-# three failures in fails_pod and points to done. A restarted agent that
-# finds that done, and another that finds a done of more than 10 KiB, exits
-# 0 at once and leaves a valid short form in its own termination log.
+# The termination log always holds valid JSON that fits what the kubelet
+# keeps of it: 4096 bytes, and 12 KiB for the whole pod shared out among its
+# containers; done holds the whole summary. 45 apps with long names (three
+# of them fail) make a summary of more than 4 KiB in a pod of 47 containers,
+# whose share is 261 bytes: the termination log gets a short form of that
+# size which counts the failures it could not name. A restarted agent that
+# finds that done (in a pod of two containers now, 4096 bytes each) names the
+# three failures, and another that finds a done of more than 10 KiB exits 0
+# at once and leaves a valid short form in its own termination log.
 . "$RG_SRCDIR/tests/integration/lib.sh"
 
 alias_bin fluent-bit
@@ -61,8 +63,19 @@ mapfile -t failed < <(/usr/bin/python3 -c 'import json, sys
 for a in json.load(open(sys.argv[1]))["apps"]:
     if a["exit_code"] == 1: print("app:%s:1" % a["name"])' "$EMPTYDIR/done")
 [ "${#failed[@]}" = 3 ] || fail "done lists ${#failed[@]} apps that exited 1, want 3"
-fails_pod_is "$RUN/termination-log" "${failed[@]}"
 fails_pod_is "$EMPTYDIR/done" "${failed[@]}"
+# 45 apps, the sidecar and the agent: 12288 / 47 bytes each.
+share=$((12288 / (napps + 2)))
+[ "$(stat -c %s "$RUN/termination-log")" -le "$share" ] ||
+	fail "the termination log holds $(stat -c %s "$RUN/termination-log") bytes, more than this pod's share ($share)"
+/usr/bin/python3 - "$RUN/termination-log" "${failed[@]}" <<'PY' ||
+import json, sys
+s = json.load(open(sys.argv[1]))
+shown = ["app:%s:%s" % (e["name"], e["exit_code"]) for e in s["fails_pod"]]
+assert all(f in sys.argv[2:] for f in shown), "named a failure that is not one: %s" % shown
+assert len(shown) + s.get("fails_pod_not_shown", 0) == 3, "three failures, named or counted: %s" % s
+PY
+	fail "the termination log neither names nor counts the three failures: $(cat "$RUN/termination-log")"
 same_key "$RUN/termination-log" "$EMPTYDIR/done" exit_code
 same_key "$RUN/termination-log" "$EMPTYDIR/done" reason
 say "whole summary: $size bytes in done; termination log: $(stat -c %s "$RUN/termination-log") bytes"

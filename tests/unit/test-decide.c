@@ -686,7 +686,9 @@ static void readiness(void)
 	is_int(next(), NONE, "logs seen: ready");
 	ok(d.sidecars[2].ready && d.sidecars[2].ready_us == T, "logs ready once seen");
 	decide_http_result(&d, 1, DECIDE_HTTP_READY, 200, T);
-	http_next(DECIDE_HTTP_CHECK, "the db ready: a look whether its stop endpoint listens");
+	is_int(next(), NONE, "the db ready, its container not yet seen: no look at its stop endpoint yet");
+	decide_sidecar_seen(&d, 1);
+	http_next(DECIDE_HTTP_CHECK, "the db seen: a look whether its stop endpoint listens");
 	is_int(last.sidecar, 1, "the db's");
 	is_str(last.url, "http://127.0.0.1:9091/quitquitquit", "at its stop URL");
 	answer(DECIDE_HTTP_CHECK, 0);
@@ -713,7 +715,8 @@ static void readiness(void)
 	is_int(last.file, DECIDE_FILE_READY, "the ready file");
 	ok(logged("every sidecar is ready"), "logged");
 	is_int(d.sidecars[0].ready_us, T, "mesh ready time recorded");
-	http_next(DECIDE_HTTP_CHECK, "the mesh's stop endpoint looked at");
+	decide_sidecar_seen(&d, 0);
+	http_next(DECIDE_HTTP_CHECK, "the mesh's stop endpoint looked at, once its container was seen");
 	answer(DECIDE_HTTP_CHECK, -ECONNREFUSED);
 	ok(logged("the sidecar is ready, but its stop endpoint refuses connections"), "a refused one is a warning");
 	is_int(next(), NONE, "one write at a time");
@@ -733,6 +736,15 @@ static void readiness(void)
 	ok(!decide_ready_written(&d), "not written at all");
 	is_int(next(), DECIDE_WATCH, "watch");
 	http_next(DECIDE_HTTP_STOP, "the stop request, no more polls");
+
+	/* A stop endpoint that pre-flight found missing (and said why) is not looked at again. */
+	setup_with(POLICY_NEVER, 1, http_sidecars, 1, true);
+	decide_sidecar_seen(&d, 0);
+	decide_sidecar_no_endpoint(&d, 0);
+	http_next(DECIDE_HTTP_READY, "poll");
+	answer(DECIDE_HTTP_READY, 200);
+	is_int(next(), DECIDE_WRITE, "the ready file");
+	is_int(next(), NONE, "no look at a stop endpoint known to be missing");
 }
 
 static void ready_timeout(void)
@@ -743,6 +755,7 @@ static void ready_timeout(void)
 	answer(DECIDE_HTTP_READY, 503);
 	http_next(DECIDE_HTTP_READY, "poll db");
 	answer(DECIDE_HTTP_READY, 200);
+	decide_sidecar_seen(&d, 1);
 	http_next(DECIDE_HTTP_CHECK, "db's stop endpoint");
 	answer(DECIDE_HTTP_CHECK, 0);
 	T = d.started_us + 300 * S - 1;
@@ -1110,6 +1123,7 @@ static void files(void)
 	/* Without the file protocol nothing is written: the ready line only. */
 	setup_with(POLICY_NEVER, 1, http_sidecars, 1, true);
 	d.cfg.files = false;
+	decide_sidecar_seen(&d, 0);
 	http_next(DECIDE_HTTP_READY, "poll");
 	answer(DECIDE_HTTP_READY, 200);
 	http_next(DECIDE_HTTP_CHECK, "the stop endpoint looked at");

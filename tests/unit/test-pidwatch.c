@@ -81,6 +81,38 @@ static int one(int code)
 	return rc < 0 ? rc : got;
 }
 
+/* pidwatch_check: the answer now, without a turn of the loop. */
+static void check_now(void)
+{
+	struct pidwatch w = { .on_exit = on_exit_cb };
+	uint64_t start;
+	bool zombie;
+	int fds[2];
+	pid_t pid;
+	char c;
+
+	if (pipe(fds) < 0)
+		bail_out("pipe");
+	pid = fork();
+	if (pid == 0) {
+		close(fds[1]);
+		(void)!read(fds[0], &c, 1);
+		_exit(0);
+	}
+	close(fds[0]);
+	exited = false;
+	if (podscan_start_time(ps, pid, &start, &zombie) < 0 || pidwatch_start(loop, &w, ps, pid, start) < 0)
+		bail_out("cannot watch a child that waits on a pipe");
+	ok(!pidwatch_check(loop, &w) && !exited, "a running process: not exited");
+	close(fds[1]);
+	waitpid(pid, NULL, 0);
+	ok(pidwatch_check(loop, &w), "reaped: exited, with no turn of the loop");
+	ok(exited, "and on_exit was called");
+	exited = false;
+	ok(pidwatch_check(loop, &w) && !exited, "asked again: exited, on_exit not called twice");
+	pidwatch_stop(loop, &w);
+}
+
 int main(void)
 {
 	struct podscan_config pc = { .proc_path = "/proc", .self_pid = getpid(), .classify = none };
@@ -99,6 +131,7 @@ int main(void)
 	    probe.polled)
 		skip_all("no pidfd here");
 	pidwatch_stop(loop, &probe);
+	check_now();
 	if (one(7) == -EOPNOTSUPP)
 		skip_all("this kernel gives no exit codes (PIDFD_INFO_EXIT, Linux 6.15)");
 
