@@ -317,7 +317,8 @@ static enum options_result parse(struct agent_options *cfg, int argc, char **arg
 		longopts[n].val = opts[i].id;
 		n++;
 	}
-	optind = 1;
+	/* 0, not 1: a scan that stopped inside "-Zq" would otherwise go on with the q. */
+	optind = 0;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, drain ? ":s:vqh" : ":s:d:vqh", longopts, NULL)) != -1) {
 		const char *name = NULL;
