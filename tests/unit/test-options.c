@@ -435,6 +435,7 @@ int main(void)
 	refused("--apps", "-s", "istio", "--apps", "1001", NULL);
 	refused("--apps", "-s", "istio", "--apps", "two", NULL);
 	refused("--app: invalid regex", "-s", "istio", "--app", "(", NULL);
+	refused("repetitions multiply", "-s", "istio", "--app", "(a{1000}){100}", NULL);
 	refused("--app: needs", "-s", "istio", "--app", "", NULL);
 	refused("--restart-policy", "-s", "istio", "--restart-policy", "Always", NULL);
 	refused("--log-format", "-s", "istio", "--log-format", "xml", NULL);
