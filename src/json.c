@@ -95,16 +95,57 @@ void jbuf_end(struct jbuf *j, char close)
 	jbuf_append(j, &close, 1);
 }
 
+/*
+ * The length of the UTF-8 sequence at s (n bytes left), or 0 when it is not
+ * one: RFC 3629's table of well-formed sequences, which leaves out overlong
+ * forms, surrogates and code points past U+10FFFF.
+ */
+static size_t utf8_seq(const unsigned char *s, size_t n)
+{
+	unsigned char lo = 0x80, hi = 0xbf;
+	size_t len, i;
+
+	if (s[0] >= 0xc2 && s[0] <= 0xdf)
+		len = 2;
+	else if (s[0] >= 0xe0 && s[0] <= 0xef)
+		len = 3;
+	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+		len = 4;
+	else
+		return 0;
+	if (s[0] == 0xe0)
+		lo = 0xa0;
+	else if (s[0] == 0xed)
+		hi = 0x9f;
+	else if (s[0] == 0xf0)
+		lo = 0x90;
+	else if (s[0] == 0xf4)
+		hi = 0x8f;
+	if (n < len || s[1] < lo || s[1] > hi)
+		return 0;
+	for (i = 2; i < len; i++)
+		if (s[i] < 0x80 || s[i] > 0xbf)
+			return 0;
+	return len;
+}
+
 void jbuf_escaped(struct jbuf *j, const char *s, size_t n)
 {
-	size_t i, start = 0;
+	size_t i = 0, start = 0, seq;
 
-	for (i = 0; i < n; i++) {
+	while (i < n) {
 		unsigned char c = (unsigned char)s[i];
 		char esc[8];
 
-		if (c >= 0x20 && c != '"' && c != '\\')
+		if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\') {
+			i++;
 			continue;
+		}
+		/* Names from /proc may hold any byte; JSON must be UTF-8, so others become U+FFFD. */
+		if (c >= 0x80 && (seq = utf8_seq((const unsigned char *)s + i, n - i)) > 0) {
+			i += seq;
+			continue;
+		}
 		jbuf_append(j, s + start, i - start);
 		switch (c) {
 		case '"': jbuf_append(j, "\\\"", 2); break;
@@ -113,10 +154,10 @@ void jbuf_escaped(struct jbuf *j, const char *s, size_t n)
 		case '\t': jbuf_append(j, "\\t", 2); break;
 		case '\r': jbuf_append(j, "\\r", 2); break;
 		default:
-			snprintf(esc, sizeof(esc), "\\u%04x", c);
+			snprintf(esc, sizeof(esc), "\\u%04x", c >= 0x80 ? 0xfffd : c);
 			jbuf_append(j, esc, 6);
 		}
-		start = i + 1;
+		start = ++i;
 	}
 	jbuf_append(j, s + start, n - start);
 }

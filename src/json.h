@@ -11,7 +11,8 @@
  *	... j.buf ... jbuf_free(&j);
  *
  * Out of memory makes the buffer sticky-failed (j.failed); the content is
- * then whatever fitted, never invalid memory.
+ * then whatever fitted, never invalid memory. Strings may hold any bytes
+ * (process names, paths): what is not UTF-8 is written as U+FFFD.
  */
 #ifndef RG_JSON_H
 #define RG_JSON_H
@@ -48,7 +49,11 @@ void jbuf_raw_value(struct jbuf *j, const char *json);
 /* Bytes appended as they are: no comma, no quoting. */
 void jbuf_append(struct jbuf *j, const char *s, size_t n);
 
-/* Appends s as a JSON string body (no quotes) to j: escapes ", \ and controls. */
+/*
+ * Appends s as a JSON string body (no quotes) to j: escapes ", \ and
+ * controls, and writes each byte that does not belong to well-formed UTF-8
+ * as \ufffd, so that the output is valid JSON whatever s holds.
+ */
 void jbuf_escaped(struct jbuf *j, const char *s, size_t n);
 /* Already-encoded JSON of n bytes as a value. */
 void jbuf_raw_valuen(struct jbuf *j, const char *json, size_t n);

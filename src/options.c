@@ -373,7 +373,10 @@ static int drive(const struct command *cmd, bool foreign, opt_apply *set, void *
 		}
 	}
 	shortopts[k] = '\0';
-	/* 0, not 1: the ordering ('+') is read only when getopt starts afresh. */
+	/*
+	 * 0, not 1: getopt starts afresh, reading the ordering ('+') again and
+	 * forgetting a scan that stopped inside "-Zq" (which would go on with q).
+	 */
 	optind = 0;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {

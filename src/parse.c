@@ -128,6 +128,206 @@ const char *signal_name(int sig)
 	return "?";
 }
 
+#define REGEX_SATURATED (PARSE_REGEX_SIZE_MAX + 1UL)
+#define STRINGIFY(x) #x
+#define NUMBER(x) STRINGIFY(x)
+
+/* Sizes saturate: a pattern only needs to be known to be too big. */
+static unsigned long size_add(unsigned long a, unsigned long b)
+{
+	return a + b > REGEX_SATURATED ? REGEX_SATURATED : a + b;
+}
+
+static unsigned long size_mul(unsigned long a, unsigned long b)
+{
+	return b != 0 && a > REGEX_SATURATED / b ? REGEX_SATURATED : size_add(a * b, 0);
+}
+
+/*
+ * The interval {n}, {n,}, {,m} or {n,m} after s: the copies it makes and
+ * whether it allows none, and where it ends. 0 copies when s is no interval.
+ */
+static unsigned long interval_copies(const char *s, bool *optional, const char **end)
+{
+	unsigned long n = 0, m = 0;
+	bool comma = false, upper = false;
+
+	for (; isdigit((unsigned char)*s); s++)
+		n = size_add(size_mul(n, 10), (unsigned long)(*s - '0'));
+	if (*s == ',') {
+		comma = true;
+		for (s++; isdigit((unsigned char)*s); s++, upper = true)
+			m = size_add(size_mul(m, 10), (unsigned long)(*s - '0'));
+	}
+	if (*s != '}')
+		return 0;
+	*end = s + 1;
+	*optional = n == 0;
+	if (comma && !upper)
+		return size_add(n, 1); /* {n,} is n copies and a star */
+	n = m > n ? m : n;
+	return n ? n : 1;
+}
+
+/* Where the bracket expression at s ('[') ends, its classes ([:alpha:]) included. */
+static const char *bracket_end(const char *s)
+{
+	const char *p = s + 1, *close;
+
+	if (*p == '^')
+		p++;
+	if (*p == ']')
+		p++;
+	while (*p && *p != ']') {
+		if (*p == '[' && (p[1] == ':' || p[1] == '.' || p[1] == '=')) {
+			char end[3] = { p[1], ']', '\0' };
+
+			close = strstr(p + 2, end);
+			p = close ? close + 2 : p + 1;
+		} else {
+			p++;
+		}
+	}
+	return *p ? p + 1 : p;
+}
+
+/*
+ * What the walk knows of one group (the whole pattern is the outermost):
+ * its size so far, and whether what it holds can match the empty string,
+ * for the branch being read and for the branches before it.
+ */
+struct regex_group {
+	unsigned long size;
+	bool branch_empty;  /* the branch so far can match "" */
+	bool before_last;   /* the branch without its last item can */
+	bool last_empty;    /* the last item can */
+	bool has_last;      /* there is a last item for a repetition to apply to */
+	bool others_empty;  /* an earlier branch can */
+	unsigned long last; /* the last item's size */
+};
+
+/* One more item in g's branch: a character, a bracket expression, a group. */
+static void group_item(struct regex_group *g, unsigned long size, bool empty)
+{
+	g->before_last = g->branch_empty;
+	g->branch_empty = g->branch_empty && empty;
+	g->last_empty = empty;
+	g->has_last = true;
+	g->last = size;
+	g->size = size_add(g->size, size);
+}
+
+/* An empty group matches "" until an item says otherwise. */
+static void group_start(struct regex_group *g)
+{
+	memset(g, 0, sizeof(*g));
+	g->branch_empty = g->before_last = true;
+}
+
+int parse_regex_check(const char *re, unsigned long *size_out, const char **why)
+{
+	struct regex_group stack[32], *g = stack;
+	bool optional, repeated = false, unmatched = false, nested = false;
+	const char *p = re, *end = NULL;
+	unsigned long copies;
+
+	*why = NULL;
+	group_start(g);
+	while (*p) {
+		bool repetition = false;
+
+		copies = 1;
+		optional = false;
+		switch (*p) {
+		case '(':
+			if (g == stack + sizeof(stack) / sizeof(stack[0]) - 1) {
+				nested = true;
+				break;
+			}
+			group_start(++g);
+			p++;
+			repeated = false;
+			continue;
+		case ')':
+			if (g == stack) {
+				unmatched = true;
+				break;
+			}
+			g--;
+			group_item(g, size_add(g[1].size, 1), g[1].others_empty || g[1].branch_empty);
+			p++;
+			repeated = false;
+			continue;
+		case '|':
+			g->others_empty = g->others_empty || g->branch_empty;
+			g->branch_empty = g->before_last = true;
+			g->has_last = false;
+			p++;
+			repeated = false;
+			continue;
+		case '*':
+		case '?':
+			repetition = optional = true;
+			break;
+		case '+':
+			repetition = true;
+			copies = 2; /* a+ is a a* */
+			break;
+		case '{':
+			copies = interval_copies(p + 1, &optional, &end);
+			repetition = copies > 0;
+			break;
+		default:
+			break;
+		}
+		if (nested || unmatched)
+			break;
+		if (repetition && g->has_last) {
+			if (repeated) {
+				*why = "two repetitions in a row (POSIX leaves their meaning undefined)";
+				break;
+			}
+			/* (a*)+ and (a?){1,100}: regcomp's closures of what matches nothing grow without bound. */
+			if (copies > 1 && g->last_empty) {
+				*why = "it repeats a part that can match nothing (as in (a*)+: leave out one of the two)";
+				break;
+			}
+			g->size = size_add(g->size, size_mul(g->last, copies - 1));
+			g->last = size_mul(g->last, copies);
+			g->last_empty = g->last_empty || optional;
+			g->branch_empty = g->before_last && g->last_empty;
+			p = *p == '{' ? end : p + 1;
+			repeated = true;
+			continue;
+		}
+		repeated = false;
+		/* One item: a character, an escape, a bracket expression, an anchor (which matches nothing). */
+		if (*p == '[') {
+			p = bracket_end(p);
+			group_item(g, 1, false);
+		} else if (*p == '\\' && p[1]) {
+			/* A back reference may stand for a group that matched nothing. */
+			group_item(g, 1, p[1] >= '1' && p[1] <= '9');
+			p += 2;
+		} else {
+			group_item(g, 1, *p == '^' || *p == '$');
+			p++;
+		}
+	}
+	while (g > stack) {
+		g--;
+		g->size = size_add(g->size, g[1].size);
+	}
+	*size_out = g->size;
+	if (nested)
+		*why = "its parentheses nest too deep";
+	else if (unmatched)
+		*why = "an unmatched ')' (write \\) for the character)";
+	else if (!*why && g->size > PARSE_REGEX_SIZE_MAX)
+		*why = "its repetitions multiply past " NUMBER(PARSE_REGEX_SIZE_MAX) " copies";
+	return *why ? -EINVAL : 0;
+}
+
 void format_duration(int64_t ms, char out[32])
 {
 	if (ms != 0 && ms % 3600000 == 0)

@@ -29,6 +29,24 @@ int parse_signal(const char *s, int *out);
 /* "TERM" for SIGTERM; "?" for an unknown number. */
 const char *signal_name(int sig);
 
+/*
+ * Checks a POSIX extended regex for what regcomp accepts but rearguard
+ * cannot afford or use, before regcomp sees it:
+ * - repetitions that multiply: regcomp writes every repetition out (a{100}
+ *   is 100 copies of a, a+ is a a*), so a short pattern like a{999}{999}
+ *   takes seconds and gigabytes, and optional copies (a{1,3000}) cost the
+ *   square of their number. *size is about the copies it would make
+ *   (saturating just above PARSE_REGEX_SIZE_MAX; a name's a{1,255} is 255);
+ * - a repetition of what can match nothing ((a*)+, (a?){1,60}), whose
+ *   closures grow without bound, and two repetitions in a row (a+*), which
+ *   POSIX leaves undefined;
+ * - an unmatched ')', which glibc takes for a character but which would
+ *   close the group a whole-name match wraps the pattern in.
+ * Returns 0, or -EINVAL with why.
+ */
+#define PARSE_REGEX_SIZE_MAX 1000
+int parse_regex_check(const char *re, unsigned long *size, const char **why);
+
 /* Formats ms as the shortest exact duration ("250ms", "30s", "5m", "1h"). */
 void format_duration(int64_t ms, char out[32]);
 

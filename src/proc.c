@@ -172,6 +172,8 @@ void proc_cgroup_display(const char *key, char *out, size_t outlen)
 	}
 	if (!chosen)
 		chosen = first ? first : key;
+	if (outlen == 0)
+		return;
 	str_copy(out, chosen, outlen);
 	/* Cut at the end of that line. */
 	out[strcspn(out, "\n")] = '\0';

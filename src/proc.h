@@ -45,7 +45,8 @@ int proc_cgroup_key(const char *buf, size_t len, char *out, size_t outlen);
 
 /*
  * The part of a cgroup key worth showing in logs: the cgroup v2 path when
- * it tells containers apart from the root, else the first v1 path.
+ * it tells containers apart from the root, else the first v1 path, cut to
+ * fit outlen (0: nothing is written).
  */
 void proc_cgroup_display(const char *key, char *out, size_t outlen);
 

@@ -34,9 +34,16 @@ static void fail(char *err, size_t errlen, const char *text, const char *fmt, ..
 int regex_compile_whole(regex_t *re, const char *src, char *err, size_t errlen)
 {
 	size_t n = strlen(src);
+	unsigned long size;
+	const char *why;
 	char *whole;
 	int rc;
 
+	/* Before regcomp, which would write out every repetition (a{999}{999} takes gigabytes). */
+	if (parse_regex_check(src, &size, &why) < 0) {
+		snprintf(err, errlen, "%s", why);
+		return -EINVAL;
+	}
 	/* Check the regex alone first: wrapping it must not change what it means. */
 	rc = regcomp(re, src, REG_EXTENDED | REG_NOSUB);
 	if (rc != 0) {

@@ -75,6 +75,23 @@ int main(void)
 	ok(!j.failed && j.len > 3000, "grows past its first allocation");
 	jbuf_free(&j);
 
+	/* Process names and paths may hold any byte; JSON text must be UTF-8. */
+	jbuf_init(&j);
+	jbuf_str(&j, "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x90\xb3");
+	is_str(j.buf, "\"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x90\xb3\"", "UTF-8 is written as it is");
+	jbuf_free(&j);
+	jbuf_init(&j);
+	jbuf_str(&j, "a\xff");
+	is_str(j.buf, "\"a\\ufffd\"", "a byte that is not UTF-8 becomes U+FFFD");
+	jbuf_free(&j);
+	jbuf_init(&j);
+	jbuf_key(&j, "k\xcc");
+	jbuf_str(&j, "\xc0\xaf|\xed\xa0\x80|\xf4\x90\x80\x80|\xe2\x82");
+	is_str(j.buf,
+	       "\"k\\ufffd\":\"\\ufffd\\ufffd|\\ufffd\\ufffd\\ufffd|\\ufffd\\ufffd\\ufffd\\ufffd|\\ufffd\\ufffd\"",
+	       "overlong forms, surrogates, code points past U+10FFFF and cut sequences: one U+FFFD a byte");
+	jbuf_free(&j);
+
 	jbuf_init_fixed(&j, small, sizeof(small));
 	jbuf_str(&j, "0123456789abcdefghij");
 	ok(j.failed, "fixed buffer too small is reported");

@@ -281,6 +281,27 @@ static enum options_result parse_drain(struct agent_options *o, ...)
 	return options_parse_drain(o, argc, argv, err, sizeof(err));
 }
 
+/*
+ * A scan that stopped inside "-Zq" (Z is refused) must leave nothing for
+ * the next one: getopt keeps its place in the old arguments unless it is
+ * made to start afresh.
+ */
+static void rescans(void)
+{
+	char a0[] = "agent", z[] = "-Zq", s[] = "-s", istio[] = "istio";
+	char *first[] = { a0, z, NULL }, *second[] = { a0, s, istio, NULL };
+	struct agent_options o;
+
+	is_int(options_parse_agent(&o, 2, first, err, sizeof(err)), OPTIONS_ERROR, "-Zq is refused");
+	is_int(options_parse_agent(&o, 3, second, err, sizeof(err)), OPTIONS_OK, "the next command line parses");
+	is_int(o.log_level, LOG_INFO, "no -q carried over from the refused command line");
+	options_free(&o);
+	is_int(options_parse_drain(&o, 2, first, err, sizeof(err)), OPTIONS_ERROR, "drain: -Zq is refused");
+	is_int(options_parse_drain(&o, 3, second, err, sizeof(err)), OPTIONS_OK, "drain: the next command line parses");
+	is_int(o.log_level, LOG_INFO, "drain: no -q carried over");
+	options_free(&o);
+}
+
 static void drain_options(void)
 {
 	struct agent_options o;
@@ -437,6 +458,7 @@ int main(void)
 	refused("--apps", "-s", "istio", "--apps", "1001", NULL);
 	refused("--apps", "-s", "istio", "--apps", "two", NULL);
 	refused("--app: invalid regex", "-s", "istio", "--app", "(", NULL);
+	refused("repetitions multiply", "-s", "istio", "--app", "(a{1000}){100}", NULL);
 	refused("--app: needs", "-s", "istio", "--app", "", NULL);
 	refused("--restart-policy", "-s", "istio", "--restart-policy", "Always", NULL);
 	refused("--log-format", "-s", "istio", "--log-format", "xml", NULL);
@@ -457,5 +479,6 @@ int main(void)
 	subcommands();
 	run_names();
 	drain_options();
+	rescans();
 	return done_testing();
 }

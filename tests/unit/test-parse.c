@@ -15,6 +15,17 @@ static void duration(const char *s, int rc, int64_t want)
 	is_int(ms, rc == 0 ? want : -7, "duration \"%s\" gives %lld (output untouched on error)", s, (long long)want);
 }
 
+/* The size parse_regex_check finds, or -1 when it refuses the pattern (with a reason). */
+static long regex_size(const char *re)
+{
+	const char *why = NULL;
+	unsigned long size = 0;
+
+	if (parse_regex_check(re, &size, &why) < 0)
+		return why && *why ? -1 : -2;
+	return (long)size;
+}
+
 int main(void)
 {
 	unsigned long u = 99;
@@ -82,6 +93,33 @@ int main(void)
 	is_str(signal_name(SIGTERM), "TERM", "name of SIGTERM");
 	is_str(signal_name(SIGKILL), "KILL", "name of SIGKILL");
 	is_str(signal_name(99), "?", "name of an unknown signal");
+
+	/* What regcomp writes out: one node an atom, repetitions copied, nested ones multiplied. */
+	is_int(regex_size("envoy"), 5, "regex size: five characters");
+	is_int(regex_size("pilot-agent|envoy"), 16, "regex size: alternatives add up");
+	is_int(regex_size("a{100}"), 100, "regex size: a{100} is 100 copies");
+	is_int(regex_size("a{2,100}"), 100, "regex size: a{2,100} is 100 copies");
+	is_int(regex_size("a{3,}"), 4, "regex size: a{3,} is three copies and a star");
+	is_int(regex_size("(ab){10}"), 30, "regex size: a group is its content and one more");
+	is_int(regex_size("a+"), 2, "regex size: a+ is a a*");
+	is_int(regex_size("[]{}+)]x"), 2, "regex size: a bracket expression is one atom");
+	is_int(regex_size("[[:alpha:]]{4}"), 4, "regex size: classes inside a bracket expression");
+	is_int(regex_size("\\.{9}"), 9, "regex size: an escape is one atom");
+	is_int(regex_size("a{x}"), 4, "regex size: a brace that is no interval is a character");
+	is_int(regex_size("^[a-z]{1,255}(-[0-9]+)?$"), 261, "regex size: a name's worth");
+	is_int(regex_size("(a|b?c)+"), 8, "regex: a repeated group that cannot match nothing");
+	is_int(regex_size("(a?|b)?"), 3, "regex: an optional group that can");
+	is_int(regex_size("a{1000}{100}"), -1, "regex: nested counts multiply");
+	is_int(regex_size("(ab|cd){1,1000}"), -1, "regex: a group's copies count its size");
+	is_int(regex_size("((((a{99999999999999999999}))))"), -1, "regex: counts saturate");
+	is_int(regex_size("(a*)+"), -1, "regex: repeating what can match nothing is refused");
+	is_int(regex_size("(a|b*){1,9}"), -1, "regex: also when one branch can");
+	is_int(regex_size("(^)+"), -1, "regex: an anchor matches nothing");
+	is_int(regex_size("a+*"), -1, "regex: two repetitions in a row are refused");
+	is_int(regex_size("a{2}{3}"), -1, "regex: two intervals in a row too");
+	is_int(regex_size("a)b"), -1, "regex: an unmatched ) is refused");
+	is_int(regex_size("\\)b"), 2, "regex: an escaped ) is a character");
+	is_int(regex_size("a(b"), 2, "regex: an unmatched ( is left to regcomp");
 
 	format_duration(250, buf);
 	is_str(buf, "250ms", "format 250ms");

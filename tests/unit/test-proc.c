@@ -102,5 +102,9 @@ int main(void)
 	is_str(out, "/pod/c2", "a distinct unified path is shown");
 	proc_cgroup_display("0::/../cri-containerd-x.scope", out, sizeof(out));
 	is_str(out, "/../cri-containerd-x.scope", "relative v2 path shown as is");
+	/* No room at all: nothing is written (it used to look for the end of the line in the buffer). */
+	memcpy(out, "ab\ncd", 6);
+	proc_cgroup_display("0::/pod/c2", out, 0);
+	ok(memcmp(out, "ab\ncd", 6) == 0, "a buffer of 0 bytes is left alone");
 	return done_testing();
 }
