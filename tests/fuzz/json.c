@@ -609,24 +609,24 @@ static void same(const struct gen *g, const struct val *v)
 
 /* ---- the log ------------------------------------------------------------- */
 
-static int log_fd = -1;
+static int memlog_fd = -1;
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-	log_fd = memfd_create("fuzz-log", MFD_CLOEXEC);
-	FUZZ_CHECK(log_fd >= 0);
+	memlog_fd = memfd_create("fuzz-log", MFD_CLOEXEC);
+	FUZZ_CHECK(memlog_fd >= 0);
 	return 0;
 }
 
 /* The line log_msg wrote since the last call, without its newline. */
 static char *log_line(size_t *len)
 {
-	off_t end = lseek(log_fd, 0, SEEK_CUR);
+	off_t end = lseek(memlog_fd, 0, SEEK_CUR);
 	char *line = fuzz_buf((size_t)end + 1);
 
-	FUZZ_CHECK(end > 0 && pread(log_fd, line, (size_t)end, 0) == end);
+	FUZZ_CHECK(end > 0 && pread(memlog_fd, line, (size_t)end, 0) == end);
 	FUZZ_CHECK(line[end - 1] == '\n');
-	FUZZ_CHECK(ftruncate(log_fd, 0) == 0 && lseek(log_fd, 0, SEEK_SET) == 0);
+	FUZZ_CHECK(ftruncate(memlog_fd, 0) == 0 && lseek(memlog_fd, 0, SEEK_SET) == 0);
 	line[end - 1] = '\0';
 	*len = (size_t)end - 1;
 	return line;
@@ -647,7 +647,7 @@ static void log_check(const struct gen *g, const char *msg, const char *key, boo
 	jbuf_init(&j);
 	gen_write(g, &j);
 	raw = j.buf;
-	log_setup(LOG_DEBUG, json ? LOG_JSON : LOG_TEXT, log_fd);
+	log_setup(LOG_DEBUG, json ? LOG_JSON : LOG_TEXT, memlog_fd);
 	log_msg(LOG_WARN,
 		FIELDS(LF_STR(key, msg), LF_INT("n", (long long)strlen(msg)), LF_MS("t", -(long long)strlen(key)),
 		       LF_JSON("doc", raw)),
