@@ -112,7 +112,8 @@ image() {
 # built_image ARCH: the image container/Dockerfile builds for ARCH (amd64,
 # arm64), made by tools/image and named after this build tree; its name goes
 # to BUILT_IMAGE. Built once: later calls (tests run in parallel, behind a
-# lock) reuse it while no file of the source tree is newer than the build.
+# lock) reuse it while no file of the source tree is newer than the build
+# (files, not directories: autogen.sh's temporary files do not count).
 # The first test builds it, which takes minutes; podman's layer cache keeps
 # the Debian base, the packages and the static libraries for the next build.
 built_image() {
@@ -123,7 +124,7 @@ built_image() {
 	if [ "$(cat "$stamp" 2>/dev/null)" = "$BUILT_IMAGE" ] && podman image exists "$BUILT_IMAGE"; then
 		newer=$(find "$RG_SRCDIR" \( -name .git -o -path "$RG_BUILDDIR" \
 			-o -type d \( -name build -o -name 'build-*' -o -name autom4te.cache \) \) -prune \
-			-o -newer "$stamp" -print -quit)
+			-o ! -type d -newer "$stamp" -print -quit)
 		if [ -z "$newer" ]; then
 			exec 8>&-
 			return 0
