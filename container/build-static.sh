@@ -3,14 +3,15 @@
 # from Debian's source packages) for the container image and the end-to-end
 # tests, for amd64 or arm64 from either.
 #
-#   container/build-static.sh [--arch amd64|arm64] [--check | --libs-only] OUTDIR
+#   container/build-static.sh [--arch amd64|arm64] [--cache DIR] [--check | --libs-only] OUTDIR
 #
 # OUTDIR/rearguard        the static, stripped agent
 # OUTDIR/standins/fake    the test stand-in process, static (for test images)
 # OUTDIR/standins/standin the test stand-in proxy (tests/helpers/standin.c), static
-# OUTDIR/cache/           sources and built libraries, reused by later runs;
-#                         cache/prefix is the static prefix (include, lib,
-#                         lib/pkgconfig: libev, libcurl, yaml-0.1)
+# OUTDIR/cache/           sources and built libraries, reused by later runs
+#                         (--cache DIR: in DIR instead); cache/prefix is the
+#                         static prefix (include, lib, lib/pkgconfig: libev,
+#                         libcurl, yaml-0.1)
 # OUTDIR/build/           rearguard's own build tree (configure --enable-static-binary)
 #
 # --arch is the architecture to build for (Debian's names; default amd64).
@@ -21,6 +22,11 @@
 # through qemu-user (qemu-user-static) for the checks. musl on both
 # architectures: one C library, one behaviour, no NSS for a static binary to
 # trip over.
+#
+# --cache DIR keeps the sources and libraries in DIR, for one architecture,
+# so that several build trees share them (the tests do: the libraries take
+# minutes to build and change only with Debian's packages or this script);
+# a lock in DIR serialises the builds that use it.
 #
 # --check runs rearguard's test suite on the static build as well (in a
 # cross build, the unit tests, under qemu-user). --libs-only stops after
@@ -44,15 +50,18 @@
 set -euo pipefail
 
 usage() {
-	echo "usage: container/build-static.sh [--arch amd64|arm64] [--check | --libs-only] OUTDIR" >&2
+	echo "usage: container/build-static.sh [--arch amd64|arm64] [--cache DIR] [--check | --libs-only] OUTDIR" >&2
 	exit 2
 }
 
 check=no
 libs_only=no
 arch=amd64
+cache=
 while [ "$#" -gt 1 ]; do
 	case $1 in
+	--cache) cache=$2; shift ;;
+	--cache=*) cache=${1#--cache=} ;;
 	--check) check=yes ;;
 	--libs-only) libs_only=yes ;;
 	--arch) arch=$2; shift ;;
@@ -109,11 +118,17 @@ run() {
 
 mkdir -p "$1"
 out=$(cd "$1" && pwd)
-cache=$out/cache
-prefix=$cache/prefix
-
 exec 9>"$out/.lock"
 flock 9
+if [ -n "$cache" ]; then
+	mkdir -p "$cache"
+	cache=$(cd "$cache" && pwd)
+	exec 8>"$cache/.lock"
+	flock 8
+else
+	cache=$out/cache
+fi
+prefix=$cache/prefix
 
 # ---- sources -------------------------------------------------------------
 # A deb-src twin of the system's Debian entries, in a private apt directory.
@@ -305,7 +320,7 @@ fi
 # musl-gcc sees musl's headers only; the kernel's uapi headers (linux/, asm/)
 # do not depend on the C library, so the test helpers may use them: the
 # machine's own, or those of Debian's cross toolchain for the target.
-kheaders=$cache/kernel-headers
+kheaders=$cache/kernel-headers-$arch
 if [ ! -d "$kheaders" ]; then
 	if [ "$cross" = no ]; then
 		kdir=/usr/include asmdir=/usr/include/$triplet/asm
@@ -363,8 +378,9 @@ if [ "$check" = yes ]; then
 		# The other tests run the machine's own programs: the unit tests only.
 		[ "$runner" != cannot ] || die "--check: qemu-$cpu-static not found (Debian: qemu-user-static)"
 		log "running the unit tests for $arch under $(basename "$runner")"
+		# check-TESTS builds what the unit tests need, not every check program.
 		# shellcheck disable=SC2016
-		make -j"$jobs" check TESTS='$(unit_tests)' LOG_COMPILER="$runner" ||
+		make -j"$jobs" check-TESTS TESTS='$(unit_tests)' LOG_COMPILER="$runner" ||
 			{ cat test-suite.log; die "make check (unit tests under $(basename "$runner")) failed"; }
 	fi
 fi

@@ -31,6 +31,11 @@ for tool in aarch64-linux-gnu-gcc:gcc-aarch64-linux-gnu qemu-aarch64-static:qemu
 done
 QEMU=$(command -v qemu-aarch64-static)
 ARM64=$RG_BUILDDIR/static-arm64
+# The libraries are kept in RG_STATIC_CACHE (default ~/.cache/rearguard),
+# shared by build trees; RG_STATIC_CACHE= keeps them in the build tree.
+ARM64_CACHE=()
+[ -z "${RG_STATIC_CACHE-${XDG_CACHE_HOME:-$HOME/.cache}/rearguard}" ] ||
+	ARM64_CACHE=(--cache "${RG_STATIC_CACHE-${XDG_CACHE_HOME:-$HOME/.cache}/rearguard}/static-arm64")
 
 # arm64_build [--check]: builds (or reuses) $ARM64/rearguard; with --check
 # the unit tests for aarch64 run too, under qemu. Fails the test with the
@@ -38,7 +43,7 @@ ARM64=$RG_BUILDDIR/static-arm64
 arm64_build() {
 	local log rc=0
 	log=$(mktemp /tmp/rg-arm64-build.XXXXXX)
-	"$RG_SRCDIR/container/build-static.sh" --arch arm64 "$@" "$ARM64" >"$log" 2>&1 || rc=$?
+	"$RG_SRCDIR/container/build-static.sh" --arch arm64 "${ARM64_CACHE[@]}" "$@" "$ARM64" >"$log" 2>&1 || rc=$?
 	ARM64_LOG=$(cat "$log")
 	rm -f "$log"
 	if [ "$rc" != 0 ]; then

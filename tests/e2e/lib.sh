@@ -88,9 +88,16 @@ T=$(mktemp -d /tmp/rg-e2e.XXXXXX)
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-# The static binaries, built once for all tests (the script caches and locks).
+# The static stand-ins, built once for all tests (the script caches and
+# locks), for this machine. The libraries are kept in RG_STATIC_CACHE
+# (default ~/.cache/rearguard), shared by build trees; RG_STATIC_CACHE=
+# keeps them in the build tree.
 STATIC=$RG_BUILDDIR/static
-"$RG_SRCDIR/container/build-static.sh" "$STATIC" >"$T/build-static.log" 2>&1 ||
+ARCH=$(dpkg --print-architecture)
+STATIC_CACHE=()
+[ -z "${RG_STATIC_CACHE-${XDG_CACHE_HOME:-$HOME/.cache}/rearguard}" ] ||
+	STATIC_CACHE=(--cache "${RG_STATIC_CACHE-${XDG_CACHE_HOME:-$HOME/.cache}/rearguard}/static-$ARCH")
+"$RG_SRCDIR/container/build-static.sh" --arch "$ARCH" "${STATIC_CACHE[@]}" "$STATIC" >"$T/build-static.log" 2>&1 ||
 	{ tail -n 30 "$T/build-static.log"; fail "container/build-static.sh failed"; }
 
 now_ms() {
@@ -149,7 +156,7 @@ built_image() {
 # image_agent: the agent's image, container/Dockerfile built for this
 # machine's architecture (scratch, the static binary, uid 65532).
 image_agent() {
-	built_image "$(dpkg --print-architecture)"
+	built_image "$ARCH"
 	IMAGE_FOR[registry.example.com/rearguard]=$BUILT_IMAGE
 }
 
