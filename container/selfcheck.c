@@ -1,12 +1,15 @@
 /*
  * The static build's self-check (container/build-static.sh runs it in an
  * empty root: no /etc/hosts, no nsswitch.conf, no resolv.conf, no NSS
- * modules). It proves what the agent needs from the libcurl it links:
+ * modules; through qemu-user in a cross build). It proves what the agent
+ * needs from the libcurl it links:
  *
  *  - http://localhost:PORT and http://127.0.0.1:PORT reach a server on the
  *    loopback address without any name service (libcurl answers "localhost"
  *    itself and never resolves numeric addresses);
- *  - the library was built minimal: plain HTTP, no TLS, no compression.
+ *  - the library was built minimal: plain HTTP, no TLS, no compression;
+ *
+ * and that the static libyaml of the same prefix links and parses.
  *
  * Exit 0 when all holds; otherwise one line per problem and exit 1.
  */
@@ -19,6 +22,7 @@
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <yaml.h>
 
 static int failures;
 
@@ -93,6 +97,43 @@ static void fetch(const char *url)
 	curl_easy_cleanup(h);
 }
 
+#ifndef RG_YAML_PC_VERSION
+#error "build with -DRG_YAML_PC_VERSION='\"the version pkg-config gives for yaml-0.1\"'"
+#endif
+
+/* The static libyaml is the one pkg-config describes, and parses a mapping. */
+static void check_yaml(void)
+{
+	static const char doc[] = "sidecars:\n  - istio\n  - match: fluent-bit\n";
+	int major, minor, patch, scalars = 0, done = 0, ok = 1;
+	yaml_parser_t parser;
+	yaml_event_t event;
+	char what[160], version[32];
+
+	yaml_get_version(&major, &minor, &patch);
+	snprintf(version, sizeof(version), "%d.%d.%d", major, minor, patch);
+	snprintf(what, sizeof(what), "libyaml %s (%s), pkg-config yaml-0.1 %s", yaml_get_version_string(), version,
+		 RG_YAML_PC_VERSION);
+	check(strcmp(version, yaml_get_version_string()) == 0 && strcmp(version, RG_YAML_PC_VERSION) == 0, what);
+
+	if (!yaml_parser_initialize(&parser)) {
+		check(0, "yaml_parser_initialize");
+		return;
+	}
+	yaml_parser_set_input_string(&parser, (const unsigned char *)doc, sizeof(doc) - 1);
+	while (ok && !done) {
+		ok = yaml_parser_parse(&parser, &event);
+		if (!ok)
+			break;
+		scalars += event.type == YAML_SCALAR_EVENT;
+		done = event.type == YAML_STREAM_END_EVENT;
+		yaml_event_delete(&event);
+	}
+	yaml_parser_delete(&parser);
+	snprintf(what, sizeof(what), "libyaml parses a small document: %d scalars, want 4", scalars);
+	check(ok && done && scalars == 4, what);
+}
+
 int main(void)
 {
 	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
@@ -109,6 +150,7 @@ int main(void)
 	snprintf(what, sizeof(what), "libcurl %s: protocols %s%s, no TLS, no compression", v->version,
 		 v->protocols[0] ? v->protocols[0] : "none", v->protocols[0] && v->protocols[1] ? " and more" : "");
 	check(only_http && !v->ssl_version && !v->libz_version && !(v->features & CURL_VERSION_SSL), what);
+	check_yaml();
 
 	lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (lfd < 0 || bind(lfd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(lfd, 8) < 0 ||

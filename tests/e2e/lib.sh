@@ -1,5 +1,5 @@
 # Sourced by every end-to-end test: a manifest from manifests/ played as a
-# real pod on podman, with the static release binary.
+# real pod on podman, with the image container/Dockerfile builds.
 #
 #   . "$RG_SRCDIR/tests/e2e/lib.sh"
 #   image_agent; image_busybox
@@ -9,11 +9,14 @@
 #   expect_code report 0
 #   summary_is stopped sidecars 0 outcome
 #
-# Every test builds its own images (tagged with its name and pid), plays its
-# own pod, and removes pod, volumes and images on exit, also on failure.
-# podman runs with tests/e2e/containers.conf (CONTAINERS_CONF), not the
-# machine's configuration. Skipped (exit 77) with the reason when podman or
-# the static toolchain is missing, or when configured with --disable-e2e.
+# The agent's image is the one users build: tools/image builds
+# container/Dockerfile with podman (no registry), once per build tree while
+# the sources do not change. Every test builds its other images (tagged with
+# its name and pid), plays its own pod, and removes pod, volumes and those
+# images on exit, also on failure. podman runs with
+# tests/e2e/containers.conf (CONTAINERS_CONF), not the machine's
+# configuration. Skipped (exit 77) with the reason when podman, debootstrap
+# or the static toolchain is missing, or when configured with --disable-e2e.
 
 set -eu
 
@@ -74,6 +77,9 @@ done
 for tool in musl-gcc dpkg-source; do
 	command -v "$tool" >/dev/null 2>&1 || skip "$tool not installed: cannot build the static binary (tools/deps musl-tools dpkg-dev)"
 done
+for tool in autoreconf:autoconf libtoolize:libtool debootstrap:debootstrap; do
+	command -v "${tool%%:*}" >/dev/null 2>&1 || skip "${tool%%:*} not installed (tools/deps ${tool#*:})"
+done
 /usr/bin/python3 -c 'import yaml' 2>/dev/null || skip "python3-yaml not installed"
 export CONTAINERS_CONF=$RG_SRCDIR/tests/e2e/containers.conf
 podman info >/dev/null 2>&1 || skip "podman does not work here: $(podman info 2>&1 | tail -n 1)"
@@ -82,9 +88,16 @@ T=$(mktemp -d /tmp/rg-e2e.XXXXXX)
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-# The static binaries, built once for all tests (the script caches and locks).
+# The static stand-ins, built once for all tests (the script caches and
+# locks), for this machine. The libraries are kept in RG_STATIC_CACHE
+# (default ~/.cache/rearguard), shared by build trees; RG_STATIC_CACHE=
+# keeps them in the build tree.
 STATIC=$RG_BUILDDIR/static
-"$RG_SRCDIR/container/build-static.sh" "$STATIC" >"$T/build-static.log" 2>&1 ||
+ARCH=$(dpkg --print-architecture)
+STATIC_CACHE=()
+[ -z "${RG_STATIC_CACHE-${XDG_CACHE_HOME:-$HOME/.cache}/rearguard}" ] ||
+	STATIC_CACHE=(--cache "${RG_STATIC_CACHE-${XDG_CACHE_HOME:-$HOME/.cache}/rearguard}/static-$ARCH")
+"$RG_SRCDIR/container/build-static.sh" --arch "$ARCH" "${STATIC_CACHE[@]}" "$STATIC" >"$T/build-static.log" 2>&1 ||
 	{ tail -n 30 "$T/build-static.log"; fail "container/build-static.sh failed"; }
 
 now_ms() {
@@ -103,13 +116,48 @@ image() {
 	IMAGE_FOR[$repo]=$name
 }
 
-# image_agent: the agent's image as container/Dockerfile makes it: scratch,
-# the static binary, uid 65532.
+# built_image ARCH: the image container/Dockerfile builds for ARCH (amd64,
+# arm64), made by tools/image and named after this build tree; its name goes
+# to BUILT_IMAGE. Built once: later calls (tests run in parallel, behind a
+# lock) reuse it while no file of the source tree is newer than the build
+# (files, not directories: autogen.sh's temporary files do not count).
+# The first test builds it, which takes minutes; podman's layer cache keeps
+# the Debian base, the packages and the static libraries for the next build.
+built_image() {
+	local arch=$1 stamp=$RG_BUILDDIR/image-$1.stamp started newer rc=0
+	BUILT_IMAGE=localhost/rearguard-e2e/image:$arch-$(printf '%s' "$RG_BUILDDIR" | cksum | cut -d' ' -f1)
+	exec 8>"$RG_BUILDDIR/image-$arch.lock"
+	flock 8
+	if [ "$(cat "$stamp" 2>/dev/null)" = "$BUILT_IMAGE" ] && podman image exists "$BUILT_IMAGE"; then
+		newer=$(find "$RG_SRCDIR" \( -name .git -o -path "$RG_BUILDDIR" \
+			-o -type d \( -name build -o -name 'build-*' -o -name autom4te.cache \) \) -prune \
+			-o ! -type d -newer "$stamp" -print -quit)
+		if [ -z "$newer" ]; then
+			exec 8>&-
+			return 0
+		fi
+		say "rebuilding the $arch image: $newer changed"
+	fi
+	started=$(date +%s)
+	RG_IMAGE_TIMEOUT=2400 timeout -k 10 2500 "$RG_SRCDIR/tools/image" --arch "$arch" --tag "$BUILT_IMAGE" \
+		>"$RG_BUILDDIR/image-$arch.log" 2>&1 || rc=$?
+	if [ "$rc" != 0 ]; then
+		exec 8>&-
+		tail -n 40 "$RG_BUILDDIR/image-$arch.log"
+		fail "tools/image --arch $arch failed (log: $RG_BUILDDIR/image-$arch.log)"
+	fi
+	say "$(grep '^tools/image: .* built in' "$RG_BUILDDIR/image-$arch.log" | tail -n 1)"
+	# The stamp's time is the build's start: an edit during the build counts.
+	echo "$BUILT_IMAGE" >"$stamp"
+	touch -d "@$started" "$stamp"
+	exec 8>&-
+}
+
+# image_agent: the agent's image, container/Dockerfile built for this
+# machine's architecture (scratch, the static binary, uid 65532).
 image_agent() {
-	mkdir -p "$T/img/agent"
-	cp "$STATIC/rearguard" "$T/img/agent/rearguard"
-	image registry.example.com/rearguard agent "$T/img/agent" 'ENTRYPOINT ["/rearguard"]' \
-		'USER 65532:65532' 'LABEL org.opencontainers.image.title=rearguard'
+	built_image "$ARCH"
+	IMAGE_FOR[registry.example.com/rearguard]=$BUILT_IMAGE
 }
 
 # image_busybox: the apps' image, busybox-static with its applets.
