@@ -1,7 +1,8 @@
 /*
  * /proc/PID/cmdline of any process in the pod: NUL-separated, possibly
  * rewritten by the process itself (setproctitle), cut at our read size.
- * The scanner takes the basename of argv[0] from it; the agent parses the
+ * The scanner takes the basename of argv[0] from it (of its part before
+ * ": ", for the programs that rewrite it as "name: what"); the agent parses the
  * command line of every `rearguard run` it finds for the report name, as
  * the agent does: split at NULs, at most 63 arguments.
  */
@@ -33,7 +34,14 @@ static void argv0(const char *buf, size_t len, size_t outlen)
 {
 	char *out = fuzz_buf(outlen);
 	size_t first = strnlen(buf, len), start = 0, i, want;
+	const char *colon;
 
+	/* "name: what" (nginx, postgres) is named by what precedes the first ": ". */
+	for (colon = buf; (colon = memchr(colon, ':', first - (size_t)(colon - buf))); colon++)
+		if ((size_t)(colon - buf) + 1 < first && colon[1] == ' ') {
+			first = (size_t)(colon - buf);
+			break;
+		}
 	for (i = 0; i < first; i++)
 		if (buf[i] == '/')
 			start = i + 1;
