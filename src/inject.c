@@ -41,6 +41,18 @@ struct found {
 	bool sidecar_ctr[256]; /* per container: a sidecar */
 };
 
+/*
+ * Names and kinds come from the input and may hold any byte a YAML escape
+ * gives: a control character in a message becomes '?', so that a note or
+ * an error stays one line.
+ */
+static void one_line(char *s)
+{
+	for (; *s; s++)
+		if ((unsigned char)*s < 0x20 || *s == 0x7f)
+			*s = '?';
+}
+
 /* One line for the user about a document: "LINE: what: message". */
 static void note(struct run *r, const struct ynode *at, const char *what, const char *fmt, ...) RG_PRINTF(4, 5);
 
@@ -55,6 +67,7 @@ static void note(struct run *r, const struct ynode *at, const char *what, const 
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	snprintf(line, sizeof(line), "%zu: %s: %s", at ? at->line : (size_t)0, what, msg);
+	one_line(line);
 	r->o.note(r->o.note_data, line);
 }
 
@@ -71,6 +84,8 @@ static int fail(struct run *r, const struct ynode *at, const char *what, const c
 	va_end(ap);
 	snprintf(r->err, r->errlen, "%zu:%zu: %s: %s", at ? at->line : (size_t)1, at ? at->column : (size_t)1, what,
 		 msg);
+	if (r->errlen > 0)
+		one_line(r->err);
 	return -EINVAL;
 }
 

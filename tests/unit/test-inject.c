@@ -292,6 +292,21 @@ static void options_and_function_config(void)
 	   "--mesh linkerd: the spec and Linkerd's shutdown annotation (%s)", err);
 }
 
+/* A kind or name with a newline in it (a YAML escape) must not split a note or an error in two. */
+static void control_characters(void)
+{
+	int rc;
+
+	run("apiVersion: v1\nkind: \"Config\\nMap\\r\\x1b[2J\"\nmetadata: {name: \"a\\nb\"}\n", &rc);
+	is_int(rc, 0, "a kind with a newline in it is left alone");
+	is_int(notes, 1, "with a note");
+	ok(!strchr(last_note, '\n') && !strchr(last_note, '\r') && !strchr(last_note, '\x1b'),
+	   "the note is one line without control characters: %s", last_note);
+	ok(strstr(last_note, "Config?Map") != NULL, "the newline shows as '?'");
+	bad("apiVersion: batch/v1\nkind: Job\nmetadata: {name: \"x\\ny\"}\nspec: {}\n", "1:1:", "a Job without a template");
+	ok(strstr(err, "x?y") != NULL, "the name in the error has its newline as '?': %s", err);
+}
+
 int main(void)
 {
 	malformed();
@@ -300,5 +315,6 @@ int main(void)
 	idempotent();
 	neighbours();
 	options_and_function_config();
+	control_characters();
 	return done_testing();
 }
