@@ -650,6 +650,17 @@ static void watch_signals(struct agent *a)
 	a->nsigs = n;
 }
 
+/* The exit status is decided: no signal may replace it with 128 + N while the engine tears down. */
+static void hold_signals(struct agent *a)
+{
+	int sigs[ARRAY_SIZE(a->sigs)];
+	size_t i;
+
+	for (i = 0; i < a->nsigs; i++)
+		sigs[i] = a->sigs[i].signum;
+	sys_hold_signals(sigs, a->nsigs);
+}
+
 /* ---- the file protocol ------------------------------------------------- */
 
 static void on_file(struct sentinel *s, enum sentinel_what what, const char *name, int code)
@@ -984,6 +995,7 @@ static int engine(const struct agent_options *opt, const struct run_options *run
 	run_decisions(&a);
 	if (!a.finished)
 		ev_run(a.loop, 0);
+	hold_signals(&a);
 	ev_ref(a.loop);
 	ev_prepare_stop(a.loop, &a.flush);
 	if (ev_is_active(&a.log_io)) {

@@ -268,6 +268,8 @@ int run_main(const struct run_options *o)
 	}
 	if (!r.finished)
 		ev_run(r.loop, 0);
+	/* The command's code is decided: a late signal must not become the exit status. */
+	sys_hold_signals(run_forwarded, ARRAY_SIZE(run_forwarded));
 	if (r.waiting)
 		await_stop(r.loop, &r.ready);
 	run_child_stop(r.loop, &r.child);

@@ -85,3 +85,14 @@ bool sys_can_kill(void)
 		return false;
 	return data[CAP_KILL / 32].effective & (1u << (CAP_KILL % 32));
 }
+
+void sys_hold_signals(const int *sigs, size_t n)
+{
+	sigset_t set;
+	size_t i;
+
+	sigemptyset(&set);
+	for (i = 0; i < n; i++)
+		sigaddset(&set, sigs[i]);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+}

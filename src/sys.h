@@ -8,6 +8,7 @@
 #define RG_SYS_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -24,6 +25,14 @@ int sys_pidfd_exit_status(int pidfd, int *status);
 
 /* Turns a wait status into an exit code: the code, or 128 + signal. */
 int wait_status_code(int status);
+
+/*
+ * Blocks the n signals for the rest of the process's life. Once the exit
+ * status is decided, a signal that comes while the process tears down
+ * (libev puts the default actions back) would end it with 128 + N instead;
+ * blocked, it stays pending and goes with the process.
+ */
+void sys_hold_signals(const int *sigs, size_t n);
 
 /* Whether this process has CAP_KILL in its effective set (it may signal any uid). */
 bool sys_can_kill(void);
