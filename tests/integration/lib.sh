@@ -369,9 +369,16 @@ ctr_start_noting() {
 # The shell code that writes the last pid handed out in the pod into the file "$0".
 NOTE_LAST_PID='n=$(cat /proc/sys/kernel/ns_last_pid) && echo "$n" >"$0"'
 
+# AGENT_EXIT_PIDS: the pids the agent itself takes in the pod as it exits. A build with
+# LeakSanitizer (tools/check --sanitizers) clones a task for its leak check at exit: one.
+AGENT_EXIT_PIDS=0
+if ldd "$BIN/rearguard" 2>/dev/null | grep -q 'lib[al]san' && [[ ${ASAN_OPTIONS-} != *detect_leaks=0* ]]; then
+	AGENT_EXIT_PIDS=1
+fi
+
 # pod_last_pid: the last pid handed out in the pod's PID namespace. Reading it takes one pid
 # (the reader's own): one more than a container's note (ctr_start_noting) means no process or
-# thread was created in the pod in between, so nothing was respawned. The reader is a process
+# thread was created in the pod in between (but AGENT_EXIT_PIDS), so nothing was respawned. The reader is a process
 # of the pod, which an agent would take for an app: read it once the agent is gone.
 pod_last_pid() {
 	nsenter --target "$PAUSE" --pid --mount cat /proc/sys/kernel/ns_last_pid
