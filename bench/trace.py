@@ -83,6 +83,11 @@ def main():
             elif m and int(m["prev"]) == agent and since is not None:
                 on_cpu += t - since
                 since = None
+        elif p == agent and since is None and e != "sched_waking":
+            # Running without a switch-in on record (the idle task's switch is sometimes not
+            # traced): its first system call is when it was on the CPU at the latest.
+            awake_t = awake_t or t
+            since = t
         # The request goes out with sendto (libcurl's send); a write would be a log line.
         if e == "sys_sendto" and p == agent and awake_t:
             written_t = t
@@ -111,6 +116,9 @@ def main():
             m = SWITCH.search(rest)
             if m and int(m["next"]) == proxy:
                 proxy_t = t
+        elif proxy_t is None and p == proxy and e != "sched_waking":
+            # On the CPU without a switch-in on record (see the agent's): its first system call.
+            proxy_t = t
         if proxy_t is not None and p == proxy and e in ("sys_read", "sys_recvfrom"):
             m = READ_RET.search(rest)
             if m and int(m["ret"], 0) > 0:
