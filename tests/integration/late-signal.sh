@@ -10,24 +10,7 @@
 alias_bin fluent-bit job
 pod_start
 fifo=$RUN/log.fifo
-mkfifo -m 0666 "$fifo"
-# Both ends held open here and never read; the pipe shrunk to one page and full already.
-exec 3<>"$fifo"
-/usr/bin/python3 -c 'import fcntl, os
-fcntl.fcntl(3, 1031, 4096)
-os.set_blocking(3, False)
-try:
-    while True:
-        os.write(3, b"x" * 512)
-except BlockingIOError:
-    pass' || skip "cannot shrink a pipe here"
-
-# hail NAME: SIGTERM to the container's process every 2 ms until it has exited.
-hail() {
-	local pid
-	pid=$(ctr_pid "$1")
-	while kill -TERM "$pid" 2>/dev/null && [ ! -e "$T/$1.exit" ]; do sleep 0.002; done
-}
+stalled_pipe "$fifo"
 
 # The wrapper: the command ignores SIGTERM and exits 5.
 fake_start proxy 1002 fluent-bit
@@ -39,8 +22,9 @@ hail app
 expect_exit app 10 5
 expect_exit proxy 5 0
 
-# The companion agent: it has written done, then the signals come.
+# The companion agent: it has written done, then the signals come. (new_pod empties $RUN.)
 new_pod
+stalled_pipe "$fifo"
 fake_start proxy 1002 fluent-bit
 ctr_start agent 1002 sh -c "exec \"$BIN/rearguard\" -s 'match=fluent-bit' --apps 1 --dir \"$EMPTYDIR\" \
 	--termination-log \"$RUN/termination-log\" 2>\"$fifo\""

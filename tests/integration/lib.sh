@@ -369,19 +369,51 @@ ctr_start_noting() {
 # The shell code that writes the last pid handed out in the pod into the file "$0".
 NOTE_LAST_PID='n=$(cat /proc/sys/kernel/ns_last_pid) && echo "$n" >"$0"'
 
-# AGENT_EXIT_PIDS: the pids the agent itself takes in the pod as it exits. A build with
-# LeakSanitizer (tools/check --sanitizers) clones a task for its leak check at exit: one.
-AGENT_EXIT_PIDS=0
-if ldd "$BIN/rearguard" 2>/dev/null | grep -q 'lib[al]san' && [[ ${ASAN_OPTIONS-} != *detect_leaks=0* ]]; then
-	AGENT_EXIT_PIDS=1
-fi
+# stalled_pipe FIFO: a runtime's log pipe that nobody reads, made at FIFO: both ends held open
+# here (fd 3) and never read, the pipe shrunk to one page (F_SETPIPE_SZ) and full already, so that
+# whatever is written to it waits. Skips where a pipe cannot be shrunk.
+stalled_pipe() {
+	mkfifo -m 0666 "$1"
+	exec 3<>"$1"
+	/usr/bin/python3 -c 'import fcntl, os
+fcntl.fcntl(3, 1031, 4096)
+os.set_blocking(3, False)
+try:
+    while True:
+        os.write(3, b"x" * 512)
+except BlockingIOError:
+    pass' || skip "cannot shrink a pipe here"
+}
+
+# hail NAME: SIGTERM to container NAME's process every 2 ms until it has exited, as a pod
+# deletion racing the container's end would; fails after 10 s of it.
+hail() {
+	local pid end=$((SECONDS + 10))
+	pid=$(ctr_pid "$1")
+	while kill -TERM "$pid" 2>/dev/null && [ ! -e "$T/$1.exit" ]; do
+		[ "$SECONDS" -lt "$end" ] || fail "$1 still runs after 10 s of SIGTERMs"
+		sleep 0.002
+	done
+}
 
 # pod_last_pid: the last pid handed out in the pod's PID namespace. Reading it takes one pid
 # (the reader's own): one more than a container's note (ctr_start_noting) means no process or
-# thread was created in the pod in between (but AGENT_EXIT_PIDS), so nothing was respawned. The reader is a process
-# of the pod, which an agent would take for an app: read it once the agent is gone.
+# thread was created in the pod in between, so nothing was respawned (no_respawn). The reader is
+# a process of the pod, which an agent would take for an app: read it once the agent is gone.
 pod_last_pid() {
 	nsenter --target "$PAUSE" --pid --mount cat /proc/sys/kernel/ns_last_pid
+}
+
+# no_respawn BEFORE AFTER: no process or thread was created in the pod between a container's note
+# of the last pid (BEFORE, ctr_start_noting) and pod_last_pid (AFTER), but the reader's own pid
+# and the one LeakSanitizer's exit check takes in a sanitizer build of the agent.
+no_respawn() {
+	local own=1
+	if ldd "$BIN/rearguard" 2>/dev/null | grep -q 'lib[al]san' && [[ ${ASAN_OPTIONS-} != *detect_leaks=0* ]]; then
+		own=2
+	fi
+	[ "$(($2 - $1))" = "$own" ] ||
+		fail "pids $(($1 + 1))..$(($2 - own)) were handed out in the pod during the stop: something was respawned"
 }
 
 # agent_lines PATTERN [LOG]: how many lines of the agent's log (container "agent") match PATTERN

@@ -8,18 +8,7 @@
 alias_bin fluent-bit job
 pod_start
 fifo=$RUN/log.fifo
-mkfifo -m 0666 "$fifo"
-# Both ends held open here and never read; the pipe shrunk to one page (F_SETPIPE_SZ) and full
-# already: whatever the agent writes to it, nothing takes it.
-exec 3<>"$fifo"
-/usr/bin/python3 -c 'import fcntl, os
-fcntl.fcntl(3, 1031, 4096)
-os.set_blocking(3, False)
-try:
-    while True:
-        os.write(3, b"x" * 512)
-except BlockingIOError:
-    pass' || skip "cannot shrink a pipe here"
+stalled_pipe "$fifo"
 fake_start proxy 1002 fluent-bit
 ctr_start agent 1002 sh -c "exec \"$BIN/rearguard\" -v -s 'match=fluent-bit' --apps 1 --dir \"$EMPTYDIR\" \
 	--termination-log \"$RUN/termination-log\" 2>\"$fifo\""

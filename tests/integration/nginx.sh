@@ -77,8 +77,7 @@ from_agent=$(grep -E "signal 3 \(SIGQUIT\) received from $agent_pid\b" "$N/error
 	fail "processes that got SIGQUIT from the agent (pid $agent_pid): '$from_agent', want the master $master alone"
 started=$(workers_started)
 [ "$started" = 2 ] || fail "nginx started $started workers, 2 of them during the stop"
-[ "$((after - before))" = $((1 + AGENT_EXIT_PIDS)) ] ||
-	fail "pids $((before + 1))..$((after - 1)) were handed out in the pod during the stop: something was respawned"
+no_respawn "$before" "$after"
 [ "$(grep -c 'gracefully shutting down' "$N/error.log")" = 2 ] ||
 	fail "the workers did not shut down gracefully: $(grep -v 'start worker' "$N/error.log")"
 grep -q 'exit$' "$N/error.log" || fail "the master did not log its exit"

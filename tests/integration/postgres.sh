@@ -53,8 +53,7 @@ say "$("$PG/postgres" --version): $(grep -c . "$T/postgres.log") log lines, $pro
 [ "$(agent_lines 'sent SIG(TERM|KILL)')" = 0 ] || fail "postgres needed an escalation"
 [ "$(grep -c 'received fast shutdown request' "$T/postgres.log")" = 1 ] || fail "not one fast shutdown"
 grep -q 'database system is shut down' "$T/postgres.log" || fail "postgres did not finish its shutdown"
-[ "$((after - before))" = $((1 + AGENT_EXIT_PIDS)) ] ||
-	fail "pids $((before + 1))..$((after - 1)) were handed out in the pod during the stop: something was respawned"
+no_respawn "$before" "$after"
 state=$("$PG/pg_controldata" "$D/data" | sed -n 's/^Database cluster state: *//p')
 [ "$state" = "shut down" ] || fail "the cluster's state after the stop: '$state', want 'shut down'"
 no_process_left postgres

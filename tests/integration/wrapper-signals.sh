@@ -14,12 +14,11 @@ for round in 1 2 3 4 5; do
 	fake_start proxy 1002 fluent-bit --on TERM:delay:300ms:0
 	ctr_start app 0 "$BIN/rearguard" run --drain --sidecar 'match=fluent-bit' --stop-timeout 2s --kill-after 1s \
 		--dir "$EMPTYDIR" -- "$BIN/job" --run "$((200 + RANDOM % 200))ms" --exit 5 --on TERM:ignore --log "$EVENTS"
-	pid=$(ctr_pid app)
 	# Once the command has set up its handlers (it logs "started" after that), every 2 ms until
 	# the wrapper is gone.
 	job_started() { [ -n "$(event_ms job started)" ]; }
 	wait_for 5 job_started || fail "round $round: the command did not start"
-	while kill -TERM "$pid" 2>/dev/null && [ ! -e "$T/app.exit" ]; do sleep 0.002; done
+	hail app
 	expect_exit app 10 5
 	expect_exit proxy 5 0
 	[ -n "$(event_ms fluent-bit "got SIGTERM")" ] || fail "round $round: the sidecar was not stopped"
