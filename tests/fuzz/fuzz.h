@@ -17,10 +17,12 @@
 #ifndef RG_FUZZ_H
 #define RG_FUZZ_H
 
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define FUZZ_CHECK(cond)                                                                                               \
 	do {                                                                                                           \
@@ -118,6 +120,17 @@ static inline char *fuzz_rest(struct fuzz_in *in)
 	in->p += in->n;
 	in->n = 0;
 	return s;
+}
+
+/* stdout to /dev/null, so that a target whose code prints (--help) does not flood the fuzzer's output. */
+static inline void fuzz_quiet_stdout(void)
+{
+	int fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+
+	if (fd >= 0) {
+		dup2(fd, 1);
+		close(fd);
+	}
 }
 
 /* Whether n bytes at p are all zero: what a cleared structure holds. */

@@ -12,8 +12,6 @@
 #include "parse.h"
 #include "sentinel.h"
 
-#include <fcntl.h>
-#include <unistd.h>
 
 static const char *const vars[] = {
     "REARGUARD_SIDECARS",	"REARGUARD_APP",
@@ -35,13 +33,8 @@ static char envbuf[NVARS][1024];
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-	int fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
-
 	/* --help and --version print to stdout, many times a second. */
-	if (fd >= 0) {
-		dup2(fd, 1);
-		close(fd);
-	}
+	fuzz_quiet_stdout();
 	return 0;
 }
 
