@@ -64,7 +64,7 @@ struct podscan_config {
 struct pod_container {
 	unsigned id;            /* 1, 2, ... in order of discovery */
 	char *key;              /* cgroup key, or "tree:PID:START" without cgroups */
-	char display[96];       /* the cgroup path worth logging */
+	char *display;          /* the cgroup path worth logging, whole (part of key, or key) */
 	enum pod_role role;
 	int sidecar;            /* spec index when role == ROLE_SIDECAR */
 	pid_t root;             /* 0: its root had exited before it was first seen */

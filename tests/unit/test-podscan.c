@@ -545,6 +545,38 @@ static void names_only(void)
 	podscan_free(ps);
 }
 
+/* A kubelet's cgroup paths are long: the display keeps them whole, also after a rekey. */
+static void long_cgroup(void)
+{
+#define LONG_POD "/kubepods/besteffort/pod0f1e2d3c-4b5a-6978-8695-a4b3c2d1e0f9"
+#define LONG_ID "/0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+#define LONG_SYSTEMD                                                                                            \
+	"/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod0f1e2d3c_4b5a_6978_8695_a4b3c2d1e0f9" \
+	".slice/cri-containerd-fedcba9876543210fedcba9876543210fedcba9876543210fedcba9876543210.scope"
+	const char *v1 = "9:pids:" LONG_POD LONG_ID "\n0::/\n";
+	const char *v2 = "0::" LONG_SYSTEMD "\n";
+	struct pod_container *c;
+	struct podscan *ps;
+
+	reset();
+	mkproc(1, 0, "pause", 100, CG("/pause"), "/pause");
+	mkproc(5, 0, "rearguard", 200, CG("/agent"), "/rearguard");
+	mkproc(10, 0, "job", 300, v1, "/usr/bin/job");
+	mkproc(20, 0, "runc:[2:INIT]", 400, CG("/runc"), NULL);
+	ps = open_scan(5);
+	is_int(podscan_refresh(ps, NULL), 0, "refresh succeeds");
+	c = by_root(ps, 10);
+	is_str(c ? c->display : "", LONG_POD LONG_ID, "a kubelet's cgroup path is shown whole");
+	put(20, "cgroup", v2, strlen(v2));
+	is_int(podscan_refresh(ps, NULL), 0, "refresh succeeds");
+	c = by_root(ps, 20);
+	is_str(c ? c->display : "", LONG_SYSTEMD, "a systemd driver's path is shown whole after the move");
+	podscan_free(ps);
+#undef LONG_POD
+#undef LONG_ID
+#undef LONG_SYSTEMD
+}
+
 int main(void)
 {
 	const char *tmp = getenv("TMPDIR");
@@ -561,6 +593,7 @@ int main(void)
 	cmdline_and_ancestors();
 	pid_reuse();
 	names_only();
+	long_cgroup();
 	{
 		char cmd[600];
 
