@@ -767,6 +767,8 @@ static int init_decide(struct agent *a)
 		.policy = opt->policy,
 		.apps_expected = (unsigned)opt->apps,
 		.startup_timeout_us = opt->startup_timeout_ms * US_PER_MS,
+		/* The kubelet may still start a sidecar listed after the apps; not during a drain. */
+		.sidecar_wait_us = a->mode == MODE_AGENT ? opt->sidecar_wait_ms * US_PER_MS : 0,
 		.restart_grace_us = opt->restart_grace_ms * US_PER_MS,
 		.term_grace_us = opt->term_grace_ms * US_PER_MS,
 		.stop_timeout_us = opt->stop_timeout_ms * US_PER_MS,

@@ -157,12 +157,13 @@ pod_start() {
 
 # ctr_start NAME UID CMD [ARG...]: a container, in the background; its output goes to $T/NAME.log.
 # With CTR_PID=N its main process gets pid N in the pod (if N is free): a pid reused on purpose.
+# With CTR_HOLD=FILE it stays the runtime's init (named runc) until FILE exists, then execs CMD.
 ctr_start() {
 	local name=$1 uid=$2
 	shift 2
 	rm -f "$T/$name.pid" "$T/$name.exit"
 	# shellcheck disable=SC2046
-	"$BIN/runc" --target "$PAUSE" $(cgroup_args "$name") --uid "$uid" ${CTR_PID:+--pid "$CTR_PID"} --pidfile "$T/$name.pid" \
+	"$BIN/runc" --target "$PAUSE" $(cgroup_args "$name") --uid "$uid" ${CTR_PID:+--pid "$CTR_PID"} ${CTR_HOLD:+--hold "$CTR_HOLD"} --pidfile "$T/$name.pid" \
 		--exitfile "$T/$name.exit" -- "$@" >"$T/$name.log" 2>&1 &
 	# The exit status comes through the exit file: no job notices when a pod is killed.
 	LAUNCHERS="$LAUNCHERS $!"
