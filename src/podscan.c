@@ -723,6 +723,22 @@ bool podscan_flat(const struct podscan *ps)
 	return ps->flat;
 }
 
+void podscan_settle_pending(struct podscan *ps, struct pod_container *pub)
+{
+	struct container *c = (struct container *)pub;
+	struct proc_stat st;
+
+	if (pub->role != ROLE_PENDING || pub->root_gone)
+		return;
+	if (read_stat(ps, pub->root, &st) == 0 && st.starttime == pub->root_start)
+		recheck_root(ps, c, &st);
+	if (runtime_init(c->root_comm))
+		str_copy(pub->name, c->root_comm, sizeof(pub->name));
+	pub->root_gone = true;
+	pub->role = role_of(c, mono_us());
+	pub->sidecar = c->match_sidecar;
+}
+
 void podscan_root_exited(struct podscan *ps, struct pod_container *c)
 {
 	struct proc_entry *e;
