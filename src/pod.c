@@ -240,10 +240,16 @@ static void tell_decide(struct pod *p, bool first)
 
 	for (i = 0; i < podscan_count(p->ps); i++) {
 		struct pod_container *c = podscan_container(p->ps, i);
-		const struct pod_root *r = c->data;
+		struct pod_root *r = c->data;
 
 		bool fresh = c->is_new || c->role_changed;
 		bool watched_role = c->role == ROLE_APP || c->role == ROLE_SIDECAR || c->role == ROLE_PENDING;
+
+		if (r && r->role == ROLE_PENDING && !watched_role) {
+			/* No container after all (an exec session's runtime init), or not an app by --app. */
+			pidwatch_stop(p->cfg.loop, &r->pw);
+			r->role = c->role;
+		}
 
 		if (c->role == ROLE_PENDING)
 			pending++;
