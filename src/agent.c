@@ -455,9 +455,17 @@ static void finish(struct agent *a, int code)
 static void apps_done(struct agent *a, const char *reason)
 {
 	int64_t now = mono_us();
+	size_t k;
 
 	/* From here on the stop must not wait on a process stuck in the kernel. */
 	podscan_names_only(a->pod.ps);
+	/*
+	 * A sidecar that exited in the same breath as the last app (a pod
+	 * deletion's SIGTERM reached both) has its exit recorded before its
+	 * stop is decided: the stop would reach nothing, and it was not ours.
+	 */
+	for (k = 0; k < a->opt->nsidecars; k++)
+		pod_check_sidecar(&a->pod, k);
 	if (a->mode != MODE_WRAPPER || a->child_started || a->child_over || strcmp(reason, "ready-timeout") != 0)
 		return;
 	a->child_over = true;

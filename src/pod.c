@@ -142,11 +142,12 @@ static void root_exited(struct ev_loop *loop, struct pidwatch *pw)
 	if (r->role == ROLE_APP)
 		log_msg(LOG_INFO, FIELDS(LF_INT("container", c->id), LF_STR("name", c->name), LF_INT("pid", c->root)),
 			"app container exited");
-	else if (r->role == ROLE_SIDECAR && p->d->phase < PHASE_DRAINING)
+	else if (r->role == ROLE_SIDECAR && p->d->sidecars[r->sidecar].state == SC_UP)
 		log_msg(LOG_WARN,
 			FIELDS(LF_INT("container", c->id), LF_STR("sidecar", sidecar_name(p, r->sidecar)),
 			       LF_INT("pid", c->root)),
-			"sidecar container exited before the apps were done");
+			"sidecar container exited %s", p->d->phase < PHASE_DRAINING ? "before the apps were done"
+										 : "before its stop: the stop was not ours");
 	root_gone(p, r, c, pw->exited_us, false);
 	if (!p->checking)
 		p->cfg.on_exit(p->cfg.data);
