@@ -14,20 +14,6 @@
 need_program /usr/bin/caddy caddy
 uid=$(id -u caddy 2>/dev/null) || uid=1005
 
-C=$T/caddy
-mkdir -p "$C"
-cat >"$C/Caddyfile" <<CONF
-{
-	admin 127.0.0.1:2019
-	auto_https off
-	storage file_system $C/data
-}
-http://127.0.0.1:8081 {
-	respond "served by caddy"
-}
-CONF
-chown -R "$uid" "$C"
-
 pod_start
 ctr_start agent "$uid" "$BIN/rearguard" \
 	-s 'name=caddy,match=caddy,ready=http://127.0.0.1:2019/config/,stop=http://127.0.0.1:2019/stop' \
@@ -42,7 +28,7 @@ wait_for 10 grep -q "sidecar caddy has not started yet: waiting for it" "$T/agen
 	fail "no warning that the agent waits for caddy"
 ctr_running agent || fail "the agent exited before caddy started"
 sleep 1
-HOME=$C XDG_CONFIG_HOME=$C/config XDG_DATA_HOME=$C/data ctr_start caddy "$uid" /usr/bin/caddy run --config "$C/Caddyfile" --adapter caddyfile
+caddy_start caddy "$uid"
 
 expect_exit agent 30 0
 expect_exit caddy 5 0

@@ -171,6 +171,28 @@ ctr_start() {
 	wait_for 5 test -s "$T/$name.pid" || fail "container $name did not start"
 }
 
+# caddy_start NAME UID: a container running Debian's Caddy as UID, its admin API (where it is
+# stopped: POST /stop) on 127.0.0.1:2019, serving "served by caddy" on 127.0.0.1:8081; its state
+# in $T/NAME. Returns once the container started, not once Caddy listens.
+caddy_start() {
+	local d=$T/$1
+	mkdir -p "$d"
+	cat >"$d/Caddyfile" <<CONF
+{
+	admin 127.0.0.1:2019
+	auto_https off
+	storage file_system $d/data
+}
+http://127.0.0.1:8081 {
+	respond "served by caddy"
+}
+CONF
+	chown -R "$2" "$d"
+	# Its environment through the launcher's: an env(1) in front would be what the agent first sees.
+	HOME=$d XDG_CONFIG_HOME=$d/config XDG_DATA_HOME=$d/data \
+		ctr_start "$1" "$2" /usr/bin/caddy run --config "$d/Caddyfile" --adapter caddyfile
+}
+
 # agent_scanned [NAME]: waits until the agent (container "agent") has scanned the pod once.
 # An app that starts and exits before that scan would never be seen.
 agent_scanned() {
