@@ -16,7 +16,7 @@ static char agent_name[] = "agent";
 /* Parses a NULL-terminated list of arguments (the subcommand name is added). */
 static enum options_result parse(struct agent_options *o, ...)
 {
-	char *argv[32] = { agent_name };
+	char *argv[48] = { agent_name };
 	int argc = 1, out, devnull;
 	enum options_result r;
 	va_list ap;
@@ -41,7 +41,7 @@ static enum options_result parse(struct agent_options *o, ...)
 
 static void refused(const char *needle, ...)
 {
-	char *argv[32] = { agent_name };
+	char *argv[48] = { agent_name };
 	struct agent_options o;
 	int argc = 1;
 	va_list ap;
