@@ -1283,7 +1283,8 @@ static bool awaiting_named_sidecar(struct decide *d, const char *reason, int64_t
 		return false;
 	for (k = 0; k < d->cfg.nsidecars; k++)
 		if (never_started(d, k) && n < sizeof(list) - 1)
-			n += (size_t)snprintf(list + n, sizeof(list) - n, "%s%s", n ? ", " : "", d->cfg.sidecars[k].name);
+			n += (size_t)snprintf(list + n, sizeof(list) - n, "%s%s", n ? ", " : "",
+					      d->cfg.sidecars[k].name);
 	if (!n) {
 		if (d->sidecar_wait_from_us) {
 			log_msg(LOG_INFO, FIELDS(LF_MS("waited", now - d->sidecar_wait_from_us)),

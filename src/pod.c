@@ -146,8 +146,9 @@ static void root_exited(struct ev_loop *loop, struct pidwatch *pw)
 		log_msg(LOG_WARN,
 			FIELDS(LF_INT("container", c->id), LF_STR("sidecar", sidecar_name(p, r->sidecar)),
 			       LF_INT("pid", c->root)),
-			"sidecar container exited %s", p->d->phase < PHASE_DRAINING ? "before the apps were done"
-										 : "before its stop: the stop was not ours");
+			"sidecar container exited %s",
+			p->d->phase < PHASE_DRAINING ? "before the apps were done"
+						     : "before its stop: the stop was not ours");
 	root_gone(p, r, c, pw->exited_us, false);
 	if (!p->checking)
 		p->cfg.on_exit(p->cfg.data);

@@ -373,7 +373,8 @@ int main(void)
 	options_free(&o);
 
 	is_int(parse(&o, "-s", "istio", "-s", "match=fluent-bit", "--app", "job|worker", "--apps", "2", "-d", "/x",
-		     "--restart-policy", "OnFailure", "--startup-timeout", "1m", "--sidecar-wait", "7s", "--ready-timeout", "2m",
+		     "--restart-policy", "OnFailure", "--startup-timeout", "1m", "--sidecar-wait", "7s",
+		     "--ready-timeout", "2m",
 		     "--stop-timeout", "3s", "--kill-after", "4s", "--term-grace", "5s", "--restart-grace", "6s",
 		     "--termination-log", "/t", "--log-format", "json", "-v", NULL),
 	       OPTIONS_OK, "every option");
