@@ -455,9 +455,17 @@ static void finish(struct agent *a, int code)
 static void apps_done(struct agent *a, const char *reason)
 {
 	int64_t now = mono_us();
+	size_t k;
 
 	/* From here on the stop must not wait on a process stuck in the kernel. */
 	podscan_names_only(a->pod.ps);
+	/*
+	 * A sidecar that exited in the same breath as the last app (a pod
+	 * deletion's SIGTERM reached both) has its exit recorded before its
+	 * stop is decided: the stop would reach nothing, and it was not ours.
+	 */
+	for (k = 0; k < a->opt->nsidecars; k++)
+		pod_check_sidecar(&a->pod, k);
 	if (a->mode != MODE_WRAPPER || a->child_started || a->child_over || strcmp(reason, "ready-timeout") != 0)
 		return;
 	a->child_over = true;
@@ -767,6 +775,8 @@ static int init_decide(struct agent *a)
 		.policy = opt->policy,
 		.apps_expected = (unsigned)opt->apps,
 		.startup_timeout_us = opt->startup_timeout_ms * US_PER_MS,
+		/* The kubelet may still start a sidecar listed after the apps; not during a drain. */
+		.sidecar_wait_us = a->mode == MODE_AGENT ? opt->sidecar_wait_ms * US_PER_MS : 0,
 		.restart_grace_us = opt->restart_grace_ms * US_PER_MS,
 		.term_grace_us = opt->term_grace_ms * US_PER_MS,
 		.stop_timeout_us = opt->stop_timeout_ms * US_PER_MS,

@@ -1150,12 +1150,19 @@ void decide_rescanned(struct decide *d, int err, int64_t now)
 	d->nreports = 0;
 }
 
+/* The apps are done and a named sidecar is awaited (awaiting_named_sidecar). */
+static bool sidecar_wait_running(const struct decide *d)
+{
+	return d->sidecar_wait_from_us && !d->sidecar_wait_over;
+}
+
 /* How often to rescan while watching; 0: no need. */
 static int64_t rescan_interval(const struct decide *d, int64_t now)
 {
 	if (d->pending_containers)
 		return RESCAN_PENDING_US;
-	if (fewer_than_expected(d) || awaiting_sidecar_process(d) || any_awaiting_restart(d))
+	if (fewer_than_expected(d) || awaiting_sidecar_process(d) || any_awaiting_restart(d) ||
+	    sidecar_wait_running(d))
 		return RESCAN_FAST_US;
 	if (d->cfg.apps_expected)
 		return 0;
@@ -1251,6 +1258,57 @@ static const char *conclusion(struct decide *d, int64_t now)
 		return NULL;
 	}
 	return all ? "apps-done" : NULL;
+}
+
+/* A sidecar named with --sidecar whose container was never seen: the kubelet may still start it. */
+static bool never_started(const struct decide *d, size_t k)
+{
+	return !d->cfg.sidecars[k].optional && !d->sidecars[k].seen && d->cfg.sidecars[k].confirm == CONFIRM_PROCESSES;
+}
+
+/*
+ * The apps are done, but a sidecar named with --sidecar has not started: a
+ * sidecar listed after the apps is started after them (the kubelet starts
+ * containers one by one), and once the agent has exited nothing stops it.
+ * It is waited for, with rescans, at most --sidecar-wait; then the drain
+ * goes on without it. Detection's sidecars are optional: never waited for.
+ * True while the wait lasts.
+ */
+static bool awaiting_named_sidecar(struct decide *d, const char *reason, int64_t now)
+{
+	char list[512] = "", dur[32];
+	size_t k, n = 0;
+
+	if (d->sidecar_wait_over || d->cfg.sidecar_wait_us <= 0 || strcmp(reason, "apps-done") != 0)
+		return false;
+	for (k = 0; k < d->cfg.nsidecars; k++)
+		if (never_started(d, k) && n < sizeof(list) - 1)
+			n += (size_t)snprintf(list + n, sizeof(list) - n, "%s%s", n ? ", " : "",
+					      d->cfg.sidecars[k].name);
+	if (!n) {
+		if (d->sidecar_wait_from_us) {
+			log_msg(LOG_INFO, FIELDS(LF_MS("waited", now - d->sidecar_wait_from_us)),
+				"the awaited sidecar started: stopping it");
+			d->sidecar_wait_over = true;
+		}
+		return false;
+	}
+	if (!d->sidecar_wait_from_us) {
+		d->sidecar_wait_from_us = now;
+		log_msg(LOG_WARN, FIELDS(LF_STR("sidecars", list)),
+			"apps done, but sidecar %s has not started yet: waiting for it up to --sidecar-wait %s, "
+			"to stop it (the kubelet starts a sidecar listed after the apps after them)",
+			list, fmt_us(d->cfg.sidecar_wait_us, dur));
+		return true;
+	}
+	if (now < d->sidecar_wait_from_us + d->cfg.sidecar_wait_us)
+		return true;
+	d->sidecar_wait_over = true;
+	log_msg(LOG_WARN, FIELDS(LF_STR("sidecars", list)),
+		"sidecar %s did not start within --sidecar-wait %s: draining without it (if it starts "
+		"later nothing stops it; check its match= against the start-up log)",
+		list, fmt_us(d->cfg.sidecar_wait_us, dur));
+	return false;
 }
 
 /*
@@ -1635,6 +1693,13 @@ static bool watching_step(struct decide *d, int64_t now, struct decide_action *a
 	reason = conclusion(d, now);
 	if (reason) {
 		if (!needs_confirmation(d, reason)) {
+			if (awaiting_named_sidecar(d, reason, now)) {
+				if (status_step(d, now, act) || files_step(d, now, act))
+					return true;
+				if (now >= rescan_due(d, now))
+					return rescan_action(d, act);
+				return poll_step(d, now, act);
+			}
 			start_drain(d, reason, now, act);
 			return true;
 		}
@@ -1693,6 +1758,8 @@ int64_t decide_deadline(const struct decide *d, int64_t now)
 				t = min64(t, d->apps[i].exited_us + d->cfg.restart_grace_us);
 		if (d->term_us)
 			t = min64(t, d->term_us + d->cfg.term_grace_us);
+		if (sidecar_wait_running(d))
+			t = min64(t, d->sidecar_wait_from_us + d->cfg.sidecar_wait_us);
 		if (d->phase == PHASE_CONFIRMING && d->rescan_err && !d->rescan_inflight)
 			t = min64(t, d->rescan_retry_us);
 		t = min64(t, rescan_due(d, now));

@@ -64,6 +64,7 @@ struct decide_config {
 	enum restart_policy policy;
 	unsigned apps_expected; /* 0: not given */
 	int64_t startup_timeout_us, restart_grace_us, term_grace_us;
+	int64_t sidecar_wait_us; /* apps done: how long to wait for a named sidecar not seen yet */
 	int64_t stop_timeout_us, kill_after_us;
 	bool readiness;         /* poll readiness; DECIDE_WRITE of DECIDE_FILE_READY when all are ready */
 	int64_t ready_timeout_us;
@@ -226,6 +227,8 @@ struct decide {
 	struct decide_file_state files[DECIDE_NFILES];
 	bool sidecars_ready;    /* every sidecar turned ready (before the drain) */
 	bool ready_expired;     /* --ready-timeout passed first */
+	int64_t sidecar_wait_from_us; /* apps done, a named sidecar not seen: the wait began; 0: none */
+	bool sidecar_wait_over; /* it ended (each missing one was named in a warning) */
 };
 
 int decide_init(struct decide *d, const struct decide_config *cfg, int64_t now);

@@ -28,6 +28,7 @@ enum {
 	OPT_APPS,
 	OPT_RESTART_POLICY,
 	OPT_STARTUP_TIMEOUT,
+	OPT_SIDECAR_WAIT,
 	OPT_READY_TIMEOUT,
 	OPT_STOP_TIMEOUT,
 	OPT_KILL_AFTER,
@@ -66,6 +67,7 @@ static const struct opt_def opts[] = {
 	{ "dir", OPT_DIR, required_argument, "REARGUARD_DIR", FOR_AGENT | FOR_RUN | FOR_WAIT },
 	{ "restart-policy", OPT_RESTART_POLICY, required_argument, "REARGUARD_RESTART_POLICY", FOR_AGENT },
 	{ "startup-timeout", OPT_STARTUP_TIMEOUT, required_argument, "REARGUARD_STARTUP_TIMEOUT", FOR_AGENT },
+	{ "sidecar-wait", OPT_SIDECAR_WAIT, required_argument, "REARGUARD_SIDECAR_WAIT", FOR_AGENT },
 	{ "ready-timeout", OPT_READY_TIMEOUT, required_argument, "REARGUARD_READY_TIMEOUT", FOR_AGENT },
 	{ "stop-timeout", OPT_STOP_TIMEOUT, required_argument, "REARGUARD_STOP_TIMEOUT", FOR_AGENT | FOR_DRAIN | FOR_RUN },
 	{ "kill-after", OPT_KILL_AFTER, required_argument, "REARGUARD_KILL_AFTER", FOR_AGENT | FOR_DRAIN | FOR_RUN },
@@ -289,6 +291,8 @@ static int apply(struct agent_options *cfg, int id, const char *value, const cha
 		return 0;
 	case OPT_STARTUP_TIMEOUT:
 		return options_duration(what, value, &cfg->startup_timeout_ms, err, errlen);
+	case OPT_SIDECAR_WAIT:
+		return options_duration(what, value, &cfg->sidecar_wait_ms, err, errlen);
 	case OPT_READY_TIMEOUT:
 		return options_duration(what, value, &cfg->ready_timeout_ms, err, errlen);
 	case OPT_STOP_TIMEOUT:
@@ -314,6 +318,7 @@ static void defaults(struct agent_options *cfg)
 	memset(cfg, 0, sizeof(*cfg));
 	cfg->policy = POLICY_NEVER;
 	cfg->startup_timeout_ms = 10 * 60 * 1000;
+	cfg->sidecar_wait_ms = 2 * 60 * 1000;
 	cfg->ready_timeout_ms = 5 * 60 * 1000;
 	cfg->stop_timeout_ms = 20 * 1000;
 	cfg->kill_after_ms = 5 * 1000;
@@ -733,6 +738,8 @@ void options_print_help(void)
 	       "                                                      [REARGUARD_RESTART_POLICY]\n"
 	       "      --startup-timeout DUR  no app by then: log an error and drain (default 10m)\n"
 	       "                                                      [REARGUARD_STARTUP_TIMEOUT]\n"
+	       "      --sidecar-wait DUR     apps done and a --sidecar not started yet: wait this\n"
+	       "                             long for it, to stop it (default 2m) [REARGUARD_SIDECAR_WAIT]\n"
 	       "      --ready-timeout DUR    sidecars not ready by then: log an error, keep going,\n"
 	       "                             never write 'ready' (default 5m) [REARGUARD_READY_TIMEOUT]\n"
 	       "      --stop-timeout DUR     per sidecar: wait this long after the stop request,\n"

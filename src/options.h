@@ -27,7 +27,7 @@ struct agent_options {
 	unsigned long apps; /* --apps, 0: not given */
 	char *dir;
 	enum restart_policy policy;
-	int64_t startup_timeout_ms, ready_timeout_ms, stop_timeout_ms, kill_after_ms;
+	int64_t startup_timeout_ms, sidecar_wait_ms, ready_timeout_ms, stop_timeout_ms, kill_after_ms;
 	int64_t term_grace_ms, restart_grace_ms;
 	char *termination_log;
 	enum log_format log_format;

@@ -105,26 +105,60 @@ static void root_gone(struct pod *p, struct pod_root *r, struct pod_container *c
 	}
 }
 
+/*
+ * The root of a pending container exited, or was gone before it could be
+ * watched: its program exited before a rescan saw it run (an app that exits
+ * in its first milliseconds). Its role is settled now, and decide hears of
+ * a container that appeared and exited; the exit code is the watch's.
+ */
+static void pending_gone(struct pod *p, struct pod_root *r, struct pod_container *c, int64_t when, bool unwatched)
+{
+	podscan_settle_pending(p->ps, c);
+	r->role = c->role;
+	r->sidecar = c->sidecar;
+	log_container(p, c, "container exited before a rescan saw its program run");
+	if (c->role == ROLE_APP)
+		decide_app_seen(p->d, c->id, c->name, when);
+	else if (c->role == ROLE_SIDECAR)
+		decide_sidecar_seen(p->d, (size_t)c->sidecar);
+	root_gone(p, r, c, when, unwatched);
+}
+
 static void root_exited(struct ev_loop *loop, struct pidwatch *pw)
 {
 	struct pod_root *r = (struct pod_root *)pw;
 	struct pod *p = r->pod;
 	struct pod_container *c = podscan_find(p->ps, r->id);
 
+	if (r->role == ROLE_PENDING) {
+		/* Over already: it was an exec session's runtime init, merged into its container. */
+		if (c->root_gone)
+			return;
+		pending_gone(p, r, c, pw->exited_us, false);
+		if (!p->checking)
+			p->cfg.on_exit(p->cfg.data);
+		return;
+	}
 	if (r->role == ROLE_APP)
 		log_msg(LOG_INFO, FIELDS(LF_INT("container", c->id), LF_STR("name", c->name), LF_INT("pid", c->root)),
 			"app container exited");
-	else if (r->role == ROLE_SIDECAR && p->d->phase < PHASE_DRAINING)
+	else if (r->role == ROLE_SIDECAR && p->d->sidecars[r->sidecar].state == SC_UP)
 		log_msg(LOG_WARN,
 			FIELDS(LF_INT("container", c->id), LF_STR("sidecar", sidecar_name(p, r->sidecar)),
 			       LF_INT("pid", c->root)),
-			"sidecar container exited before the apps were done");
+			"sidecar container exited %s",
+			p->d->phase < PHASE_DRAINING ? "before the apps were done"
+						     : "before its stop: the stop was not ours");
 	root_gone(p, r, c, pw->exited_us, false);
 	if (!p->checking)
 		p->cfg.on_exit(p->cfg.data);
 }
 
-/* Watches a container's root, once; its exit is the container's. */
+/*
+ * Watches a container's root, once; its exit is the container's. A pending
+ * root is watched too: the exec keeps the pid, so the watch follows it into
+ * the program, and an exit before the next rescan is not missed.
+ */
 static void watch_root(struct pod *p, struct pod_container *c)
 {
 	struct pod_root *r = c->data;
@@ -157,9 +191,13 @@ static void watch_root(struct pod *p, struct pod_container *c)
 		root_gone(p, r, c, mono_us(), true);
 		return;
 	}
-	if (pidwatch_start(p->cfg.loop, &r->pw, p->ps, c->root, c->root_start) == -ESRCH)
-		root_gone(p, r, c, mono_us(), true); /* it exited between the scan and now */
-	else if (r->pw.polled)
+	if (pidwatch_start(p->cfg.loop, &r->pw, p->ps, c->root, c->root_start) == -ESRCH) {
+		/* It exited between the scan and now. */
+		if (r->role == ROLE_PENDING)
+			pending_gone(p, r, c, mono_us(), true);
+		else
+			root_gone(p, r, c, mono_us(), true);
+	} else if (r->pw.polled)
 		log_msg(LOG_WARN, FIELDS(LF_INT("container", c->id), LF_INT("pid", c->root),
 					 LF_STR("error", strerror(-r->pw.why_polled))),
 			"no pidfd for the container's root: polling it");
@@ -204,16 +242,23 @@ static void tell_decide(struct pod *p, bool first)
 
 	for (i = 0; i < podscan_count(p->ps); i++) {
 		struct pod_container *c = podscan_container(p->ps, i);
-		const struct pod_root *r = c->data;
+		struct pod_root *r = c->data;
 
 		bool fresh = c->is_new || c->role_changed;
+		bool watched_role = c->role == ROLE_APP || c->role == ROLE_SIDECAR || c->role == ROLE_PENDING;
+
+		if (r && r->role == ROLE_PENDING && !watched_role) {
+			/* No container after all (an exec session's runtime init), or not an app by --app. */
+			pidwatch_stop(p->cfg.loop, &r->pw);
+			r->role = c->role;
+		}
 
 		if (c->role == ROLE_PENDING)
 			pending++;
 		if (c->renamed && !fresh && c->role == ROLE_APP)
 			decide_app_renamed(p->d, c->id, c->name);
 		/* A root not watched yet (no memory last time) is tried again. */
-		if (!fresh && (r || (c->role != ROLE_APP && c->role != ROLE_SIDECAR)))
+		if (!fresh && (r || !watched_role))
 			continue;
 		if (fresh) {
 			log_container(p, c, first ? "container" : c->is_new ? "container appeared" : "container role changed");
@@ -228,7 +273,7 @@ static void tell_decide(struct pod *p, bool first)
 					p->cfg.on_sidecar(p->cfg.data, (size_t)c->sidecar, c);
 			}
 		}
-		if (c->role == ROLE_APP || c->role == ROLE_SIDECAR)
+		if (watched_role)
 			watch_root(p, c);
 	}
 	decide_pending(p->d, pending);

@@ -217,7 +217,10 @@ static struct container *container_get(struct podscan *ps, const char *key, bool
 	if (!c)
 		return NULL;
 	c->pub.key = strdup(key);
-	if (!c->pub.key) {
+	c->pub.display = malloc(strlen(key) + 1);
+	if (!c->pub.key || !c->pub.display) {
+		free(c->pub.key);
+		free(c->pub.display);
 		free(c);
 		return NULL;
 	}
@@ -227,9 +230,9 @@ static struct container *container_get(struct podscan *ps, const char *key, bool
 	c->pub.sidecar = -1;
 	c->match_sidecar = -1;
 	if (strncmp(key, "tree:", 5) == 0)
-		str_copy(c->pub.display, key, sizeof(c->pub.display));
+		strcpy(c->pub.display, key);
 	else
-		proc_cgroup_display(key, c->pub.display, sizeof(c->pub.display));
+		proc_cgroup_display(key, c->pub.display, strlen(key) + 1);
 	ps->containers[ps->ncontainers++] = c;
 	*created = true;
 	return c;
@@ -415,8 +418,8 @@ static void rekey_pending(struct podscan *ps, struct container *c)
 {
 	char key[sizeof(ps->buf)];
 	struct container *other = NULL;
+	char *copy, *shown;
 	size_t len, i;
-	char *copy;
 
 	if (ps->flat || read_pid_file(ps, ps->buf, sizeof(ps->buf), c->pub.root, "cgroup", &len) < 0 ||
 	    proc_cgroup_key(ps->buf, len, key, sizeof(key)) < 0 || strcmp(key, c->pub.key) == 0)
@@ -426,11 +429,17 @@ static void rekey_pending(struct podscan *ps, struct container *c)
 			other = ps->containers[i];
 	if (!other) {
 		copy = strdup(key);
-		if (!copy)
+		shown = malloc(strlen(key) + 1);
+		if (!copy || !shown) {
+			free(copy);
+			free(shown);
 			return;
+		}
 		free(c->pub.key);
+		free(c->pub.display);
 		c->pub.key = copy;
-		proc_cgroup_display(key, c->pub.display, sizeof(c->pub.display));
+		c->pub.display = shown;
+		proc_cgroup_display(key, shown, strlen(key) + 1);
 		return;
 	}
 	for (i = 0; i < ps->cap; i++)
@@ -680,6 +689,7 @@ void podscan_free(struct podscan *ps)
 		close(ps->proc_fd);
 	for (i = 0; i < ps->ncontainers; i++) {
 		free(ps->containers[i]->pub.key);
+		free(ps->containers[i]->pub.display);
 		free(ps->containers[i]);
 	}
 	free(ps->containers);
@@ -711,6 +721,22 @@ struct pod_container *podscan_find(const struct podscan *ps, unsigned id)
 bool podscan_flat(const struct podscan *ps)
 {
 	return ps->flat;
+}
+
+void podscan_settle_pending(struct podscan *ps, struct pod_container *pub)
+{
+	struct container *c = (struct container *)pub;
+	struct proc_stat st;
+
+	if (pub->role != ROLE_PENDING || pub->root_gone)
+		return;
+	if (read_stat(ps, pub->root, &st) == 0 && st.starttime == pub->root_start)
+		recheck_root(ps, c, &st);
+	if (runtime_init(c->root_comm))
+		str_copy(pub->name, c->root_comm, sizeof(pub->name));
+	pub->root_gone = true;
+	pub->role = role_of(c, mono_us());
+	pub->sidecar = c->match_sidecar;
 }
 
 void podscan_root_exited(struct podscan *ps, struct pod_container *c)

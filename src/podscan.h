@@ -64,7 +64,7 @@ struct podscan_config {
 struct pod_container {
 	unsigned id;            /* 1, 2, ... in order of discovery */
 	char *key;              /* cgroup key, or "tree:PID:START" without cgroups */
-	char display[96];       /* the cgroup path worth logging */
+	char *display;          /* the cgroup path worth logging, whole (part of key, or key) */
 	enum pod_role role;
 	int sidecar;            /* spec index when role == ROLE_SIDECAR */
 	pid_t root;             /* 0: its root had exited before it was first seen */
@@ -144,6 +144,16 @@ size_t podscan_ancestors(const struct podscan *ps, pid_t pid, pid_t *out, size_t
  * the stop must not wait on a stuck process.
  */
 void podscan_names_only(struct podscan *ps);
+
+/*
+ * The root of pending container c exited (or was gone before it could be
+ * watched): its role and name are settled now, from what is left to see.
+ * A zombie not reaped yet still shows the name of the program it ran;
+ * otherwise the program was never seen, and the container keeps the
+ * runtime init's name and what that name matched (an app, unless --app
+ * says otherwise). Call before podscan_root_exited().
+ */
+void podscan_settle_pending(struct podscan *ps, struct pod_container *c);
 
 /*
  * pid is not the process the last refresh filed under its number (a watch

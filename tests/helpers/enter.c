@@ -8,13 +8,16 @@
  * runc: a runtime-init process.
  *
  *   runc --target PID [--cgroup PROCS_FILE]... [--uid UID] [--pidfile FILE] [--exitfile FILE]
- *        [--pid N] -- CMD [ARG...]
+ *        [--pid N] [--hold FILE] -- CMD [ARG...]
  *
  * The outer process waits for the child and exits with its status (or dies
  * of the same signal); --pidfile gets the child's pid as the host sees it,
  * --exitfile its exit status (the code, or 128 + signal) once it is gone.
  * --pid N gives the child the pid N in the pod's PID namespace, if N is free
  * (through ns_last_pid, as CRIU does): how the tests reuse a pid on purpose.
+ * --hold FILE keeps the child a runtime init (named runc) until FILE exists,
+ * for at most 30 s, then execs at once: as long as a test likes between a
+ * container's appearance and its exec, and no time after.
  * With ENTER_EXEC_LOG=FILE in the environment, the monotonic clock (in
  * microseconds) right before the exec is appended to FILE (the benchmark
  * times start-up from there); with ENTER_REAP_LOG=FILE, the clock right
@@ -65,6 +68,21 @@ static void append_clock(const char *path)
 		die(path);
 }
 
+/* Waits until path exists, looking every millisecond, for at most 30 s. */
+static void hold(const char *path)
+{
+	struct timespec ms = { 0, 1000000 };
+	int i;
+
+	for (i = 0; i < 30000; i++) {
+		if (access(path, F_OK) == 0)
+			return;
+		nanosleep(&ms, NULL);
+	}
+	errno = ETIMEDOUT;
+	die(path);
+}
+
 /* Writes "N\n" to path atomically, so a reader never sees half of it. */
 static void write_number(const char *path, int n)
 {
@@ -102,7 +120,7 @@ static void set_next_pid(long want)
 
 int main(int argc, char **argv)
 {
-	const char *target = NULL, *pidfile = NULL, *exitfile = NULL, *cgroups[8];
+	const char *target = NULL, *pidfile = NULL, *exitfile = NULL, *holdfile = NULL, *cgroups[8];
 	int ncg = 0, i, status, sync[2];
 	long uid = -1, want_pid = 0;
 	pid_t pid;
@@ -122,6 +140,8 @@ int main(int argc, char **argv)
 			exitfile = argv[i + 1];
 		else if (strcmp(argv[i], "--pid") == 0)
 			want_pid = atol(argv[i + 1]);
+		else if (strcmp(argv[i], "--hold") == 0)
+			holdfile = argv[i + 1];
 		else
 			break;
 	}
@@ -149,6 +169,8 @@ int main(int argc, char **argv)
 			_exit(125);
 		if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
 			die("mount namespace");
+		if (holdfile)
+			hold(holdfile);
 		if (uid >= 0) {
 			if (setgroups(0, NULL) < 0 || setresgid((gid_t)uid, (gid_t)uid, (gid_t)uid) < 0 ||
 			    setresuid((uid_t)uid, (uid_t)uid, (uid_t)uid) < 0)

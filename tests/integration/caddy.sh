@@ -13,27 +13,12 @@ need_program /usr/bin/caddy caddy
 alias_bin job
 uid=$(id -u caddy 2>/dev/null) || uid=1005
 
-C=$T/caddy
-mkdir -p "$C"
-cat >"$C/Caddyfile" <<CONF
-{
-	admin 127.0.0.1:2019
-	auto_https off
-	storage file_system $C/data
-}
-http://127.0.0.1:8081 {
-	respond "served by caddy"
-}
-CONF
-chown -R "$uid" "$C"
-
 pod_start
 ctr_start agent "$uid" "$BIN/rearguard" \
 	-s 'name=caddy,match=caddy,ready=http://127.0.0.1:2019/config/,stop=http://127.0.0.1:2019/stop' \
 	--apps 1 --stop-timeout 10s --dir "$EMPTYDIR" --termination-log "$RUN/termination-log"
 agent_scanned
-# Its environment through the launcher's: an env(1) in front would be what the agent first sees.
-HOME=$C XDG_CONFIG_HOME=$C/config XDG_DATA_HOME=$C/data ctr_start caddy "$uid" /usr/bin/caddy run --config "$C/Caddyfile" --adapter caddyfile
+caddy_start caddy "$uid"
 wait_for 15 test -e "$EMPTYDIR/ready" || fail "no ready file: caddy's admin API never answered"
 served=$(nsenter --target "$PAUSE" --net curl -sS --max-time 5 http://127.0.0.1:8081/) || fail "caddy does not serve"
 [ "$served" = "served by caddy" ] || fail "caddy answered '$served'"

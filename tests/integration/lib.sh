@@ -157,17 +157,40 @@ pod_start() {
 
 # ctr_start NAME UID CMD [ARG...]: a container, in the background; its output goes to $T/NAME.log.
 # With CTR_PID=N its main process gets pid N in the pod (if N is free): a pid reused on purpose.
+# With CTR_HOLD=FILE it stays the runtime's init (named runc) until FILE exists, then execs CMD.
 ctr_start() {
 	local name=$1 uid=$2
 	shift 2
 	rm -f "$T/$name.pid" "$T/$name.exit"
 	# shellcheck disable=SC2046
-	"$BIN/runc" --target "$PAUSE" $(cgroup_args "$name") --uid "$uid" ${CTR_PID:+--pid "$CTR_PID"} --pidfile "$T/$name.pid" \
+	"$BIN/runc" --target "$PAUSE" $(cgroup_args "$name") --uid "$uid" ${CTR_PID:+--pid "$CTR_PID"} ${CTR_HOLD:+--hold "$CTR_HOLD"} --pidfile "$T/$name.pid" \
 		--exitfile "$T/$name.exit" -- "$@" >"$T/$name.log" 2>&1 &
 	# The exit status comes through the exit file: no job notices when a pod is killed.
 	LAUNCHERS="$LAUNCHERS $!"
 	disown $!
 	wait_for 5 test -s "$T/$name.pid" || fail "container $name did not start"
+}
+
+# caddy_start NAME UID: a container running Debian's Caddy as UID, its admin API (where it is
+# stopped: POST /stop) on 127.0.0.1:2019, serving "served by caddy" on 127.0.0.1:8081; its state
+# in $T/NAME. Returns once the container started, not once Caddy listens.
+caddy_start() {
+	local d=$T/$1
+	mkdir -p "$d"
+	cat >"$d/Caddyfile" <<CONF
+{
+	admin 127.0.0.1:2019
+	auto_https off
+	storage file_system $d/data
+}
+http://127.0.0.1:8081 {
+	respond "served by caddy"
+}
+CONF
+	chown -R "$2" "$d"
+	# Its environment through the launcher's: an env(1) in front would be what the agent first sees.
+	HOME=$d XDG_CONFIG_HOME=$d/config XDG_DATA_HOME=$d/data \
+		ctr_start "$1" "$2" /usr/bin/caddy run --config "$d/Caddyfile" --adapter caddyfile
 }
 
 # agent_scanned [NAME]: waits until the agent (container "agent") has scanned the pod once.

@@ -4,10 +4,11 @@
 # always a /proc file to read. A process that cannot be watched is polled,
 # and one that cannot be looked at is still there: the sidecar is stopped
 # only after the last app really exited, and the summary and the log say
-# that polling was used.
+# that polling was used. The three apps run at once until the test ends
+# them, so that two of them need watching together whatever the load.
 . "$RG_SRCDIR/tests/integration/lib.sh"
 
-alias_bin fluent-bit job
+alias_bin fluent-bit
 command -v prlimit >/dev/null || skip "prlimit not installed"
 agent_args=(-s 'match=fluent-bit' --apps 3 --dir "$EMPTYDIR" --termination-log "$RUN/termination-log")
 
@@ -27,8 +28,19 @@ new_pod
 fake_start proxy 1002 fluent-bit
 ctr_start agent 1002 prlimit --nofile="$limit":"$limit" -- "$BIN/rearguard" "${agent_args[@]}"
 agent_scanned
+# The apps run together until told to end (SIGUSR1), one after the other. While the agent holds
+# one pidfd it has no descriptor left to read /proc with; once the first app has exited, the
+# next rescan finds the other two at once, and only one of them can have a pidfd: the other is
+# polled, however slowly the machine let them start.
 for n in 1 2 3; do
-	ctr_start "app$n" 1001 "$BIN/job" --run "$((400 + n * 400))ms" --name "app$n" --log "$EVENTS"
+	fake_start "app$n" 1001 job --run 60s --on USR1:exit:0 --name "app$n"
+done
+kill -USR1 "$(ctr_pid app1)"
+expect_exit app1 10 0
+wait_for 20 test "$(agent_lines 'role=app')" -ge 3 || fail "the agent did not see the three apps"
+for n in 2 3; do
+	kill -USR1 "$(ctr_pid "app$n")"
+	expect_exit "app$n" 10 0
 done
 expect_exit agent 20 0
 last=$(event_ms app3 "exit 0")

@@ -11,7 +11,8 @@ ctr_start agent 1002 "$BIN/rearguard" -s 'match=fluent-bit' --apps 1 --dir "$EMP
 	--termination-log "$RUN/termination-log"
 agent_scanned
 fake_start app 1001 job --run 60s
-wait_for 5 grep -q "container appeared.*role=app" "$T/agent.log" || fail "the app was not seen"
+# Seen as it appears, or first pending (still the runtime's init) and then as an app.
+wait_for 5 grep -qE "container (appeared|role changed).*role=app" "$T/agent.log" || fail "the app was not seen"
 kill -HUP "$(ctr_pid agent)"
 wait_for 5 grep -q "SIGHUP: rescanning the pod" "$T/agent.log" || fail "SIGHUP is not logged"
 for role in pause sidecar self app; do

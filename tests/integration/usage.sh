@@ -26,10 +26,10 @@ expect_usage_error() {
 }
 
 help=$("$RG" --help) || fail "--help exit $?"
-for word in --sidecar --app --apps --dir --restart-policy --startup-timeout --ready-timeout --stop-timeout \
+for word in --sidecar --app --apps --dir --restart-policy --startup-timeout --sidecar-wait --ready-timeout --stop-timeout \
 	--kill-after --term-grace --restart-grace --termination-log --log-format --verbose --quiet --version \
 	REARGUARD_SIDECARS REARGUARD_APP REARGUARD_APPS REARGUARD_DIR REARGUARD_RESTART_POLICY \
-	REARGUARD_STARTUP_TIMEOUT REARGUARD_READY_TIMEOUT REARGUARD_STOP_TIMEOUT REARGUARD_KILL_AFTER \
+	REARGUARD_STARTUP_TIMEOUT REARGUARD_SIDECAR_WAIT REARGUARD_READY_TIMEOUT REARGUARD_STOP_TIMEOUT REARGUARD_KILL_AFTER \
 	REARGUARD_TERM_GRACE REARGUARD_RESTART_GRACE REARGUARD_TERMINATION_LOG REARGUARD_LOG_FORMAT \
 	REARGUARD_VERBOSE REARGUARD_QUIET istio envoy linkerd cloudsql dapr vault consul 'Exit status' \
 	'rearguard run' 'rearguard wait' 'rearguard drain' 'rearguard install' \

@@ -445,6 +445,98 @@ static void not_found(void)
 	is_str(decide_outcome(&d.sidecars[0]), "exited-before-stop", "seen, then gone: exited-before-stop");
 }
 
+/* With --sidecar-wait: setup(), then the wait set. */
+static void setup_waiting(unsigned apps, size_t nsidecars, int64_t wait_us)
+{
+	setup(POLICY_NEVER, apps, nsidecars);
+	d.cfg.sidecar_wait_us = wait_us;
+}
+
+/* The one app exits 0; the rescan before concluding finds nothing new. */
+static void app_exits_at_once(void)
+{
+	decide_app_seen(&d, 3, "job", T);
+	decide_app_exited(&d, 3, T);
+	decide_app_status(&d, 3, 0, T);
+	if (next() == DECIDE_RESCAN)
+		decide_rescanned(&d, 0, T);
+}
+
+/* A sidecar listed after the app starts after it: waited for, then stopped. */
+static void sidecar_after_apps(void)
+{
+	setup_waiting(0, 1, 120 * S);
+	app_exits_at_once();
+	is_int(next(), NONE, "apps done, the sidecar not started: no drain yet");
+	ok(logged("has not started yet: waiting for it up to --sidecar-wait 2m"), "the wait is a warning");
+	is_int(decide_deadline(&d, T), T + 100 * MS, "quick rescans while it is awaited");
+	T += 100 * MS;
+	is_int(next(), DECIDE_RESCAN, "a rescan looks for it");
+	decide_rescanned(&d, 0, T);
+	T += 100 * MS;
+	is_int(next(), DECIDE_RESCAN, "and another");
+	decide_sidecar_seen(&d, 0);
+	decide_rescanned(&d, 0, T);
+	is_int(next(), DECIDE_APPS_DONE, "it started: the drain begins");
+	ok(logged("the awaited sidecar started: stopping it"), "its start ends the wait");
+	is_int(next(), DECIDE_SIGNAL, "its stop signal goes out");
+	decide_signal_result(&d, 0, 0, T);
+	is_int(next(), DECIDE_WATCH, "then its processes are watched");
+	T += 3 * MS;
+	decide_sidecar_gone(&d, 0, T);
+	is_int(next(), DECIDE_EXIT, "exit");
+	is_str(decide_outcome(&d.sidecars[0]), "stopped", "outcome stopped, not not-found");
+	is_int(log_count("has not started yet"), 1, "the wait is said once");
+
+	/* It never comes: the wait ends at --sidecar-wait, with a warning, and the drain goes on. */
+	setup_waiting(0, 1, 120 * S);
+	app_exits_at_once();
+	is_int(next(), NONE, "waiting");
+	T += 119 * S;
+	is_int(next_skipping_rescans(), NONE, "still waiting after 119 s");
+	ok(decide_deadline(&d, T) <= T + 1 * S, "the wait's end is a deadline");
+	T += 1 * S;
+	is_int(next(), DECIDE_APPS_DONE, "--sidecar-wait over: the drain begins");
+	ok(logged("did not start within --sidecar-wait 2m: draining without it"), "its end is a warning");
+	is_int(next(), DECIDE_WATCH, "a look for what there is of it");
+	decide_sidecar_gone(&d, 0, T);
+	is_int(next(), DECIDE_EXIT, "exit");
+	is_int(last.exit_code, 0, "exit 0, as before");
+	is_str(decide_outcome(&d.sidecars[0]), "not-found", "never started: not-found");
+
+	/* --apps 1 seen: no rescans otherwise, but while the sidecar is awaited. */
+	setup_waiting(1, 2, 120 * S);
+	decide_sidecar_seen(&d, 0);
+	app_exits_at_once();
+	is_int(next(), NONE, "the second sidecar is awaited");
+	ok(logged("sidecar logs has not started yet"), "the missing one is named");
+	is_int(decide_deadline(&d, T), T + 100 * MS, "with --apps all seen, rescans while a sidecar is awaited");
+
+	/* No wait when every sidecar was seen, with --sidecar-wait 0, on a drain request, or for detection's. */
+	setup_waiting(0, 1, 120 * S);
+	decide_sidecar_seen(&d, 0);
+	app_exits_at_once();
+	is_int(next(), DECIDE_APPS_DONE, "the sidecar was seen: the drain at once");
+	setup_waiting(0, 1, 0);
+	app_exits_at_once();
+	is_int(next(), DECIDE_APPS_DONE, "--sidecar-wait 0: the drain at once");
+	ok(!logged("--sidecar-wait"), "and no wait is mentioned");
+	setup_waiting(0, 1, 120 * S);
+	decide_app_seen(&d, 3, "job", T);
+	decide_drain_now(&d, "drain-file", T);
+	is_int(next(), DECIDE_APPS_DONE, "a drain request is not held for a missing sidecar");
+	{
+		struct decide_sidecar_config detected[] = { { .name = "istio-proxy", .optional = true,
+							      .stop_signal = SIGTERM } };
+
+		setup_with(POLICY_NEVER, 0, detected, 1, false);
+		d.cfg.sidecar_wait_us = 120 * S;
+		app_exits_at_once();
+		is_int(next(), DECIDE_APPS_DONE, "a detected sidecar never seen is not waited for");
+		ok(!logged("--sidecar-wait"), "and no wait is mentioned");
+	}
+}
+
 static void exit_waits_for_codes(void)
 {
 	setup(POLICY_NEVER, 1, 1);
@@ -1367,6 +1459,7 @@ int main(void)
 	terminated_by_sigterm();
 	eperm();
 	not_found();
+	sidecar_after_apps();
 	exit_waits_for_codes();
 	misc();
 	reports();

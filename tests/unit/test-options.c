@@ -16,7 +16,7 @@ static char agent_name[] = "agent";
 /* Parses a NULL-terminated list of arguments (the subcommand name is added). */
 static enum options_result parse(struct agent_options *o, ...)
 {
-	char *argv[32] = { agent_name };
+	char *argv[48] = { agent_name };
 	int argc = 1, out, devnull;
 	enum options_result r;
 	va_list ap;
@@ -41,7 +41,7 @@ static enum options_result parse(struct agent_options *o, ...)
 
 static void refused(const char *needle, ...)
 {
-	char *argv[32] = { agent_name };
+	char *argv[48] = { agent_name };
 	struct agent_options o;
 	int argc = 1;
 	va_list ap;
@@ -349,7 +349,7 @@ static void drain_options(void)
 
 int main(void)
 {
-	static const char *durations[] = { "--startup-timeout", "--ready-timeout", "--stop-timeout",
+	static const char *durations[] = { "--startup-timeout", "--sidecar-wait", "--ready-timeout", "--stop-timeout",
 					   "--kill-after", "--term-grace", "--restart-grace" };
 	struct agent_options o;
 	size_t i;
@@ -360,6 +360,7 @@ int main(void)
 	is_str(o.termination_log, "/dev/termination-log", "default termination log");
 	is_int(o.policy, POLICY_NEVER, "default policy Never");
 	is_int(o.startup_timeout_ms, 600000, "default startup timeout 10m");
+	is_int(o.sidecar_wait_ms, 120000, "default sidecar wait 2m");
 	is_int(o.ready_timeout_ms, 300000, "default ready timeout 5m");
 	is_int(o.stop_timeout_ms, 20000, "default stop timeout 20s");
 	is_int(o.kill_after_ms, 5000, "default kill-after 5s");
@@ -372,7 +373,8 @@ int main(void)
 	options_free(&o);
 
 	is_int(parse(&o, "-s", "istio", "-s", "match=fluent-bit", "--app", "job|worker", "--apps", "2", "-d", "/x",
-		     "--restart-policy", "OnFailure", "--startup-timeout", "1m", "--ready-timeout", "2m",
+		     "--restart-policy", "OnFailure", "--startup-timeout", "1m", "--sidecar-wait", "7s",
+		     "--ready-timeout", "2m",
 		     "--stop-timeout", "3s", "--kill-after", "4s", "--term-grace", "5s", "--restart-grace", "6s",
 		     "--termination-log", "/t", "--log-format", "json", "-v", NULL),
 	       OPTIONS_OK, "every option");
@@ -385,6 +387,7 @@ int main(void)
 	is_str(o.dir, "/x", "--dir");
 	is_int(o.policy, POLICY_ON_FAILURE, "--restart-policy");
 	is_int(o.startup_timeout_ms, 60000, "--startup-timeout");
+	is_int(o.sidecar_wait_ms, 7000, "--sidecar-wait");
 	is_int(o.ready_timeout_ms, 120000, "--ready-timeout");
 	is_int(o.stop_timeout_ms, 3000, "--stop-timeout");
 	is_int(o.kill_after_ms, 4000, "--kill-after");

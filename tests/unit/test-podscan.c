@@ -545,6 +545,82 @@ static void names_only(void)
 	podscan_free(ps);
 }
 
+/* A kubelet's cgroup paths are long: the display keeps them whole, also after a rekey. */
+static void long_cgroup(void)
+{
+#define LONG_POD "/kubepods/besteffort/pod0f1e2d3c-4b5a-6978-8695-a4b3c2d1e0f9"
+#define LONG_ID "/0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+#define LONG_SYSTEMD                                                                                            \
+	"/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod0f1e2d3c_4b5a_6978_8695_a4b3c2d1e0f9" \
+	".slice/cri-containerd-fedcba9876543210fedcba9876543210fedcba9876543210fedcba9876543210.scope"
+	const char *v1 = "9:pids:" LONG_POD LONG_ID "\n0::/\n";
+	const char *v2 = "0::" LONG_SYSTEMD "\n";
+	struct pod_container *c;
+	struct podscan *ps;
+
+	reset();
+	mkproc(1, 0, "pause", 100, CG("/pause"), "/pause");
+	mkproc(5, 0, "rearguard", 200, CG("/agent"), "/rearguard");
+	mkproc(10, 0, "job", 300, v1, "/usr/bin/job");
+	mkproc(20, 0, "runc:[2:INIT]", 400, CG("/runc"), NULL);
+	ps = open_scan(5);
+	is_int(podscan_refresh(ps, NULL), 0, "refresh succeeds");
+	c = by_root(ps, 10);
+	is_str(c ? c->display : "", LONG_POD LONG_ID, "a kubelet's cgroup path is shown whole");
+	put(20, "cgroup", v2, strlen(v2));
+	is_int(podscan_refresh(ps, NULL), 0, "refresh succeeds");
+	c = by_root(ps, 20);
+	is_str(c ? c->display : "", LONG_SYSTEMD, "a systemd driver's path is shown whole after the move");
+	podscan_free(ps);
+#undef LONG_POD
+#undef LONG_ID
+#undef LONG_SYSTEMD
+}
+
+/* A pending root that exited before a refresh saw its program: its role and name, settled. */
+static void pending_settled(void)
+{
+	struct pod_container *c;
+	struct podscan *ps;
+
+	reset();
+	mkproc(1, 0, "pause", 100, CG("/pause"), "/pause");
+	mkproc(3, 0, "rearguard", 150, CG("/agent"), "/rearguard");
+	mkproc(7, 0, "runc:[2:INIT]", 200, CG("/app"), "runc\0init");
+	mkproc(8, 0, "runc:[2:INIT]", 210, CG("/istio"), "runc\0init");
+	mkproc(9, 0, "runc:[2:INIT]", 220, CG("/app2"), "runc\0init");
+	ps = open_scan(3);
+	podscan_refresh(ps, NULL);
+	ok(by_root(ps, 7)->role == ROLE_PENDING && by_root(ps, 8)->role == ROLE_PENDING, "pending at first");
+
+	/* Reaped already: nothing of its program was seen. */
+	rmproc(7);
+	c = by_root(ps, 7);
+	podscan_settle_pending(ps, c);
+	ok(c->role == ROLE_APP && c->root_gone, "gone: an app, over");
+	is_str(c->name, "runc:[2:INIT]", "named after the runtime's init, the only process seen");
+
+	/* A zombie not reaped yet still shows the program it ran. */
+	stat_file(8, 0, "envoy", 210, 0, 'Z');
+	put(8, "cmdline", "", 0);
+	c = by_root(ps, 8);
+	podscan_settle_pending(ps, c);
+	ok(c->role == ROLE_SIDECAR && c->sidecar == 0, "a zombie named envoy: the sidecar");
+	is_str(c->name, "envoy", "named after its program");
+
+	/* Another process with the pid now: its name is not the container's. */
+	stat_file(9, 0, "job", 999, 0, 'S');
+	c = by_root(ps, 9);
+	podscan_settle_pending(ps, c);
+	ok(c->role == ROLE_APP, "pid reused: an app still");
+	is_str(c->name, "runc:[2:INIT]", "and not named after the newcomer");
+
+	/* Settled once: a later refresh leaves them be. */
+	podscan_refresh(ps, NULL);
+	ok(by_root(ps, 8)->role == ROLE_SIDECAR && !by_root(ps, 8)->role_changed, "a refresh keeps the role");
+	podscan_free(ps);
+}
+
 int main(void)
 {
 	const char *tmp = getenv("TMPDIR");
@@ -561,6 +637,8 @@ int main(void)
 	cmdline_and_ancestors();
 	pid_reuse();
 	names_only();
+	long_cgroup();
+	pending_settled();
 	{
 		char cmd[600];
 
