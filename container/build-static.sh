@@ -259,11 +259,26 @@ yaml_steps() {
 
 musl_cc=musl-gcc
 [ "$cross" = no ] || musl_cc=$prefix/musl/bin/musl-gcc
-# The libraries are rebuilt when their sources or this script change.
+# The libraries are rebuilt when their sources, this script or the
+# toolchain change: the compiler's and binutils' Debian versions, and
+# musl's (Debian's musl-dev, or the source package built here). A cache
+# shared between two systems (the host and an image build) is never used
+# with another toolchain than the one that built it.
+toolchain_id() {
+	local cc=gcc pkg
+	[ "$cross" = no ] || cc=$triplet-gcc
+	"$cc" --version | head -n 1
+	for pkg in "binutils-${triplet//_/-}" $([ "$cross" = yes ] || echo musl-dev); do
+		printf '%s=%s\n' "$pkg" "$(dpkg-query -W -f '${Version}' "$pkg" 2>/dev/null || echo none)"
+	done
+}
 stamp="$arch"
 for src in "$libev_src" "$curl_src" "$yaml_src" $musl_src; do stamp="$stamp $(basename "$src")"; done
-stamp="$stamp $(sha256sum "$0" | cut -c1-16)"
-if [ "$(cat "$prefix/.stamp" 2>/dev/null)" != "$stamp" ]; then
+stamp="$stamp $(sha256sum "$0" | cut -c1-16) $(toolchain_id | tr '\n' ' ')"
+stamp=${stamp% }
+built=$(cat "$prefix/.stamp" 2>/dev/null) || built=
+if [ "$built" != "$stamp" ]; then
+	[ -z "$built" ] || log "the libraries in $prefix were built for \"$built\"; rebuilding them for \"$stamp\""
 	rm -rf "$prefix" "$cache/work"
 	mkdir -p "$cache/work"
 	[ "$cross" = no ] || build_lib musl "$musl_src" musl_steps
