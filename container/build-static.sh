@@ -77,6 +77,7 @@ done
 case "$1" in -*) usage ;; esac
 
 top=$(cd "$(dirname "$0")/.." && pwd)
+self_hash=$(sha256sum "$0" | cut -c1-16)
 # Run from a make (make check TESTS=..., make static), the builds here must
 # not inherit that make's variables and jobserver: they are builds of their own.
 unset MAKEFLAGS MFLAGS MAKELEVEL MAKEOVERRIDES
@@ -365,7 +366,7 @@ cd "$out/build"
 want_config="$top/configure --enable-static-binary --enable-werror --disable-e2e"
 [ "$cross" = no ] || want_config="$want_config --host=$triplet"
 # This script's own hash: a change to the flags below reconfigures.
-configured="$want_config $stamp $(sha256sum "$0" | cut -c1-16)"
+configured="$want_config $stamp $self_hash"
 if [ ! -f Makefile ] || [ "$(cat .configured 2>/dev/null)" != "$configured" ] ||
 	[ "$top/configure" -nt Makefile ]; then
 	log "configuring rearguard for a static build for $arch"
