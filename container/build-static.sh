@@ -25,8 +25,10 @@
 #
 # --cache DIR keeps the sources and libraries in DIR, for one architecture,
 # so that several build trees share them (the tests do: the libraries take
-# minutes to build and change only with Debian's packages or this script);
-# a lock in DIR serialises the builds that use it.
+# minutes to build and change only with Debian's packages, their build
+# steps here or the toolchain); a lock in DIR serialises the builds of the
+# libraries, and the builds of rearguard that use them share it and run side
+# by side (an image build need not wait for the tests' unit tests).
 #
 # --check runs rearguard's test suite on the static build as well (in a
 # cross build, the unit tests, under qemu-user). --libs-only stops after
@@ -56,6 +58,7 @@ usage() {
 
 check=no
 libs_only=no
+shared=no
 arch=amd64
 cache=
 while [ "$#" -gt 1 ]; do
@@ -74,6 +77,7 @@ done
 case "$1" in -*) usage ;; esac
 
 top=$(cd "$(dirname "$0")/.." && pwd)
+self_hash=$(sha256sum "$0" | cut -c1-16)
 # Run from a make (make check TESTS=..., make static), the builds here must
 # not inherit that make's variables and jobserver: they are builds of their own.
 unset MAKEFLAGS MFLAGS MAKELEVEL MAKEOVERRIDES
@@ -125,6 +129,7 @@ if [ -n "$cache" ]; then
 	cache=$(cd "$cache" && pwd)
 	exec 8>"$cache/.lock"
 	flock 8
+	shared=yes
 else
 	cache=$out/cache
 fi
@@ -259,11 +264,28 @@ yaml_steps() {
 
 musl_cc=musl-gcc
 [ "$cross" = no ] || musl_cc=$prefix/musl/bin/musl-gcc
-# The libraries are rebuilt when their sources or this script change.
+# The libraries are rebuilt when their sources, their build steps (the
+# functions above) or the toolchain change: the compiler's and binutils'
+# Debian versions, and musl's (Debian's musl-dev, or the source package
+# built here). A cache shared between two systems (the host and an image
+# build) is never used with another toolchain than the one that built it.
+toolchain_id() {
+	local cc=gcc pkg
+	[ "$cross" = no ] || cc=$triplet-gcc
+	"$cc" --version | head -n 1
+	for pkg in "binutils-${triplet//_/-}" $([ "$cross" = yes ] || echo musl-dev); do
+		printf '%s=%s\n' "$pkg" "$(dpkg-query -W -f '${Version}' "$pkg" 2>/dev/null || echo none)"
+	done
+}
 stamp="$arch"
 for src in "$libev_src" "$curl_src" "$yaml_src" $musl_src; do stamp="$stamp $(basename "$src")"; done
-stamp="$stamp $(sha256sum "$0" | cut -c1-16)"
-if [ "$(cat "$prefix/.stamp" 2>/dev/null)" != "$stamp" ]; then
+steps=$(printf '%s\n' "$lib_cflags" "$(declare -f configure_lib build_lib musl_steps libev_steps curl_steps yaml_steps)" |
+	sha256sum | cut -c1-16)
+stamp="$stamp $steps $(toolchain_id | tr '\n' ' ')"
+stamp=${stamp% }
+built=$(cat "$prefix/.stamp" 2>/dev/null) || built=
+if [ "$built" != "$stamp" ]; then
+	[ -z "$built" ] || log "the libraries in $prefix were built for \"$built\"; rebuilding them for \"$stamp\""
 	rm -rf "$prefix" "$cache/work"
 	mkdir -p "$cache/work"
 	[ "$cross" = no ] || build_lib musl "$musl_src" musl_steps
@@ -311,12 +333,6 @@ else
 	run "$check_dir/root/selfcheck" || die "self-check failed"
 fi
 
-if [ "$libs_only" = yes ]; then
-	log "the static libraries for $arch are in $prefix"
-	exit 0
-fi
-
-# ---- rearguard ------------------------------------------------------------
 # musl-gcc sees musl's headers only; the kernel's uapi headers (linux/, asm/)
 # do not depend on the C library, so the test helpers may use them: the
 # machine's own, or those of Debian's cross toolchain for the target.
@@ -333,19 +349,32 @@ if [ ! -d "$kheaders" ]; then
 	ln -s "$kdir/linux" "$kdir/asm-generic" "$kheaders/"
 	ln -s "$asmdir" "$kheaders/asm"
 fi
+
+if [ "$libs_only" = yes ]; then
+	log "the static libraries for $arch are in $prefix"
+	exit 0
+fi
+# The libraries are ready: from here on they are only read, and other
+# builds of rearguard may use them at the same time; a build that must
+# rebuild them waits for the lock to be free.
+[ "$shared" = no ] || flock -s 8
+
+# ---- rearguard ------------------------------------------------------------
 [ -x "$top/configure" ] || (cd "$top" && ./autogen.sh >/dev/null)
 mkdir -p "$out/build"
 cd "$out/build"
 want_config="$top/configure --enable-static-binary --enable-werror --disable-e2e"
 [ "$cross" = no ] || want_config="$want_config --host=$triplet"
-if [ ! -f Makefile ] || [ "$(cat .configured 2>/dev/null)" != "$want_config $stamp" ] ||
+# This script's own hash: a change to the flags below reconfigures.
+configured="$want_config $stamp $self_hash"
+if [ ! -f Makefile ] || [ "$(cat .configured 2>/dev/null)" != "$configured" ] ||
 	[ "$top/configure" -nt Makefile ]; then
 	log "configuring rearguard for a static build for $arch"
 	# The prefix's pkg-config files describe the target: no $triplet-pkg-config needed.
 	PKG_CONFIG=pkg-config CPPFLAGS="-I$prefix/include -isystem $kheaders" \
 		CFLAGS="-O2 -ffunction-sections -fdata-sections" LDFLAGS="-L$prefix/lib -Wl,--gc-sections" \
 		$want_config -q || die "configure failed (log: $out/build/config.log)"
-	echo "$want_config $stamp" >.configured
+	echo "$configured" >.configured
 fi
 log "building rearguard"
 make -s -j"$jobs" rearguard tests/helpers/fake tests/helpers/standin >/dev/null || die "make failed in $out/build"
