@@ -100,7 +100,7 @@ mkdir -p "$work/root/bin"
 cp /bin/busybox "$work/root/bin/busybox"
 for a in sh sleep ps cat echo; do ln -s busybox "$work/root/bin/$a"; done
 tar -C "$work/root" -cf "$work/busybox.tar" .
-podman import "$work/busybox.tar" "$image" >/dev/null || fail "podman import failed"
+podman import "$work/busybox.tar" "$image" >/dev/null 2>&1 || fail "podman import failed"
 cluster load "$image" 2>/dev/null || fail "tools/cluster load $image failed"
 
 ns=smoke-$$
