@@ -54,7 +54,7 @@ snapshot() {
 	done
 	pgrep -af -- "$state" | awk '{ $1 = "process"; print }' || true
 	for f in /run/containerd /var/lib/cni /var/lib/kubelet /var/log/pods /var/log/containers \
-		/opt/containerd /usr/libexec/kubernetes; do
+		/opt/containerd /usr/libexec/kubernetes /etc/kubernetes /var/run/kubernetes; do
 		[ -e "$f" ] && echo "path $f"
 	done
 	return 0
