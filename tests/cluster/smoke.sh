@@ -188,6 +188,7 @@ grep -q '/pause' <<<"$seen" || fail "container two does not see the pause proces
 say "shareProcessNamespace: container two sees $(grep -c . <<<"$seen") processes, one's sleep among them"
 
 if [ "$own" = yes ]; then
+	ns=
 	cluster down >/dev/null || fail "tools/cluster down failed"
 	cluster down >/dev/null || fail "a second tools/cluster down failed"
 	after=$(snapshot)
