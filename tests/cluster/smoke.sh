@@ -45,7 +45,7 @@ work=$(mktemp -d)
 # The host's side of things the cluster could leave behind.
 snapshot() {
 	grep -F "$state" /proc/self/mountinfo | awk '{ print "mount", $5 }' || true
-	find /sys/fs/cgroup/ -mindepth 2 -maxdepth 2 -type d -name 'rearguard-cluster-*' -printf 'cgroup %p\n'
+	find /sys/fs/cgroup/ -mindepth 2 -maxdepth 2 -type d -name "${cgroup#/}" -printf 'cgroup %p\n'
 	ip -o link show | awk -F': ' '$2 ~ /^rg0/ { print "link", $2 }'
 	local f
 	for f in vm/overcommit_memory vm/panic_on_oom kernel/panic kernel/panic_on_oops \
@@ -89,6 +89,9 @@ wait_until() {
 
 before=
 if [ "$own" = yes ]; then
+	# The cgroup of this state directory (other clusters may come and go).
+	cgroup=$(cluster status | sed -n 's/^cgroup root: //p' || true)
+	[ -n "$cgroup" ] || fail "tools/cluster status names no cgroup root"
 	before=$(snapshot)
 	say "bringing up a cluster in $state"
 	cluster up >/dev/null || fail "tools/cluster up failed"
