@@ -110,22 +110,28 @@ ns=smoke-$$
 kc create namespace "$ns" >/dev/null || fail "cannot create namespace $ns"
 wait_until 60 "default ServiceAccount in $ns" kc -n "$ns" get serviceaccount default
 
+# containers INDENT NAME=COMMAND...: containers of the pods' image, COMMAND
+# a JSON array.
+containers() {
+	local indent=$1 c
+	shift
+	for c in "$@"; do
+		printf '%s- {name: %s, image: %s, imagePullPolicy: Never, command: %s}\n' \
+			"$indent" "${c%%=*}" "$image" "${c#*=}"
+	done
+}
+# job NAME NAME=COMMAND...: a Job of these containers, never restarted.
+job() {
+	local name=$1
+	shift
+	printf 'apiVersion: batch/v1\nkind: Job\nmetadata: {name: %s}\nspec:\n  backoffLimit: 0\n' "$name"
+	printf '  template:\n    spec:\n      restartPolicy: Never\n      containers:\n'
+	containers "      " "$@"
+}
+
 # 1. A plain Job completes, its termination message read back.
-kc -n "$ns" apply -f - >/dev/null <<EOF || fail "cannot create the plain Job"
-apiVersion: batch/v1
-kind: Job
-metadata: {name: plain}
-spec:
-  backoffLimit: 0
-  template:
-    spec:
-      restartPolicy: Never
-      containers:
-      - name: app
-        image: $image
-        imagePullPolicy: Never
-        command: ["sh", "-c", "echo done >/dev/termination-log"]
-EOF
+job plain 'app=["sh", "-c", "echo done >/dev/termination-log"]' | kc -n "$ns" apply -f - >/dev/null ||
+	fail "cannot create the plain Job"
 kc -n "$ns" wait --for=condition=complete job/plain --timeout=180s >/dev/null ||
 	fail "the plain Job did not complete"
 msg=$(kc -n "$ns" get pods -l job-name=plain \
@@ -134,25 +140,8 @@ msg=$(kc -n "$ns" get pods -l job-name=plain \
 say "plain Job: Complete, termination message \"$msg\""
 
 # 2. A Job whose app ends but whose second container never does stays active.
-kc -n "$ns" apply -f - >/dev/null <<EOF || fail "cannot create the Job with a sidecar"
-apiVersion: batch/v1
-kind: Job
-metadata: {name: stuck}
-spec:
-  backoffLimit: 0
-  template:
-    spec:
-      restartPolicy: Never
-      containers:
-      - name: app
-        image: $image
-        imagePullPolicy: Never
-        command: ["sh", "-c", "exit 0"]
-      - name: sidecar
-        image: $image
-        imagePullPolicy: Never
-        command: ["sleep", "1000000"]
-EOF
+job stuck 'app=["sh", "-c", "exit 0"]' 'sidecar=["sleep", "1000000"]' | kc -n "$ns" apply -f - >/dev/null ||
+	fail "cannot create the Job with a sidecar"
 app_done() {
 	[ "$(kc -n "$ns" get pods -l job-name=stuck \
 		-o 'jsonpath={.items[0].status.containerStatuses[?(@.name=="app")].state.terminated.exitCode}')" = 0 ]
@@ -166,23 +155,11 @@ fi
 say "Job with a never-ending sidecar: app exited 0, the Job stays active"
 
 # 3. shareProcessNamespace: one container sees the other's processes.
-kc -n "$ns" apply -f - >/dev/null <<EOF || fail "cannot create the shared-PID pod"
-apiVersion: v1
-kind: Pod
-metadata: {name: shared}
-spec:
-  shareProcessNamespace: true
-  restartPolicy: Never
-  containers:
-  - name: one
-    image: $image
-    imagePullPolicy: Never
-    command: ["sleep", "1000001"]
-  - name: two
-    image: $image
-    imagePullPolicy: Never
-    command: ["sleep", "1000002"]
-EOF
+{
+	printf 'apiVersion: v1\nkind: Pod\nmetadata: {name: shared}\n'
+	printf 'spec:\n  shareProcessNamespace: true\n  restartPolicy: Never\n  containers:\n'
+	containers "  " 'one=["sleep", "1000001"]' 'two=["sleep", "1000002"]'
+} | kc -n "$ns" apply -f - >/dev/null || fail "cannot create the shared-PID pod"
 kc -n "$ns" wait --for=condition=ready pod/shared --timeout=180s >/dev/null ||
 	fail "the shared-PID pod did not become ready"
 seen=$(kc -n "$ns" exec shared -c two -- ps -o pid,args) || fail "kubectl exec ps failed"
