@@ -178,3 +178,43 @@ void proc_cgroup_display(const char *key, char *out, size_t outlen)
 	/* Cut at the end of that line. */
 	out[strcspn(out, "\n")] = '\0';
 }
+
+int proc_status_sigmask(const char *buf, size_t len, const char *key, uint64_t *out)
+{
+	const char *end = buf + len, *p = buf;
+	size_t klen = strlen(key);
+	uint64_t v = 0;
+	int digits = 0;
+
+	/* The line that starts with "KEY:", at the start of the buffer or after a newline. */
+	for (;;) {
+		if ((size_t)(end - p) > klen && memcmp(p, key, klen) == 0 && p[klen] == ':')
+			break;
+		p = memchr(p, '\n', (size_t)(end - p));
+		if (!p)
+			return -EINVAL;
+		p++;
+	}
+	p += klen + 1;
+	while (p < end && (*p == '\t' || *p == ' '))
+		p++;
+	for (; p < end && *p != '\n'; p++) {
+		int x;
+
+		if (*p >= '0' && *p <= '9')
+			x = *p - '0';
+		else if (*p >= 'a' && *p <= 'f')
+			x = *p - 'a' + 10;
+		else if (*p >= 'A' && *p <= 'F')
+			x = *p - 'A' + 10;
+		else
+			return -EINVAL;
+		if (++digits > 16)
+			return -EINVAL;
+		v = v << 4 | (uint64_t)x;
+	}
+	if (!digits)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}

@@ -1,0 +1,36 @@
+#!/bin/bash
+# A sidecar stopped by SIGTERM that starts after the app is done (listed
+# after it, started once it has exited) and sets up its SIGTERM handler
+# only a second after its exec, as a program with start-up work does. The
+# agent sees it at once and would signal it before the handler is there:
+# it would die of SIGTERM (143) and fail the pod. Instead the agent looks
+# at its root's signal masks (/proc/PID/status) until it takes SIGTERM,
+# then signals it. Checked: the wait and its end are logged; the sidecar
+# got SIGTERM after its handler was set up and exited 0; the summary says
+# stopped, with exit code 0, and only the app fails the pod.
+. "$RG_SRCDIR/tests/integration/lib.sh"
+
+alias_bin fluent-bit
+
+pod_start
+ctr_start agent 1002 "$BIN/rearguard" -s 'name=fb,match=fluent-bit' --dir "$EMPTYDIR" \
+	--termination-log "$RUN/termination-log"
+agent_scanned
+CTR_HOLD=$RUN/go ctr_start app 1001 /bin/false
+wait_for 10 grep -q "role=pending" "$T/agent.log" || fail "the app's container was never seen pending"
+touch "$RUN/go"
+expect_exit app 5 1
+wait_for 10 grep -q "sidecar fb has not started yet: waiting for it" "$T/agent.log" ||
+	fail "no warning that the agent waits for the sidecar"
+ctr_start proxy 1002 "$BIN/fluent-bit" --handler-delay 1s --log "$EVENTS"
+
+expect_exit agent 20 0
+expect_exit proxy 5 0
+[ "$(events_count fluent-bit "got SIGTERM")" = 1 ] || fail "the sidecar did not take its SIGTERM"
+grep -q "waiting for fb to catch SIGTERM" "$T/agent.log" || fail "the wait for the handler is not logged"
+grep -q "fb catches SIGTERM: stopping" "$T/agent.log" || fail "the end of the wait is not logged"
+no_process_left proxy
+summary_is stopped sidecars 0 outcome
+summary_is 0 sidecars 0 exit_code
+fails_pod_is "$RUN/termination-log" app:false:1
+exit 0
