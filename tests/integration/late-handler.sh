@@ -7,7 +7,9 @@
 # at its root's signal masks (/proc/PID/status) until it takes SIGTERM,
 # then signals it. Checked: the wait and its end are logged; the sidecar
 # got SIGTERM after its handler was set up and exited 0; the summary says
-# stopped, with exit code 0, and only the app fails the pod.
+# stopped, with exit code 0, and only the app fails the pod. Then the same
+# with real nginx (stop=signal:QUIT), which sets up its handlers once it has
+# read its configuration: it takes its QUIT and exits 0.
 . "$RG_SRCDIR/tests/integration/lib.sh"
 
 alias_bin fluent-bit
@@ -32,5 +34,28 @@ grep -q "fb catches SIGTERM: stopping" "$T/agent.log" || fail "the end of the wa
 no_process_left proxy
 summary_is stopped sidecars 0 outcome
 summary_is 0 sidecars 0 exit_code
-fails_pod_is "$RUN/termination-log" app:false:1
+fails_pod_app false 1
+
+[ -x /usr/sbin/nginx ] || { say "no nginx: its round skipped"; exit 0; }
+uid=$(id -u www-data 2>/dev/null) || uid=33
+N=$T/nginx
+nginx_conf "$N" "$uid"
+new_pod
+ctr_start agent "$uid" "$BIN/rearguard" -s 'name=nginx,match=nginx,stop=signal:QUIT' --dir "$EMPTYDIR" \
+	--termination-log "$RUN/termination-log"
+agent_scanned
+CTR_HOLD=$RUN/go ctr_start app 1001 /bin/false
+wait_for 10 grep -q "role=pending" "$T/agent.log" || fail "the app's container was never seen pending"
+touch "$RUN/go"
+expect_exit app 5 1
+wait_for 10 grep -q "sidecar nginx has not started yet: waiting for it" "$T/agent.log" ||
+	fail "no warning that the agent waits for nginx"
+ctr_start nginx "$uid" /usr/sbin/nginx -p "$N" -c "$N/nginx.conf" -e "$N/error.log" -g 'daemon off;'
+expect_exit agent 20 0
+expect_exit nginx 10 0
+grep -q "nginx catches SIGQUIT: stopping" "$T/agent.log" || fail "the agent did not see nginx catch SIGQUIT"
+no_process_left nginx
+summary_is stopped sidecars 0 outcome
+summary_is 0 sidecars 0 exit_code
+fails_pod_app false 1
 exit 0

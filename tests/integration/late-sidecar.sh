@@ -39,5 +39,5 @@ grep -q "the awaited sidecar started: stopping it" "$T/agent.log" || fail "the e
 summary_is stopped sidecars 0 outcome
 summary_is 'POST http://127.0.0.1:2019/stop' sidecars 0 method
 summary_is 1 apps 0 exit_code
-fails_pod_is "$RUN/termination-log" app:false:1
+fails_pod_app false 1
 exit 0
