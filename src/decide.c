@@ -1433,9 +1433,9 @@ static bool kills_by_default(int signo)
 /*
  * Before the stop signal goes to a sidecar seen only just now (within
  * CATCH_WAIT_US, or after the apps were done), its roots are looked at
- * until they catch it: a program signalled right after its exec, before it
- * installed its handler, dies of the signal (143 for SIGTERM), and that
- * fails the pod. The wait lasts CATCH_WAIT_US at most; then the signal
+ * until they catch it and sleep (DECIDE_CATCHES): a program signalled right
+ * after its exec, before it installed its handler, dies of the signal (143
+ * for SIGTERM), and that fails the pod. The wait lasts CATCH_WAIT_US at most; then the signal
  * goes anyway. A sidecar that was running well before is signalled at once.
  * 1: an action (DECIDE_CATCHES); 0: waiting; -1: the signal may go.
  */

@@ -178,7 +178,8 @@ enum decide_action_kind {
 	DECIDE_WATCH,     /* collect and watch every process of sidecar; decide_sidecar_gone() when none is left */
 	DECIDE_SIGNAL,    /* send signo to the roots of sidecar's containers (all: to every process; the
 			     watches come first then); decide_signal_result() */
-	DECIDE_CATCHES,   /* whether the roots of sidecar catch signo (/proc/PID/status): decide_sidecar_catches() */
+	DECIDE_CATCHES,   /* whether the roots of sidecar catch signo and sleep (/proc/PID/status):
+			     decide_sidecar_catches() */
 	DECIDE_HTTP,      /* make the request (purpose, url, timeouts); decide_http_result() */
 	DECIDE_WRITE,     /* write file (ready: or start the command that waits for it); decide_written() */
 	DECIDE_EXIT,      /* the summary is out: exit with exit_code */
@@ -282,8 +283,8 @@ void decide_sidecar_gone(struct decide *d, size_t sidecar, int64_t now);
 void decide_sidecar_no_endpoint(struct decide *d, size_t sidecar);
 /*
  * The outcome of DECIDE_CATCHES: 1 when every live root of the sidecar
- * catches (or ignores) the signal, 0 when one does not yet, -errno when
- * that could not be read.
+ * catches (ignores, blocks) the signal and sleeps, 0 when one does not yet,
+ * -errno when that could not be read.
  */
 void decide_sidecar_catches(struct decide *d, size_t sidecar, int result, int64_t now);
 /* The outcome of DECIDE_SIGNAL: 0, or -errno (-EPERM: not allowed; -EMFILE...: tried again). */

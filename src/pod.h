@@ -64,8 +64,8 @@ void pod_statuses(struct pod *p);
  */
 void pod_check_sidecar(struct pod *p, size_t sidecar);
 /*
- * Whether the roots of sidecar's live containers catch (or ignore) signo,
- * told to decide (DECIDE_CATCHES): decide_sidecar_catches().
+ * Whether the roots of sidecar's live containers are ready for signo
+ * (podscan_catches), told to decide (DECIDE_CATCHES): decide_sidecar_catches().
  */
 void pod_catches(struct pod *p, size_t sidecar, int signo, int64_t now);
 /* Looks at the roots watched by polling (DECIDE_POLL); how many roots are polled. */

@@ -882,7 +882,14 @@ int podscan_catches(const struct podscan *ps, pid_t pid, uint64_t start, int sig
 		return rc;
 	bit = 1ull << (signo - 1);
 	/* Blocked, it waits for sigwait or a signalfd: it does not die of it either. */
-	return ((caught | ignored | blocked) & bit) ? 1 : 0;
+	if (!((caught | ignored | blocked) & bit))
+		return 0;
+	/*
+	 * Asleep, waiting for work: its start-up is over. A program still busy
+	 * starting may have its handler and yet not act on the signal (nginx
+	 * notices a QUIT that came before its master loop only at the next one).
+	 */
+	return proc_status_state(buf, len) == 'S' ? 1 : 0;
 }
 
 size_t podscan_ancestors(const struct podscan *ps, pid_t pid, pid_t *out, size_t cap)

@@ -134,9 +134,10 @@ int podscan_cmdline(const struct podscan *ps, pid_t pid, uint64_t start, char *b
 int podscan_uids(const struct podscan *ps, pid_t pid, uint64_t start, uid_t *ruid, uid_t *suid);
 
 /*
- * Whether pid (if it still has the start time) catches, ignores or blocks
- * signo (SigCgt, SigIgn, SigBlk in its status): 1 yes, 0 no (the signal's
- * default action would apply now), -ESRCH when it is gone, or -errno.
+ * Whether pid (if it still has the start time) is ready for signo: it
+ * catches, ignores or blocks it (SigCgt, SigIgn, SigBlk in its status) and
+ * sleeps (State S: its start-up is over). 1 yes, 0 not yet, -ESRCH when it
+ * is gone, or -errno.
  */
 int podscan_catches(const struct podscan *ps, pid_t pid, uint64_t start, int signo);
 

@@ -57,4 +57,7 @@ void proc_cgroup_display(const char *key, char *out, size_t outlen);
  */
 int proc_status_sigmask(const char *buf, size_t len, const char *key, uint64_t *out);
 
+/* The state letter of the State line of /proc/PID/status (R, S, D, ...), or 0 when there is none. */
+char proc_status_state(const char *buf, size_t len);
+
 #endif

@@ -625,11 +625,13 @@ static void pending_settled(void)
 /* Whether a process catches, ignores or blocks a signal: its status's masks. */
 static void catches(void)
 {
-	static const char none[] = "Name:\tnginx\nSigBlk:\t0000000000000000\nSigIgn:\t0000000000000000\n"
+	static const char none[] = "Name:\tnginx\nState:\tS (sleeping)\nSigBlk:\t0000000000000000\nSigIgn:\t0000000000000000\n"
 				   "SigCgt:\t0000000000000000\n";
-	static const char caught[] = "Name:\tnginx\nSigBlk:\t0000000000000000\nSigIgn:\t0000000000001000\n"
+	static const char caught[] = "Name:\tnginx\nState:\tS (sleeping)\nSigBlk:\t0000000000000000\nSigIgn:\t0000000000001000\n"
 				     "SigCgt:\t0000000000004a02\n";
-	static const char blocked[] = "Name:\tfake\nSigBlk:\tfffffffe7ffbfeff\nSigIgn:\t0000000000000000\n"
+	static const char busy[] = "Name:\tnginx\nState:\tR (running)\nSigBlk:\t0000000000000000\n"
+				   "SigIgn:\t0000000000000000\nSigCgt:\t0000000000004a02\n";
+	static const char blocked[] = "Name:\tfake\nState:\tS (sleeping)\nSigBlk:\tfffffffe7ffbfeff\nSigIgn:\t0000000000000000\n"
 				      "SigCgt:\t0000000000000000\n";
 	struct podscan *ps;
 
@@ -643,6 +645,8 @@ static void catches(void)
 	is_int(podscan_catches(ps, 7, 700, SIGTERM), 1, "SigCgt has SIGTERM");
 	is_int(podscan_catches(ps, 7, 700, SIGQUIT), 0, "but not SIGQUIT");
 	is_int(podscan_catches(ps, 7, 700, SIGPIPE), 1, "an ignored signal counts");
+	put(7, "status", busy, strlen(busy));
+	is_int(podscan_catches(ps, 7, 700, SIGTERM), 0, "caught, but still busy starting (R): not yet");
 	put(7, "status", blocked, strlen(blocked));
 	is_int(podscan_catches(ps, 7, 700, SIGTERM), 1, "a blocked signal (sigwait, signalfd) counts");
 	is_int(podscan_catches(ps, 7, 701, SIGTERM), -ESRCH, "another process under the pid: gone");

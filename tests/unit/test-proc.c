@@ -132,6 +132,11 @@ int main(void)
 		is_int(proc_status_sigmask("SigCgt:\t0000000000004000", 17, "SigCgt", &mask), 0,
 		       "a mask cut by the buffer's length");
 		ok(mask == 0, "only the bytes within the length count");
+		is_int(proc_status_state(status, strlen(status)), 'S', "State S");
+		is_int(proc_status_state("State:\tR (running)\n", 19), 'R', "State R");
+		is_int(proc_status_state("Name:\tState: S\n", 15), 0, "no State line (a comm does not count)");
+		is_int(proc_status_state("State:\t\n", 8), 0, "an empty State");
+		is_int(proc_status_state("State:\tsleepy\n", 14), 0, "not a state letter");
 	}
 	return done_testing();
 }
