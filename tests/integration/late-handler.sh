@@ -18,12 +18,7 @@ pod_start
 ctr_start agent 1002 "$BIN/rearguard" -s 'name=fb,match=fluent-bit' --dir "$EMPTYDIR" \
 	--termination-log "$RUN/termination-log"
 agent_scanned
-CTR_HOLD=$RUN/go ctr_start app 1001 /bin/false
-wait_for 10 grep -q "role=pending" "$T/agent.log" || fail "the app's container was never seen pending"
-touch "$RUN/go"
-expect_exit app 5 1
-wait_for 10 grep -q "sidecar fb has not started yet: waiting for it" "$T/agent.log" ||
-	fail "no warning that the agent waits for the sidecar"
+app_false_first fb
 ctr_start proxy 1002 "$BIN/fluent-bit" --handler-delay 1s --log "$EVENTS"
 
 expect_exit agent 20 0
@@ -44,12 +39,7 @@ new_pod
 ctr_start agent "$uid" "$BIN/rearguard" -s 'name=nginx,match=nginx,stop=signal:QUIT' --dir "$EMPTYDIR" \
 	--termination-log "$RUN/termination-log"
 agent_scanned
-CTR_HOLD=$RUN/go ctr_start app 1001 /bin/false
-wait_for 10 grep -q "role=pending" "$T/agent.log" || fail "the app's container was never seen pending"
-touch "$RUN/go"
-expect_exit app 5 1
-wait_for 10 grep -q "sidecar nginx has not started yet: waiting for it" "$T/agent.log" ||
-	fail "no warning that the agent waits for nginx"
+app_false_first nginx
 ctr_start nginx "$uid" /usr/sbin/nginx -p "$N" -c "$N/nginx.conf" -e "$N/error.log" -g 'daemon off;'
 expect_exit agent 20 0
 expect_exit nginx 10 0

@@ -220,6 +220,18 @@ CONF
 	chown -R "$2:$2" "$N"
 }
 
+# app_false_first SIDECAR: an app container running `false` that shows its runtime's init first
+# (runc create), then runs (runc start) and exits 1 at once; the agent then warns that it waits
+# for SIDECAR, named with --sidecar and not started yet.
+app_false_first() {
+	CTR_HOLD=$RUN/go ctr_start app 1001 /bin/false
+	wait_for 10 grep -q "role=pending" "$T/agent.log" || fail "the app's container was never seen pending"
+	touch "$RUN/go"
+	expect_exit app 5 1
+	wait_for 10 grep -q "sidecar $1 has not started yet: waiting for it" "$T/agent.log" ||
+		fail "no warning that the agent waits for $1"
+}
+
 # fails_pod_app PROG CODE: the first app, PROG, exited CODE and alone fails the pod. It is named
 # PROG, or runc when it exited before a rescan saw its program run (its runtime's init's name).
 fails_pod_app() {
