@@ -625,13 +625,16 @@ static void pending_settled(void)
 /* Whether a process catches, ignores or blocks a signal: its status's masks. */
 static void catches(void)
 {
-	static const char none[] = "Name:\tnginx\nState:\tS (sleeping)\nSigBlk:\t0000000000000000\nSigIgn:\t0000000000000000\n"
+	static const char none[] = "Name:\tnginx\nState:\tS (sleeping)\n"
+				   "SigBlk:\t0000000000000000\nSigIgn:\t0000000000000000\n"
 				   "SigCgt:\t0000000000000000\n";
-	static const char caught[] = "Name:\tnginx\nState:\tS (sleeping)\nSigBlk:\t0000000000000000\nSigIgn:\t0000000000001000\n"
+	static const char caught[] = "Name:\tnginx\nState:\tS (sleeping)\n"
+				     "SigBlk:\t0000000000000000\nSigIgn:\t0000000000001000\n"
 				     "SigCgt:\t0000000000004a02\n";
 	static const char busy[] = "Name:\tnginx\nState:\tR (running)\nSigBlk:\t0000000000000000\n"
 				   "SigIgn:\t0000000000000000\nSigCgt:\t0000000000004a02\n";
-	static const char blocked[] = "Name:\tfake\nState:\tS (sleeping)\nSigBlk:\tfffffffe7ffbfeff\nSigIgn:\t0000000000000000\n"
+	static const char blocked[] = "Name:\tfake\nState:\tS (sleeping)\n"
+				      "SigBlk:\tfffffffe7ffbfeff\nSigIgn:\t0000000000000000\n"
 				      "SigCgt:\t0000000000000000\n";
 	struct podscan *ps;
 
