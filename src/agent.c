@@ -489,6 +489,9 @@ static void carry_out(struct agent *a, const struct decide_action *act)
 	case DECIDE_POLL:
 		poll_watches(a);
 		break;
+	case DECIDE_CATCHES:
+		pod_catches(&a->pod, act->sidecar, act->signo, mono_us());
+		break;
 	case DECIDE_APPS_DONE:
 		apps_done(a, act->reason);
 		break;

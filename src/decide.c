@@ -39,6 +39,9 @@
 #define KILL_CONFIRM_MIN_US (1 * US_PER_S)
 /* A signal that failed for want of resources (EMFILE, ENOMEM) is sent again after this. */
 #define SIGNAL_RETRY_US (100 * US_PER_MS)
+/* A sidecar seen this recently may not have installed its stop signal's handler: waited for this long at most. */
+#define CATCH_WAIT_US (2 * US_PER_S)
+#define CATCH_CHECK_US (20 * US_PER_MS)
 /*
  * Readiness polls: every 50 ms while a proxy's start is plausible (its first
  * seconds), then backing off to the pace of pilot-agent wait.
@@ -575,11 +578,12 @@ static void plan_check(struct decide *d, size_t k)
 	sc->check_due = true;
 }
 
-void decide_sidecar_seen(struct decide *d, size_t sidecar)
+void decide_sidecar_seen(struct decide *d, size_t sidecar, int64_t now)
 {
 	if (sidecar >= d->cfg.nsidecars)
 		return;
 	d->sidecars[sidecar].seen = true;
+	d->sidecars[sidecar].seen_us = now;
 	d->sidecars[sidecar].containers++;
 	plan_check(d, sidecar);
 }
@@ -656,6 +660,15 @@ void decide_sidecar_gone(struct decide *d, size_t sidecar, int64_t now)
 	sc->state = SC_GONE;
 	sc->gone_us = now;
 	sc->signal_due = false;
+}
+
+void decide_sidecar_catches(struct decide *d, size_t sidecar, int result, int64_t now)
+{
+	(void)now;
+	if (sidecar >= d->cfg.nsidecars)
+		return;
+	d->sidecars[sidecar].catch_inflight = false;
+	d->sidecars[sidecar].catch_result = result;
 }
 
 /* Failures that pass: the same signal is sent again shortly. */
@@ -1410,6 +1423,82 @@ static void start_stop(struct decide *d, size_t k, int64_t now, struct decide_ac
 	signal_action(d, k, cfg->stop_signal, act);
 }
 
+/* Whether signo kills a process that has no handler for it (its default action). */
+static bool kills_by_default(int signo)
+{
+	return signo != SIGKILL && signo != SIGCHLD && signo != SIGCONT && signo != SIGURG && signo != SIGWINCH &&
+	       signo != SIGSTOP && signo != SIGTSTP && signo != SIGTTIN && signo != SIGTTOU;
+}
+
+/*
+ * Before the stop signal goes to a sidecar seen only just now (within
+ * CATCH_WAIT_US, or after the apps were done), its roots are looked at
+ * until they catch it and sleep (DECIDE_CATCHES): a program signalled right
+ * after its exec, before it installed its handler, dies of the signal (143
+ * for SIGTERM), and that fails the pod. The wait lasts CATCH_WAIT_US at most; then the signal
+ * goes anyway. A sidecar that was running well before is signalled at once.
+ * 1: an action (DECIDE_CATCHES); 0: waiting; -1: the signal may go.
+ */
+static int catch_step(struct decide *d, size_t k, int64_t now, struct decide_action *act)
+{
+	const struct decide_sidecar_config *cfg = &d->cfg.sidecars[k];
+	struct decide_sidecar *sc = &d->sidecars[k];
+	const char *sig = signal_name(cfg->stop_signal);
+	char dur[32], err[64];
+
+	if (sc->catch_over)
+		return -1;
+	if (!sc->catch_from_us) {
+		bool late = d->sidecar_wait_from_us && sc->seen_us >= d->sidecar_wait_from_us;
+
+		if (cfg->stop_url || cfg->confirm != CONFIRM_PROCESSES || !sc->containers ||
+		    !kills_by_default(cfg->stop_signal) || (now >= sc->seen_us + CATCH_WAIT_US && !late)) {
+			sc->catch_over = true;
+			return -1;
+		}
+		sc->catch_from_us = now;
+		sc->catch_next_us = now;
+	}
+	if (!sc->catch_inflight && sc->catch_result > 0) {
+		sc->catch_over = true;
+		log_msg(LOG_INFO,
+			FIELDS(LF_STR("sidecar", cfg->name), LF_STR("signal", sig),
+			       LF_MS("waited", now - sc->catch_from_us)),
+			"%s catches SIG%s: stopping", cfg->name, sig);
+		return -1;
+	}
+	if (!sc->catch_inflight && sc->catch_result < 0) {
+		sc->catch_over = true;
+		log_msg(LOG_WARN,
+			FIELDS(LF_STR("sidecar", cfg->name), LF_STR("signal", sig),
+			       LF_STR("error", decide_result_phrase(sc->catch_result, err))),
+			"cannot tell whether %s catches SIG%s: stopping", cfg->name, sig);
+		return -1;
+	}
+	if (now >= sc->catch_from_us + CATCH_WAIT_US) {
+		sc->catch_over = true;
+		log_msg(LOG_WARN, FIELDS(LF_STR("sidecar", cfg->name), LF_STR("signal", sig)),
+			"%s does not catch SIG%s after %s: stopping anyway (it may die of the signal)", cfg->name, sig,
+			fmt_us(CATCH_WAIT_US, dur));
+		return -1;
+	}
+	if (sc->catch_inflight || now < sc->catch_next_us)
+		return 0;
+	/* The first look said not yet: say why the stop waits. */
+	if (sc->catch_looks++ == 1)
+		log_msg(
+		    LOG_INFO,
+		    FIELDS(LF_STR("sidecar", cfg->name), LF_STR("signal", sig), LF_MS("seen_ago", now - sc->seen_us)),
+		    "waiting for %s to catch SIG%s (seen only just now; at most %s)", cfg->name, sig,
+		    fmt_us(CATCH_WAIT_US, dur));
+	sc->catch_inflight = true;
+	sc->catch_next_us = now + CATCH_CHECK_US;
+	act->kind = DECIDE_CATCHES;
+	act->sidecar = k;
+	act->signo = cfg->stop_signal;
+	return 1;
+}
+
 /* The first request to the sidecar: its drain, else its stop. */
 static void begin_stop(struct decide *d, size_t k, int64_t now, struct decide_action *act)
 {
@@ -1497,6 +1586,7 @@ static bool sidecar_step(struct decide *d, size_t k, int64_t now, struct decide_
 {
 	const struct decide_sidecar_config *cfg = &d->cfg.sidecars[k];
 	struct decide_sidecar *sc = &d->sidecars[k];
+	int rc;
 
 	/* The stop went out first: now its processes are collected and watched. */
 	if (cfg->confirm == CONFIRM_PROCESSES && !sc->watched && sc->state >= SC_DRAINING && sc->state <= SC_KILLING) {
@@ -1532,6 +1622,8 @@ static bool sidecar_step(struct decide *d, size_t k, int64_t now, struct decide_
 		 * no live container known (there may be nothing to stop).
 		 */
 		if (cfg->confirm == CONFIRM_PORT || (sc->containers > 0 && (cfg->stop_url || cfg->drain_url || !cfg->signal_all))) {
+			if (!cfg->drain_url && (rc = catch_step(d, k, now, act)) >= 0)
+				return rc;
 			begin_stop(d, k, now, act);
 			return true;
 		}
@@ -1541,11 +1633,15 @@ static bool sidecar_step(struct decide *d, size_t k, int64_t now, struct decide_
 		act->sidecar = k;
 		return true;
 	case SC_WATCHING:
+		if (!cfg->drain_url && (rc = catch_step(d, k, now, act)) >= 0)
+			return rc;
 		begin_stop(d, k, now, act);
 		return true;
 	case SC_DRAINING:
 		if (sc->http_inflight || now < sc->deadline_us)
 			return false;
+		if ((rc = catch_step(d, k, now, act)) >= 0)
+			return rc;
 		start_stop(d, k, now, act);
 		return true;
 	case SC_STOPPING:
@@ -1612,6 +1708,8 @@ static int64_t sidecar_deadline(const struct decide *d)
 		t = min64(t, sc->retry_us);
 	if (sc->signal_due)
 		t = min64(t, sc->retry_us);
+	if (sc->catch_from_us && !sc->catch_over)
+		t = min64(t, sc->catch_inflight ? sc->catch_from_us + CATCH_WAIT_US : sc->catch_next_us);
 	return t;
 }
 

@@ -113,6 +113,7 @@ struct decide_sidecar {
 	enum sidecar_state state;
 	enum sidecar_state gone_from; /* the state it was in when its processes were gone */
 	bool seen;                  /* a process of it was ever seen */
+	int64_t seen_us;            /* when a container of it was last seen */
 	unsigned containers;        /* its containers seen and not exited */
 	bool watched;               /* DECIDE_WATCH was given: its processes are collected */
 	int err;                    /* -errno that made it fail (-EPERM), 0 */
@@ -132,6 +133,14 @@ struct decide_sidecar {
 	bool check_due, check_inflight; /* DECIDE_HTTP_CHECK, once it is ready and was seen */
 	bool checked;               /* that check was made due once */
 	bool no_check;              /* pre-flight said it all */
+
+	/* Just seen: its roots may not handle the stop signal yet (no handler installed). */
+	int64_t catch_from_us;      /* the wait for a handler began; 0: none */
+	int64_t catch_next_us;      /* when to look again */
+	bool catch_inflight;        /* DECIDE_CATCHES given, decide_sidecar_catches() not yet */
+	unsigned catch_looks;       /* DECIDE_CATCHES given so far */
+	bool catch_over;            /* looked at (or no need): the stop signal may go */
+	int catch_result;           /* the last look: 1 catches, 0 not yet, -errno */
 
 	/* HTTP while stopping. */
 	bool http_inflight;         /* a drain, stop or gone probe is in flight */
@@ -169,6 +178,8 @@ enum decide_action_kind {
 	DECIDE_WATCH,     /* collect and watch every process of sidecar; decide_sidecar_gone() when none is left */
 	DECIDE_SIGNAL,    /* send signo to the roots of sidecar's containers (all: to every process; the
 			     watches come first then); decide_signal_result() */
+	DECIDE_CATCHES,   /* whether the roots of sidecar catch signo and sleep (/proc/PID/status):
+			     decide_sidecar_catches() */
 	DECIDE_HTTP,      /* make the request (purpose, url, timeouts); decide_http_result() */
 	DECIDE_WRITE,     /* write file (ready: or start the command that waits for it); decide_written() */
 	DECIDE_EXIT,      /* the summary is out: exit with exit_code */
@@ -262,7 +273,7 @@ void decide_app_reports_as(struct decide *d, unsigned id, const char *name);
 void decide_app_report(struct decide *d, const char *name, int code, int64_t now);
 
 /* A container of the sidecar appeared; its root exited (its code follows, as for apps). */
-void decide_sidecar_seen(struct decide *d, size_t sidecar);
+void decide_sidecar_seen(struct decide *d, size_t sidecar, int64_t now);
 void decide_sidecar_exited(struct decide *d, size_t sidecar, int64_t now);
 /* The code of one of its roots (DECIDE_CODE_PENDING: not yet; DECIDE_CODE_UNKNOWN: never). */
 void decide_sidecar_status(struct decide *d, size_t sidecar, int code, int64_t now);
@@ -270,6 +281,12 @@ void decide_sidecar_status(struct decide *d, size_t sidecar, int code, int64_t n
 void decide_sidecar_gone(struct decide *d, size_t sidecar, int64_t now);
 /* Pre-flight already found that the sidecar's stop endpoint is missing: no DECIDE_HTTP_CHECK to say it again. */
 void decide_sidecar_no_endpoint(struct decide *d, size_t sidecar);
+/*
+ * The outcome of DECIDE_CATCHES: 1 when every live root of the sidecar
+ * catches (ignores, blocks) the signal and sleeps, 0 when one does not yet,
+ * -errno when that could not be read.
+ */
+void decide_sidecar_catches(struct decide *d, size_t sidecar, int result, int64_t now);
 /* The outcome of DECIDE_SIGNAL: 0, or -errno (-EPERM: not allowed; -EMFILE...: tried again). */
 void decide_signal_result(struct decide *d, size_t sidecar, int err, int64_t now);
 

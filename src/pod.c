@@ -120,7 +120,7 @@ static void pending_gone(struct pod *p, struct pod_root *r, struct pod_container
 	if (c->role == ROLE_APP)
 		decide_app_seen(p->d, c->id, c->name, when);
 	else if (c->role == ROLE_SIDECAR)
-		decide_sidecar_seen(p->d, (size_t)c->sidecar);
+		decide_sidecar_seen(p->d, (size_t)c->sidecar, when);
 	root_gone(p, r, c, when, unwatched);
 }
 
@@ -268,7 +268,7 @@ static void tell_decide(struct pod *p, bool first)
 				decide_app_seen(p->d, c->id, c->name, now);
 				note_run_name(p, c);
 			} else if (c->role == ROLE_SIDECAR) {
-				decide_sidecar_seen(p->d, (size_t)c->sidecar);
+				decide_sidecar_seen(p->d, (size_t)c->sidecar, now);
 				if (p->cfg.on_sidecar && !c->root_gone)
 					p->cfg.on_sidecar(p->cfg.data, (size_t)c->sidecar, c);
 			}
@@ -376,6 +376,27 @@ void pod_check_sidecar(struct pod *p, size_t sidecar)
 		if (p->roots[i]->role == ROLE_SIDECAR && (size_t)p->roots[i]->sidecar == sidecar)
 			pidwatch_check(p->cfg.loop, &p->roots[i]->pw);
 	p->checking = false;
+}
+
+void pod_catches(struct pod *p, size_t sidecar, int signo, int64_t now)
+{
+	int result = 1;
+	size_t i;
+
+	for (i = 0; i < podscan_count(p->ps); i++) {
+		const struct pod_container *c = podscan_container(p->ps, i);
+		int rc;
+
+		if (c->role != ROLE_SIDECAR || (size_t)c->sidecar != sidecar || c->root_gone || !c->root)
+			continue;
+		rc = podscan_catches(p->ps, c->root, c->root_start, signo);
+		/* A root gone meanwhile needs no handler; an error says more than a "not yet". */
+		if (rc == -ESRCH)
+			continue;
+		if (rc < 0 || (rc == 0 && result > 0))
+			result = rc;
+	}
+	decide_sidecar_catches(p->d, sidecar, result, now);
 }
 
 void pod_poll(struct pod *p)

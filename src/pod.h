@@ -11,6 +11,7 @@
  *	pod_refresh(&pod);               a rescan, told to decide (but decide_rescanned)
  *	pod_statuses(&pod);              DECIDE_STATUS
  *	pod_poll(&pod);                  DECIDE_POLL
+ *	pod_catches(&pod, k, sig, now);  DECIDE_CATCHES
  *	pod_close(&pod);
  *
  * cfg.on_exit runs after a root's exit was told to decide, for the engine
@@ -62,6 +63,11 @@ void pod_statuses(struct pod *p);
  * its code) before it concludes. Exits found here call no on_exit.
  */
 void pod_check_sidecar(struct pod *p, size_t sidecar);
+/*
+ * Whether the roots of sidecar's live containers are ready for signo
+ * (podscan_catches), told to decide (DECIDE_CATCHES): decide_sidecar_catches().
+ */
+void pod_catches(struct pod *p, size_t sidecar, int signo, int64_t now);
 /* Looks at the roots watched by polling (DECIDE_POLL); how many roots are polled. */
 void pod_poll(struct pod *p);
 unsigned pod_polled(const struct pod *p);

@@ -858,6 +858,40 @@ int podscan_uids(const struct podscan *ps, pid_t pid, uint64_t start, uid_t *rui
 	return 0;
 }
 
+int podscan_catches(const struct podscan *ps, pid_t pid, uint64_t start, int signo)
+{
+	uint64_t caught, ignored, blocked, now_start, bit;
+	char buf[8192];
+	bool zombie;
+	size_t len;
+	int rc;
+
+	if (signo < 1 || signo > 64)
+		return -EINVAL;
+	rc = read_pid_file(ps, buf, sizeof(buf), pid, "status", &len);
+	if (rc < 0)
+		return rc == -ENOENT ? -ESRCH : rc;
+	if (proc_status_sigmask(buf, len, "SigCgt", &caught) < 0 ||
+	    proc_status_sigmask(buf, len, "SigIgn", &ignored) < 0 ||
+	    proc_status_sigmask(buf, len, "SigBlk", &blocked) < 0)
+		return -EINVAL;
+	rc = podscan_start_time(ps, pid, &now_start, &zombie);
+	if (rc == -ENOENT || (rc == 0 && (now_start != start || zombie)))
+		return -ESRCH;
+	if (rc < 0)
+		return rc;
+	bit = 1ull << (signo - 1);
+	/* Blocked, it waits for sigwait or a signalfd: it does not die of it either. */
+	if (!((caught | ignored | blocked) & bit))
+		return 0;
+	/*
+	 * Asleep, waiting for work: its start-up is over. A program still busy
+	 * starting may have its handler and yet not act on the signal (nginx
+	 * notices a QUIT that came before its master loop only at the next one).
+	 */
+	return proc_status_state(buf, len) == 'S' ? 1 : 0;
+}
+
 size_t podscan_ancestors(const struct podscan *ps, pid_t pid, pid_t *out, size_t cap)
 {
 	size_t n = 0;

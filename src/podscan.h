@@ -133,6 +133,14 @@ int podscan_cmdline(const struct podscan *ps, pid_t pid, uint64_t start, char *b
 /* The real and saved uids of pid (the Uid line of its status), if it still has the start time. */
 int podscan_uids(const struct podscan *ps, pid_t pid, uint64_t start, uid_t *ruid, uid_t *suid);
 
+/*
+ * Whether pid (if it still has the start time) is ready for signo: it
+ * catches, ignores or blocks it (SigCgt, SigIgn, SigBlk in its status) and
+ * sleeps (State S: its start-up is over). 1 yes, 0 not yet, -ESRCH when it
+ * is gone, or -errno.
+ */
+int podscan_catches(const struct podscan *ps, pid_t pid, uint64_t start, int signo);
+
 /* pid and its ancestors up to (not including) pid 1, at most cap of them; returns how many. */
 size_t podscan_ancestors(const struct podscan *ps, pid_t pid, pid_t *out, size_t cap);
 

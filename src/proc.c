@@ -178,3 +178,62 @@ void proc_cgroup_display(const char *key, char *out, size_t outlen)
 	/* Cut at the end of that line. */
 	out[strcspn(out, "\n")] = '\0';
 }
+
+/* The value of the line "KEY:\tvalue" of a status file (blanks skipped), or NULL. */
+static const char *status_value(const char *buf, const char *end, const char *key)
+{
+	const char *p = buf;
+	size_t klen = strlen(key);
+
+	/* At the start of the buffer or after a newline: the Name line's escapes keep a comm on its line. */
+	for (;;) {
+		if ((size_t)(end - p) > klen && memcmp(p, key, klen) == 0 && p[klen] == ':')
+			break;
+		p = memchr(p, '\n', (size_t)(end - p));
+		if (!p)
+			return NULL;
+		p++;
+	}
+	p += klen + 1;
+	while (p < end && (*p == '\t' || *p == ' '))
+		p++;
+	return p;
+}
+
+int proc_status_sigmask(const char *buf, size_t len, const char *key, uint64_t *out)
+{
+	const char *end = buf + len, *p = status_value(buf, end, key);
+	uint64_t v = 0;
+	int digits = 0;
+
+	if (!p)
+		return -EINVAL;
+	for (; p < end && *p != '\n'; p++) {
+		int x;
+
+		if (*p >= '0' && *p <= '9')
+			x = *p - '0';
+		else if (*p >= 'a' && *p <= 'f')
+			x = *p - 'a' + 10;
+		else if (*p >= 'A' && *p <= 'F')
+			x = *p - 'A' + 10;
+		else
+			return -EINVAL;
+		if (++digits > 16)
+			return -EINVAL;
+		v = v << 4 | (uint64_t)x;
+	}
+	if (!digits)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+char proc_status_state(const char *buf, size_t len)
+{
+	const char *end = buf + len, *p = status_value(buf, end, "State");
+
+	if (!p || p >= end || *p < 'A' || *p > 'Z' || (p + 1 < end && p[1] != ' ' && p[1] != '\n'))
+		return 0;
+	return *p;
+}

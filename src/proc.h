@@ -50,4 +50,14 @@ int proc_cgroup_key(const char *buf, size_t len, char *out, size_t outlen);
  */
 void proc_cgroup_display(const char *key, char *out, size_t outlen);
 
+/*
+ * A signal mask line of /proc/PID/status ("SigCgt", "SigIgn": up to 16 hex
+ * digits, bit N-1 for signal N) into out. -EINVAL when the line is missing
+ * or is not such a mask.
+ */
+int proc_status_sigmask(const char *buf, size_t len, const char *key, uint64_t *out);
+
+/* The state letter of the State line of /proc/PID/status (R, S, D, ...), or 0 when there is none. */
+char proc_status_state(const char *buf, size_t len);
+
 #endif

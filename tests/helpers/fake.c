@@ -3,7 +3,7 @@
  * name is whatever it is exec'd as (tests use symlinks: fluent-bit, job).
  *
  *   fake [WORD...] [--run DUR] [--exit N] [--on SIG:ACTION]... [--children N]
- *        [--log FILE] [--name NAME] [--started FILE]
+ *        [--log FILE] [--name NAME] [--started FILE] [--handler-delay DUR]
  *
  *   WORD            words that are no option (a subcommand: "vault kv get x") are
  *                   ignored, so that a process can look like a real program's run
@@ -17,6 +17,10 @@
  *   --children N    fork N children that behave the same and run until a signal
  *   --log FILE      append "<unix time in ms> <name> <pid> <event>" lines
  *   --started FILE  create FILE once running (tests wait for it)
+ *   --handler-delay DUR
+ *                   take no signal for DUR after the exec (every signal has its
+ *                   default action: SIGTERM kills it), as a program that
+ *                   installs its handlers only after its start-up work
  *
  * With RG_EVENT_CLOCK=mono in the environment, event times are the monotonic
  * clock in microseconds (for the benchmark) instead of wall-clock ms.
@@ -99,6 +103,11 @@ static void parse_on(const char *spec)
 	}
 }
 
+static void nothing(int sig)
+{
+	(void)sig;
+}
+
 static void finish(int code)
 {
 	char c[16];
@@ -178,7 +187,7 @@ static void run(long run_ms, int exit_code)
 
 int main(int argc, char **argv)
 {
-	long run_ms = -1;
+	long run_ms = -1, handler_delay_ms = 0;
 	int exit_code = 0, children = 0, i;
 	const char *started = NULL;
 	sigset_t all;
@@ -208,15 +217,43 @@ int main(int argc, char **argv)
 			name = v;
 		else if (strcmp(a, "--started") == 0)
 			started = v;
+		else if (strcmp(a, "--handler-delay") == 0)
+			handler_delay_ms = parse_ms(v);
 		else {
 			fprintf(stderr, "fake: unknown option %s\n", a);
 			return 64;
 		}
 		i++;
 	}
+	if (handler_delay_ms > 0) {
+		long until = mono_ms() + handler_delay_ms;
+		struct timespec ts;
+
+		logev("no handler yet");
+		while (mono_ms() < until) {
+			ts.tv_sec = 0;
+			ts.tv_nsec = 10 * 1000000L;
+			nanosleep(&ts, NULL);
+		}
+	}
 	/* Signals are taken with sigtimedwait: block them before anything can arrive. */
 	sigfillset(&all);
 	sigprocmask(SIG_BLOCK, &all, NULL);
+	/*
+	 * And handled as a program handles them: /proc/PID/status shows them
+	 * caught (SigCgt). Blocked, the handler never runs; sigtimedwait takes them.
+	 */
+	{
+		static const int handled[] = { SIGTERM, SIGINT, SIGQUIT, SIGHUP, SIGUSR1, SIGUSR2 };
+		struct sigaction sa;
+
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_handler = nothing;
+		sigemptyset(&sa.sa_mask);
+		for (size_t k = 0; k < sizeof(handled) / sizeof(handled[0]); k++)
+			if (on[handled[k]].act != ACT_DIE)
+				sigaction(handled[k], &sa, NULL);
+	}
 	logev("started");
 	for (i = 0; i < children; i++) {
 		pid_t pid = fork();

@@ -11,10 +11,10 @@
 # then three times free, where the rescans fall at random against the exec.
 # Checked each time: the agent exits 0 well within the 30 s pending limit;
 # the app's exit code is in the summary (and `false` fails the pod); the
-# sidecar is gone and the summary says stopped (started before the app, it
-# got its SIGTERM; started after, it may be stopped before its handler is
-# set up); the container that exited before a rescan saw its program is
-# logged as such at least once per layout.
+# sidecar got its SIGTERM, is gone, and the summary says stopped with exit
+# code 0 (started after the app, it is seen right after its exec: the
+# agent waits until it handles SIGTERM); the container that exited before
+# a rescan saw its program is logged as such at least once per layout.
 . "$RG_SRCDIR/tests/integration/lib.sh"
 
 alias_bin fluent-bit
@@ -43,7 +43,7 @@ round() {
 		touch "$RUN/go"
 		expect_exit app 5 "$code"
 	fi
-	# Stopped as soon as it is seen: it may not have set up its SIGTERM handler yet (no fake_start).
+	# Seen right after its exec, before it handles SIGTERM: no fake_start, which waits for that.
 	[ "$layout" = after ] && ctr_start proxy 1002 "$BIN/fluent-bit" --log "$EVENTS"
 	# Under the 30 s a pending container may last: the exit was noticed, not waited out.
 	expect_exit agent 20 0
@@ -51,13 +51,15 @@ round() {
 	[ "$RC" != timeout ] || fail "the sidecar still runs"
 	summary_is "$code" apps 0 exit_code
 	summary_is stopped sidecars 0 outcome
-	if [ "$layout" = before ]; then
-		[ "$(events_count fluent-bit "got SIGTERM")" = 1 ] || fail "the sidecar got no SIGTERM"
-	fi
+	summary_is 0 sidecars 0 exit_code
+	[ "$(events_count fluent-bit "got SIGTERM")" = 1 ] || fail "the sidecar got no SIGTERM"
 	if [ "$code" = 1 ]; then
+		# The app alone: named after its program, or after the runtime's init (see below).
 		json_get "$RUN/termination-log" fails_pod | grep -q '"role": "app".*"exit_code": 1' ||
 			fail "the app's exit 1 is not in fails_pod: $(json_get "$RUN/termination-log" fails_pod)"
-	elif [ "$layout" = before ]; then
+		json_get "$RUN/termination-log" fails_pod | grep -q '"role": "sidecar"' &&
+			fail "the sidecar fails the pod: $(json_get "$RUN/termination-log" fails_pod)"
+	else
 		fails_pod_is "$RUN/termination-log"
 	fi
 	if [ "$frozen" = yes ] && [ "$(agent_lines "container exited before a rescan saw its program run")" != 1 ]; then

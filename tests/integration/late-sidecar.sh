@@ -19,13 +19,7 @@ ctr_start agent "$uid" "$BIN/rearguard" \
 	-s 'name=caddy,match=caddy,ready=http://127.0.0.1:2019/config/,stop=http://127.0.0.1:2019/stop' \
 	--dir "$EMPTYDIR" --termination-log "$RUN/termination-log"
 agent_scanned
-# As under runc, the container shows its runtime's init first (runc create), then runs (runc start).
-CTR_HOLD=$RUN/go ctr_start app 1001 /bin/false
-wait_for 10 grep -q "role=pending" "$T/agent.log" || fail "the app's container was never seen pending"
-touch "$RUN/go"
-expect_exit app 5 1
-wait_for 10 grep -q "sidecar caddy has not started yet: waiting for it" "$T/agent.log" ||
-	fail "no warning that the agent waits for caddy"
+app_false_first caddy
 ctr_running agent || fail "the agent exited before caddy started"
 sleep 1
 caddy_start caddy "$uid"
@@ -39,5 +33,5 @@ grep -q "the awaited sidecar started: stopping it" "$T/agent.log" || fail "the e
 summary_is stopped sidecars 0 outcome
 summary_is 'POST http://127.0.0.1:2019/stop' sidecars 0 method
 summary_is 1 apps 0 exit_code
-fails_pod_is "$RUN/termination-log" app:false:1
+fails_pod_app false 1
 exit 0

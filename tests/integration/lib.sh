@@ -193,6 +193,54 @@ CONF
 		ctr_start "$1" "$2" /usr/bin/caddy run --config "$d/Caddyfile" --adapter caddyfile
 }
 
+# nginx_conf DIR UID: an nginx prefix in DIR owned by UID, with everything nginx writes (config
+# DIR/nginx.conf, pid file, error log DIR/error.log, temporary paths): a master and two workers
+# that serve 127.0.0.1:8080.
+nginx_conf() {
+	local N=$1
+	mkdir -p "$N"
+	cat >"$N/nginx.conf" <<CONF
+worker_processes 2;
+pid $N/nginx.pid;
+error_log $N/error.log notice;
+events { worker_connections 64; }
+http {
+	access_log off;
+	client_body_temp_path $N/body;
+	proxy_temp_path $N/proxy;
+	fastcgi_temp_path $N/fastcgi;
+	uwsgi_temp_path $N/uwsgi;
+	scgi_temp_path $N/scgi;
+	server {
+		listen 127.0.0.1:8080;
+		location / { return 200 "served by \$pid\n"; }
+	}
+}
+CONF
+	chown -R "$2:$2" "$N"
+}
+
+# app_false_first SIDECAR: an app container running `false` that shows its runtime's init first
+# (runc create), then runs (runc start) and exits 1 at once; the agent then warns that it waits
+# for SIDECAR, named with --sidecar and not started yet.
+app_false_first() {
+	CTR_HOLD=$RUN/go ctr_start app 1001 /bin/false
+	wait_for 10 grep -q "role=pending" "$T/agent.log" || fail "the app's container was never seen pending"
+	touch "$RUN/go"
+	expect_exit app 5 1
+	wait_for 10 grep -q "sidecar $1 has not started yet: waiting for it" "$T/agent.log" ||
+		fail "no warning that the agent waits for $1"
+}
+
+# fails_pod_app PROG CODE: the first app, PROG, exited CODE and alone fails the pod. It is named
+# PROG, or runc when it exited before a rescan saw its program run (its runtime's init's name).
+fails_pod_app() {
+	local name
+	name=$(json_get "$RUN/termination-log" apps 0 name) || fail "no app in the summary"
+	[ "$name" = "$1" ] || [ "$name" = runc ] || fail "the app is named '$name', want $1 or runc"
+	fails_pod_is "$RUN/termination-log" "app:$name:$2"
+}
+
 # agent_scanned [NAME]: waits until the agent (container "agent") has scanned the pod once.
 # An app that starts and exits before that scan would never be seen.
 agent_scanned() {

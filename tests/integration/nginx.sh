@@ -14,28 +14,8 @@ need_program /usr/sbin/nginx nginx
 alias_bin job
 uid=$(id -u www-data 2>/dev/null) || uid=33
 
-# nginx's prefix with everything it writes: config, pid file, error log, temporary paths.
 N=$T/nginx
-mkdir -p "$N"
-cat >"$N/nginx.conf" <<CONF
-worker_processes 2;
-pid $N/nginx.pid;
-error_log $N/error.log notice;
-events { worker_connections 64; }
-http {
-	access_log off;
-	client_body_temp_path $N/body;
-	proxy_temp_path $N/proxy;
-	fastcgi_temp_path $N/fastcgi;
-	uwsgi_temp_path $N/uwsgi;
-	scgi_temp_path $N/scgi;
-	server {
-		listen 127.0.0.1:8080;
-		location / { return 200 "served by \$pid\n"; }
-	}
-}
-CONF
-chown -R "$uid:$uid" "$N"
+nginx_conf "$N" "$uid"
 
 pod_start
 ctr_start nginx "$uid" /usr/sbin/nginx -p "$N" -c "$N/nginx.conf" -e "$N/error.log" -g 'daemon off;'

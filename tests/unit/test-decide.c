@@ -15,6 +15,8 @@
 #define NONE (-1)
 #define S (US_PER_S)
 #define MS (US_PER_MS)
+/* A sidecar seen this long before its stop has had time to install its handlers: signalled at once. */
+#define LONG_AGO (10 * S)
 
 static struct decide d;
 static int64_t T;
@@ -434,7 +436,7 @@ static void not_found(void)
 	is_str(decide_outcome(&d.sidecars[0]), "not-found", "never seen: not-found");
 
 	setup(POLICY_NEVER, 1, 1);
-	decide_sidecar_seen(&d, 0);
+	decide_sidecar_seen(&d, 0, T - LONG_AGO);
 	decide_sidecar_exited(&d, 0, T);
 	decide_sidecar_status(&d, 0, 0, T);
 	decide_drain_now(&d, "test", T);
@@ -475,11 +477,13 @@ static void sidecar_after_apps(void)
 	decide_rescanned(&d, 0, T);
 	T += 100 * MS;
 	is_int(next(), DECIDE_RESCAN, "and another");
-	decide_sidecar_seen(&d, 0);
+	decide_sidecar_seen(&d, 0, T);
 	decide_rescanned(&d, 0, T);
 	is_int(next(), DECIDE_APPS_DONE, "it started: the drain begins");
 	ok(logged("the awaited sidecar started: stopping it"), "its start ends the wait");
-	is_int(next(), DECIDE_SIGNAL, "its stop signal goes out");
+	is_int(next(), DECIDE_CATCHES, "just started: does it catch its stop signal yet?");
+	decide_sidecar_catches(&d, 0, 1, T);
+	is_int(next(), DECIDE_SIGNAL, "it does: its stop signal goes out");
 	decide_signal_result(&d, 0, 0, T);
 	is_int(next(), DECIDE_WATCH, "then its processes are watched");
 	T += 3 * MS;
@@ -506,7 +510,7 @@ static void sidecar_after_apps(void)
 
 	/* --apps 1 seen: no rescans otherwise, but while the sidecar is awaited. */
 	setup_waiting(1, 2, 120 * S);
-	decide_sidecar_seen(&d, 0);
+	decide_sidecar_seen(&d, 0, T - LONG_AGO);
 	app_exits_at_once();
 	is_int(next(), NONE, "the second sidecar is awaited");
 	ok(logged("sidecar logs has not started yet"), "the missing one is named");
@@ -514,7 +518,7 @@ static void sidecar_after_apps(void)
 
 	/* No wait when every sidecar was seen, with --sidecar-wait 0, on a drain request, or for detection's. */
 	setup_waiting(0, 1, 120 * S);
-	decide_sidecar_seen(&d, 0);
+	decide_sidecar_seen(&d, 0, T - LONG_AGO);
 	app_exits_at_once();
 	is_int(next(), DECIDE_APPS_DONE, "the sidecar was seen: the drain at once");
 	setup_waiting(0, 1, 0);
@@ -774,12 +778,12 @@ static void readiness(void)
 	is_int(last.sidecar, 1, "sidecar 1");
 	is_int(next(), NONE, "one poll in flight per sidecar");
 	is_int(decide_deadline(&d, T), T + 100 * MS, "rescans look for the logs sidecar's process");
-	decide_sidecar_seen(&d, 2);
+	decide_sidecar_seen(&d, 2, T - LONG_AGO);
 	is_int(next(), NONE, "logs seen: ready");
 	ok(d.sidecars[2].ready && d.sidecars[2].ready_us == T, "logs ready once seen");
 	decide_http_result(&d, 1, DECIDE_HTTP_READY, 200, T);
 	is_int(next(), NONE, "the db ready, its container not yet seen: no look at its stop endpoint yet");
-	decide_sidecar_seen(&d, 1);
+	decide_sidecar_seen(&d, 1, T - LONG_AGO);
 	http_next(DECIDE_HTTP_CHECK, "the db seen: a look whether its stop endpoint listens");
 	is_int(last.sidecar, 1, "the db's");
 	is_str(last.url, "http://127.0.0.1:9091/quitquitquit", "at its stop URL");
@@ -807,7 +811,7 @@ static void readiness(void)
 	is_int(last.file, DECIDE_FILE_READY, "the ready file");
 	ok(logged("every sidecar is ready"), "logged");
 	is_int(d.sidecars[0].ready_us, T, "mesh ready time recorded");
-	decide_sidecar_seen(&d, 0);
+	decide_sidecar_seen(&d, 0, T - LONG_AGO);
 	http_next(DECIDE_HTTP_CHECK, "the mesh's stop endpoint looked at, once its container was seen");
 	answer(DECIDE_HTTP_CHECK, -ECONNREFUSED);
 	ok(logged("the sidecar is ready, but its stop endpoint refuses connections"), "a refused one is a warning");
@@ -831,7 +835,7 @@ static void readiness(void)
 
 	/* A stop endpoint that pre-flight found missing (and said why) is not looked at again. */
 	setup_with(POLICY_NEVER, 1, http_sidecars, 1, true);
-	decide_sidecar_seen(&d, 0);
+	decide_sidecar_seen(&d, 0, T - LONG_AGO);
 	decide_sidecar_no_endpoint(&d, 0);
 	http_next(DECIDE_HTTP_READY, "poll");
 	answer(DECIDE_HTTP_READY, 200);
@@ -847,7 +851,7 @@ static void ready_timeout(void)
 	answer(DECIDE_HTTP_READY, 503);
 	http_next(DECIDE_HTTP_READY, "poll db");
 	answer(DECIDE_HTTP_READY, 200);
-	decide_sidecar_seen(&d, 1);
+	decide_sidecar_seen(&d, 1, T - LONG_AGO);
 	http_next(DECIDE_HTTP_CHECK, "db's stop endpoint");
 	answer(DECIDE_HTTP_CHECK, 0);
 	T = d.started_us + 300 * S - 1;
@@ -860,7 +864,7 @@ static void ready_timeout(void)
 	ok(logged("mesh (answered 503)") && logged("logs (no process seen)"), "naming each and why");
 	ok(!logged("db ("), "not the ready one");
 	decide_http_result(&d, 0, DECIDE_HTTP_READY, 200, T);
-	decide_sidecar_seen(&d, 2);
+	decide_sidecar_seen(&d, 2, T - LONG_AGO);
 	is_int(next(), NONE, "turning ready afterwards writes nothing");
 	is_int(decide_deadline(&d, T), INT64_MAX, "and polls nothing");
 	decide_app_exited(&d, 3, T);
@@ -870,7 +874,7 @@ static void ready_timeout(void)
 static void http_stop(void)
 {
 	setup_with(POLICY_NEVER, 1, http_sidecars, 1, false);
-	decide_sidecar_seen(&d, 0);
+	decide_sidecar_seen(&d, 0, T - LONG_AGO);
 	decide_drain_now(&d, "test", T);
 	is_int(next(), DECIDE_APPS_DONE, "draining");
 	http_next(DECIDE_HTTP_STOP, "the stop request goes out first");
@@ -1162,7 +1166,7 @@ static void files(void)
 	/* The file protocol: apps-done after the stop is out, done at the end, each retried. */
 	setup_with(POLICY_NEVER, 1, http_sidecars, 1, true);
 	decide_app_seen(&d, 3, "job", T);
-	decide_sidecar_seen(&d, 0);
+	decide_sidecar_seen(&d, 0, T - LONG_AGO);
 	http_next(DECIDE_HTTP_READY, "a readiness poll");
 	answer(DECIDE_HTTP_READY, 200);
 	is_int(next(), DECIDE_WRITE, "the ready file");
@@ -1215,7 +1219,7 @@ static void files(void)
 	/* Without the file protocol nothing is written: the ready line only. */
 	setup_with(POLICY_NEVER, 1, http_sidecars, 1, true);
 	d.cfg.files = false;
-	decide_sidecar_seen(&d, 0);
+	decide_sidecar_seen(&d, 0, T - LONG_AGO);
 	http_next(DECIDE_HTTP_READY, "poll");
 	answer(DECIDE_HTTP_READY, 200);
 	http_next(DECIDE_HTTP_CHECK, "the stop endpoint looked at");
@@ -1345,7 +1349,7 @@ static void wrapper(void)
 	T = 1000 * S;
 	decide_init(&d, &cfg, T);
 	decide_app_seen(&d, DECIDE_APP_COMMAND, "job", T);
-	decide_sidecar_seen(&d, 0);
+	decide_sidecar_seen(&d, 0, T - LONG_AGO);
 	http_next(DECIDE_HTTP_READY, "poll");
 	answer(DECIDE_HTTP_READY, 200);
 	is_int(next(), DECIDE_WRITE, "ready: the command starts (what the ready file is for)");
@@ -1369,7 +1373,7 @@ static void root_signals(void)
 
 	/* The stop signal goes to the roots, first; SIGTERM to the roots too; SIGKILL to every process. */
 	setup_with(POLICY_NEVER, 1, &nginx, 1, false);
-	decide_sidecar_seen(&d, 0);
+	decide_sidecar_seen(&d, 0, T - LONG_AGO);
 	decide_drain_now(&d, "test", T);
 	is_int(next(), DECIDE_APPS_DONE, "draining");
 	is_int(next(), DECIDE_SIGNAL, "the signal first: the roots are known");
@@ -1387,7 +1391,7 @@ static void root_signals(void)
 
 	/* signal-all: 0.1.0's way, the processes watched first. */
 	setup_with(POLICY_NEVER, 1, &all, 1, false);
-	decide_sidecar_seen(&d, 0);
+	decide_sidecar_seen(&d, 0, T - LONG_AGO);
 	decide_drain_now(&d, "test", T);
 	next();
 	is_int(next(), DECIDE_WATCH, "signal-all: the processes first");
@@ -1404,7 +1408,7 @@ static void sidecar_codes(void)
 							    .exit_fix = "use its graceful signal" };
 
 	setup_with(POLICY_NEVER, 1, &nginx, 1, false);
-	decide_sidecar_seen(&d, 0);
+	decide_sidecar_seen(&d, 0, T - LONG_AGO);
 	decide_drain_now(&d, "test", T);
 	next();
 	is_int(next(), DECIDE_SIGNAL, "SIGTERM");
@@ -1424,14 +1428,14 @@ static void sidecar_codes(void)
 
 	/* Under OnFailure the consequence is another. */
 	setup_with(POLICY_ON_FAILURE, 1, &nginx, 1, false);
-	decide_sidecar_seen(&d, 0);
+	decide_sidecar_seen(&d, 0, T - LONG_AGO);
 	decide_sidecar_exited(&d, 0, T);
 	decide_sidecar_status(&d, 0, 1, T);
 	ok(logged("the kubelet will restart it, and the pod will not complete"), "OnFailure: restarted");
 
 	/* A code that never comes is unknown after 2s; 0 says nothing. */
 	setup_with(POLICY_NEVER, 1, &nginx, 1, false);
-	decide_sidecar_seen(&d, 0);
+	decide_sidecar_seen(&d, 0, T - LONG_AGO);
 	decide_sidecar_exited(&d, 0, T);
 	T += 2 * S;
 	next_skipping_rescans();
@@ -1441,6 +1445,96 @@ static void sidecar_codes(void)
 	decide_sidecar_status(&d, 0, 0, T);
 	is_int(d.sidecars[0].exit_code, 0, "exit 0");
 	ok(!logged("the sidecar exited"), "is no warning");
+}
+
+/*
+ * A sidecar seen only just now may not have installed its SIGTERM handler:
+ * its roots are looked at until they catch the stop signal, at most 2 s.
+ */
+static void handler_wait(void)
+{
+	bool held = true, bounded = true;
+	int64_t from;
+	int i;
+
+	/* Seen after the apps were done: not yet, not yet, then it catches. */
+	setup_waiting(0, 1, 120 * S);
+	app_exits_at_once();
+	is_int(next_skipping_rescans(), NONE, "the sidecar is awaited");
+	T += 100 * MS;
+	decide_sidecar_seen(&d, 0, T);
+	is_int(next_skipping_rescans(), DECIDE_APPS_DONE, "it started: the drain begins");
+	is_int(next(), DECIDE_CATCHES, "a look at whether its root catches SIGTERM");
+	is_int(last.signo, SIGTERM, "the look is for its stop signal");
+	decide_sidecar_catches(&d, 0, 0, T);
+	is_int(next(), NONE, "not yet: no signal");
+	is_int(decide_deadline(&d, T), T + 20 * MS, "the next look is a deadline");
+	ok(!logged("waiting for proxy to catch SIGTERM"), "one look said nothing yet");
+	T += 20 * MS;
+	is_int(next(), DECIDE_CATCHES, "another look");
+	ok(logged("waiting for proxy to catch SIGTERM"), "the wait is logged");
+	decide_sidecar_catches(&d, 0, 0, T);
+	T += 20 * MS;
+	is_int(next(), DECIDE_CATCHES, "a third look");
+	decide_sidecar_catches(&d, 0, 1, T);
+	is_int(next(), DECIDE_SIGNAL, "it catches SIGTERM now: the signal goes out");
+	is_int(last.signo, SIGTERM, "SIGTERM");
+	ok(logged("proxy catches SIGTERM: stopping"), "the reason is logged");
+	is_int(log_count("waiting for proxy to catch"), 1, "the wait is said once");
+
+	/* It never catches it: the signal goes after 2 s anyway. */
+	setup(POLICY_NEVER, 1, 1);
+	decide_sidecar_seen(&d, 0, T);
+	decide_app_seen(&d, 3, "job", T);
+	decide_app_exited(&d, 3, T);
+	decide_app_status(&d, 3, 0, T);
+	is_int(next_skipping_rescans(), DECIDE_APPS_DONE, "the app is done");
+	from = T;
+	for (i = 0; i < 1000 && next() == DECIDE_CATCHES; i++) {
+		decide_sidecar_catches(&d, 0, 0, T);
+		held = held && next() == NONE;
+		bounded = bounded && decide_deadline(&d, T) <= from + 2 * S;
+		T = decide_deadline(&d, T);
+	}
+	ok(held, "no signal while the root has no handler");
+	ok(bounded, "no deadline past the 2 s");
+	ok(i > 10, "looked again and again (%d looks)", i);
+	is_int(last.kind, DECIDE_SIGNAL, "the wait ran out: the signal goes anyway");
+	is_int(T, from + 2 * S, "after 2 s");
+	ok(logged("proxy does not catch SIGTERM after 2s: stopping anyway"), "and says why");
+
+	/* An error reading it: the signal goes at once, with the reason. */
+	setup(POLICY_NEVER, 1, 1);
+	decide_sidecar_seen(&d, 0, T);
+	decide_drain_now(&d, "test", T);
+	is_int(next(), DECIDE_APPS_DONE, "drain");
+	is_int(next(), DECIDE_CATCHES, "a look");
+	decide_sidecar_catches(&d, 0, -EACCES, T);
+	is_int(next(), DECIDE_SIGNAL, "cannot tell: the signal goes");
+	ok(logged("cannot tell whether proxy catches SIGTERM: stopping"), "logged");
+
+	/* Running well before the apps were done: signalled at once, as ever. */
+	setup(POLICY_NEVER, 1, 1);
+	decide_sidecar_seen(&d, 0, T - 2 * S);
+	decide_drain_now(&d, "test", T);
+	is_int(next(), DECIDE_APPS_DONE, "drain");
+	is_int(next(), DECIDE_SIGNAL, "seen 2 s before: the signal at once, no look");
+
+	/* A stop request is retried anyway; a stop signal that does not kill needs no handler. */
+	setup_with(POLICY_NEVER, 1, http_sidecars, 1, false);
+	decide_sidecar_seen(&d, 0, T);
+	decide_drain_now(&d, "test", T);
+	is_int(next(), DECIDE_APPS_DONE, "drain");
+	is_int(next(), DECIDE_HTTP, "stopped over HTTP: its request at once");
+	{
+		static const struct decide_sidecar_config winch[] = { { .name = "httpd", .stop_signal = SIGWINCH } };
+
+		setup_with(POLICY_NEVER, 1, winch, 1, false);
+		decide_sidecar_seen(&d, 0, T);
+		decide_drain_now(&d, "test", T);
+		is_int(next(), DECIDE_APPS_DONE, "drain");
+		is_int(next(), DECIDE_SIGNAL, "SIGWINCH kills nobody: at once");
+	}
 }
 
 int main(void)
@@ -1460,6 +1554,7 @@ int main(void)
 	eperm();
 	not_found();
 	sidecar_after_apps();
+	handler_wait();
 	exit_waits_for_codes();
 	misc();
 	reports();

@@ -8,6 +8,7 @@
 #include "tap.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -621,6 +622,43 @@ static void pending_settled(void)
 	podscan_free(ps);
 }
 
+/* Whether a process catches, ignores or blocks a signal: its status's masks. */
+static void catches(void)
+{
+	static const char none[] = "Name:\tnginx\nState:\tS (sleeping)\n"
+				   "SigBlk:\t0000000000000000\nSigIgn:\t0000000000000000\n"
+				   "SigCgt:\t0000000000000000\n";
+	static const char caught[] = "Name:\tnginx\nState:\tS (sleeping)\n"
+				     "SigBlk:\t0000000000000000\nSigIgn:\t0000000000001000\n"
+				     "SigCgt:\t0000000000004a02\n";
+	static const char busy[] = "Name:\tnginx\nState:\tR (running)\nSigBlk:\t0000000000000000\n"
+				   "SigIgn:\t0000000000000000\nSigCgt:\t0000000000004a02\n";
+	static const char blocked[] = "Name:\tfake\nState:\tS (sleeping)\n"
+				      "SigBlk:\tfffffffe7ffbfeff\nSigIgn:\t0000000000000000\n"
+				      "SigCgt:\t0000000000000000\n";
+	struct podscan *ps;
+
+	reset();
+	mkproc(1, 0, "pause", 100, CG("/pause"), "/pause");
+	mkproc(7, 0, "nginx", 700, CG("/c1"), "nginx");
+	ps = open_scan(1);
+	put(7, "status", none, strlen(none));
+	is_int(podscan_catches(ps, 7, 700, SIGTERM), 0, "no handler yet: SIGTERM not caught");
+	put(7, "status", caught, strlen(caught));
+	is_int(podscan_catches(ps, 7, 700, SIGTERM), 1, "SigCgt has SIGTERM");
+	is_int(podscan_catches(ps, 7, 700, SIGQUIT), 0, "but not SIGQUIT");
+	is_int(podscan_catches(ps, 7, 700, SIGPIPE), 1, "an ignored signal counts");
+	put(7, "status", busy, strlen(busy));
+	is_int(podscan_catches(ps, 7, 700, SIGTERM), 0, "caught, but still busy starting (R): not yet");
+	put(7, "status", blocked, strlen(blocked));
+	is_int(podscan_catches(ps, 7, 700, SIGTERM), 1, "a blocked signal (sigwait, signalfd) counts");
+	is_int(podscan_catches(ps, 7, 701, SIGTERM), -ESRCH, "another process under the pid: gone");
+	is_int(podscan_catches(ps, 8, 800, SIGTERM), -ESRCH, "no such pid: gone");
+	put(7, "status", "Name:\tx\n", 8);
+	is_int(podscan_catches(ps, 7, 700, SIGTERM), -EINVAL, "no masks: an error");
+	podscan_free(ps);
+}
+
 int main(void)
 {
 	const char *tmp = getenv("TMPDIR");
@@ -639,6 +677,7 @@ int main(void)
 	names_only();
 	long_cgroup();
 	pending_settled();
+	catches();
 	{
 		char cmd[600];
 

@@ -4,6 +4,7 @@
 #include "tap.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <string.h>
 
 #define STAT_TAIL " 0 0 0 0 0 0 0 0 0 0 0 0 20 0 1 0 %s 1000 100 0 0 0 0 0 0 0 0 0 0 0 0 0 0 17 0 0 0 0 0 0\n"
@@ -106,5 +107,36 @@ int main(void)
 	memcpy(out, "ab\ncd", 6);
 	proc_cgroup_display("0::/pod/c2", out, 0);
 	ok(memcmp(out, "ab\ncd", 6) == 0, "a buffer of 0 bytes is left alone");
+
+	{
+		static const char status[] = "Name:\tSigCgt: x\nState:\tS (sleeping)\nSigQ:\t0/63\n"
+					     "SigPnd:\t0000000000000000\nSigBlk:\t0000000000000000\n"
+					     "SigIgn:\t0000000000001000\nSigCgt:\t0000000180004a02\nCapInh:\t0\n";
+		uint64_t mask = 7;
+
+		is_int(proc_status_sigmask(status, strlen(status), "SigCgt", &mask), 0, "SigCgt parsed");
+		ok(mask == 0x180004a02ull, "SigCgt mask (a comm that reads SigCgt does not fool it)");
+		ok(mask & (1ull << (15 - 1)), "SIGTERM (15) caught");
+		is_int(proc_status_sigmask(status, strlen(status), "SigIgn", &mask), 0, "SigIgn parsed");
+		ok(mask == 0x1000, "SigIgn mask (SIGPIPE)");
+		mask = 7;
+		is_int(proc_status_sigmask("SigCgt:\tffffffffffffffff", 24, "SigCgt", &mask), 0,
+		       "every bit, no newline");
+		ok(mask == UINT64_MAX, "every bit set");
+		is_int(proc_status_sigmask("Name:\tx\n", 8, "SigCgt", &mask), -EINVAL, "no SigCgt line refused");
+		is_int(proc_status_sigmask("SigCgt:\t\n", 9, "SigCgt", &mask), -EINVAL, "empty mask refused");
+		is_int(proc_status_sigmask("SigCgt:\t00x0\n", 13, "SigCgt", &mask), -EINVAL, "not hex refused");
+		is_int(proc_status_sigmask("SigCgt:\t10000000000000000\n", 26, "SigCgt", &mask), -EINVAL,
+		       "more than 64 bits refused");
+		is_int(proc_status_sigmask("SigCgtX:\t1\n", 11, "SigCgt", &mask), -EINVAL, "another key refused");
+		is_int(proc_status_sigmask("SigCgt:\t0000000000004000", 17, "SigCgt", &mask), 0,
+		       "a mask cut by the buffer's length");
+		ok(mask == 0, "only the bytes within the length count");
+		is_int(proc_status_state(status, strlen(status)), 'S', "State S");
+		is_int(proc_status_state("State:\tR (running)\n", 19), 'R', "State R");
+		is_int(proc_status_state("Name:\tState: S\n", 15), 0, "no State line (a comm does not count)");
+		is_int(proc_status_state("State:\t\n", 8), 0, "an empty State");
+		is_int(proc_status_state("State:\tsleepy\n", 14), 0, "not a state letter");
+	}
 	return done_testing();
 }

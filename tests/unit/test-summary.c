@@ -37,7 +37,7 @@ static void setup(unsigned napps, unsigned fail_every)
 		decide_app_exited(&d, i + 3, US_PER_S);
 		decide_app_status(&d, i + 3, i % fail_every == 0 ? 1 : 0, US_PER_S);
 	}
-	decide_sidecar_seen(&d, 1);
+	decide_sidecar_seen(&d, 1, 0);
 	decide_sidecar_exited(&d, 1, 2 * US_PER_S);
 	decide_sidecar_status(&d, 1, 143, 2 * US_PER_S);
 	if (!opt.sidecars) {
