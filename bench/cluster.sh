@@ -58,7 +58,7 @@ for i in $(seq 1 "$trials"); do
 			JOB_NAME=rg-$i job_yaml tests/cluster/jobs/instant.yaml \
 				--command "app=$app"
 		else
-			AGENT= JOB_NAME=wa-$i job_yaml tests/e2e/jobs/cloudsql.yaml \
+			AGENT='' JOB_NAME=wa-$i job_yaml tests/e2e/jobs/cloudsql.yaml \
 				--command "batch=$app" --args 'cloud-sql-proxy=["--quitquitquit", "--port=5432", "p:r:i"]' \
 				--inject "$companion"
 		fi
@@ -66,7 +66,7 @@ for i in $(seq 1 "$trials"); do
 		done_ms=$(complete_ms "$JOB")
 		[ -n "$done_ms" ] || fail "job $JOB did not complete within 180 s"
 		pod_json
-		c=batch
+		c='batch'
 		[ "$how" = workaround ] || c=app
 		exit_ms=$(event_ms "$c" "exit 0")
 		[ -n "$exit_ms" ] || fail "no exit line from the app of $JOB"

@@ -17,7 +17,7 @@ job manifests/job-pod-deletion.yaml --spec backoffLimit=0 \
 pod_wait_running 180
 pod=$(pod_name)
 end=$(($(now_ms) + 60000))
-until [ -n "$(k logs "$pod" -c import | grep importing)" ] && [ -n "$(event_ms cloud-sql-proxy "turned ready")" ]; do
+until k logs "$pod" -c import 2>/dev/null | grep -q importing && [ -n "$(event_ms cloud-sql-proxy "turned ready")" ]; do
 	[ "$(now_ms)" -lt "$end" ] || fail "the app or the proxy did not start within 60 s"
 	sleep 0.5
 done
@@ -37,6 +37,7 @@ app_done=$(log_ms import "shut down")
 stop=$(event_ms cloud-sql-proxy "stop request received")
 term=$(event_ms cloud-sql-proxy "got SIGTERM")
 [ -n "$stop$term" ] || fail "the proxy was neither asked to stop nor sent SIGTERM"
+# shellcheck disable=SC2086 # either may be empty
 first=$(printf '%s\n' $stop $term | sort -n | head -n 1)
 # The app's line is timed when the runtime read it, later than it was written.
 in_order "$app_done" "$first" - "the app's last line -> the proxy told to stop"

@@ -8,7 +8,7 @@
 
 image_busybox
 image_proxy gcr.io/cloud-sql-connectors/cloud-sql-proxy /cloud-sql-proxy
-AGENT= job tests/e2e/jobs/cloudsql.yaml \
+AGENT='' job tests/e2e/jobs/cloudsql.yaml \
 	--command 'batch=["sh", "-c", "echo billing; sleep 2; echo billed"]'
 
 # The app's exit, then 30 s more.
