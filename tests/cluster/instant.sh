@@ -31,7 +31,7 @@ done
 apply "$T/all.yaml"
 
 # Every Job ends, within a bound that leaves room for a loaded machine.
-end=$(($(now_ms) + ${RG_INSTANT_TIMEOUT:-600} * 1000))
+end=$(($(now_ms) + ${RG_INSTANT_TIMEOUT:-300} * 1000))
 while :; do
 	k get jobs -o json >"$T/jobs.json" || fail "kubectl get jobs failed"
 	left=$(jq_py "$T/jobs.json" '" ".join(j["metadata"]["name"] for j in d["items"]
@@ -43,7 +43,7 @@ while :; do
 			evidence "instant: $JOB did not end" | head -n 12
 			summary 2>/dev/null && cat "$T/summary.json"
 		done
-		fail "$(echo "$left" | wc -w) Jobs did not end within ${RG_INSTANT_TIMEOUT:-600} s: $left"
+		fail "$(echo "$left" | wc -w) Jobs did not end within ${RG_INSTANT_TIMEOUT:-300} s: $left"
 	fi
 	sleep 2
 done

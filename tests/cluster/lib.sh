@@ -449,13 +449,23 @@ CONF
 # (kubectl get --watch) in $T/watch.json, in the background, for at most
 # SECONDS: a deleted pod's last statuses vanish with it.
 watch_pod() {
-	timeout -k 5 "$2" "$CLUSTER" kubectl --namespace "$NS" get pod "$1" --watch -o json >"$T/watch.json" 2>"$T/watch.err" &
+	# A process group of its own, so that kubectl goes with it.
+	setsid timeout -k 5 "$2" "$CLUSTER" kubectl --namespace "$NS" get pod "$1" --watch -o json \
+		>"$T/watch.json" 2>"$T/watch.err" &
 	WATCH_PID=$!
 }
 
-# watched_last: waits for the watch, then puts the last state it recorded
-# with every container terminated in $T/pods.json (as pod_json would).
+# watched_last POD SECONDS: waits until the pod is gone (at most SECONDS),
+# ends the watch, and puts the last state it recorded with every container
+# terminated in $T/pods.json (as pod_json would).
 watched_last() {
+	local end=$(($(now_ms) + $2 * 1000))
+	while k get pod "$1" >/dev/null 2>&1; do
+		[ "$(now_ms)" -lt "$end" ] || fail "the pod $1 was not gone within $2 s"
+		sleep 0.5
+	done
+	sleep 1
+	kill -- -"$WATCH_PID" 2>/dev/null || true
 	wait "$WATCH_PID" || true
 	/usr/bin/python3 - "$T/watch.json" "$T/pods.json" <<'PY' || fail "the watch saw no state with every container terminated: $(tail -n 3 "$T/watch.err")"
 import json, sys

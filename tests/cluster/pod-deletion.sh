@@ -22,10 +22,10 @@ until k logs "$pod" -c import 2>/dev/null | grep -q importing && [ -n "$(event_m
 	sleep 0.5
 done
 follow_logs "$pod" import cloud-sql-proxy rearguard
-watch_pod "$pod" 120
+watch_pod "$pod" 180
 DELETE_MS=$(now_ms)
 kubectl --namespace "$NS" delete pod "$pod" --grace-period 40 --wait=false >/dev/null || fail "kubectl delete pod failed"
-watched_last
+watched_last "$pod" 120
 wait "${FOLLOW_PIDS[@]}" || true
 evidence "pod-deletion: kubectl delete pod --grace-period 40 while the app runs (its last state)" --recorded
 
