@@ -72,6 +72,18 @@ k() {
 	kubectl --namespace "$NS" "$@"
 }
 
+# image_agent: the agent's image, container/Dockerfile built for this
+# machine (tests/e2e/lib.sh), or the podman image RG_AGENT_IMAGE names
+# (a release, or another tree's build).
+if [ -n "${RG_AGENT_IMAGE:-}" ]; then
+	image_agent() {
+		podman image exists "$RG_AGENT_IMAGE" || fail "RG_AGENT_IMAGE: no podman image $RG_AGENT_IMAGE"
+		BUILT_IMAGE=$RG_AGENT_IMAGE
+		IMAGE_FOR[registry.example.com/rearguard]=$BUILT_IMAGE
+		say "the agent's image: $BUILT_IMAGE"
+	}
+fi
+
 # cluster_ready: the cluster is up and its node Ready.
 cluster_ready() {
 	timeout -k 5 60 "$CLUSTER" status 2>/dev/null | grep -q 'Ready: True'
