@@ -30,8 +30,8 @@
 #
 # --check runs rearguard's test suite on the static build as well (in a
 # cross build, the unit tests, under qemu-user). --libs-only stops after
-# the libraries and their self-check: it needs only this script and
-# container/selfcheck.c, so an image build can keep the libraries in a layer
+# the libraries and their self-check: it needs only this script,
+# container/selfcheck.c and tools/lib/debsrc.sh, so an image build can keep the libraries in a layer
 # of their own that survives changes to the rest of the source tree.
 #
 # libcurl is built for plain HTTP to loopback only: no TLS, no compression,
@@ -131,71 +131,11 @@ fi
 prefix=$cache/prefix
 
 # ---- sources -------------------------------------------------------------
-# A deb-src twin of the system's Debian entries, in a private apt directory.
-apt_dir=$cache/apt
-apt_opts=(-o "Dir::Etc::SourceList=$apt_dir/sources.list" -o "Dir::Etc::SourceParts=$apt_dir/sources.list.d"
-	-o "Dir::State::Lists=$apt_dir/lists" -o "Dir::Cache=$apt_dir/cache" -o "APT::Sandbox::User=root"
-	-o "Debug::NoLocking=true")
-
-deb_src_entries() {
-	local codename f
-	codename=$(. /etc/os-release && echo "${VERSION_CODENAME:-}")
-	[ -n "$codename" ] || die "cannot tell the Debian release from /etc/os-release"
-	# One-line format: the deb lines of this release's suites, as deb-src.
-	for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
-		[ -f "$f" ] || continue
-		awk -v cn="$codename" '$1 == "deb" {
-			for (i = 2; i <= NF; i++) if ($i !~ /^\[/ && $i !~ /\]$/ && $i ~ /:\/\//) break
-			if ($(i + 1) ~ "^" cn "(-updates|-security)?$") { $1 = "deb-src"; print }
-		}' "$f" >>"$apt_dir/sources.list.d/debian-src.list"
-	done
-	# deb822 format: stanzas of type deb whose suites all belong to this release.
-	for f in /etc/apt/sources.list.d/*.sources; do
-		[ -f "$f" ] || continue
-		awk -v cn="$codename" '
-			function flush() { if (deb && ours && n) { for (i = 1; i <= n; i++) print buf[i]; print "" }
-				n = 0; deb = 0; ours = 1 }
-			BEGIN { ours = 1 }
-			/^[ \t]*$/ { flush(); next }
-			{ line = $0 }
-			/^Types:/ { for (i = 2; i <= NF; i++) if ($i == "deb") deb = 1; line = "Types: deb-src" }
-			/^Suites:/ { for (i = 2; i <= NF; i++) if ($i !~ "^" cn "(-updates|-security)?$") ours = 0 }
-			{ buf[++n] = line }
-			END { flush() }' "$f" >>"$apt_dir/sources.list.d/debian-src.sources"
-	done
-	[ -s "$apt_dir/sources.list.d/debian-src.list" ] || [ -s "$apt_dir/sources.list.d/debian-src.sources" ] ||
-		die "no Debian $codename entries in /etc/apt to fetch source packages from"
-}
-
-# fetch PACKAGE: unpacks Debian's source package (with Debian's patches) into
-# $cache/src/PACKAGE-VERSION and prints that directory.
-fetch() {
-	local pkg=$1 ver dir
-	ver=$(apt-get "${apt_opts[@]}" -qq source --print-uris "$pkg" 2>/dev/null |
-		awk '/\.dsc/ { gsub(/\x27/, "", $2); print $2; exit }')
-	[ -n "$ver" ] || die "no source package $pkg (apt-get source --print-uris found nothing)"
-	ver=${ver%.dsc}
-	dir=$cache/src/$ver
-	if [ ! -f "$dir/.unpacked" ]; then
-		log "fetching the source package $ver"
-		rm -rf "$dir" "$cache/dl" && mkdir -p "$cache/dl" "$cache/src"
-		(cd "$cache/dl" && apt-get "${apt_opts[@]}" -qq source --download-only "$pkg" >/dev/null) ||
-			die "apt-get source $pkg failed"
-		dpkg-source --no-check -x "$cache/dl/$ver.dsc" "$dir" >/dev/null || die "cannot unpack $ver"
-		rm -rf "$cache/dl"
-		touch "$dir/.unpacked"
-	fi
-	echo "$dir"
-}
-
-if [ ! -d "$apt_dir/lists" ] || [ -z "$(find "$apt_dir/lists" -maxdepth 1 -name '*Sources*' -mmin -1440)" ]; then
-	rm -rf "$apt_dir"
-	mkdir -p "$apt_dir/sources.list.d" "$apt_dir/lists/partial" "$apt_dir/cache/archives/partial"
-	: >"$apt_dir/sources.list"
-	deb_src_entries
-	log "updating the source package index (private to $apt_dir)"
-	apt-get "${apt_opts[@]}" -qq update >/dev/null || die "apt-get update of the deb-src entries failed"
-fi
+# Debian's source packages, through a private apt directory in the cache.
+# shellcheck source=tools/lib/debsrc.sh
+. "$top/tools/lib/debsrc.sh"
+debsrc_init "$cache"
+fetch() { debsrc_fetch "$@"; }
 libev_src=$(fetch libev)
 curl_src=$(fetch curl)
 yaml_src=$(fetch libyaml)
