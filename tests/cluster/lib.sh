@@ -104,7 +104,8 @@ cluster_up() {
 			skip "no cluster: $(cat "$RG_BUILDDIR/cluster.failed")"
 		fi
 		say "bringing the cluster up in $RG_CLUSTER_STATE (log: $RG_BUILDDIR/cluster.log)"
-		timeout -k 10 "${RG_CLUSTER_UP_TIMEOUT:-3600}" "$CLUSTER" up >>"$RG_BUILDDIR/cluster.log" 2>&1 || rc=$?
+		# Not with the lock: the cluster's processes would hold it as long as they run.
+		timeout -k 10 "${RG_CLUSTER_UP_TIMEOUT:-3600}" "$CLUSTER" up >>"$RG_BUILDDIR/cluster.log" 2>&1 7>&- || rc=$?
 		if [ "$rc" != 0 ] || ! cluster_ready; then
 			echo "tools/cluster up failed ($rc): $(tail -n 1 "$RG_BUILDDIR/cluster.log")" >"$RG_BUILDDIR/cluster.failed"
 			exec 7>&-
@@ -137,7 +138,7 @@ load_images() {
 	# of the state directory.
 	exec 7>"$RG_BUILDDIR/cluster-load.lock"
 	flock 7
-	timeout -k 10 600 "$CLUSTER" load "${images[@]}" >"$T/load.log" 2>&1 ||
+	timeout -k 10 600 "$CLUSTER" load "${images[@]}" >"$T/load.log" 2>&1 7>&- ||
 		{ exec 7>&-; tail -n 20 "$T/load.log"; fail "tools/cluster load failed"; }
 	exec 7>&-
 	LOADED=$IMAGES
