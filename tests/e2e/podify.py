@@ -1,7 +1,9 @@
 #!/usr/bin/python3
-"""Turns a manifest from manifests/ into a Pod that `podman kube play` runs.
+"""Turns a manifest from manifests/ into a Pod that `podman kube play` runs,
+or (--job) into a Job for a real cluster (tests/cluster).
 
     podify.py MANIFEST --name POD --image REPO=LOCAL... [options] > pod.yaml
+    podify.py MANIFEST --job --name JOB --image REPO=LOCAL... [options] > job.yaml
 
 The pod template of the first Job, CronJob or Pod in MANIFEST becomes a Pod
 named POD, as the Job controller would create it. Every image is replaced by
@@ -23,6 +25,14 @@ Options (CTR is a container name; JSON values are JSON):
   --kubelet FILE          write what podman does not do itself to FILE (JSON):
                           the start order ("init", "containers") and the
                           lifecycle hooks' commands ("postStart", "preStop")
+  --job                   write a batch/v1 Job named NAME instead of a Pod: the
+                          Job's own spec is kept (a CronJob's jobTemplate
+                          becomes the Job), the volumes keep their names (each
+                          test has its own namespace)
+  --spec KEY=JSON         with --job, set a field of the Job's spec
+                          (backoffLimit=0)
+  --restart-policy POLICY set the pod template's restartPolicy
+  --order CTR,CTR...      put the containers in this order (every one named)
 """
 import argparse
 import copy
@@ -45,16 +55,18 @@ def repository(image):
 
 
 def pod_template(docs, path):
+    """The first Job, CronJob or Pod: its pod template's metadata and spec,
+    and the Job spec around it (None for a Pod)."""
     for doc in docs:
         kind = (doc or {}).get("kind")
         if kind == "Pod":
-            return doc.get("metadata", {}), doc["spec"]
+            return doc.get("metadata", {}), doc["spec"], None
         if kind == "Job":
             t = doc["spec"]["template"]
-            return t.get("metadata", {}), t["spec"]
+            return t.get("metadata", {}), t["spec"], doc["spec"]
         if kind == "CronJob":
             t = doc["spec"]["jobTemplate"]["spec"]["template"]
-            return t.get("metadata", {}), t["spec"]
+            return t.get("metadata", {}), t["spec"], doc["spec"]["jobTemplate"]["spec"]
     fail("%s has no Job, CronJob or Pod" % path)
 
 
@@ -76,16 +88,29 @@ def main():
     ap.add_argument("--inject", action="append", default=[])
     ap.add_argument("--scratch")
     ap.add_argument("--kubelet")
+    ap.add_argument("--job", action="store_true")
+    ap.add_argument("--spec", action="append", default=[])
+    ap.add_argument("--restart-policy")
+    ap.add_argument("--order")
     o = ap.parse_args()
 
     with open(o.manifest) as f:
-        meta, spec = pod_template(list(yaml.safe_load_all(f)), o.manifest)
+        meta, spec, job_spec = pod_template(list(yaml.safe_load_all(f)), o.manifest)
     spec = copy.deepcopy(spec)
+    if o.restart_policy:
+        spec["restartPolicy"] = o.restart_policy
 
     for text in o.inject:
         c = json.loads(text)
         last = c.pop("position", "first") == "last"
         spec["containers"] = spec["containers"] + [c] if last else [c] + spec["containers"]
+
+    if o.order:
+        names = o.order.split(",")
+        by = {c["name"]: c for c in spec["containers"]}
+        if sorted(names) != sorted(by):
+            fail("--order %s: name each of %s once" % (o.order, ", ".join(by)))
+        spec["containers"] = [by[n] for n in names]
 
     all_ctrs = spec.get("initContainers", []) + spec["containers"]
     by_name = {c["name"]: c for c in all_ctrs}
@@ -126,11 +151,11 @@ def main():
 
     renamed = {}
     for v in spec.get("volumes", []):
-        if "emptyDir" in v:
+        if "emptyDir" in v and not o.job:
             renamed[v["name"]] = "%s-%s" % (o.name, v["name"])
             v["name"] = renamed[v["name"]]
     if o.scratch:
-        scratch = "%s-e2e" % o.name
+        scratch = "e2e" if o.job else "%s-e2e" % o.name
         spec.setdefault("volumes", []).append({"name": scratch, "emptyDir": {}})
     for c in all_ctrs:
         for m in c.get("volumeMounts", []):
@@ -146,6 +171,17 @@ def main():
             json.dump({"init": [c["name"] for c in spec.get("initContainers", [])],
                        "containers": [c["name"] for c in spec["containers"]],
                        "postStart": hooks("postStart"), "preStop": hooks("preStop")}, f)
+
+    if o.job:
+        job_spec = copy.deepcopy(job_spec or {})
+        for t in o.spec:
+            key, value = split_pair(t, "--spec")
+            job_spec[key] = json.loads(value)
+        job_spec["template"] = {"metadata": {k: v for k, v in meta.items() if k in ("labels", "annotations")},
+                                "spec": spec}
+        job = {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": o.name}, "spec": job_spec}
+        yaml.safe_dump(job, sys.stdout, sort_keys=False)
+        return
 
     pod = {
         "apiVersion": "v1",

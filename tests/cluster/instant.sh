@@ -1,0 +1,103 @@
+#!/bin/bash
+# Instant apps: an app that ends in its first millisecond (`true`, and
+# `false`), with the Cloud SQL proxy listed before it and after it
+# (tests/cluster/jobs/instant.yaml): four layouts, RG_INSTANT_RUNS (10) Jobs
+# each, all applied at once in the namespace. Each Job must end (Complete
+# for `true`, Failed for `false`, backoffLimit 0) within the bound: the
+# proxy stopped (exit 0), the agent's exit 0, and the app's code, as the
+# kubelet reports it, in the agent's summary (apps[0].exit_code) and, for
+# `false`, in its fails_pod. An app that ends before the proxy's container
+# exists, or within milliseconds, must be reported like any other.
+. "$RG_SRCDIR/tests/cluster/lib.sh"
+
+runs=${RG_INSTANT_RUNS:-10}
+image_agent
+image_busybox
+image_proxy gcr.io/cloud-sql-connectors/cloud-sql-proxy /cloud-sql-proxy
+: >"$T/all.yaml"
+for app in true false; do
+	for layout in before after; do
+		case $layout in
+		before) order=rearguard,cloud-sql-proxy,app ;;
+		after) order=rearguard,app,cloud-sql-proxy ;;
+		esac
+		for i in $(seq 1 "$runs"); do
+			JOB_NAME=$app-$layout-$i job_yaml tests/cluster/jobs/instant.yaml --order "$order" \
+				--command "app=[\"$app\"]"
+			{ echo ---; cat "$T/$JOB.yaml"; } >>"$T/all.yaml"
+		done
+	done
+done
+apply "$T/all.yaml"
+
+# Every Job ends, within a bound that leaves room for a loaded machine.
+end=$(($(now_ms) + ${RG_INSTANT_TIMEOUT:-300} * 1000))
+while :; do
+	k get jobs -o json >"$T/jobs.json" || fail "kubectl get jobs failed"
+	left=$(jq_py "$T/jobs.json" '" ".join(j["metadata"]["name"] for j in d["items"]
+		if not any(c["status"] == "True" and c["type"] in ("Complete", "Failed") for c in j["status"].get("conditions", [])))')
+	[ -n "$left" ] || break
+	if [ "$(now_ms)" -ge "$end" ]; then
+		k get pods -o json >"$T/pods.json"
+		for JOB in $left; do
+			evidence "instant: $JOB did not end" | head -n 12
+			summary 2>/dev/null && cat "$T/summary.json"
+		done
+		fail "$(echo "$left" | wc -w) Jobs did not end within ${RG_INSTANT_TIMEOUT:-300} s: $left"
+	fi
+	sleep 2
+done
+WALL_MS=$(($(now_ms) - START_MS))
+k get pods -o json >"$T/pods.json" || fail "kubectl get pods failed"
+
+# Each Job's ending and what its pod reported, against the agent's summary.
+/usr/bin/python3 - "$T/jobs.json" "$T/pods.json" >"$T/verdicts" <<'PY' || true
+import json, sys
+jobs = json.load(open(sys.argv[1]))["items"]
+pods = {p["metadata"]["labels"]["job-name"]: p for p in json.load(open(sys.argv[2]))["items"]}
+for j in sorted(jobs, key=lambda j: j["metadata"]["name"]):
+    name = j["metadata"]["name"]
+    app = name.split("-")[0]
+    want = "Complete" if app == "true" else "Failed"
+    code = 0 if app == "true" else 1
+    got = [c["type"] for c in j["status"].get("conditions", []) if c["status"] == "True"]
+    bad = []
+    if want not in got:
+        bad.append("condition %s, want %s" % (got, want))
+    p = pods.get(name)
+    if p is None:
+        print("BAD %s: no pod" % name)
+        continue
+    st = {c["name"]: c["state"].get("terminated", {}) for c in p["status"].get("containerStatuses", [])}
+    kube = {n: s.get("exitCode") for n, s in st.items()}
+    if kube.get("app") != code:
+        bad.append("app exitCode %s, want %s" % (kube.get("app"), code))
+    for n in ("cloud-sql-proxy", "rearguard"):
+        if kube.get(n) != 0:
+            bad.append("%s exitCode %s" % (n, kube.get(n)))
+    try:
+        s = json.loads(st.get("rearguard", {}).get("message") or "")
+    except ValueError:
+        s = None
+        bad.append("the agent's terminated message is not JSON: %r" % (st.get("rearguard", {}).get("message") or "")[:200])
+    if s is not None:
+        a = s["apps"][0] if s.get("apps") else {}
+        if a.get("exit_code") != kube.get("app"):
+            bad.append("summary apps[0].exit_code %s, the kubelet's %s" % (a.get("exit_code"), kube.get("app")))
+        failing = [f for f in s.get("fails_pod", []) if f.get("role") == "app"]
+        if code and [f.get("exit_code") for f in failing] != [code]:
+            bad.append("fails_pod %s has not the app's %s" % (json.dumps(s.get("fails_pod")), code))
+        if not code and failing:
+            bad.append("fails_pod %s lists the app" % json.dumps(s.get("fails_pod")))
+        sc = s.get("sidecars") or [{}]
+        if sc[0].get("outcome") != "stopped":
+            bad.append("the proxy's outcome %s" % sc[0].get("outcome"))
+        detail = "reason %s, app exit_code %s, fails_pod %s" % (s.get("reason"), a.get("exit_code"), json.dumps(s.get("fails_pod")))
+    else:
+        detail = ""
+    print("%s %s: %s; kubelet %s; %s" % ("BAD" if bad else "ok", name, " ".join(got), kube, "; ".join(bad) or detail))
+PY
+sed 's/^/# /' "$T/verdicts"
+bad=$(grep -c '^BAD' "$T/verdicts" || true)
+[ "$bad" = 0 ] || fail "$bad of $((4 * runs)) Jobs went wrong: $(grep '^BAD' "$T/verdicts" | head -n 3)"
+say "$((4 * runs)) Jobs ended as they should; apply -> the last one ended: $WALL_MS ms"

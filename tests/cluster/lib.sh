@@ -1,0 +1,501 @@
+# Sourced by every cluster test: a real Job on a real one-node Kubernetes
+# 1.20 (tools/cluster), judged by what Kubernetes reports: the Job's
+# conditions, the pod's phase, its containerStatuses (exit codes, restart
+# counts, terminated messages, start and finish times) and the logs.
+#
+#   . "$RG_SRCDIR/tests/cluster/lib.sh"
+#   image_agent; image_busybox
+#   image_standin cr.fluentbit.io/fluent/fluent-bit /fluent-bit/bin/fluent-bit
+#   job manifests/job-signal-helper.yaml --command 'report=["sh", "-c", "sleep 1"]'
+#   job_wait Complete 120
+#   expect_code report 0
+#
+# The images are those of the end-to-end tests (tests/e2e/lib.sh builds
+# them: the agent's from container/Dockerfile, stand-ins and busybox by
+# podman import); they are loaded into the cluster's containerd and the
+# pods use imagePullPolicy: Never. Every test has its own namespace,
+# deleted on exit. On failure the Job, the pod, the events and every
+# container's logs (and its previous attempt's) are printed.
+#
+# The cluster is brought up by the first test that needs it, behind a lock
+# in the build tree (tools/cluster up, its log in BUILDDIR/cluster.log), and
+# left up for the next tests; tools/check brings it down at its end. The
+# tests skip (exit 77) with the reason without root, podman or the static
+# toolchain (as the end-to-end tests), without tools/cluster, when no
+# cluster could come up, and with --disable-e2e.
+
+# The end-to-end tests' prerequisites, image building and helpers; what
+# differs on a cluster is defined below, after them.
+# shellcheck source=tests/e2e/lib.sh
+. "$RG_SRCDIR/tests/e2e/lib.sh"
+
+NS=rgc-$ID
+NS=${NS:0:63}
+CLUSTER=$RG_SRCDIR/tools/cluster
+# The cluster's state (containerd, etcd, the kubelet's) belongs to this
+# build tree, so that two trees do not share one cluster by accident.
+RG_CLUSTER_STATE=${RG_CLUSTER_STATE:-/var/tmp/rearguard-cluster-$(printf '%s' "$RG_BUILDDIR" | cksum | cut -d' ' -f1)}
+export RG_CLUSTER_STATE
+NS_MADE=
+LOADED=
+FOLLOW_PIDS=()
+
+[ -x "$CLUSTER" ] || skip "tools/cluster is not in this tree"
+
+# The e2e cleanup (podman images, the scratch directory) runs after the
+# namespace is gone.
+eval "e2e_$(declare -f cleanup)"
+cleanup() {
+	local rc=$?
+	trap - EXIT INT TERM
+	set +e
+	if [ -n "$NS_MADE" ] && [ -z "${RG_KEEP:-}" ]; then
+		kubectl delete namespace "$NS" --wait=false >/dev/null 2>&1
+	fi
+	# The test's own images (not the agent's, which the tests share).
+	# shellcheck disable=SC2086
+	[ -z "$LOADED" ] || [ -n "${RG_KEEP:-}" ] ||
+		timeout -k 5 60 ctr --address "$RG_CLUSTER_STATE/containerd/containerd.sock" -n k8s.io \
+			images rm $LOADED >/dev/null 2>&1
+	[ -z "$NS_MADE" ] || [ -z "${RG_KEEP:-}" ] || say "kept namespace $NS"
+	(exit "$rc")
+	e2e_cleanup
+}
+
+# kubectl ARGS...: Debian's kubectl 1.20 against the cluster, bounded.
+kubectl() {
+	timeout -k 5 "${RG_KUBECTL_TIMEOUT:-120}" "$CLUSTER" kubectl "$@"
+}
+
+# k ARGS...: kubectl in the test's namespace.
+k() {
+	kubectl --namespace "$NS" "$@"
+}
+
+# image_agent: the agent's image, container/Dockerfile built for this
+# machine (tests/e2e/lib.sh), or the podman image RG_AGENT_IMAGE names
+# (a release, or another tree's build).
+if [ -n "${RG_AGENT_IMAGE:-}" ]; then
+	image_agent() {
+		podman image exists "$RG_AGENT_IMAGE" || fail "RG_AGENT_IMAGE: no podman image $RG_AGENT_IMAGE"
+		BUILT_IMAGE=$RG_AGENT_IMAGE
+		IMAGE_FOR[registry.example.com/rearguard]=$BUILT_IMAGE
+		say "the agent's image: $BUILT_IMAGE"
+	}
+fi
+
+# cluster_ready: the cluster is up and its node Ready.
+cluster_ready() {
+	timeout -k 5 60 "$CLUSTER" status 2>/dev/null | grep -q 'Ready: True'
+}
+
+# cluster_up: the cluster, up and its node Ready; brought up here when it
+# is not, behind a lock (tools/check takes the same lock while it brings
+# the cluster up beside the build), so that the other tests wait for it.
+# Skips with the reason when it cannot come up; a failure is remembered for
+# 30 minutes (BUILDDIR/cluster.failed), so that every test does not retry.
+cluster_up() {
+	local rc=0 end
+	exec 7>"$RG_BUILDDIR/cluster.lock"
+	flock 7
+	if ! cluster_ready; then
+		if [ -n "$(find "$RG_BUILDDIR/cluster.failed" -mmin -30 2>/dev/null)" ]; then
+			exec 7>&-
+			skip "no cluster: $(cat "$RG_BUILDDIR/cluster.failed")"
+		fi
+		say "bringing the cluster up in $RG_CLUSTER_STATE (log: $RG_BUILDDIR/cluster.log)"
+		# Not with the lock: the cluster's processes would hold it as long as they run.
+		timeout -k 10 "${RG_CLUSTER_UP_TIMEOUT:-3600}" "$CLUSTER" up >>"$RG_BUILDDIR/cluster.log" 2>&1 7>&- || rc=$?
+		if [ "$rc" != 0 ] || ! cluster_ready; then
+			echo "tools/cluster up failed ($rc): $(tail -n 1 "$RG_BUILDDIR/cluster.log")" >"$RG_BUILDDIR/cluster.failed"
+			exec 7>&-
+			skip "no cluster: $(cat "$RG_BUILDDIR/cluster.failed")"
+		fi
+		rm -f "$RG_BUILDDIR/cluster.failed"
+		touch "$RG_BUILDDIR/cluster.started"
+	fi
+	exec 7>&-
+	kubectl create namespace "$NS" >/dev/null || fail "cannot create namespace $NS"
+	NS_MADE=1
+	# Pods need the namespace's default service account, which the
+	# controller-manager makes a moment after the namespace.
+	end=$(($(now_ms) + 60000))
+	until k get serviceaccount default >/dev/null 2>&1; do
+		[ "$(now_ms)" -lt "$end" ] || fail "no default service account in $NS after 60 s"
+		sleep 0.5
+	done
+}
+
+# load_images: every image the test made, and the agent's, into the
+# cluster's containerd (imagePullPolicy: Never finds them there).
+load_images() {
+	local images=()
+	# shellcheck disable=SC2206
+	images=($IMAGES)
+	[ -z "${BUILT_IMAGE:-}" ] || images+=("$BUILT_IMAGE")
+	[ "${#images[@]}" = 0 ] && return 0
+	# One load at a time: tools/cluster load saves each image to one file
+	# of the state directory.
+	exec 7>"$RG_BUILDDIR/cluster-load.lock"
+	flock 7
+	timeout -k 10 600 "$CLUSTER" load "${images[@]}" >"$T/load.log" 2>&1 7>&- ||
+		{ exec 7>&-; tail -n 20 "$T/load.log"; fail "tools/cluster load failed"; }
+	exec 7>&-
+	LOADED=$IMAGES
+}
+
+# job_yaml MANIFEST [PODIFY-OPTION...]: the manifest's Job (a CronJob's
+# jobTemplate) named JOB (JOB_NAME, default: the test's name), with the
+# local images, a scratch emptyDir at /e2e and the agent logging JSON, in
+# $T/JOB.yaml.
+job_yaml() {
+	local manifest=$1 args=() repo
+	shift
+	case $manifest in /*) ;; *) manifest=$RG_SRCDIR/$manifest ;; esac
+	JOB=${JOB_NAME:-$TEST_NAME}
+	for repo in "${!IMAGE_FOR[@]}"; do args+=(--image "$repo=${IMAGE_FOR[$repo]}"); done
+	[ -z "${AGENT-rearguard}" ] || args+=(--env "${AGENT:-rearguard}=REARGUARD_LOG_FORMAT=json")
+	/usr/bin/python3 "$RG_SRCDIR/tests/e2e/podify.py" "$manifest" --job --name "$JOB" --scratch /e2e \
+		"${args[@]}" "$@" >"$T/$JOB.yaml" || fail "cannot make a Job of $manifest"
+}
+
+# apply FILE: kubectl apply in the test's namespace; the first call brings
+# up the cluster, makes the namespace and loads the images.
+apply() {
+	if [ -z "$NS_MADE" ]; then
+		cluster_up
+		load_images
+	fi
+	START_MS=$(now_ms)
+	k apply -f "$1" >/dev/null || fail "kubectl apply refused $1"
+}
+
+# job MANIFEST [PODIFY-OPTION...]: job_yaml, applied.
+job() {
+	job_yaml "$@"
+	apply "$T/$JOB.yaml"
+}
+
+# inject MANIFEST [INJECT-OPTION...]: the manifest piped through the build
+# tree's `rearguard inject` into $T/injected.yaml, its notes in $T/inject.err.
+inject() {
+	local manifest=$1
+	shift
+	"$RG_BUILDDIR/rearguard" inject "$@" - <"$RG_SRCDIR/$manifest" >"$T/injected.yaml" 2>"$T/inject.err" ||
+		{ cat "$T/inject.err"; fail "rearguard inject failed on $manifest"; }
+}
+
+# job_json: the Job as the apiserver has it, in $T/job.json.
+job_json() {
+	k get job "$JOB" -o json >"$T/job.json" || fail "kubectl get job $JOB failed"
+}
+
+# pod_json: the Job's pods (kubectl get pods -l job-name=JOB), in $T/pods.json.
+pod_json() {
+	k get pods -l "job-name=$JOB" -o json >"$T/pods.json" || fail "kubectl get pods failed"
+}
+
+# jq_py FILE EXPRESSION: a Python expression over the JSON in FILE (d),
+# printed (None as null, lists and dicts as JSON).
+jq_py() {
+	/usr/bin/python3 - "$1" "$2" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+def status(name, pod=None):
+    """The containerStatus of NAME in the pod (the only or the given one)."""
+    pods = d["items"] if "items" in d else [d]
+    p = pods[0] if pod is None else pod
+    for c in p["status"].get("containerStatuses", []) + p["status"].get("initContainerStatuses", []):
+        if c["name"] == name:
+            return c
+    raise SystemExit("no status of container %s" % name)
+v = eval(sys.argv[2])
+print("null" if v is None else json.dumps(v) if isinstance(v, (list, dict)) else v)
+PY
+}
+
+# job_condition: the Job's terminal condition (Complete, Failed), or nothing.
+job_condition() {
+	job_json
+	jq_py "$T/job.json" '" ".join(c["type"] for c in d["status"].get("conditions", []) if c["status"] == "True")'
+}
+
+# job_wait CONDITION SECONDS [JOB]: waits until the Job has CONDITION
+# (Complete or Failed); fails when it gets the other one, or none in time.
+# WALL_MS is the time from the apply to then.
+job_wait() {
+	local want=$1 end=$(($(now_ms) + $2 * 1000)) got
+	[ -z "${3:-}" ] || JOB=$3
+	while :; do
+		got=$(job_condition)
+		case " $got " in
+		*" $want "*) break ;;
+		*" Complete "* | *" Failed "*) fail "job $JOB: $got, want $want" ;;
+		esac
+		[ "$(now_ms)" -lt "$end" ] || fail "job $JOB: not $want within $2 s (conditions: ${got:-none})"
+		sleep 0.5
+	done
+	WALL_MS=$(($(now_ms) - START_MS))
+	pod_json
+	say "job $JOB: $want ($(jq_py "$T/job.json" '[c["type"] + ":" + c.get("reason", "") for c in d["status"]["conditions"]]'))"
+}
+
+# pod_wait_running SECONDS: waits until the Job's pod runs.
+pod_wait_running() {
+	local end=$(($(now_ms) + $1 * 1000)) phase
+	while :; do
+		pod_json
+		phase=$(jq_py "$T/pods.json" 'd["items"][0]["status"]["phase"] if d["items"] else None')
+		[ "$phase" = Running ] && break
+		[ "$(now_ms)" -lt "$end" ] || fail "the pod is not running after $1 s (phase $phase)"
+		sleep 0.5
+	done
+}
+
+# pod_name: the Job's pod's name (the only one).
+pod_name() {
+	jq_py "$T/pods.json" 'd["items"][0]["metadata"]["name"]'
+}
+
+# ctr CONTAINER PYTHON-EXPRESSION: a value from the container's status (c)
+# in $T/pods.json (the first pod), printed.
+ctr() {
+	jq_py "$T/pods.json" "(lambda c: $2)(status(\"$1\"))" || fail "no status of container $1"
+}
+
+# expect_code CONTAINER CODE: the container terminated with CODE.
+expect_code() {
+	local got
+	got=$(ctr "$1" 'c["state"].get("terminated", {}).get("exitCode")')
+	[ "$got" = "$2" ] || fail "container $1: exit code $got, want $2 (state: $(ctr "$1" 'c["state"]'))"
+}
+
+# ctr_logs CONTAINER [--timestamps]: what the container wrote (from
+# follow_logs when it followed the container).
+ctr_logs() {
+	local c=$1
+	shift
+	if [ -f "$T/logs/$c" ]; then
+		if [ "${1:-}" = --timestamps ]; then cat "$T/logs/$c"; else cut -d' ' -f2- "$T/logs/$c"; fi
+		return
+	fi
+	k logs "$(pod_name)" -c "$c" "$@" 2>&1
+}
+
+# follow_logs POD CONTAINER...: follows the containers' logs (with their
+# times) into $T/logs/ in the background, for a pod whose logs go with it
+# when it is deleted.
+follow_logs() {
+	local pod=$1 c
+	shift
+	mkdir -p "$T/logs"
+	for c in "$@"; do
+		timeout -k 5 300 "$CLUSTER" kubectl --namespace "$NS" logs -f "$pod" -c "$c" --timestamps \
+			>"$T/logs/$c" 2>"$T/logs/$c.err" &
+		FOLLOW_PIDS+=($!)
+	done
+}
+
+# summary: the agent's terminated message (the summary), checked to be
+# valid JSON, in $T/summary.json.
+summary() {
+	ctr "${AGENT:-rearguard}" 'c["state"]["terminated"]["message"]' >"$T/summary.json" ||
+		fail "the agent left no terminated message"
+	/usr/bin/python3 -c 'import json, sys; json.load(open(sys.argv[1]))' "$T/summary.json" ||
+		fail "the agent's terminated message is not JSON: $(head -c 300 "$T/summary.json")"
+}
+
+# summary_is VALUE KEY...: a value of the agent's terminated message.
+summary_is() {
+	local want=$1 got
+	shift
+	summary
+	got=$(/usr/bin/python3 - "$T/summary.json" "$@" <<'PY'
+import json, sys
+v = json.load(open(sys.argv[1]))
+for k in sys.argv[2:]:
+    v = v[int(k)] if isinstance(v, list) else v[k]
+print("null" if v is None else json.dumps(v) if isinstance(v, (list, dict)) else v)
+PY
+) || fail "no value at $* in the agent's terminated message"
+	[ "$got" = "$want" ] || fail "summary $*: $got, want $want"
+}
+
+# time_ms RFC3339: milliseconds since the epoch.
+time_ms() {
+	[ -n "$1" ] && [ "$1" != null ] || return 0
+	date -d "$1" +%s%3N
+}
+
+# evidence TITLE [--recorded]: what Kubernetes reported (the Job's
+# conditions, every container's state, restarts and exit code, the agent's
+# terminated message) to stdout, under TITLE; with --recorded, the pod
+# state is the one in $T/pods.json.
+evidence() {
+	job_json
+	[ "${2:-}" = --recorded ] || pod_json
+	printf '#### %s\n' "$1"
+	/usr/bin/python3 - "$T/job.json" "$T/pods.json" <<'PY'
+import json, sys
+job = json.load(open(sys.argv[1]))
+pods = json.load(open(sys.argv[2]))["items"]
+print("# job conditions:", json.dumps([{k: c.get(k) for k in ("type", "status", "reason")}
+                                      for c in job["status"].get("conditions", [])]))
+print("# job status: active=%s succeeded=%s failed=%s" % tuple(job["status"].get(k, 0) for k in ("active", "succeeded", "failed")))
+for p in pods:
+    print("# pod %s: phase %s" % (p["metadata"]["name"], p["status"].get("phase")))
+    for c in p["status"].get("initContainerStatuses", []) + p["status"].get("containerStatuses", []):
+        s = c["state"]
+        t = s.get("terminated")
+        if t:
+            print("#   %s: terminated exitCode=%s reason=%s restarts=%s started=%s finished=%s"
+                  % (c["name"], t["exitCode"], t.get("reason"), c["restartCount"], t.get("startedAt"), t.get("finishedAt")))
+            if c["name"] == "rearguard" and t.get("message"):
+                print("#   rearguard message: %s" % t["message"].strip())
+        else:
+            print("#   %s: %s restarts=%s" % (c["name"], json.dumps(s), c["restartCount"]))
+PY
+}
+
+# dump_pod: on failure, the Job, its pods, the events and every
+# container's logs (and those of its previous attempt).
+dump_pod() {
+	local p c
+	[ -n "$NS_MADE" ] || return 0
+	evidence "at the failure" 2>&1 || true
+	k get events --sort-by=.lastTimestamp 2>&1 | tail -n 30
+	for p in $(k get pods -o name 2>/dev/null); do
+		for c in $(k get "$p" -o jsonpath='{.spec.initContainers[*].name} {.spec.containers[*].name}' 2>/dev/null); do
+			printf -- '---- %s %s\n' "$p" "$c"
+			k logs "$p" -c "$c" --timestamps 2>&1 | tail -n 40
+			k logs "$p" -c "$c" --previous 2>/dev/null | tail -n 20 | sed 's/^/previous: /'
+		done
+	done
+}
+
+# log_ms CONTAINER TEXT: when the container wrote its first line holding
+# TEXT (ms), as its runtime's log recorded it (kubectl logs --timestamps);
+# empty if it did not.
+log_ms() {
+	local at
+	at=$(ctr_logs "$1" --timestamps | awk -v e="$2" 'index($0, e) { print $1; exit }')
+	time_ms "$at"
+}
+
+# finished_ms CONTAINER / started_ms CONTAINER: the container's finish and
+# start time in its status (ms; the kubelet reports whole seconds).
+finished_ms() {
+	time_ms "$(ctr "$1" 'c["state"].get("terminated", {}).get("finishedAt")')"
+}
+started_ms() {
+	time_ms "$(ctr "$1" '(c["state"].get("terminated") or c["state"].get("running") or {}).get("startedAt")')"
+}
+
+# codes_agree APP=CONTAINER... SIDECAR=CONTAINER...: the exit codes of the
+# agent's terminated message (the agent's own, apps[i] by position as
+# "app:I", sidecars by spec name) equal those the kubelet reports for the
+# containers; prints them.
+codes_agree() {
+	summary
+	/usr/bin/python3 - "$T/summary.json" "$T/pods.json" "$@" <<'PY' || fail "the summary's exit codes differ from the containers' statuses"
+import json, sys
+s = json.load(open(sys.argv[1]))
+pod = json.load(open(sys.argv[2]))["items"][0]
+kube = {c["name"]: c["state"].get("terminated", {}).get("exitCode") for c in pod["status"]["containerStatuses"]}
+pairs = [("rearguard", "rearguard")] + [a.split("=", 1) for a in sys.argv[3:]]
+sidecars = {x["name"]: x for x in s["sidecars"]}
+bad = []
+for what, ctr in pairs:
+    if what == "rearguard":
+        mine = s["exit_code"]
+    elif what.startswith("app:"):
+        mine = s["apps"][int(what[4:])]["exit_code"]
+    else:
+        mine = sidecars[what]["exit_code"]
+    print("# %s: summary %s, containerStatuses[%s] %s" % (what, mine, ctr, kube.get(ctr)))
+    if mine != kube.get(ctr):
+        bad.append(what)
+sys.exit(1 if bad else 0)
+PY
+}
+
+# image_nginx: Debian's nginx (the host's /usr/sbin/nginx and the libraries
+# it links) in the busybox image, standing in for the nginx repository, with
+# a configuration for a non-root master and two workers on 127.0.0.1:8080
+# logging to stderr: `nginx -e stderr -g 'daemon off;'`.
+image_nginx() {
+	local d=$T/img/nginx lib
+	[ -x /usr/sbin/nginx ] || skip "nginx not installed (tools/deps nginx)"
+	image_busybox
+	mkdir -p "$d"
+	cp -a "$T/img/busybox/." "$d/"
+	chmod 1777 "$d/tmp"
+	mkdir -p "$d/usr/sbin" "$d/etc/nginx"
+	cp /usr/sbin/nginx "$d/usr/sbin/nginx"
+	for lib in $(ldd /usr/sbin/nginx | awk '$2 == "=>" { print $3 } $1 ~ /^\// { print $1 }'); do
+		mkdir -p "$d$(dirname "$lib")"
+		cp -L "$lib" "$d$lib"
+	done
+	cat >"$d/etc/nginx/nginx.conf" <<'CONF'
+worker_processes 2;
+pid /tmp/nginx.pid;
+error_log stderr notice;
+events { worker_connections 64; }
+http {
+	access_log off;
+	client_body_temp_path /tmp/body;
+	proxy_temp_path /tmp/proxy;
+	fastcgi_temp_path /tmp/fastcgi;
+	uwsgi_temp_path /tmp/uwsgi;
+	scgi_temp_path /tmp/scgi;
+	server {
+		listen 127.0.0.1:8080;
+		location / { return 200 "served by $pid\n"; }
+	}
+}
+CONF
+	image nginx nginx "$d" 'ENV PATH=/usr/sbin:/bin' \
+		'ENTRYPOINT ["/usr/sbin/nginx", "-e", "stderr", "-g", "daemon off;"]'
+}
+
+# watch_pod POD SECONDS: records every state the apiserver gives the pod
+# (kubectl get --watch) in $T/watch.json, in the background, for at most
+# SECONDS: a deleted pod's last statuses vanish with it.
+watch_pod() {
+	# A process group of its own, so that kubectl goes with it.
+	setsid timeout -k 5 "$2" "$CLUSTER" kubectl --namespace "$NS" get pod "$1" --watch -o json \
+		>"$T/watch.json" 2>"$T/watch.err" &
+	WATCH_PID=$!
+}
+
+# watched_last POD SECONDS: waits until the pod is gone (at most SECONDS),
+# ends the watch, and puts the last state it recorded with every container
+# terminated in $T/pods.json (as pod_json would).
+watched_last() {
+	local end=$(($(now_ms) + $2 * 1000))
+	while k get pod "$1" >/dev/null 2>&1; do
+		[ "$(now_ms)" -lt "$end" ] || fail "the pod $1 was not gone within $2 s"
+		sleep 0.5
+	done
+	sleep 1
+	kill -- -"$WATCH_PID" 2>/dev/null || true
+	wait "$WATCH_PID" || true
+	/usr/bin/python3 - "$T/watch.json" "$T/pods.json" <<'PY' || fail "the watch saw no state with every container terminated: $(tail -n 3 "$T/watch.err")"
+import json, sys
+text = open(sys.argv[1]).read()
+dec = json.JSONDecoder()
+i, last = 0, None
+while True:
+    while i < len(text) and text[i].isspace():
+        i += 1
+    if i >= len(text):
+        break
+    obj, i = dec.raw_decode(text, i)
+    cs = obj["status"].get("containerStatuses", [])
+    if cs and all("terminated" in c["state"] for c in cs):
+        last = obj
+if last is None:
+    sys.exit(1)
+json.dump({"items": [last]}, open(sys.argv[2], "w"))
+PY
+}

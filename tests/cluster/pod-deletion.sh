@@ -1,0 +1,48 @@
+#!/bin/bash
+# manifests/job-pod-deletion.yaml, and its pod deleted with
+# `kubectl delete pod --grace-period 40` while the app works. The kubelet
+# sends SIGTERM to every container at once (after the proxy's preStop hook,
+# `rearguard wait apps-done`, from the binary `rearguard install` copied);
+# the app needs 3 s to shut down. The proxy outlives the app: its stop
+# request (or SIGTERM) comes after the app's last line, and it finished no
+# earlier than the app (the kubelet's finish times, seen by watching the
+# pod until it is gone). Every container exits 0.
+. "$RG_SRCDIR/tests/cluster/lib.sh"
+
+image_agent
+image_busybox
+image_proxy gcr.io/cloud-sql-connectors/cloud-sql-proxy /cloud-sql-proxy
+job manifests/job-pod-deletion.yaml --spec backoffLimit=0 \
+	--command 'import=["sh", "-c", "sleep 600 & p=$!; trap \"echo shutting down; kill $p; sleep 3; echo shut down; exit 0\" TERM; echo importing; wait $p"]'
+pod_wait_running 180
+pod=$(pod_name)
+end=$(($(now_ms) + 60000))
+until k logs "$pod" -c import 2>/dev/null | grep -q importing && [ -n "$(event_ms cloud-sql-proxy "turned ready")" ]; do
+	[ "$(now_ms)" -lt "$end" ] || fail "the app or the proxy did not start within 60 s"
+	sleep 0.5
+done
+follow_logs "$pod" import cloud-sql-proxy rearguard
+watch_pod "$pod" 180
+DELETE_MS=$(now_ms)
+kubectl --namespace "$NS" delete pod "$pod" --grace-period 40 --wait=false >/dev/null || fail "kubectl delete pod failed"
+watched_last "$pod" 120
+wait "${FOLLOW_PIDS[@]}" || true
+evidence "pod-deletion: kubectl delete pod --grace-period 40 while the app runs (its last state)" --recorded
+
+expect_code import 0
+expect_code cloud-sql-proxy 0
+expect_code rearguard 0
+app_done=$(log_ms import "shut down")
+[ -n "$app_done" ] || fail "the app did not finish its shutdown"
+stop=$(event_ms cloud-sql-proxy "stop request received")
+term=$(event_ms cloud-sql-proxy "got SIGTERM")
+[ -n "$stop$term" ] || fail "the proxy was neither asked to stop nor sent SIGTERM"
+# shellcheck disable=SC2086 # either may be empty
+first=$(printf '%s\n' $stop $term | sort -n | head -n 1)
+# The app's line is timed when the runtime read it, later than it was written.
+in_order "$app_done" "$first" - "the app's last line -> the proxy told to stop"
+in_order "$(finished_ms import)" "$(finished_ms cloud-sql-proxy)" - "the app finished -> the proxy finished"
+in_order "$(finished_ms import)" "$(finished_ms rearguard)" - "the app finished -> the agent finished"
+summary_is stopped sidecars 0 outcome
+summary_is 0 exit_code
+say "delete -> app done $((app_done - DELETE_MS)) ms; app done -> proxy told to stop $((first - app_done)) ms"
