@@ -37,7 +37,9 @@ for n in 1 2 3; do
 done
 kill -USR1 "$(ctr_pid app1)"
 expect_exit app1 10 0
-wait_for 20 test "$(agent_lines 'role=app')" -ge 3 || fail "the agent did not see the three apps"
+# Counted again at each try: the agent may see the other two only after a slow rescan.
+three_apps_seen() { [ "$(agent_lines 'role=app')" -ge 3 ]; }
+wait_for 20 three_apps_seen || fail "the agent did not see the three apps"
 for n in 2 3; do
 	kill -USR1 "$(ctr_pid "app$n")"
 	expect_exit "app$n" 10 0
