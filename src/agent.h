@@ -20,7 +20,7 @@
  * start; the wrapper the command's code (124 when the sidecars never got
  * ready, 128 + N when signal N came first). Where the pod's other
  * containers cannot be seen (no shared PID namespace), drain and the
- * wrapper confirm a stop by the sidecar's port (DESIGN.md); the agent
+ * wrapper confirm a stop by the sidecar's port (docs/protocol.md); the agent
  * refuses to run. Each runs libev's default loop and destroys it before it
  * returns.
  */

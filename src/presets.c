@@ -10,7 +10,7 @@
 #include <string.h>
 
 /*
- * The proxies' documented defaults and command lines (PROXIES.md); where the
+ * The proxies' documented defaults and command lines (docs/proxies.md); where the
  * facts come from:
  * - pilot-agent's subcommands are proxy (the sidecar), wait, request,
  *   version, istio-iptables, istio-clean-iptables; only "proxy" runs long.

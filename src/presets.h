@@ -29,7 +29,7 @@ struct preset_form {
 };
 
 struct spec_preset {
-	/* --sidecar PRESET: see DESIGN.md's table and PROXIES.md. */
+	/* --sidecar PRESET: see the man page's PRESET list and docs/proxies.md. */
 	const char *name, *match, *ready, *drain, *stop;
 
 	/* Detection of the running sidecar (presets_detect). */

@@ -2,7 +2,7 @@
 # manifests/job-istio.yaml on podman, with istio-proxy injected as Istio's
 # injector does (first, for holdApplicationUntilProxyStarts) from a
 # stand-in image: pilot-agent, which forks "envoy", on 15020/15021/15000 as
-# PROXIES.md says. The agent waits for 15021's readiness, and after the app
+# docs/proxies.md says. The agent waits for 15021's readiness, and after the app
 # exits POSTs pilot-agent's /quitquitquit: Envoy and pilot-agent exit 0,
 # then the agent; every container exits 0, so the Job completes.
 . "$RG_SRCDIR/tests/e2e/lib.sh"

@@ -1,5 +1,5 @@
 /*
- * A stand-in for the proxies rearguard talks to, faithful to PROXIES.md:
+ * A stand-in for the proxies rearguard talks to, faithful to docs/proxies.md:
  * the same ports, endpoints, methods, answers, exit codes and ways of
  * failing. Its personality is the name it runs under (tests link it as
  * pilot-agent, envoy, linkerd2-proxy, ...), so that a sidecar spec's match
@@ -10,7 +10,7 @@
  *                     GET /healthz/ready; forks "envoy", which serves 15021
  *                     GET /healthz/ready and the admin port 15000, where
  *                     POST /quitquitquit stops Envoy only (pilot-agent stays: the
- *                     trap of PROXIES.md). SIGTERM: drains --term-drain (5s), exits 0.
+ *                     trap of docs/proxies.md). SIGTERM: drains --term-drain (5s), exits 0.
  *   envoy             admin port --admin-port (15000): GET /ready, POST /quitquitquit,
  *                     POST /healthcheck/fail, POST /drain_listeners, GET /stats.
  *                     SIGTERM: exits 0 at once.

@@ -27,7 +27,7 @@ static void refused(const char *text, const char *needle)
 	spec_free(&s);
 }
 
-/* DESIGN.md's preset table, row by row. */
+/* The presets, row by row, as the man page lists them. */
 static void presets_as_designed(void)
 {
 	static const struct {
