@@ -33,6 +33,12 @@ struct container {
 	int match_sidecar; /* first sidecar spec one of its processes matched, or -1 */
 	bool match_app;    /* one of its processes matched --app (or there is no --app) */
 	bool has_pid1, has_self;
+	/*
+	 * The root's command line was empty when last read: an exec in
+	 * progress (the kernel sets comm before the new command line), so
+	 * what the root is not known yet. Pending until it is.
+	 */
+	bool root_unread;
 	char root_comm[PROC_COMM_MAX + 1];
 };
 
@@ -246,6 +252,7 @@ struct args {
 	char buf[4096];
 	const char *argv[ARGS_MAX];
 	size_t argc;
+	bool empty; /* read, and empty: a kernel thread, a zombie, or an exec under way */
 	char argv0[POD_NAME_MAX];
 };
 
@@ -254,10 +261,12 @@ static void read_args(struct podscan *ps, pid_t pid, struct args *a)
 	size_t len = 0, i;
 
 	a->argc = 0;
+	a->empty = false;
 	a->argv0[0] = '\0';
 	/* A command line is read under the process's memory lock: a process stuck in D state holds it. */
 	if (ps->no_cmdlines || read_pid_file(ps, a->buf, sizeof(a->buf), pid, "cmdline", &len) < 0)
 		return;
+	a->empty = len == 0;
 	proc_parse_argv0(a->buf, len, a->argv0, sizeof(a->argv0));
 	for (i = 0; i < len && a->argc < ARGS_MAX; i += strlen(a->buf + i) + 1)
 		a->argv[a->argc++] = a->buf + i;
@@ -288,7 +297,7 @@ static enum pod_role role_of(const struct container *c, int64_t now)
 		return ROLE_SELF;
 	if (c->match_sidecar >= 0)
 		return ROLE_SIDECAR;
-	if (c->pub.root && !c->pub.root_gone && runtime_init(c->root_comm) &&
+	if (c->pub.root && !c->pub.root_gone && (runtime_init(c->root_comm) || c->root_unread) &&
 	    now - c->pub.pending_since_us < PENDING_MAX_US)
 		return ROLE_PENDING;
 	return c->match_app ? ROLE_APP : ROLE_OTHER;
@@ -397,6 +406,15 @@ static void classify_new(struct podscan *ps, pid_t pid)
 		return;
 	}
 	read_args(ps, pid, &args);
+	/*
+	 * A root caught between the two steps of its exec has its new comm and
+	 * no command line yet: a comm cut to 15 bytes alone would misname it.
+	 * It is read again at the next refresh.
+	 */
+	if (pid == c->pub.root && args.empty) {
+		c->root_unread = true;
+		return;
+	}
 	apply_match(ps, c, st.comm, &args);
 }
 
@@ -463,12 +481,12 @@ static void rekey_pending(struct podscan *ps, struct container *c)
  * A root may exec after we first saw it: the runtime's init becomes the
  * entrypoint, a shell execs the proxy. Its new name may change the role.
  */
-static void recheck_root(struct podscan *ps, struct container *c, const struct proc_stat *st)
+static void recheck_root(struct podscan *ps, struct container *c, const struct proc_stat *st, bool final)
 {
 	char before[POD_NAME_MAX];
 	struct args args;
 
-	if (strcmp(st->comm, c->root_comm) == 0)
+	if (strcmp(st->comm, c->root_comm) == 0 && !c->root_unread)
 		return;
 	if (runtime_init(c->root_comm)) {
 		/* What the runtime's init matched says nothing about the container. */
@@ -477,14 +495,17 @@ static void recheck_root(struct podscan *ps, struct container *c, const struct p
 	}
 	str_copy(c->root_comm, st->comm, sizeof(c->root_comm));
 	read_args(ps, c->pub.root, &args);
-	apply_match(ps, c, st->comm, &args);
+	/* Still between the steps of its exec: next time, unless this is the last look (then comm alone). */
+	c->root_unread = args.empty && !final && st->state != 'Z';
+	if (!c->root_unread)
+		apply_match(ps, c, st->comm, &args);
 	str_copy(before, c->pub.name, sizeof(before));
 	name_from_root(ps, c);
 	c->pub.renamed = strcmp(before, c->pub.name) != 0;
 }
 
 /* A live container's root, read once per refresh: its cgroup while pending, its name. */
-static void refresh_root(struct podscan *ps, struct container *c)
+static void refresh_root(struct podscan *ps, struct container *c, int64_t now)
 {
 	struct proc_stat st;
 
@@ -496,7 +517,7 @@ static void refresh_root(struct podscan *ps, struct container *c)
 		if (c->pub.root_gone)
 			return;
 	}
-	recheck_root(ps, c, &st);
+	recheck_root(ps, c, &st, now - c->pub.pending_since_us >= PENDING_MAX_US);
 }
 
 static void detect_flat(struct podscan *ps)
@@ -627,7 +648,7 @@ int podscan_refresh(struct podscan *ps, struct podscan_stats *stats)
 		if (c->pub.root_gone || c->pub.role == ROLE_PAUSE || c->pub.role == ROLE_SELF ||
 		    c->pub.role == ROLE_SIDECAR)
 			continue;
-		refresh_root(ps, c);
+		refresh_root(ps, c, start);
 		role = role_of(c, start);
 		if (role != c->pub.role) {
 			c->pub.role = role;
@@ -731,7 +752,10 @@ void podscan_settle_pending(struct podscan *ps, struct pod_container *pub)
 	if (pub->role != ROLE_PENDING || pub->root_gone)
 		return;
 	if (read_stat(ps, pub->root, &st) == 0 && st.starttime == pub->root_start)
-		recheck_root(ps, c, &st);
+		recheck_root(ps, c, &st, true);
+	else if (c->root_unread)
+		apply_match(ps, c, c->root_comm, NULL);
+	c->root_unread = false;
 	if (runtime_init(c->root_comm))
 		str_copy(pub->name, c->root_comm, sizeof(pub->name));
 	pub->root_gone = true;

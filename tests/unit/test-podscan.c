@@ -622,6 +622,44 @@ static void pending_settled(void)
 	podscan_free(ps);
 }
 
+/*
+ * A root seen between the two steps of its exec: the kernel has set its new
+ * comm ("consul-dataplan", cut to 15 bytes) but not its command line yet.
+ * Its comm alone would make it an app; it is pending until the command
+ * line is there.
+ */
+static void exec_under_way(void)
+{
+	static const char args[] = "/usr/local/bin/consul-dataplane\0-addresses";
+	struct podscan *ps;
+	struct pod_container *c;
+
+	reset();
+	mkproc(1, 0, "pause", 100, CG("/pause"), "/pause");
+	mkproc(3, 0, "rearguard", 110, CG("/agent"), "rearguard");
+	mkproc(7, 0, "consul-dataplan", 200, CG("/consul"), NULL);
+	put(7, "cmdline", "", 0);
+	mkproc(9, 0, "enter", 300, CG("/zombie"), NULL);
+	put(9, "cmdline", "", 0);
+	ps = open_scan(3);
+	podscan_refresh(ps, NULL);
+	c = by_root(ps, 7);
+	ok(c && c->role == ROLE_PENDING, "an empty command line: pending, not an app by its cut comm");
+
+	put(7, "cmdline", args, sizeof(args));
+	podscan_refresh(ps, NULL);
+	ok(c->role == ROLE_SIDECAR && c->sidecar == 1 && c->role_changed, "its command line read: the sidecar");
+	is_str(c->name, "consul-dataplane", "named after its program");
+
+	/* It exits before the command line is seen: its comm is the last word. */
+	c = by_root(ps, 9);
+	ok(c && c->role == ROLE_PENDING, "another one pending");
+	rmproc(9);
+	podscan_settle_pending(ps, c);
+	ok(c->role == ROLE_APP && c->root_gone, "gone before its command line was read: an app by its comm");
+	podscan_free(ps);
+}
+
 /* Whether a process catches, ignores or blocks a signal: its status's masks. */
 static void catches(void)
 {
@@ -677,6 +715,7 @@ int main(void)
 	names_only();
 	long_cgroup();
 	pending_settled();
+	exec_under_way();
 	catches();
 	{
 		char cmd[600];
