@@ -35,6 +35,8 @@ enum agent_mode {
 };
 
 #define OWN_PIDS_MAX 16
+/* How often the pid counter is looked at while a process is expected: one small read each time. */
+#define PIDTICK_S 0.01
 
 struct agent;
 
@@ -50,6 +52,8 @@ struct agent {
 	struct stopper *stoppers;      /* one per sidecar */
 	struct http_request *polls;    /* one readiness poll per sidecar */
 	ev_timer timer;                /* decide's deadline */
+	ev_timer pidtick;              /* the pid counter, looked at while a process is expected */
+	bool no_pidtick;               /* the counter cannot be read */
 	ev_idle later;                 /* the decisions go on once a stop on its way is out */
 	ev_prepare flush;              /* the log lines, once per loop iteration */
 	ev_io log_io;                  /* the log output, while it has not taken everything */
@@ -518,6 +522,12 @@ static void arm_timer(struct agent *a)
 	int64_t deadline, delay;
 
 	ev_timer_stop(a->loop, &a->timer);
+	if (!a->finished && !a->no_pidtick && decide_expects_process(&a->d, mono_us())) {
+		if (!ev_is_active(&a->pidtick))
+			ev_timer_again(a->loop, &a->pidtick);
+	} else {
+		ev_timer_stop(a->loop, &a->pidtick);
+	}
 	/* While a stop is on its way, the idle watcher brings the decisions back. */
 	if (a->finished || ev_is_active(&a->later))
 		return;
@@ -567,6 +577,29 @@ static void run_decisions(struct agent *a)
 static void on_timer(struct ev_loop *loop, ev_timer *t, int revents)
 {
 	run_decisions(t->data);
+}
+
+/*
+ * A look at the pid counter: a container can start and end between two
+ * rescans (a runtime's init, then `true`, within tens of milliseconds); a
+ * pid handed out since the last rescan brings the next one forward.
+ */
+static void on_pidtick(struct ev_loop *loop, ev_timer *t, int revents)
+{
+	struct agent *a = t->data;
+	int moved = pod_pids_moved(&a->pod);
+
+	if (moved < 0) {
+		log_msg(LOG_DEBUG, FIELDS(LF_STR("error", strerror(-moved))),
+			"cannot read the pid counter: rescans on their own clock only");
+		a->no_pidtick = true;
+		ev_timer_stop(loop, t);
+		return;
+	}
+	if (moved) {
+		decide_pids_moved(&a->d);
+		run_decisions(a);
+	}
 }
 
 static void on_later(struct ev_loop *loop, ev_idle *w, int revents)
@@ -872,6 +905,7 @@ static void cleanup(struct agent *a)
 	if (a->loop) {
 		ev_idle_stop(a->loop, &a->later);
 		ev_timer_stop(a->loop, &a->timer);
+		ev_timer_stop(a->loop, &a->pidtick);
 		for (i = 0; i < a->nsigs; i++)
 			ev_signal_stop(a->loop, &a->sigs[i]);
 		run_child_stop(a->loop, &a->child);
@@ -930,6 +964,9 @@ static int engine(const struct agent_options *opt, const struct run_options *run
 	}
 	ev_init(&a.timer, on_timer);
 	a.timer.data = &a;
+	ev_init(&a.pidtick, on_pidtick);
+	a.pidtick.repeat = PIDTICK_S;
+	a.pidtick.data = &a;
 	ev_idle_init(&a.later, on_later);
 	a.later.data = &a;
 	ev_prepare_init(&a.flush, on_prepare);

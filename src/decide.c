@@ -1143,6 +1143,7 @@ void decide_rescanned(struct decide *d, int err, int64_t now)
 	size_t i;
 
 	d->rescan_inflight = false;
+	d->pids_moved = false;
 	if (err < 0) {
 		/* Nothing was learnt: no confirmation, no report matched; again shortly. */
 		if (!d->rescan_err)
@@ -1185,6 +1186,21 @@ static int64_t rescan_interval(const struct decide *d, int64_t now)
 	return RESCAN_SLOW_US;
 }
 
+bool decide_expects_process(const struct decide *d, int64_t now)
+{
+	int64_t every;
+
+	if (d->phase != PHASE_WATCHING && d->phase != PHASE_CONFIRMING)
+		return false;
+	every = rescan_interval(d, now);
+	return every > 0 && every <= RESCAN_FAST_US;
+}
+
+void decide_pids_moved(struct decide *d)
+{
+	d->pids_moved = true;
+}
+
 /* When the next rescan is due while watching (a failed one is retried); INT64_MAX: none. */
 static int64_t rescan_due(const struct decide *d, int64_t now)
 {
@@ -1201,6 +1217,7 @@ static int64_t rescan_due(const struct decide *d, int64_t now)
 static bool rescan_action(struct decide *d, struct decide_action *act)
 {
 	d->rescan_inflight = true;
+	d->pids_moved = false;
 	act->kind = DECIDE_RESCAN;
 	return true;
 }
@@ -1783,8 +1800,11 @@ static bool watching_step(struct decide *d, int64_t now, struct decide_action *a
 {
 	const char *reason;
 
-	/* A report names a container that may have started since the last scan. */
-	if (d->nreports && !d->rescan_inflight)
+	/*
+	 * A report names a container that may have started since the last
+	 * scan; a new pid may be one (a failed rescan keeps its retry time).
+	 */
+	if ((d->nreports || (d->pids_moved && !d->rescan_err)) && !d->rescan_inflight)
 		return rescan_action(d, act);
 	expire_restart_grace(d, now);
 	expire_readiness(d, now);
@@ -1847,7 +1867,7 @@ int64_t decide_deadline(const struct decide *d, int64_t now)
 	switch (d->phase) {
 	case PHASE_WATCHING:
 	case PHASE_CONFIRMING:
-		if (d->nreports && !d->rescan_inflight)
+		if ((d->nreports || (d->pids_moved && !d->rescan_err)) && !d->rescan_inflight)
 			return now;
 		if (fewer_than_expected(d))
 			t = d->started_us + d->cfg.startup_timeout_us;

@@ -221,6 +221,7 @@ struct decide {
 	int64_t last_rescan_us; /* the last successful rescan */
 	int64_t last_container_us; /* when the last new app container was seen (start-up lasts a while after) */
 	bool rescan_inflight;
+	bool pids_moved;        /* decide_pids_moved since the last rescan began */
 	int rescan_err;         /* the last rescan failed with this; 0 */
 	int64_t rescan_retry_us; /* after a failure: when to try again */
 	unsigned pending_containers; /* containers whose runtime has not exec'd yet */
@@ -304,6 +305,15 @@ void decide_written(struct decide *d, enum decide_file file, int err, int64_t no
 void decide_pending(struct decide *d, unsigned n);
 /* How many processes are watched by polling (no pidfd for them); while any, DECIDE_POLL comes. */
 void decide_polling(struct decide *d, unsigned n);
+/*
+ * Whether a new process is expected (an app or sidecar not seen yet, a
+ * restart, a container still pending, start-up without --apps): then the
+ * agent watches the pid namespace's counter and tells decide_pids_moved(),
+ * so that a container living less than a rescan interval is not missed.
+ */
+bool decide_expects_process(const struct decide *d, int64_t now);
+/* A pid was handed out since the last rescan began: the next action is a rescan. */
+void decide_pids_moved(struct decide *d);
 /* The outcome of a rescan (DECIDE_RESCAN, or one the agent made itself): 0 or -errno. */
 void decide_rescanned(struct decide *d, int err, int64_t now);
 

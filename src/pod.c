@@ -439,6 +439,11 @@ void pod_list(const struct pod *p)
 		log_container(p, podscan_container(p->ps, i), "container");
 }
 
+int pod_pids_moved(struct pod *p)
+{
+	return podscan_pids_moved(p->ps);
+}
+
 void pod_close(struct pod *p)
 {
 	size_t i;

@@ -71,6 +71,8 @@ void pod_catches(struct pod *p, size_t sidecar, int signo, int64_t now);
 /* Looks at the roots watched by polling (DECIDE_POLL); how many roots are polled. */
 void pod_poll(struct pod *p);
 unsigned pod_polled(const struct pod *p);
+/* Whether a pid was handed out in the pod since the last rescan (podscan_pids_moved). */
+int pod_pids_moved(struct pod *p);
 /* How many of the pod's containers it has seen (not pause; a restart counts anew). */
 unsigned pod_containers(const struct pod *p);
 /* Logs every container (SIGHUP). */

@@ -45,6 +45,8 @@ struct container {
 struct podscan {
 	struct podscan_config cfg;
 	int proc_fd;
+	int last_pid_fd;    /* sys/kernel/ns_last_pid; -1 not opened yet, -2 cannot be */
+	long last_pid;      /* its value when the last refresh began; -1 unknown */
 	DIR *dir;
 	struct proc_entry *slots;
 	size_t cap, used;
@@ -565,6 +567,50 @@ static int push_fresh(struct podscan *ps, pid_t pid)
 	return 0;
 }
 
+/* The pid namespace's last pid handed out, or -errno. */
+static long read_last_pid(struct podscan *ps)
+{
+	char buf[24];
+	ssize_t n;
+	long v;
+	char *end;
+
+	if (ps->last_pid_fd == -2)
+		return -ENOENT;
+	if (ps->last_pid_fd < 0) {
+		ps->last_pid_fd = openat(ps->proc_fd, "sys/kernel/ns_last_pid", O_RDONLY | O_CLOEXEC);
+		if (ps->last_pid_fd < 0) {
+			n = -errno;
+			/* Resource shortage passes; a missing or forbidden file does not. */
+			if (n != -EMFILE && n != -ENFILE && n != -ENOMEM)
+				ps->last_pid_fd = -2;
+			else
+				ps->last_pid_fd = -1;
+			return n;
+		}
+	}
+	n = pread(ps->last_pid_fd, buf, sizeof(buf) - 1, 0);
+	if (n <= 0)
+		return n < 0 ? -errno : -EINVAL;
+	buf[n] = '\0';
+	errno = 0;
+	v = strtol(buf, &end, 10);
+	if (errno || end == buf || v < 0)
+		return -EINVAL;
+	return v;
+}
+
+int podscan_pids_moved(struct podscan *ps)
+{
+	long now = read_last_pid(ps);
+
+	if (now < 0)
+		return (int)now;
+	if (ps->last_pid < 0)
+		return 1;
+	return now != ps->last_pid;
+}
+
 int podscan_refresh(struct podscan *ps, struct podscan_stats *stats)
 {
 	int64_t start = mono_us();
@@ -572,6 +618,8 @@ int podscan_refresh(struct podscan *ps, struct podscan_stats *stats)
 	size_t i;
 
 	memset(&ps->stats, 0, sizeof(ps->stats));
+	/* Before the listing: a pid handed out after this read moves the counter again. */
+	ps->last_pid = read_last_pid(ps);
 	ps->gen++;
 	ps->nfresh = 0;
 	for (i = 0; i < ps->ncontainers; i++) {
@@ -672,6 +720,8 @@ int podscan_new(const struct podscan_config *cfg, struct podscan **out)
 		return -ENOMEM;
 	ps->cfg = *cfg;
 	ps->proc_fd = -1;
+	ps->last_pid_fd = -1;
+	ps->last_pid = -1;
 	ps->cap = 256;
 	ps->slots = calloc(ps->cap, sizeof(*ps->slots));
 	if (!ps->slots) {
@@ -708,6 +758,8 @@ void podscan_free(struct podscan *ps)
 		closedir(ps->dir);
 	if (ps->proc_fd >= 0)
 		close(ps->proc_fd);
+	if (ps->last_pid_fd >= 0)
+		close(ps->last_pid_fd);
 	for (i = 0; i < ps->ncontainers; i++) {
 		free(ps->containers[i]->pub.key);
 		free(ps->containers[i]->pub.display);

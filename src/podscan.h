@@ -103,6 +103,15 @@ size_t podscan_count(const struct podscan *ps);
 struct pod_container *podscan_container(const struct podscan *ps, size_t i);
 struct pod_container *podscan_find(const struct podscan *ps, unsigned id);
 
+/*
+ * Whether the pid namespace handed out a pid (a process or a thread was
+ * born) since the last refresh began: its counter, ns_last_pid, moved.
+ * Reading it is one small read, cheap enough to do far more often than a
+ * refresh: a container that lives and dies between two refreshes moves it.
+ * 1 yes, 0 no, -errno when the counter cannot be read (then never).
+ */
+int podscan_pids_moved(struct podscan *ps);
+
 /* True when containers are told apart by process subtree, not by cgroup. */
 bool podscan_flat(const struct podscan *ps);
 

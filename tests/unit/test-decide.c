@@ -1537,6 +1537,28 @@ static void handler_wait(void)
 	}
 }
 
+/* While a process is expected, a new pid brings the rescan forward; when none is, it is not watched. */
+static void pids_moved(void)
+{
+	setup(POLICY_NEVER, 2, 1);
+	ok(decide_expects_process(&d, T), "two apps expected: the pid counter is watched");
+	is_int(next(), NONE, "nothing to do yet");
+	T += 10 * MS;
+	decide_pids_moved(&d);
+	is_int(decide_deadline(&d, T), T, "a new pid: due now, not in 90 ms");
+	is_int(next(), DECIDE_RESCAN, "a rescan");
+	is_int(next(), NONE, "one at a time");
+	decide_rescanned(&d, 0, T);
+	is_int(next(), NONE, "and no second one for the same pid");
+	decide_app_seen(&d, 3, "job", T);
+	decide_app_seen(&d, 4, "job", T);
+	decide_sidecar_seen(&d, 0, T);
+	ok(!decide_expects_process(&d, T), "every app seen (--apps 2): no more watching");
+	decide_rescanned(&d, -EMFILE, T);
+	decide_pids_moved(&d);
+	ok(decide_deadline(&d, T) > T, "a failed rescan keeps its retry time, whatever the pids do");
+}
+
 int main(void)
 {
 	log_file = tmpfile();
@@ -1575,6 +1597,7 @@ int main(void)
 	wrapper();
 	root_signals();
 	sidecar_codes();
+	pids_moved();
 	decide_free(&d);
 	return done_testing();
 }

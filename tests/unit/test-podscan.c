@@ -697,6 +697,36 @@ static void catches(void)
 	podscan_free(ps);
 }
 
+/* The pid counter: moved since the last refresh began, or not; unreadable, an error. */
+static void pid_counter(void)
+{
+	char path[512];
+	struct podscan *ps;
+
+	reset();
+	mkproc(1, 0, "pause", 100, CG("/pause"), "/pause");
+	mkproc(3, 0, "rearguard", 110, CG("/agent"), "rearguard");
+	ps = open_scan(3);
+	is_int(podscan_pids_moved(ps), -ENOENT, "no counter: an error");
+	podscan_free(ps);
+
+	snprintf(path, sizeof(path), "%s/sys", root);
+	mkdir(path, 0755);
+	snprintf(path, sizeof(path), "%s/sys/kernel", root);
+	mkdir(path, 0755);
+	put(0, "../sys/kernel/ns_last_pid", "3\n", 2);
+	ps = open_scan(3);
+	is_int(podscan_pids_moved(ps), 1, "before any refresh: moved");
+	podscan_refresh(ps, NULL);
+	is_int(podscan_pids_moved(ps), 0, "refreshed since: not moved");
+	put(0, "../sys/kernel/ns_last_pid", "41\n", 3);
+	is_int(podscan_pids_moved(ps), 1, "a pid handed out: moved");
+	is_int(podscan_pids_moved(ps), 1, "until the next refresh");
+	podscan_refresh(ps, NULL);
+	is_int(podscan_pids_moved(ps), 0, "refreshed: not moved");
+	podscan_free(ps);
+}
+
 int main(void)
 {
 	const char *tmp = getenv("TMPDIR");
@@ -716,6 +746,7 @@ int main(void)
 	long_cgroup();
 	pending_settled();
 	exec_under_way();
+	pid_counter();
 	catches();
 	{
 		char cmd[600];

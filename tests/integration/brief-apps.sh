@@ -1,0 +1,40 @@
+#!/bin/bash
+# Apps whose containers live less than a rescan interval: the agent expects
+# 20 (--apps 20), and each runs for 40 ms, the runtime's init included,
+# one after the other. A rescan every 100 ms alone would miss about one in
+# five, and the agent would wait for the missing ones until
+# --startup-timeout. The agent looks at the pod's pid counter every 10 ms
+# while a process is expected, and a pid handed out brings the rescan
+# forward: every app is seen, with its exit code, and the sidecar is
+# stopped once the last one is done.
+. "$RG_SRCDIR/tests/integration/lib.sh"
+
+alias_bin job
+alias_bin fluent-bit
+APPS=20
+
+pod_start
+
+fake_start proxy 1002 fluent-bit
+ctr_start agent 1002 "$BIN/rearguard" -s 'name=fb,match=fluent-bit' --apps "$APPS" --app '^job$' \
+	--startup-timeout 60s --dir "$EMPTYDIR" --termination-log "$RUN/termination-log"
+agent_scanned
+for i in $(seq "$APPS"); do
+	# Each with its own exit code, so that each report is the app's own.
+	ctr_start "app$i" 1001 "$BIN/job" --run 40ms --exit "$((i % 3))" --log "$EVENTS"
+	ctr_wait "app$i" 5
+	[ "$RC" = "$((i % 3))" ] || fail "app$i exited $RC, want $((i % 3))"
+done
+# Well before --startup-timeout: every app was seen, each with its own code.
+expect_exit agent 20 0
+# The termination log has the short form for so many containers; the log line has them all.
+codes=$(/usr/bin/python3 -c '
+import json, sys
+line = [l for l in open(sys.argv[1]) if " finished " in l][-1]
+apps = json.loads(line.split(" summary=", 1)[1])["apps"]
+print(" ".join(str(a["exit_code"]) for a in sorted(apps, key=lambda a: a["container"])))' "$T/agent.log")
+want=$(for i in $(seq "$APPS"); do printf '%s ' "$((i % 3))"; done)
+[ "$codes " = "$want" ] || fail "the apps' exit codes, in the order they started: $codes, want $want"
+summary_is stopped sidecars 0 outcome
+say "$(agent_lines "container exited before a rescan saw its program run") of $APPS exited before a rescan saw their program"
+exit 0
