@@ -37,6 +37,6 @@ PY
 summary
 [ "$(jq_py "$T/summary.json" 'len(d["sidecars"])')" = 2 ] || fail "the summary has not 2 sidecars: $(cat "$T/summary.json")"
 summary_is '[]' fails_pod
-[ -n "$(event_ms pilot-agent "stop request received")" ] || fail "pilot-agent got no stop request"
+[ -n "$(event_ms istio-proxy "stop request received")" ] || fail "pilot-agent (istio-proxy) got no stop request"
 [ -n "$(event_ms cloud-sql-proxy "stop request received")" ] || fail "cloud-sql-proxy got no stop request"
 say "apply -> Complete: $WALL_MS ms"
