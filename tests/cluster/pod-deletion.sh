@@ -12,8 +12,11 @@
 image_agent
 image_busybox
 image_proxy gcr.io/cloud-sql-connectors/cloud-sql-proxy /cloud-sql-proxy
-job manifests/job-pod-deletion.yaml --spec backoffLimit=0 \
+job_yaml manifests/job-pod-deletion.yaml --spec backoffLimit=0 \
 	--command 'import=["sh", "-c", "sleep 600 & p=$!; trap \"echo shutting down; kill $p; sleep 3; echo shut down; exit 0\" TERM; echo importing; wait $p"]'
+# The pod runs as the manifest's service account; without one the Job controller makes no pod.
+{ printf 'apiVersion: v1\nkind: ServiceAccount\nmetadata: {name: long-import}\n---\n'; cat "$T/$JOB.yaml"; } >"$T/with-sa.yaml"
+apply "$T/with-sa.yaml"
 pod_wait_running 180
 pod=$(pod_name)
 end=$(($(now_ms) + 60000))
