@@ -11,7 +11,8 @@
 
 image_agent
 image_busybox
-image_proxy gcr.io/cloud-sql-connectors/cloud-sql-proxy /cloud-sql-proxy
+# The real image runs as 65532 (distroless nonroot); the manifest's runAsNonRoot needs a user.
+IMAGE_USER=65532 image_proxy gcr.io/cloud-sql-connectors/cloud-sql-proxy /cloud-sql-proxy
 job_yaml manifests/job-pod-deletion.yaml --spec backoffLimit=0 \
 	--command 'import=["sh", "-c", "sleep 600 & p=$!; trap \"echo shutting down; kill $p; sleep 3; echo shut down; exit 0\" TERM; echo importing; wait $p"]'
 # The pod runs as the manifest's service account; without one the Job controller makes no pod.

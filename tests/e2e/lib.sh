@@ -196,16 +196,18 @@ image_proxy() {
 }
 
 # image_program PROGRAM REPOSITORY PATH [ARG...]: the static build's
-# standins/PROGRAM at PATH, as the image's entrypoint with ARGs.
+# standins/PROGRAM at PATH, as the image's entrypoint with ARGs; with
+# IMAGE_USER=UID set, the image's user (as the real image has it).
 image_program() {
-	local program=$1 repo=$2 path=$3 name d entry
+	local program=$1 repo=$2 path=$3 name d entry user=()
 	shift 3
 	name=$(basename "$path")
 	d=$T/img/$name
 	mkdir -p "$d$(dirname "$path")"
 	cp "$STATIC/standins/$program" "$d$path"
 	entry=$(/usr/bin/python3 -c 'import json, sys; print(json.dumps(sys.argv[1:]))' "$path" --log /dev/stdout "$@")
-	image "$repo" "$name" "$d" "ENTRYPOINT $entry"
+	[ -z "${IMAGE_USER:-}" ] || user=("USER $IMAGE_USER")
+	image "$repo" "$name" "$d" "ENTRYPOINT $entry" "${user[@]}"
 }
 
 # play MANIFEST [PODIFY-OPTION...]: the manifest's pod template as a pod
