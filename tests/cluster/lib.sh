@@ -88,7 +88,10 @@ fi
 
 # cluster_ready: the cluster is up and its node Ready.
 cluster_ready() {
-	timeout -k 5 60 "$CLUSTER" status 2>/dev/null | grep -q 'Ready: True'
+	# Not a pipe into grep -q: under pipefail (bench/cluster.sh) its early exit fails the pipe.
+	local st
+	st=$(timeout -k 5 60 "$CLUSTER" status 2>/dev/null) || true
+	[[ $st == *'Ready: True'* ]]
 }
 
 # cluster_up: the cluster, up and its node Ready; brought up here when it
