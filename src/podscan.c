@@ -44,10 +44,17 @@ struct container {
 
 struct podscan {
 	struct podscan_config cfg;
-	int proc_fd;
+	DIR *dir;           /* /proc, listed at each refresh, rewound rather than opened again */
+	int proc_fd;        /* its descriptor, which every file of /proc is opened relative to */
+	/*
+	 * A descriptor held in reserve (a duplicate of proc_fd), lent to a read
+	 * of /proc when no other descriptor can be had (see open_proc_file).
+	 * Behind a pointer: the readers that take a const podscan lend it too,
+	 * which changes nothing of what the scan holds about the pod.
+	 */
+	int *spare;
 	int last_pid_fd;    /* sys/kernel/ns_last_pid; -1 not opened yet, -2 cannot be */
 	long last_pid;      /* its value when the last refresh began; -1 unknown */
-	DIR *dir;
 	struct proc_entry *slots;
 	size_t cap, used;
 	uint32_t gen;
@@ -145,18 +152,60 @@ static void table_remove(struct podscan *ps, struct proc_entry *e)
 
 /* ---- reading /proc ---------------------------------------------------- */
 
-/* Reads /proc/PID/what into ps->buf, in one read (see READ_ONE_SHOT). */
+/* Takes the reserve descriptor back, if it is out: a failure is tried again after the next read. */
+static void keep_spare(const struct podscan *ps)
+{
+	if (*ps->spare < 0)
+		*ps->spare = fcntl(ps->proc_fd, F_DUPFD_CLOEXEC, 0);
+}
+
+/*
+ * Opens a file of /proc. When the process has no descriptor left (its
+ * pidfds took them), the reserve is closed for the open to take its
+ * number, and taken back once the file is closed (close_proc_file): a
+ * rescan, a start-time check or a poll is never refused for want of a
+ * descriptor, however many processes are watched. Only the loop's thread
+ * opens descriptors, but for libcurl's resolver thread (a URL that names
+ * its host, other than localhost): should it take the number meanwhile,
+ * that one read fails as it would have without a reserve, and the reserve
+ * is taken back at the next read or refresh.
+ */
+static int open_proc_file(const struct podscan *ps, const char *path)
+{
+	int fd = openat(ps->proc_fd, path, O_RDONLY | O_CLOEXEC);
+
+	if (fd >= 0)
+		return fd;
+	if ((errno != EMFILE && errno != ENFILE) || *ps->spare < 0)
+		return -errno;
+	close(*ps->spare);
+	*ps->spare = -1;
+	fd = openat(ps->proc_fd, path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		fd = -errno;
+		keep_spare(ps);
+	}
+	return fd;
+}
+
+static void close_proc_file(const struct podscan *ps, int fd)
+{
+	close(fd);
+	keep_spare(ps);
+}
+
+/* Reads /proc/PID/what into buf, in one read (see READ_ONE_SHOT). */
 static int read_pid_file(const struct podscan *ps, char *buf, size_t cap, pid_t pid, const char *what, size_t *len)
 {
 	char path[64];
 	int fd, rc;
 
 	snprintf(path, sizeof(path), "%d/%s", (int)pid, what);
-	fd = openat(ps->proc_fd, path, O_RDONLY | O_CLOEXEC);
+	fd = open_proc_file(ps, path);
 	if (fd < 0)
-		return -errno;
+		return fd;
 	rc = read_small_fd(fd, buf, cap, len, READ_ONE_SHOT);
-	close(fd);
+	close_proc_file(ps, fd);
 	return rc;
 }
 
@@ -618,6 +667,7 @@ int podscan_refresh(struct podscan *ps, struct podscan_stats *stats)
 	size_t i;
 
 	memset(&ps->stats, 0, sizeof(ps->stats));
+	keep_spare(ps);
 	/* Before the listing: a pid handed out after this read moves the counter again. */
 	ps->last_pid = read_last_pid(ps);
 	ps->gen++;
@@ -724,15 +774,21 @@ int podscan_new(const struct podscan_config *cfg, struct podscan **out)
 	ps->last_pid = -1;
 	ps->cap = 256;
 	ps->slots = calloc(ps->cap, sizeof(*ps->slots));
-	if (!ps->slots) {
+	ps->spare = malloc(sizeof(*ps->spare));
+	if (!ps->slots || !ps->spare) {
+		free(ps->slots);
+		free(ps->spare);
 		free(ps);
 		return -ENOMEM;
 	}
-	ps->proc_fd = open(cfg->proc_path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (ps->proc_fd < 0)
-		goto fail;
-	/* A second descriptor for readdir, so the first stays usable for openat. */
-	fd = openat(ps->proc_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	*ps->spare = -1;
+	/*
+	 * What a rescan needs is taken now and held: the directory, which one
+	 * descriptor serves both for listing and as openat's base, and the
+	 * reserve. Without them there is no podscan; with them a rescan cannot
+	 * fail for want of a descriptor.
+	 */
+	fd = open(cfg->proc_path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
 		goto fail;
 	ps->dir = fdopendir(fd);
@@ -740,6 +796,10 @@ int podscan_new(const struct podscan_config *cfg, struct podscan **out)
 		close(fd);
 		goto fail;
 	}
+	ps->proc_fd = dirfd(ps->dir);
+	keep_spare(ps);
+	if (*ps->spare < 0)
+		goto fail;
 	*out = ps;
 	return 0;
 fail:
@@ -756,8 +816,9 @@ void podscan_free(struct podscan *ps)
 		return;
 	if (ps->dir)
 		closedir(ps->dir);
-	if (ps->proc_fd >= 0)
-		close(ps->proc_fd);
+	if (ps->spare && *ps->spare >= 0)
+		close(*ps->spare);
+	free(ps->spare);
 	if (ps->last_pid_fd >= 0)
 		close(ps->last_pid_fd);
 	for (i = 0; i < ps->ncontainers; i++) {

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -727,6 +728,86 @@ static void pid_counter(void)
 	podscan_free(ps);
 }
 
+/* The lowest descriptor free now. */
+static int lowest_free(void)
+{
+	int fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		abort();
+	close(fd);
+	return fd;
+}
+
+/*
+ * Every descriptor the process may have is taken, as pidfds take them in an
+ * agent that watches many processes under a low RLIMIT_NOFILE: a refresh
+ * still reads the processes it has not seen, and every reader still works,
+ * through the descriptor podscan holds in reserve.
+ */
+static void no_descriptor_left(void)
+{
+	static const char status[] = "Name:\tjob\nState:\tS (sleeping)\nUid:\t1001\t1001\t1001\t1001\n"
+				     "SigBlk:\t0000000000000000\nSigIgn:\t0000000000000000\n"
+				     "SigCgt:\t0000000000004a02\n";
+	struct podscan_stats st = { 0 };
+	struct rlimit old, tight;
+	struct pod_container *c;
+	struct podscan *ps;
+	int fds[64], n = 0, i;
+	uint64_t start = 0;
+	bool zombie = true;
+	uid_t ruid = 0, suid = 0;
+	pid_t chain[8];
+	char buf[64];
+	size_t len = 0;
+
+	reset();
+	mkproc(1, 0, "pause", 100, CG("/pause"), "/pause");
+	mkproc(3, 0, "rearguard", 110, CG("/agent"), "rearguard");
+	ps = open_scan(3);
+	is_int(podscan_refresh(ps, NULL), 0, "a first refresh");
+	/* Written now: writing them takes descriptors too. */
+	mkproc(20, 0, "job", 2000, CG("/app"), "/usr/bin/job");
+	mkproc(21, 20, "sh", 2100, NULL, "/bin/sh");
+	put(20, "status", status, strlen(status));
+
+	if (getrlimit(RLIMIT_NOFILE, &old) < 0)
+		abort();
+	tight = old;
+	tight.rlim_cur = (rlim_t)lowest_free() + 8;
+	if (tight.rlim_cur > old.rlim_cur || setrlimit(RLIMIT_NOFILE, &tight) < 0)
+		abort();
+	while (n < 64 && (fds[n] = open("/dev/null", O_RDONLY | O_CLOEXEC)) >= 0)
+		n++;
+	ok(n < 64 && errno == EMFILE, "every descriptor taken (%d more)", n);
+
+	is_int(podscan_refresh(ps, &st), 0, "a refresh with no descriptor left");
+	is_int(st.unreadable, 0, "every new process read");
+	is_int(st.classified, 2, "both of them");
+	c = by_root(ps, 20);
+	ok(c && c->role == ROLE_APP && c->nprocs == 2, "the new container seen, with its two processes");
+	is_str(c ? c->name : "", "job", "named from its root's command line");
+	is_int(podscan_start_time(ps, 20, &start, &zombie), 0, "a start time read");
+	ok(start == 2000 && !zombie, "the right one");
+	is_int(podscan_cmdline(ps, 20, 2000, buf, sizeof(buf), &len), 0, "a command line read");
+	is_int(podscan_uids(ps, 20, 2000, &ruid, &suid), 0, "uids read");
+	ok(ruid == 1001 && suid == 1001, "the right ones");
+	is_int(podscan_catches(ps, 20, 2000, SIGTERM), 1, "a signal mask read");
+	is_int(podscan_ancestors(ps, 21, chain, 8), 2, "ancestors read");
+	is_int(podscan_start_time(ps, 22, &start, &zombie), -ENOENT, "a pid that is not there: ENOENT");
+	i = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	ok(i < 0 && errno == EMFILE, "the reserve taken back after each read, also a failed one");
+	if (i >= 0)
+		close(i);
+
+	while (n > 0)
+		close(fds[--n]);
+	if (setrlimit(RLIMIT_NOFILE, &old) < 0)
+		abort();
+	podscan_free(ps);
+}
+
 int main(void)
 {
 	const char *tmp = getenv("TMPDIR");
@@ -748,6 +829,7 @@ int main(void)
 	exec_under_way();
 	pid_counter();
 	catches();
+	no_descriptor_left();
 	{
 		char cmd[600];
 
