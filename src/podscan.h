@@ -20,7 +20,9 @@
  *
  * podscan is the only reader of /proc: start times, command lines and
  * ancestors are read through it too, so the unit tests' fake /proc covers
- * everything the agent sees.
+ * everything the agent sees. From podscan_new() on it holds /proc open and
+ * one descriptor in reserve for its reads, so that none of them fails when
+ * the caller's pidfds have taken every other descriptor.
  *
  *	struct podscan *ps;
  *	podscan_new(&cfg, &ps);

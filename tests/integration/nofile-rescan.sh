@@ -3,9 +3,10 @@
 # one descriptor, which the first app's pidfd takes. Three apps start a second apart and live
 # 1.5, 2.5 and 3.5 s (--apps 3), so at each rescan a pidfd may hold the last descriptor. A rescan
 # must still read /proc: every app is seen (the others are polled), the sidecar is stopped only
-# after the last app exited, and the agent ends by itself. An agent that could not read /proc
-# whenever a pidfd held its last descriptor missed the apps that came and went meanwhile, and
-# waited for them, its sidecar running, until its startup timeout. The scenario runs 20 times
+# after the last app exited, and the agent ends by itself. An agent that needed a free descriptor
+# for each file of /proc it read could not rescan while a pidfd held the last one: an app that
+# came meanwhile was seen only as its runtime's init (named runc), or missed, and then waited
+# for, its sidecar running, until the startup timeout. The scenario runs 20 times
 # (RG_NOFILE_RUNS), since how the apps and the rescans interleave depends on the machine's load;
 # every run must hold.
 . "$RG_SRCDIR/tests/integration/lib.sh"

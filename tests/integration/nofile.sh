@@ -1,8 +1,8 @@
 #!/bin/bash
 # The agent runs out of file descriptors (RLIMIT_NOFILE one above what it
-# holds when idle): pidfds for the app containers' roots cannot be had, nor
-# always a /proc file to read. A process that cannot be watched is polled,
-# and one that cannot be looked at is still there: the sidecar is stopped
+# holds when idle): pidfds for the app containers' roots cannot be had; /proc
+# is read with the descriptor podscan keeps in reserve. A process that
+# cannot be watched is polled, and it is still there: the sidecar is stopped
 # only after the last app really exited, and the summary and the log say
 # that polling was used. The three apps run at once until the test ends
 # them, so that two of them need watching together whatever the load.
@@ -28,10 +28,10 @@ new_pod
 fake_start proxy 1002 fluent-bit
 ctr_start agent 1002 prlimit --nofile="$limit":"$limit" -- "$BIN/rearguard" "${agent_args[@]}"
 agent_scanned
-# The apps run together until told to end (SIGUSR1), one after the other. While the agent holds
-# one pidfd it has no descriptor left to read /proc with; once the first app has exited, the
-# next rescan finds the other two at once, and only one of them can have a pidfd: the other is
-# polled, however slowly the machine let them start.
+# The apps run together until told to end (SIGUSR1), one after the other. Once the agent holds
+# one pidfd it has no descriptor left but its reserve for /proc: the other apps are seen and
+# polled; once the first app has exited, only one of them can have a pidfd, and the other is
+# still polled, however slowly the machine let them start.
 for n in 1 2 3; do
 	fake_start "app$n" 1001 job --run 60s --on USR1:exit:0 --name "app$n"
 done
