@@ -7,11 +7,13 @@
  *	char why[PRESET_EVIDENCE_MAX];
  *	const struct spec_preset *p = presets_detect(comm, argv, argc, why, sizeof(why));
  *	if (p)
- *		log_info("sidecar detected", "preset=%s evidence=%s", p->name, why);
+ *		log_info("sidecar detected: preset=%s evidence=%s", p->name, why);
  *	else if (*why)
- *		log_info("an app, not a sidecar", "evidence=%s", why);
+ *		log_info("an app, not a sidecar: evidence=%s", why);
  *
- * Every function here is pure: no I/O, no allocation, no global state.
+ * Every function here is pure: it reads its arguments and the constant
+ * table, writes only into the caller's buffers, and does no I/O and no
+ * allocation.
  */
 #ifndef RG_PRESETS_H
 #define RG_PRESETS_H

@@ -5,12 +5,15 @@
  * in the input, so that a document left alone is copied byte for byte.
  *
  *	struct ystream s;
+ *	struct ybuf out = {0};
  *	char err[256];
  *	if (ydoc_parse(text, len, &s, err, sizeof(err)) < 0)
  *		fprintf(stderr, "FILE:%s\n", err);      // "LINE:COL: message"
- *	struct ynode *kind = ydoc_get(s.docs[0].root, "kind");
- *	ydoc_map_set(&s, root, "shareProcessNamespace", ydoc_scalar(&s, "true", YDOC_RAW), true);
+ *	struct ynode *pod = ydoc_path(s.docs[0].root, "spec.template.spec");
+ *	ydoc_set(&s, pod, "shareProcessNamespace", ydoc_scalar(&s, "true", YDOC_RAW), true);
+ *	s.docs[0].changed = true;                    // else its input bytes are copied
  *	ydoc_write(&s, &out);                        // the whole stream
+ *	ybuf_free(&out);
  *	ydoc_free(&s);
  *
  * Every node lives in the stream's arena and goes with ydoc_free. Comments
