@@ -176,7 +176,7 @@ static void on_finding(void *data, enum preflight_kind kind, const char *message
 }
 
 /* A sidecar's container appeared: what it shows of the known traps, said once. */
-static void on_sidecar(void *data, size_t k, const struct pod_container *c)
+static void on_sidecar(void *data, size_t k, const struct podscan_container *c)
 {
 	struct agent *a = data;
 	struct preflight_ctx ctx = { a, k };

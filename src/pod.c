@@ -15,12 +15,12 @@
 #include <string.h>
 #include <unistd.h>
 
-/* The root of an app or sidecar container (pod_container.data). */
+/* The root of an app or sidecar container (podscan_container.data). */
 struct pod_root {
 	struct pidwatch pw;
 	struct pod *pod;
 	unsigned id;
-	enum pod_role role; /* as last told to decide */
+	enum podscan_role role; /* as last told to decide */
 	int sidecar;
 };
 
@@ -77,10 +77,10 @@ static enum podscan_match classify(void *arg, const char *comm, const char *argv
 		       : MATCH_NONE;
 }
 
-static void log_container(const struct pod *p, const struct pod_container *c, const char *what)
+static void log_container(const struct pod *p, const struct podscan_container *c, const char *what)
 {
 	log_msg(LOG_INFO,
-		FIELDS(LF_INT("container", c->id), LF_STR("role", pod_role_name(c->role)),
+		FIELDS(LF_INT("container", c->id), LF_STR("role", podscan_role_name(c->role)),
 		       LF_STR("sidecar", c->role == ROLE_SIDECAR ? sidecar_name(p, c->sidecar) : NULL),
 		       LF_STR("name", c->name), LF_INT("pid", c->root), LF_INT("processes", c->nprocs),
 		       LF_STR("cgroup", c->display)),
@@ -91,7 +91,7 @@ static void log_container(const struct pod *p, const struct pod_container *c, co
  * A root is gone: its container is over, and decide hears of it. unwatched:
  * it was gone before it could be watched, so its exit code is unknown.
  */
-static void root_gone(struct pod *p, struct pod_root *r, struct pod_container *c, int64_t when, bool unwatched)
+static void root_gone(struct pod *p, struct pod_root *r, struct podscan_container *c, int64_t when, bool unwatched)
 {
 	podscan_root_exited(p->ps, c);
 	if (r->role == ROLE_APP) {
@@ -111,7 +111,7 @@ static void root_gone(struct pod *p, struct pod_root *r, struct pod_container *c
  * in its first milliseconds). Its role is settled now, and decide hears of
  * a container that appeared and exited; the exit code is the watch's.
  */
-static void pending_gone(struct pod *p, struct pod_root *r, struct pod_container *c, int64_t when, bool unwatched)
+static void pending_gone(struct pod *p, struct pod_root *r, struct podscan_container *c, int64_t when, bool unwatched)
 {
 	podscan_settle_pending(p->ps, c);
 	r->role = c->role;
@@ -128,7 +128,7 @@ static void root_exited(struct ev_loop *loop, struct pidwatch *pw)
 {
 	struct pod_root *r = (struct pod_root *)pw;
 	struct pod *p = r->pod;
-	struct pod_container *c = podscan_find(p->ps, r->id);
+	struct podscan_container *c = podscan_find(p->ps, r->id);
 
 	if (r->role == ROLE_PENDING) {
 		/* Over already: it was an exec session's runtime init, merged into its container. */
@@ -159,7 +159,7 @@ static void root_exited(struct ev_loop *loop, struct pidwatch *pw)
  * root is watched too: the exec keeps the pid, so the watch follows it into
  * the program, and an exit before the next rescan is not missed.
  */
-static void watch_root(struct pod *p, struct pod_container *c)
+static void watch_root(struct pod *p, struct podscan_container *c)
 {
 	struct pod_root *r = c->data;
 
@@ -213,7 +213,7 @@ oom:
  * its report comes. Its command line may be gone already (it exited): then
  * the report is matched by the other rules.
  */
-static void note_run_name(struct pod *p, const struct pod_container *c)
+static void note_run_name(struct pod *p, const struct podscan_container *c)
 {
 	char cmdline[4096], *argv[64], name[DECIDE_NAME_MAX];
 	size_t n = 0, i;
@@ -241,7 +241,7 @@ static void tell_decide(struct pod *p, bool first)
 	size_t i;
 
 	for (i = 0; i < podscan_count(p->ps); i++) {
-		struct pod_container *c = podscan_container(p->ps, i);
+		struct podscan_container *c = podscan_container(p->ps, i);
 		struct pod_root *r = c->data;
 
 		bool fresh = c->is_new || c->role_changed;
@@ -384,7 +384,7 @@ void pod_catches(struct pod *p, size_t sidecar, int signo, int64_t now)
 	size_t i;
 
 	for (i = 0; i < podscan_count(p->ps); i++) {
-		const struct pod_container *c = podscan_container(p->ps, i);
+		const struct podscan_container *c = podscan_container(p->ps, i);
 		int rc;
 
 		if (c->role != ROLE_SIDECAR || (size_t)c->sidecar != sidecar || c->root_gone || !c->root)
@@ -423,7 +423,7 @@ unsigned pod_containers(const struct pod *p)
 	size_t i;
 
 	for (i = 0; p->ps && i < podscan_count(p->ps); i++) {
-		const struct pod_container *c = podscan_container(p->ps, i);
+		const struct podscan_container *c = podscan_container(p->ps, i);
 
 		/* A key given up: a runtime's init that turned out to be an exec session. */
 		n += c->role != ROLE_PAUSE && c->key[0];

@@ -36,7 +36,7 @@ struct pod_config {
 	bool apps;                       /* containers may be apps (the agent); not for drain and the wrapper */
 	void (*on_exit)(void *data);
 	/* A container of sidecar k appeared (or turned out to be one): for the pre-flight checks. */
-	void (*on_sidecar)(void *data, size_t k, const struct pod_container *c);
+	void (*on_sidecar)(void *data, size_t k, const struct podscan_container *c);
 	void *data;
 };
 

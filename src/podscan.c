@@ -28,7 +28,7 @@ struct proc_entry {
 };
 
 struct container {
-	struct pod_container pub;
+	struct podscan_container pub;
 	uint32_t index; /* in podscan.containers */
 	int match_sidecar; /* first sidecar spec one of its processes matched, or -1 */
 	bool match_app;    /* one of its processes matched --app (or there is no --app) */
@@ -304,7 +304,7 @@ struct args {
 	const char *argv[ARGS_MAX];
 	size_t argc;
 	bool empty; /* read, and empty: a kernel thread, a zombie, or an exec under way */
-	char argv0[POD_NAME_MAX];
+	char argv0[PODSCAN_NAME_MAX];
 };
 
 static void read_args(struct podscan *ps, pid_t pid, struct args *a)
@@ -340,7 +340,7 @@ static void apply_match(struct podscan *ps, struct container *c, const char *com
 	}
 }
 
-static enum pod_role role_of(const struct container *c, int64_t now)
+static enum podscan_role role_of(const struct container *c, int64_t now)
 {
 	if (c->has_pid1)
 		return ROLE_PAUSE;
@@ -534,7 +534,7 @@ static void rekey_pending(struct podscan *ps, struct container *c)
  */
 static void recheck_root(struct podscan *ps, struct container *c, const struct proc_stat *st, bool final)
 {
-	char before[POD_NAME_MAX];
+	char before[PODSCAN_NAME_MAX];
 	struct args args;
 
 	if (strcmp(st->comm, c->root_comm) == 0 && !c->root_unread)
@@ -731,7 +731,7 @@ int podscan_refresh(struct podscan *ps, struct podscan_stats *stats)
 
 	for (i = 0; i < ps->ncontainers; i++) {
 		struct container *c = ps->containers[i];
-		enum pod_role role;
+		enum podscan_role role;
 
 		if (c->pub.is_new) {
 			c->pub.pending_since_us = start;
@@ -837,12 +837,12 @@ size_t podscan_count(const struct podscan *ps)
 	return ps->ncontainers;
 }
 
-struct pod_container *podscan_container(const struct podscan *ps, size_t i)
+struct podscan_container *podscan_container(const struct podscan *ps, size_t i)
 {
 	return i < ps->ncontainers ? &ps->containers[i]->pub : NULL;
 }
 
-struct pod_container *podscan_find(const struct podscan *ps, unsigned id)
+struct podscan_container *podscan_find(const struct podscan *ps, unsigned id)
 {
 	size_t i;
 
@@ -857,7 +857,7 @@ bool podscan_flat(const struct podscan *ps)
 	return ps->flat;
 }
 
-void podscan_settle_pending(struct podscan *ps, struct pod_container *pub)
+void podscan_settle_pending(struct podscan *ps, struct podscan_container *pub)
 {
 	struct container *c = (struct container *)pub;
 	struct proc_stat st;
@@ -876,7 +876,7 @@ void podscan_settle_pending(struct podscan *ps, struct pod_container *pub)
 	pub->sidecar = c->match_sidecar;
 }
 
-void podscan_root_exited(struct podscan *ps, struct pod_container *c)
+void podscan_root_exited(struct podscan *ps, struct podscan_container *c)
 {
 	struct proc_entry *e;
 
@@ -904,7 +904,7 @@ static int cmp_ref(const void *a, const void *b)
 	return (x->pid > y->pid) - (x->pid < y->pid);
 }
 
-size_t podscan_procs(const struct podscan *ps, const struct pod_container *c, pid_t *pids, uint64_t *starts,
+size_t podscan_procs(const struct podscan *ps, const struct podscan_container *c, pid_t *pids, uint64_t *starts,
 		     size_t cap)
 {
 	uint32_t idx = ((const struct container *)c)->index + 1;
@@ -1059,7 +1059,7 @@ void podscan_stale(struct podscan *ps, pid_t pid)
 		table_remove(ps, e);
 }
 
-const char *pod_role_name(enum pod_role role)
+const char *podscan_role_name(enum podscan_role role)
 {
 	static const char *const names[] = { "pending", "pause", "self", "app", "sidecar", "other" };
 

@@ -37,9 +37,9 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#define POD_NAME_MAX 64
+#define PODSCAN_NAME_MAX 64
 
-enum pod_role {
+enum podscan_role {
 	ROLE_PENDING, /* its root is still the runtime's init (runc:[2:INIT]): not exec'd yet */
 	ROLE_PAUSE,   /* holds pid 1 */
 	ROLE_SELF,    /* the agent's own container */
@@ -63,15 +63,15 @@ struct podscan_config {
 	void *arg;
 };
 
-struct pod_container {
+struct podscan_container {
 	unsigned id;            /* 1, 2, ... in order of discovery */
 	char *key;              /* cgroup key, or "tree:PID:START" without cgroups */
 	char *display;          /* the cgroup path worth logging, whole (part of key, or key) */
-	enum pod_role role;
+	enum podscan_role role;
 	int sidecar;            /* spec index when role == ROLE_SIDECAR */
 	pid_t root;             /* 0: its root had exited before it was first seen */
 	uint64_t root_start;
-	char name[POD_NAME_MAX]; /* the root's argv[0] basename, else its comm */
+	char name[PODSCAN_NAME_MAX]; /* the root's argv[0] basename, else its comm */
 	unsigned nprocs;        /* live processes at the last refresh */
 	bool root_gone;         /* its root exited: the container is over */
 	bool is_new;            /* first seen by the last refresh */
@@ -102,8 +102,8 @@ void podscan_free(struct podscan *ps);
 int podscan_refresh(struct podscan *ps, struct podscan_stats *stats);
 
 size_t podscan_count(const struct podscan *ps);
-struct pod_container *podscan_container(const struct podscan *ps, size_t i);
-struct pod_container *podscan_find(const struct podscan *ps, unsigned id);
+struct podscan_container *podscan_container(const struct podscan *ps, size_t i);
+struct podscan_container *podscan_find(const struct podscan *ps, unsigned id);
 
 /*
  * Whether the pid namespace handed out a pid (a process or a thread was
@@ -118,13 +118,13 @@ int podscan_pids_moved(struct podscan *ps);
 bool podscan_flat(const struct podscan *ps);
 
 /* The root of c exited: c is over, and its pid may now be reused by anyone. */
-void podscan_root_exited(struct podscan *ps, struct pod_container *c);
+void podscan_root_exited(struct podscan *ps, struct podscan_container *c);
 
 /*
  * The live processes of c as of the last refresh, oldest first: up to cap
  * pids and start times. Returns how many c has (which may exceed cap).
  */
-size_t podscan_procs(const struct podscan *ps, const struct pod_container *c, pid_t *pids, uint64_t *starts,
+size_t podscan_procs(const struct podscan *ps, const struct podscan_container *c, pid_t *pids, uint64_t *starts,
 		     size_t cap);
 
 /*
@@ -172,7 +172,7 @@ void podscan_names_only(struct podscan *ps);
  * runtime init's name and what that name matched (an app, unless --app
  * says otherwise). Call before podscan_root_exited().
  */
-void podscan_settle_pending(struct podscan *ps, struct pod_container *c);
+void podscan_settle_pending(struct podscan *ps, struct podscan_container *c);
 
 /*
  * pid is not the process the last refresh filed under its number (a watch
@@ -180,6 +180,6 @@ void podscan_settle_pending(struct podscan *ps, struct pod_container *c);
  */
 void podscan_stale(struct podscan *ps, pid_t pid);
 
-const char *pod_role_name(enum pod_role role);
+const char *podscan_role_name(enum podscan_role role);
 
 #endif

@@ -184,7 +184,7 @@ static bool watch(struct stopper *st, pid_t pid, uint64_t start)
 }
 
 /* Whether c holds processes of the sidecar: its own container, or (drain) the one we run in. */
-static bool holds_sidecar(const struct stopper *st, const struct pod_container *c)
+static bool holds_sidecar(const struct stopper *st, const struct podscan_container *c)
 {
 	if (c->sidecar < 0 || (size_t)c->sidecar != st->cfg.index)
 		return false;
@@ -199,7 +199,7 @@ unsigned stopper_collect(struct stopper *st)
 	st->collecting = true;
 	st->missed = 0;
 	for (i = 0; i < podscan_count(ps); i++) {
-		struct pod_container *c = podscan_container(ps, i);
+		struct podscan_container *c = podscan_container(ps, i);
 		size_t n = holds_sidecar(st, c) ? c->nprocs : 0;
 		pid_t *pids;
 		uint64_t *starts;
@@ -259,7 +259,7 @@ int stopper_signal(struct stopper *st, int sig, bool all, unsigned *sent)
 	}
 	/* The roots: known from the last refresh, watched now if they are not yet. */
 	for (i = 0; i < podscan_count(ps); i++) {
-		const struct pod_container *c = podscan_container(ps, i);
+		const struct podscan_container *c = podscan_container(ps, i);
 		struct stopper_proc *p;
 
 		if (!holds_sidecar(st, c) || c->root <= 0 || c->root_gone || spared(st, c->root))

@@ -122,7 +122,7 @@ static struct podscan *open_scan(pid_t self)
 	return ps;
 }
 
-static struct pod_container *by_root(struct podscan *ps, pid_t pid)
+static struct podscan_container *by_root(struct podscan *ps, pid_t pid)
 {
 	size_t i;
 
@@ -132,7 +132,7 @@ static struct pod_container *by_root(struct podscan *ps, pid_t pid)
 	return NULL;
 }
 
-static struct pod_container *by_name(struct podscan *ps, const char *name)
+static struct podscan_container *by_name(struct podscan *ps, const char *name)
 {
 	size_t i;
 
@@ -147,7 +147,7 @@ static struct pod_container *by_name(struct podscan *ps, const char *name)
 static void basic_pod(void)
 {
 	struct podscan_stats st;
-	struct pod_container *c;
+	struct podscan_container *c;
 	struct podscan *ps;
 	pid_t pids[8];
 	uint64_t starts[8];
@@ -227,7 +227,7 @@ static void basic_pod(void)
 static void earliest_root(void)
 {
 	struct podscan *ps;
-	struct pod_container *c;
+	struct podscan_container *c;
 
 	reset();
 	mkproc(1, 0, "pause", 100, CG("/pause"), "/pause");
@@ -245,7 +245,7 @@ static void earliest_root(void)
 static void pending_and_upgrades(void)
 {
 	struct podscan *ps;
-	struct pod_container *c;
+	struct podscan_container *c;
 
 	reset();
 	mkproc(1, 0, "pause", 100, CG("/pause"), "/pause");
@@ -323,7 +323,7 @@ static void pending_and_upgrades(void)
 static void other_and_orphans(void)
 {
 	struct podscan *ps;
-	struct pod_container *c;
+	struct podscan_container *c;
 
 	reset();
 	strict_apps = true;
@@ -400,7 +400,7 @@ static void many_processes(void)
 {
 	struct podscan_stats st;
 	struct podscan *ps;
-	struct pod_container *c;
+	struct podscan_container *c;
 	int i;
 
 	reset();
@@ -479,7 +479,7 @@ static void cmdline_and_ancestors(void)
 static void pid_reuse(void)
 {
 	struct podscan_stats st;
-	struct pod_container *c;
+	struct podscan_container *c;
 	struct podscan *ps;
 
 	reset();
@@ -557,7 +557,7 @@ static void long_cgroup(void)
 	".slice/cri-containerd-fedcba9876543210fedcba9876543210fedcba9876543210fedcba9876543210.scope"
 	const char *v1 = "9:pids:" LONG_POD LONG_ID "\n0::/\n";
 	const char *v2 = "0::" LONG_SYSTEMD "\n";
-	struct pod_container *c;
+	struct podscan_container *c;
 	struct podscan *ps;
 
 	reset();
@@ -582,7 +582,7 @@ static void long_cgroup(void)
 /* A pending root that exited before a refresh saw its program: its role and name, settled. */
 static void pending_settled(void)
 {
-	struct pod_container *c;
+	struct podscan_container *c;
 	struct podscan *ps;
 
 	reset();
@@ -633,7 +633,7 @@ static void exec_under_way(void)
 {
 	static const char args[] = "/usr/local/bin/consul-dataplane\0-addresses";
 	struct podscan *ps;
-	struct pod_container *c;
+	struct podscan_container *c;
 
 	reset();
 	mkproc(1, 0, "pause", 100, CG("/pause"), "/pause");
@@ -752,7 +752,7 @@ static void no_descriptor_left(void)
 				     "SigCgt:\t0000000000004a02\n";
 	struct podscan_stats st = { 0 };
 	struct rlimit old, tight;
-	struct pod_container *c;
+	struct podscan_container *c;
 	struct podscan *ps;
 	int fds[64], n = 0, i;
 	uint64_t start = 0;
