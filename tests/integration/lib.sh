@@ -247,6 +247,23 @@ agent_scanned() {
 	wait_for 10 grep -q "pod scanned" "$T/${1:-agent}.log" || fail "the agent did not scan the pod"
 }
 
+# idle_nofile_limit AGENT_ARG...: starts a fluent-bit sidecar and the agent (containers "proxy"
+# and "agent", AGENT_ARG its arguments) in the current pod; once the agent idles, IDLE_FDS is how
+# many descriptors it holds, IDLE_FREE the lowest one it does not hold, and NOFILE_LIMIT an
+# RLIMIT_NOFILE that leaves it that one alone (the limit is on descriptor numbers).
+idle_nofile_limit() {
+	local fds
+	fake_start proxy 1002 fluent-bit
+	ctr_start agent 1002 "$BIN/rearguard" "$@"
+	agent_scanned
+	sleep 0.3
+	fds=$(ls "/proc/$(ctr_pid agent)/fd")
+	IDLE_FDS=$(echo "$fds" | wc -l)
+	IDLE_FREE=$(echo "$fds" | sort -n | awk 'BEGIN { f = 0 } $1 == f { f++ } END { print f }')
+	NOFILE_LIMIT=$((IDLE_FREE + 1))
+	say "idle: $IDLE_FDS fds, the lowest free $IDLE_FREE; RLIMIT_NOFILE $NOFILE_LIMIT"
+}
+
 # ctr_exec NAME UID CMD...: a process entering container NAME later (kubectl exec).
 ctr_exec() {
 	local name=$1 uid=$2 args= d

@@ -18,13 +18,7 @@ agent_args=(-s 'match=fluent-bit' --apps 3 --dir "$EMPTYDIR" --termination-log "
 
 # What the idle agent holds, with its sidecar watched: the limit leaves it one more descriptor.
 pod_start
-fake_start proxy 1002 fluent-bit
-ctr_start agent 1002 "$BIN/rearguard" "${agent_args[@]}"
-agent_scanned
-sleep 0.3
-free=$(ls "/proc/$(ctr_pid agent)/fd" | sort -n | awk 'BEGIN { f = 0 } $1 == f { f++ } END { print f }')
-limit=$((free + 1))
-say "the idle agent's lowest free descriptor $free: RLIMIT_NOFILE $limit"
+idle_nofile_limit "${agent_args[@]}"
 
 # summary_apps: the names of the apps in the agent's summary, in order. A name is the program's,
 # or runc when the app exited before a rescan saw its program run: the container was seen, its
@@ -39,7 +33,7 @@ PY
 for run in $(seq "$runs"); do
 	new_pod
 	fake_start proxy 1002 fluent-bit
-	ctr_start agent 1002 prlimit --nofile="$limit":"$limit" -- "$BIN/rearguard" "${agent_args[@]}"
+	ctr_start agent 1002 prlimit --nofile="$NOFILE_LIMIT":"$NOFILE_LIMIT" -- "$BIN/rearguard" "${agent_args[@]}"
 	agent_scanned
 	fake_start app1 1001 app1 --run 1500ms
 	sleep 1

@@ -12,21 +12,13 @@ alias_bin fluent-bit
 command -v prlimit >/dev/null || skip "prlimit not installed"
 agent_args=(-s 'match=fluent-bit' --apps 3 --dir "$EMPTYDIR" --termination-log "$RUN/termination-log")
 
-# What the agent holds when idle, with its sidecar watched.
+# What the agent holds when idle, with its sidecar watched: room for one pidfd, then nothing.
 pod_start
-fake_start proxy 1002 fluent-bit
-ctr_start agent 1002 "$BIN/rearguard" "${agent_args[@]}"
-agent_scanned
-sleep 0.3
-idle=$(ls "/proc/$(ctr_pid agent)/fd" | wc -l)
-# The limit is on fd numbers: room for the lowest free one alone (one pidfd, then nothing).
-free=$(ls "/proc/$(ctr_pid agent)/fd" | sort -n | awk 'BEGIN { f = 0 } $1 == f { f++ } END { print f }')
-limit=$((free + 1))
-say "idle: $idle fds, the lowest free $free; RLIMIT_NOFILE $limit"
+idle_nofile_limit "${agent_args[@]}"
 
 new_pod
 fake_start proxy 1002 fluent-bit
-ctr_start agent 1002 prlimit --nofile="$limit":"$limit" -- "$BIN/rearguard" "${agent_args[@]}"
+ctr_start agent 1002 prlimit --nofile="$NOFILE_LIMIT":"$NOFILE_LIMIT" -- "$BIN/rearguard" "${agent_args[@]}"
 agent_scanned
 # The apps run together until told to end (SIGUSR1), one after the other. Once the agent holds
 # one pidfd it has no descriptor left but its reserve for /proc: the other apps are seen and
