@@ -188,6 +188,7 @@ static int open_proc_file(const struct podscan *ps, const char *path)
 	return fd;
 }
 
+/* Closes what open_proc_file opened: the number it freed is the reserve's again, if the open took it. */
 static void close_proc_file(const struct podscan *ps, int fd)
 {
 	close(fd);
