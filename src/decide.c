@@ -254,27 +254,46 @@ static struct decide_app *add_app(struct decide *d, unsigned id, const char *nam
 	return a;
 }
 
-void decide_app_seen(struct decide *d, unsigned id, const char *name, int64_t now)
+/*
+ * OnFailure: a failed container coming back under a new cgroup is the same
+ * app, restarted; a is the new one, under the name it has now. Looked at
+ * when it appears and again when its main process execs another program:
+ * an entrypoint that execs (docker-entrypoint.sh, sh -c 'exec job') shows
+ * the script's name first, while the failed attempt was last seen under
+ * the program's. The kubelet restarts a container only after it exited,
+ * so one seen before that exit is another app, whatever its name; and a
+ * new container replaces one failed attempt, not two.
+ */
+static void match_restart(struct decide *d, struct decide_app *a)
 {
 	size_t i;
+
+	if (d->cfg.policy != POLICY_ON_FAILURE || a->restart || d->phase >= PHASE_DRAINING)
+		return;
+	for (i = 0; i < d->napps; i++) {
+		struct decide_app *old = &d->apps[i];
+
+		if (old == a || old->superseded || !old->exited || old->code == 0 || old->exited_us > a->seen_us ||
+		    strcmp(old->name, a->name) != 0)
+			continue;
+		old->superseded = true;
+		a->restart = true;
+		log_msg(LOG_INFO, FIELDS(LF_STR("app", a->name), LF_INT("container", a->id), LF_INT("replaces", old->id)),
+			"app restarted: waiting for the new attempt");
+		return;
+	}
+}
+
+void decide_app_seen(struct decide *d, unsigned id, const char *name, int64_t now)
+{
+	struct decide_app *a;
 
 	if (find_app(d, id) || d->phase >= PHASE_DRAINING)
 		return;
 	d->last_container_us = now;
-	if (d->cfg.policy == POLICY_ON_FAILURE) {
-		/* A failed container coming back under a new cgroup: the same app, restarted. */
-		for (i = 0; i < d->napps; i++) {
-			struct decide_app *old = &d->apps[i];
-
-			if (old->superseded || !old->exited || old->code == 0 || strcmp(old->name, name) != 0)
-				continue;
-			old->superseded = true;
-			log_msg(LOG_INFO, FIELDS(LF_STR("app", name), LF_INT("container", id), LF_INT("replaces", old->id)),
-				"app restarted: waiting for the new attempt");
-			break;
-		}
-	}
-	add_app(d, id, name, now);
+	a = add_app(d, id, name, now);
+	if (a)
+		match_restart(d, a);
 }
 
 void decide_app_exited(struct decide *d, unsigned id, int64_t now)
@@ -456,8 +475,10 @@ void decide_app_renamed(struct decide *d, unsigned id, const char *name)
 	struct decide_app *a = find_app(d, id);
 
 	/* The name that identifies it across restarts is its program's, not the shell's before it. */
-	if (a && !a->exited)
+	if (a && !a->exited) {
 		str_copy(a->name, name, sizeof(a->name));
+		match_restart(d, a);
+	}
 }
 
 void decide_app_forget(struct decide *d, unsigned id)

@@ -81,6 +81,7 @@ struct decide_app {
 	char name[DECIDE_NAME_MAX];
 	bool exited;            /* its root exited, or it reported that it finished */
 	bool superseded;        /* OnFailure: a later container of the same name replaced it */
+	bool restart;           /* OnFailure: it replaced a failed container of the same name */
 	bool gave_up;           /* OnFailure: no restart came within --restart-grace */
 	int code;               /* exit code, 128 + signal, or DECIDE_CODE_* */
 	bool kernel_code;       /* code came from the kernel (it wins over a report) */
@@ -256,7 +257,11 @@ void decide_app_exited(struct decide *d, unsigned id, int64_t now);
  * later, as DECIDE_STATUS says).
  */
 void decide_app_status(struct decide *d, unsigned id, int code, int64_t now);
-/* Its root exec'd another program (sh -c 'exec job'): the app's name is the new one's. */
+/*
+ * Its root exec'd another program (sh -c 'exec job'): the app's name is the
+ * new one's, and under OnFailure it may now be the restart of a failed app
+ * of that name (one seen before that app exited never is).
+ */
 void decide_app_renamed(struct decide *d, unsigned id, const char *name);
 /* The container turned out not to be an app (a sidecar's process appeared in it). */
 void decide_app_forget(struct decide *d, unsigned id);

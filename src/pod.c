@@ -233,6 +233,18 @@ static void note_run_name(struct pod *p, const struct pod_container *c)
 		"app container runs rearguard run: its report will be apps/NAME");
 }
 
+/*
+ * An app container's main process exec'd another program (an entrypoint
+ * script that execs the job): its name from now on, which under OnFailure
+ * may make it the restart of a failed attempt of that program.
+ */
+static void app_renamed(struct pod *p, const struct pod_container *c)
+{
+	log_msg(LOG_INFO, FIELDS(LF_INT("container", c->id), LF_STR("name", c->name), LF_INT("pid", c->root)),
+		"app container renamed: its main process runs another program");
+	decide_app_renamed(p->d, c->id, c->name);
+}
+
 /* Tells decide what the last refresh found. */
 static void tell_decide(struct pod *p, bool first)
 {
@@ -256,7 +268,7 @@ static void tell_decide(struct pod *p, bool first)
 		if (c->role == ROLE_PENDING)
 			pending++;
 		if (c->renamed && !fresh && c->role == ROLE_APP)
-			decide_app_renamed(p->d, c->id, c->name);
+			app_renamed(p, c);
 		/* A root not watched yet (no memory last time) is tried again. */
 		if (!fresh && (r || !watched_role))
 			continue;

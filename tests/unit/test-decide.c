@@ -294,6 +294,65 @@ static void on_failure(void)
 	is_int(next_skipping_rescans(), DECIDE_APPS_DONE, "Never: the exit code does not matter");
 }
 
+/*
+ * OnFailure behind an entrypoint that execs: the failed attempt was last
+ * seen under the program's name, its restart first shows the script's.
+ */
+static void restart_renamed(void)
+{
+	setup(POLICY_ON_FAILURE, 0, 1);
+	decide_app_seen(&d, 3, "bash", T);
+	decide_app_renamed(&d, 3, "sh");
+	T += S;
+	decide_app_exited(&d, 3, T);
+	decide_app_status(&d, 3, 1, T);
+	T += S;
+	decide_app_seen(&d, 4, "bash", T);
+	ok(!logged("app restarted"), "the restart still shows the script's name: not matched yet");
+	is_int(next_skipping_rescans(), NONE, "the failed attempt is still awaited");
+	decide_app_renamed(&d, 4, "sh");
+	ok(logged("app restarted"), "matched once its main process carries the program's name");
+	ok(d.apps[0].superseded, "the failed attempt is replaced");
+	T += S;
+	decide_app_exited(&d, 4, T);
+	decide_app_status(&d, 4, 0, T);
+	is_int(next_skipping_rescans(), DECIDE_APPS_DONE, "its success ends the wait at once, not --restart-grace later");
+
+	/* An app seen before the failure is another app, whatever it execs later. */
+	setup(POLICY_ON_FAILURE, 0, 1);
+	decide_app_seen(&d, 3, "sh", T);
+	decide_app_seen(&d, 4, "bash", T);
+	T += S;
+	decide_app_exited(&d, 3, T);
+	decide_app_status(&d, 3, 1, T);
+	decide_app_renamed(&d, 4, "sh");
+	ok(!d.apps[0].superseded && !logged("app restarted"), "a container seen before the failure is no restart of it");
+
+	/* One restart replaces one failed attempt. */
+	setup(POLICY_ON_FAILURE, 0, 1);
+	decide_app_seen(&d, 3, "bash", T);
+	decide_app_seen(&d, 4, "sh", T);
+	T += S;
+	decide_app_exited(&d, 3, T);
+	decide_app_status(&d, 3, 1, T);
+	decide_app_exited(&d, 4, T);
+	decide_app_status(&d, 4, 1, T);
+	T += S;
+	decide_app_seen(&d, 5, "bash", T);
+	decide_app_renamed(&d, 5, "sh");
+	ok(d.apps[0].superseded && !d.apps[1].superseded, "a restart matched at sight is not matched again on exec");
+
+	/* Under Never nothing is restarted: a rename replaces nothing. */
+	setup(POLICY_NEVER, 0, 1);
+	decide_app_seen(&d, 3, "sh", T);
+	decide_app_exited(&d, 3, T);
+	decide_app_status(&d, 3, 1, T);
+	T += S;
+	decide_app_seen(&d, 4, "bash", T);
+	decide_app_renamed(&d, 4, "sh");
+	ok(!d.apps[0].superseded, "Never: no restart");
+}
+
 static void terminate(void)
 {
 	setup(POLICY_NEVER, 1, 1);
@@ -1568,6 +1627,7 @@ int main(void)
 	two_apps();
 	confirm_finds_new_app();
 	on_failure();
+	restart_renamed();
 	terminate();
 	drain_file();
 	startup_timeout();
