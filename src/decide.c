@@ -618,6 +618,9 @@ void decide_sidecar_exited(struct decide *d, size_t sidecar, int64_t now)
 	sc = &d->sidecars[sidecar];
 	if (sc->containers > 0)
 		sc->containers--;
+	/* Nobody asked it to stop: its code, when it comes, says what happened. */
+	if (sc->state == SC_UP && d->phase < PHASE_DRAINING)
+		sc->died++;
 	sc->codes_pending++;
 	sc->exited_us = now;
 	sc->status_next_us = now;
@@ -636,9 +639,65 @@ static void warn_exit_code(const struct decide *d, size_t k, int code)
 			: "under restartPolicy OnFailure the kubelet will restart it, and the pod will not complete");
 }
 
+/* What became of a sidecar that exited while the apps ran, by its exit code (or DECIDE_CODE_UNKNOWN). */
+static const char *death_cause(int code, char *buf, size_t len)
+{
+	int sig = code > 128 && code < 128 + 65 ? code - 128 : 0;
+
+	if (code == DECIDE_CODE_UNKNOWN)
+		return "exited while the apps ran, with no stop from rearguard (its exit code is unknown)";
+	if (code == 0)
+		return "exited 0 while the apps ran, with no stop from rearguard";
+	if (sig == SIGKILL)
+		snprintf(buf, len, "was killed by SIGKILL (exit code %d) while the apps ran, with no stop from rearguard: "
+			 "most likely by the out-of-memory killer (see its memory limit), or by a person", code);
+	else if (sig == SIGTERM || sig == SIGINT || sig == SIGHUP || sig == SIGQUIT)
+		snprintf(buf, len, "was ended by SIG%s (exit code %d) while the apps ran, with no stop from rearguard: "
+			 "by a person or another program", signal_name(sig), code);
+	else if (sig == SIGSEGV || sig == SIGABRT || sig == SIGBUS || sig == SIGFPE || sig == SIGILL)
+		snprintf(buf, len, "crashed (SIG%s, exit code %d) while the apps ran", signal_name(sig), code);
+	else
+		snprintf(buf, len, "exited %d on its own while the apps ran: it failed (its own log says why)", code);
+	return buf;
+}
+
+/* What a sidecar's exit while the apps ran means for them and the pod: who restarts it, if anyone. */
+static const char *death_meaning(const struct decide *d, int code)
+{
+	if (d->cfg.policy == POLICY_NEVER)
+		return code == 0 ? "The apps have lost it, and under restartPolicy Never nothing restarts it"
+				 : "The apps have lost it, under restartPolicy Never nothing restarts it, and its exit code "
+				   "will mark the pod Failed: the apps run on without it until they end, or until the "
+				   "Job's activeDeadlineSeconds";
+	if (code == 0)
+		return "Under restartPolicy OnFailure the kubelet restarts only a container that failed: this one "
+		       "stays gone, and the apps have lost it";
+	return "Under restartPolicy OnFailure the kubelet restarts a container that exited non-zero, in place and "
+	       "after its back-off (the apps are without it meanwhile); rearguard takes the new container for the "
+	       "same sidecar, and stops it after the apps";
+}
+
+/*
+ * A sidecar exited while the apps ran and before any stop of ours: its
+ * code says what most likely happened. The warning about exit codes and
+ * their fix (warn_exit_code) is for a stop that went wrong; none was sent.
+ */
+static void sidecar_died(struct decide *d, size_t k, int code, int64_t now)
+{
+	const struct decide_sidecar_config *cfg = &d->cfg.sidecars[k];
+	char cause[256];
+
+	(void)now;
+	log_msg(code != 0 ? LOG_ERROR : LOG_WARN,
+		FIELDS(LF_STR("sidecar", cfg->name), LF_INT("exit_code", code),
+		       LF_STR("signal", code > 128 && code < 128 + 65 ? signal_name(code - 128) : NULL)),
+		"sidecar %s %s. %s", cfg->name, death_cause(code, cause, sizeof(cause)), death_meaning(d, code));
+}
+
 void decide_sidecar_status(struct decide *d, size_t sidecar, int code, int64_t now)
 {
 	struct decide_sidecar *sc;
+	bool died;
 
 	if (sidecar >= d->cfg.nsidecars || code == DECIDE_CODE_PENDING)
 		return;
@@ -647,6 +706,11 @@ void decide_sidecar_status(struct decide *d, size_t sidecar, int code, int64_t n
 		sc->codes_pending--;
 	if (!sc->codes_pending)
 		sc->status_backoff_us = 0;
+	died = sc->died > 0;
+	if (died) {
+		sc->died--;
+		sidecar_died(d, sidecar, code, now);
+	}
 	if (code == DECIDE_CODE_UNKNOWN) {
 		if (sc->exit_code == DECIDE_CODE_PENDING && !sc->codes_pending)
 			sc->exit_code = DECIDE_CODE_UNKNOWN;
@@ -655,7 +719,7 @@ void decide_sidecar_status(struct decide *d, size_t sidecar, int code, int64_t n
 	/* Of several containers, the first that fails the pod is the one to tell. */
 	if (sc->exit_code <= 0)
 		sc->exit_code = code;
-	if (code != 0)
+	if (code != 0 && !died)
 		warn_exit_code(d, sidecar, code);
 }
 

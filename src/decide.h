@@ -155,6 +155,7 @@ struct decide_sidecar {
 	/* Its own exit code: its containers' roots', the first non-zero one, else 0. */
 	int exit_code;              /* DECIDE_CODE_PENDING: none exited yet, or on its way */
 	unsigned codes_pending;     /* roots exited whose code has not come in */
+	unsigned died;              /* of those, roots that exited while the apps ran, with no stop sent */
 	int64_t exited_us;          /* the last root's exit */
 	int64_t status_next_us, status_backoff_us;
 };

@@ -295,6 +295,78 @@ static void on_failure(void)
 }
 
 /*
+ * A sidecar that exits while the apps run, with no stop sent: its code says
+ * what most likely happened, and the policy what it means.
+ */
+static void sidecar_dies(void)
+{
+	static const struct decide_sidecar_config envoy = { .name = "envoy", .stop_url = "http://127.0.0.1:1/stop",
+							    .exit_fix = "a stop over HTTP ends a proxy with 0" };
+
+	setup_with(POLICY_NEVER, 1, &envoy, 1, false);
+	decide_sidecar_seen(&d, 0, T - LONG_AGO);
+	decide_app_seen(&d, 3, "job", T - LONG_AGO);
+	decide_sidecar_exited(&d, 0, T);
+	is_int(next(), DECIDE_STATUS, "its exit code is asked for");
+	decide_sidecar_status(&d, 0, 137, T);
+	ok(logged("sidecar envoy was killed by SIGKILL (exit code 137) while the apps ran, with no stop from "
+		  "rearguard: most likely by the out-of-memory killer"),
+	   "SIGKILL with no stop sent: killed, most likely for its memory, or by a person");
+	ok(logged("The apps have lost it, under restartPolicy Never nothing restarts it"), "and what it means");
+	ok(logged("signal=KILL"), "the signal is a field");
+	ok(!logged("a stop over HTTP") && !logged("although the apps succeeded"),
+	   "no advice about a stop that was never sent");
+	is_int(d.sidecars[0].exit_code, 137, "the code is kept for the summary");
+	is_int(next(), NONE, "the app still runs: nothing else to do (the default is a warning)");
+	T += S;
+	decide_app_exited(&d, 3, T);
+	decide_app_status(&d, 3, 0, T);
+	is_int(next(), DECIDE_APPS_DONE, "the apps done: the drain");
+	is_int(next(), DECIDE_WATCH, "a look for what is left of it");
+	decide_sidecar_gone(&d, 0, T);
+	is_int(next(), DECIDE_EXIT, "exit");
+	is_str(decide_outcome(&d.sidecars[0]), "exited-before-stop", "outcome exited-before-stop");
+
+	setup_with(POLICY_NEVER, 1, &envoy, 1, false);
+	decide_sidecar_seen(&d, 0, T - LONG_AGO);
+	decide_sidecar_exited(&d, 0, T);
+	decide_sidecar_status(&d, 0, 143, T);
+	ok(logged("was ended by SIGTERM (exit code 143) while the apps ran"), "143: ended by SIGTERM, not by us");
+	decide_sidecar_exited(&d, 0, T);
+	decide_sidecar_status(&d, 0, 139, T);
+	ok(logged("crashed (SIGSEGV, exit code 139)"), "139: a crash");
+	decide_sidecar_exited(&d, 0, T);
+	decide_sidecar_status(&d, 0, 2, T);
+	ok(logged("exited 2 on its own while the apps ran: it failed"), "2: it failed");
+	decide_sidecar_exited(&d, 0, T);
+	decide_sidecar_status(&d, 0, DECIDE_CODE_UNKNOWN, T);
+	ok(logged("(its exit code is unknown)"), "unknown: said so");
+	is_int(log_count("while the apps ran"), 4, "each death is told once");
+
+	setup_with(POLICY_ON_FAILURE, 1, &envoy, 1, false);
+	decide_sidecar_seen(&d, 0, T - LONG_AGO);
+	decide_sidecar_exited(&d, 0, T);
+	decide_sidecar_status(&d, 0, 137, T);
+	ok(logged("the kubelet restarts a container that exited non-zero, in place and after its back-off") &&
+	   logged("rearguard takes the new container for the same sidecar"),
+	   "OnFailure: the kubelet restarts it, and rearguard stops the new one after the apps");
+	ok(!logged("the pod will not complete"), "no word of a pod that will not complete");
+
+	setup_with(POLICY_ON_FAILURE, 1, &envoy, 1, false);
+	decide_sidecar_seen(&d, 0, T - LONG_AGO);
+	decide_sidecar_exited(&d, 0, T);
+	decide_sidecar_status(&d, 0, 0, T);
+	ok(logged("exited 0 while the apps ran") && logged("restarts only a container that failed: this one stays gone"),
+	   "OnFailure, exit 0: not restarted");
+
+	setup_with(POLICY_NEVER, 1, &envoy, 1, false);
+	decide_sidecar_seen(&d, 0, T - LONG_AGO);
+	decide_sidecar_exited(&d, 0, T);
+	decide_sidecar_status(&d, 0, 0, T);
+	ok(logged("The apps have lost it, and under restartPolicy Never nothing restarts it"), "Never, exit 0");
+}
+
+/*
  * OnFailure behind an entrypoint that execs: the failed attempt was last
  * seen under the program's name, its restart first shows the script's.
  */
@@ -1488,6 +1560,9 @@ static void sidecar_codes(void)
 	/* Under OnFailure the consequence is another. */
 	setup_with(POLICY_ON_FAILURE, 1, &nginx, 1, false);
 	decide_sidecar_seen(&d, 0, T - LONG_AGO);
+	decide_drain_now(&d, "test", T);
+	next();
+	is_int(next(), DECIDE_SIGNAL, "SIGTERM");
 	decide_sidecar_exited(&d, 0, T);
 	decide_sidecar_status(&d, 0, 1, T);
 	ok(logged("the kubelet will restart it, and the pod will not complete"), "OnFailure: restarted");
@@ -1657,6 +1732,7 @@ int main(void)
 	wrapper();
 	root_signals();
 	sidecar_codes();
+	sidecar_dies();
 	pids_moved();
 	decide_free(&d);
 	return done_testing();
