@@ -248,6 +248,25 @@ static void signal_sidecar(struct agent *a, size_t k, int sig, bool all)
 	decide_signal_result(&a->d, k, err, mono_us());
 }
 
+/*
+ * --on-sidecar-exit=fail: an app container stopped as the kubelet would;
+ * its SIGKILL reaches every process of it, as seen by a fresh look.
+ */
+static void signal_app(struct agent *a, const struct decide_action *act)
+{
+	unsigned sent = 0;
+	int err;
+
+	if (act->all && a->scan_iter != ev_iteration(a->loop) + 1)
+		rescan(a);
+	err = pod_signal_app(&a->pod, act->app, act->signo, act->all, &sent);
+	log_msg(err ? LOG_WARN : LOG_INFO,
+		FIELDS(LF_INT("container", act->app), LF_INT("processes", sent),
+		       LF_STR("error", err ? strerror(-err) : NULL)),
+		"sent SIG%s to the app", signal_name(act->signo));
+	decide_app_signal_result(&a->d, act->app, err, mono_us());
+}
+
 /* ---- readiness ------------------------------------------------------------- */
 
 static void on_poll_done(struct http_request *r)
@@ -504,6 +523,9 @@ static void carry_out(struct agent *a, const struct decide_action *act)
 		break;
 	case DECIDE_SIGNAL:
 		signal_sidecar(a, act->sidecar, act->signo, act->all);
+		break;
+	case DECIDE_SIGNAL_APP:
+		signal_app(a, act);
 		break;
 	case DECIDE_HTTP:
 		start_request(a, act);
@@ -817,6 +839,8 @@ static int init_decide(struct agent *a)
 		.term_grace_us = opt->term_grace_ms * US_PER_MS,
 		.stop_timeout_us = opt->stop_timeout_ms * US_PER_MS,
 		.kill_after_us = opt->kill_after_ms * US_PER_MS,
+		/* Only the agent watches apps it could stop. */
+		.on_sidecar_exit = a->mode == MODE_AGENT ? opt->on_sidecar_exit : SIDECAR_EXIT_WARN,
 		.readiness = a->mode != MODE_DRAIN,
 		.ready_timeout_us = opt->ready_timeout_ms * US_PER_MS,
 		.files = a->files_open,

@@ -667,14 +667,50 @@ static const char *death_meaning(const struct decide *d, int code)
 	if (d->cfg.policy == POLICY_NEVER)
 		return code == 0 ? "The apps have lost it, and under restartPolicy Never nothing restarts it"
 				 : "The apps have lost it, under restartPolicy Never nothing restarts it, and its exit code "
-				   "will mark the pod Failed: the apps run on without it until they end, or until the "
-				   "Job's activeDeadlineSeconds";
+				   "will mark the pod Failed";
 	if (code == 0)
 		return "Under restartPolicy OnFailure the kubelet restarts only a container that failed: this one "
 		       "stays gone, and the apps have lost it";
 	return "Under restartPolicy OnFailure the kubelet restarts a container that exited non-zero, in place and "
 	       "after its back-off (the apps are without it meanwhile); rearguard takes the new container for the "
 	       "same sidecar, and stops it after the apps";
+}
+
+/*
+ * --on-sidecar-exit=fail: a sidecar failed while the apps ran, under Never:
+ * nothing will restart it, and the apps would hang without it until the
+ * Job's activeDeadlineSeconds. They are stopped the way the kubelet stops
+ * a container, so that the pod fails now and the Job's backoffLimit can
+ * retry it. Not under OnFailure (the kubelet restarts a failed sidecar
+ * itself, and would restart the apps too), not for an exit 0 (a sidecar
+ * that ends by its own choice, as Vault Agent's exit_after_auth does),
+ * and not while the pod is being deleted (the kubelet stops the apps).
+ */
+static void start_apps_stop(struct decide *d, size_t k, int code, int64_t now)
+{
+	const char *name = d->cfg.sidecars[k].name, *why = NULL;
+	char dur[32];
+
+	if (d->cfg.on_sidecar_exit != SIDECAR_EXIT_FAIL || d->apps_stop_us || d->phase >= PHASE_DRAINING)
+		return;
+	if (d->cfg.policy != POLICY_NEVER)
+		why = "under restartPolicy OnFailure the kubelet restarts a failed sidecar itself, and would "
+		      "restart apps stopped now";
+	else if (code == 0)
+		why = "it exited 0, which a sidecar does by its own choice: only a failure stops the apps";
+	else if (d->term_us)
+		why = "the pod is being deleted: the kubelet stops the apps itself";
+	if (why) {
+		log_msg(LOG_INFO, FIELDS(LF_STR("sidecar", name)), "--on-sidecar-exit=fail: the apps are not stopped: %s",
+			why);
+		return;
+	}
+	d->apps_stop_us = now;
+	d->apps_stop_for = k;
+	log_msg(LOG_ERROR, FIELDS(LF_STR("sidecar", name), LF_STR("reason", "sidecar-exited")),
+		"--on-sidecar-exit=fail: stopping the apps as the kubelet would (SIGTERM to each main process, SIGKILL "
+		"to every process --kill-after %s later), so that the Job fails now and its backoffLimit can retry it",
+		fmt_us(d->cfg.kill_after_us, dur));
 }
 
 /*
@@ -685,13 +721,18 @@ static const char *death_meaning(const struct decide *d, int code)
 static void sidecar_died(struct decide *d, size_t k, int code, int64_t now)
 {
 	const struct decide_sidecar_config *cfg = &d->cfg.sidecars[k];
+	bool hint = d->cfg.policy == POLICY_NEVER && code != 0 && d->cfg.on_sidecar_exit == SIDECAR_EXIT_WARN;
 	char cause[256];
 
-	(void)now;
 	log_msg(code != 0 ? LOG_ERROR : LOG_WARN,
 		FIELDS(LF_STR("sidecar", cfg->name), LF_INT("exit_code", code),
 		       LF_STR("signal", code > 128 && code < 128 + 65 ? signal_name(code - 128) : NULL)),
-		"sidecar %s %s. %s", cfg->name, death_cause(code, cause, sizeof(cause)), death_meaning(d, code));
+		"sidecar %s %s. %s%s", cfg->name, death_cause(code, cause, sizeof(cause)), death_meaning(d, code),
+		hint ? ": the apps run on without it until they end, or until the Job's activeDeadlineSeconds "
+		       "(--on-sidecar-exit=fail stops them instead, so that the Job fails now and its backoffLimit "
+		       "can retry it)"
+		     : "");
+	start_apps_stop(d, k, code, now);
 }
 
 void decide_sidecar_status(struct decide *d, size_t sidecar, int code, int64_t now)
@@ -787,6 +828,33 @@ void decide_signal_result(struct decide *d, size_t sidecar, int err, int64_t now
 	else
 		log_msg(LOG_ERROR, FIELDS(LF_STR("sidecar", cfg->name), LF_STR("error", strerror(-err))),
 			"cannot signal the sidecar");
+}
+
+void decide_app_signal_result(struct decide *d, unsigned id, int err, int64_t now)
+{
+	struct decide_app *a = find_app(d, id);
+
+	/* ESRCH: it exited meanwhile; its watch reports that. */
+	if (!a || err == 0 || err == -ESRCH)
+		return;
+	if (transient(err)) {
+		/* The same signal again shortly. */
+		a->signal = a->signal == SIGKILL ? SIGTERM : 0;
+		a->signal_next_us = now + SIGNAL_RETRY_US;
+		log_msg(LOG_WARN, FIELDS(LF_STR("app", a->name), LF_INT("container", id), LF_STR("error", strerror(-err))),
+			"cannot signal the app now: trying again shortly");
+		return;
+	}
+	/* Not sent: the summary names only the signals that went out. */
+	a->signal_err = err;
+	a->signal = a->signal == SIGKILL ? SIGTERM : 0;
+	if (err == -EPERM)
+		log_msg(LOG_ERROR, FIELDS(LF_STR("app", a->name), LF_INT("container", id)),
+			"not permitted to signal the app: it runs on without its sidecar; for --on-sidecar-exit=fail, run "
+			"rearguard under the apps' uid (securityContext.runAsUser), or as root with the KILL capability");
+	else
+		log_msg(LOG_ERROR, FIELDS(LF_STR("app", a->name), LF_INT("container", id), LF_STR("error", strerror(-err))),
+			"cannot signal the app");
 }
 
 /* ---- readiness ---------------------------------------------------------- */
@@ -1372,7 +1440,15 @@ static const char *conclusion(struct decide *d, int64_t now)
 			return "startup-timeout";
 		return NULL;
 	}
-	return all ? "apps-done" : NULL;
+	if (!all)
+		return NULL;
+	return d->apps_stop_us ? "sidecar-exited" : "apps-done";
+}
+
+/* The apps are over by themselves, or stopped after a sidecar failed: the kubelet may still start a container. */
+static bool apps_over(const char *reason)
+{
+	return strcmp(reason, "apps-done") == 0 || strcmp(reason, "sidecar-exited") == 0;
 }
 
 /* A sidecar named with --sidecar whose container was never seen: the kubelet may still start it. */
@@ -1394,7 +1470,7 @@ static bool awaiting_named_sidecar(struct decide *d, const char *reason, int64_t
 	char list[512] = "", dur[32];
 	size_t k, n = 0;
 
-	if (d->sidecar_wait_over || d->cfg.sidecar_wait_us <= 0 || strcmp(reason, "apps-done") != 0)
+	if (d->sidecar_wait_over || d->cfg.sidecar_wait_us <= 0 || !apps_over(reason))
 		return false;
 	for (k = 0; k < d->cfg.nsidecars; k++)
 		if (never_started(d, k) && n < sizeof(list) - 1)
@@ -1433,7 +1509,7 @@ static bool awaiting_named_sidecar(struct decide *d, const char *reason, int64_t
  */
 static bool needs_confirmation(const struct decide *d, const char *reason)
 {
-	return strcmp(reason, "apps-done") == 0 && !d->confirmed && !all_expected_seen(d);
+	return apps_over(reason) && !d->confirmed && !all_expected_seen(d);
 }
 
 static void log_drain_start(struct decide *d, const char *reason, int64_t now)
@@ -1453,6 +1529,10 @@ static void log_drain_start(struct decide *d, const char *reason, int64_t now)
 	else if (strcmp(reason, "apps-done") == 0)
 		log_msg(LOG_INFO, FIELDS(LF_STR("reason", reason), LF_INT("apps", live)),
 			"apps done: draining the sidecars");
+	else if (strcmp(reason, "sidecar-exited") == 0)
+		log_msg(LOG_WARN, FIELDS(LF_STR("reason", reason), LF_INT("apps", live),
+					 LF_STR("sidecar", d->cfg.sidecars[d->apps_stop_for].name)),
+			"apps stopped after their sidecar failed: draining the other sidecars");
 	else
 		log_msg(LOG_INFO, FIELDS(LF_STR("reason", reason), LF_INT("apps", live)),
 			"drain requested: draining the sidecars");
@@ -1879,6 +1959,53 @@ static int64_t finish_deadline(const struct decide *d)
 	return min64(t, status_deadline(d));
 }
 
+/* The app a, being stopped after a sidecar failed: whether it is still to be signalled. */
+static bool stoppable(const struct decide_app *a)
+{
+	return a->id && a->id != DECIDE_APP_COMMAND && !a->exited && !a->superseded && !a->signal_err &&
+	       a->signal != SIGKILL;
+}
+
+/*
+ * --on-sidecar-exit=fail: each live app container gets SIGTERM to its main
+ * process, and --kill-after later SIGKILL to every process, as the
+ * kubelet's grace period ends; an app container that appears meanwhile
+ * gets the same.
+ */
+static bool apps_stop_step(struct decide *d, int64_t now, struct decide_action *act)
+{
+	size_t i;
+
+	if (!d->apps_stop_us)
+		return false;
+	for (i = 0; i < d->napps; i++) {
+		struct decide_app *a = &d->apps[i];
+
+		if (!stoppable(a) || now < a->signal_next_us)
+			continue;
+		a->signal = a->signal ? SIGKILL : SIGTERM;
+		a->signal_next_us = a->signal == SIGTERM ? now + d->cfg.kill_after_us : INT64_MAX;
+		act->kind = DECIDE_SIGNAL_APP;
+		act->app = a->id;
+		act->signo = a->signal;
+		act->all = a->signal == SIGKILL;
+		act->urgent = true;
+		return true;
+	}
+	return false;
+}
+
+static int64_t apps_stop_deadline(const struct decide *d)
+{
+	int64_t t = INT64_MAX;
+	size_t i;
+
+	for (i = 0; d->apps_stop_us && i < d->napps; i++)
+		if (stoppable(&d->apps[i]))
+			t = min64(t, d->apps[i].signal_next_us);
+	return t;
+}
+
 /* ---- the next action ---------------------------------------------------------- */
 
 static bool watching_step(struct decide *d, int64_t now, struct decide_action *act)
@@ -1891,6 +2018,8 @@ static bool watching_step(struct decide *d, int64_t now, struct decide_action *a
 	 */
 	if ((d->nreports || (d->pids_moved && !d->rescan_err)) && !d->rescan_inflight)
 		return rescan_action(d, act);
+	if (apps_stop_step(d, now, act))
+		return true;
 	expire_restart_grace(d, now);
 	expire_readiness(d, now);
 	reason = conclusion(d, now);
@@ -1973,6 +2102,7 @@ int64_t decide_deadline(const struct decide *d, int64_t now)
 				t = now;
 		t = min64(t, status_deadline(d));
 		t = min64(t, poll_deadline(d));
+		t = min64(t, apps_stop_deadline(d));
 		break;
 	case PHASE_DRAINING:
 		t = sidecar_deadline(d);

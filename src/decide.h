@@ -37,6 +37,11 @@
 #define DECIDE_APP_COMMAND 0xffffffffu /* the id of run --drain's command: no container of the pod */
 
 enum restart_policy { POLICY_NEVER, POLICY_ON_FAILURE };
+/* --on-sidecar-exit: what a sidecar's failure while the apps run does (Never only). */
+enum sidecar_exit_policy {
+	SIDECAR_EXIT_WARN, /* it is logged, with what it means */
+	SIDECAR_EXIT_FAIL, /* the apps are stopped, as the kubelet stops a container, so that the pod fails now */
+};
 
 #define DECIDE_STATUSES_MAX 8 /* drain and stop results kept per sidecar */
 
@@ -65,7 +70,8 @@ struct decide_config {
 	unsigned apps_expected; /* 0: not given */
 	int64_t startup_timeout_us, restart_grace_us, term_grace_us;
 	int64_t sidecar_wait_us; /* apps done: how long to wait for a named sidecar not seen yet */
-	int64_t stop_timeout_us, kill_after_us;
+	int64_t stop_timeout_us, kill_after_us; /* kill_after_us is also the apps' grace after their SIGTERM */
+	enum sidecar_exit_policy on_sidecar_exit;
 	bool readiness;         /* poll readiness; DECIDE_WRITE of DECIDE_FILE_READY when all are ready */
 	int64_t ready_timeout_us;
 	bool ready_gates_apps;  /* no app can start before ready (run --drain): its expiry ends the wait */
@@ -91,6 +97,10 @@ struct decide_app {
 	int reported;           /* the code in that report, -1: none */
 	int64_t seen_us, exited_us;
 	int64_t status_next_us, status_backoff_us; /* when to ask the kernel for the code again */
+	/* --on-sidecar-exit=fail: SIGTERM to its main process, then SIGKILL to every process. */
+	int signal;             /* the last signal sent to it, 0 */
+	int64_t signal_next_us; /* when the next one is due */
+	int signal_err;         /* -errno that keeps signals from it (-EPERM), 0 */
 };
 
 /* A report waiting for the rescan that comes before it is matched to an app. */
@@ -180,6 +190,8 @@ enum decide_action_kind {
 	DECIDE_WATCH,     /* collect and watch every process of sidecar; decide_sidecar_gone() when none is left */
 	DECIDE_SIGNAL,    /* send signo to the roots of sidecar's containers (all: to every process; the
 			     watches come first then); decide_signal_result() */
+	DECIDE_SIGNAL_APP, /* send signo to the main process of app container app (all: to every process of it,
+			      from a fresh look at /proc); decide_app_signal_result() */
 	DECIDE_CATCHES,   /* whether the roots of sidecar catch signo and sleep (/proc/PID/status):
 			     decide_sidecar_catches() */
 	DECIDE_HTTP,      /* make the request (purpose, url, timeouts); decide_http_result() */
@@ -199,6 +211,7 @@ enum decide_http_purpose {
 struct decide_action {
 	enum decide_action_kind kind;
 	size_t sidecar;
+	unsigned app;           /* DECIDE_SIGNAL_APP: the app container's id */
 	int signo;
 	bool all;               /* DECIDE_SIGNAL to every process, not the roots alone */
 	int exit_code;
@@ -243,6 +256,8 @@ struct decide {
 	bool ready_expired;     /* --ready-timeout passed first */
 	int64_t sidecar_wait_from_us; /* apps done, a named sidecar not seen: the wait began; 0: none */
 	bool sidecar_wait_over; /* it ended (each missing one was named in a warning) */
+	int64_t apps_stop_us;   /* --on-sidecar-exit=fail: a sidecar failed and the apps are being stopped; 0: not */
+	size_t apps_stop_for;   /* that sidecar */
 };
 
 int decide_init(struct decide *d, const struct decide_config *cfg, int64_t now);
@@ -266,6 +281,8 @@ void decide_app_status(struct decide *d, unsigned id, int code, int64_t now);
 void decide_app_renamed(struct decide *d, unsigned id, const char *name);
 /* The container turned out not to be an app (a sidecar's process appeared in it). */
 void decide_app_forget(struct decide *d, unsigned id);
+/* The outcome of DECIDE_SIGNAL_APP: 0, or -errno (-EPERM: not allowed, logged with the fix; -EMFILE...: again). */
+void decide_app_signal_result(struct decide *d, unsigned id, int err, int64_t now);
 /* The app container runs `rearguard run`, which will report as apps/name. */
 void decide_app_reports_as(struct decide *d, unsigned id, const char *name);
 /*

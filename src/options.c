@@ -41,6 +41,7 @@ enum {
 	OPT_TIMEOUT,
 	OPT_NO_WAIT,
 	OPT_DRAIN,
+	OPT_ON_SIDECAR_EXIT,
 };
 
 /* Which commands take an option. */
@@ -73,6 +74,7 @@ static const struct opt_def opts[] = {
 	{ "kill-after", OPT_KILL_AFTER, required_argument, "REARGUARD_KILL_AFTER", FOR_AGENT | FOR_DRAIN | FOR_RUN },
 	{ "term-grace", OPT_TERM_GRACE, required_argument, "REARGUARD_TERM_GRACE", FOR_AGENT },
 	{ "restart-grace", OPT_RESTART_GRACE, required_argument, "REARGUARD_RESTART_GRACE", FOR_AGENT },
+	{ "on-sidecar-exit", OPT_ON_SIDECAR_EXIT, required_argument, "REARGUARD_ON_SIDECAR_EXIT", FOR_AGENT },
 	{ "termination-log", OPT_TERMINATION_LOG, required_argument, "REARGUARD_TERMINATION_LOG", FOR_AGENT },
 	{ "name", OPT_NAME, required_argument, "REARGUARD_NAME", FOR_RUN },
 	{ "timeout", OPT_TIMEOUT, required_argument, "REARGUARD_TIMEOUT", FOR_RUN | FOR_WAIT },
@@ -305,6 +307,14 @@ static int apply(struct agent_options *cfg, int id, const char *value, const cha
 		return options_duration(what, value, &cfg->restart_grace_ms, err, errlen);
 	case OPT_TERMINATION_LOG:
 		return set_string(&cfg->termination_log, value, what, err, errlen);
+	case OPT_ON_SIDECAR_EXIT:
+		if (strcmp(value, "warn") == 0)
+			cfg->on_sidecar_exit = SIDECAR_EXIT_WARN;
+		else if (strcmp(value, "fail") == 0)
+			cfg->on_sidecar_exit = SIDECAR_EXIT_FAIL;
+		else
+			return failf(err, errlen, "%s: \"%s\" is not warn or fail", what, value);
+		return 0;
 	case OPT_LOG_FORMAT:
 	case OPT_VERBOSE:
 	case OPT_QUIET:
@@ -750,6 +760,11 @@ void options_print_help(void)
 	       "                             for the apps to finish (default 25s) [REARGUARD_TERM_GRACE]\n"
 	       "      --restart-grace DUR    OnFailure: how long a failed app may take to come back\n"
 	       "                             (default 5m)             [REARGUARD_RESTART_GRACE]\n"
+	       "      --on-sidecar-exit WHAT a sidecar fails while the apps run, under Never: warn\n"
+	       "                             (default: log it; the apps run on without it), or fail:\n"
+	       "                             stop the apps as the kubelet would (SIGTERM, SIGKILL\n"
+	       "                             after --kill-after) so that the Job fails now and its\n"
+	       "                             backoffLimit retries it  [REARGUARD_ON_SIDECAR_EXIT]\n"
 	       "      --termination-log PATH where the JSON summary goes, if writable\n"
 	       "                             (default /dev/termination-log) [REARGUARD_TERMINATION_LOG];\n"
 	       "                             a short form when the kubelet would cut it\n"

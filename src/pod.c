@@ -411,6 +411,56 @@ void pod_catches(struct pod *p, size_t sidecar, int signo, int64_t now)
 	decide_sidecar_catches(p->d, sidecar, result, now);
 }
 
+/* Signals one process of the pod, if pid still has that start time; a watch of a moment does the checking. */
+static int signal_process(struct pod *p, pid_t pid, uint64_t start, int signo)
+{
+	struct pidwatch w;
+	int rc;
+
+	memset(&w, 0, sizeof(w));
+	rc = pidwatch_start(p->cfg.loop, &w, p->ps, pid, start);
+	if (rc < 0)
+		return rc;
+	rc = pidwatch_kill(&w, signo);
+	pidwatch_stop(p->cfg.loop, &w);
+	return rc;
+}
+
+int pod_signal_app(struct pod *p, unsigned id, int signo, bool all, unsigned *sent)
+{
+	struct pod_container *c = podscan_find(p->ps, id);
+	struct pod_root *r = c ? c->data : NULL;
+	pid_t *pids = NULL;
+	uint64_t *starts = NULL;
+	size_t n, i;
+	int err = 0, rc;
+
+	*sent = 0;
+	if (!c || !r || r->role != ROLE_APP)
+		return -ESRCH;
+	if (!all) {
+		rc = pidwatch_kill(&r->pw, signo);
+		*sent += rc == 0;
+		return rc == -ESRCH ? 0 : rc;
+	}
+	n = c->nprocs;
+	if (n && (!(pids = calloc(n, sizeof(*pids))) || !(starts = calloc(n, sizeof(*starts))))) {
+		free(pids);
+		return -ENOMEM;
+	}
+	n = podscan_procs(p->ps, c, pids, starts, n);
+	for (i = 0; i < n && i < c->nprocs; i++) {
+		rc = signal_process(p, pids[i], starts[i], signo);
+		if (rc == 0)
+			(*sent)++;
+		else if (rc != -ESRCH && (err == 0 || rc == -EPERM))
+			err = rc;
+	}
+	free(pids);
+	free(starts);
+	return err;
+}
+
 void pod_poll(struct pod *p)
 {
 	size_t i;

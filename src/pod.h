@@ -68,6 +68,14 @@ void pod_check_sidecar(struct pod *p, size_t sidecar);
  * (podscan_catches), told to decide (DECIDE_CATCHES): decide_sidecar_catches().
  */
 void pod_catches(struct pod *p, size_t sidecar, int signo, int64_t now);
+/*
+ * Sends signo to the main process of app container id (DECIDE_SIGNAL_APP),
+ * or with all to every process of it as the last refresh saw them, each
+ * through a pidfd that is checked against its start time (never a reused
+ * pid). 0, or the -errno that matters most (-EPERM first); *sent: how many
+ * got it.
+ */
+int pod_signal_app(struct pod *p, unsigned id, int signo, bool all, unsigned *sent);
 /* Looks at the roots watched by polling (DECIDE_POLL); how many roots are polled. */
 void pod_poll(struct pod *p);
 unsigned pod_polled(const struct pod *p);

@@ -5,9 +5,11 @@
 #include "decide.h"
 #include "log.h"
 #include "options.h"
+#include "parse.h"
 #include "util.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 static void app_json(struct jbuf *j, const struct decide *d, const struct decide_app *a)
@@ -38,6 +40,16 @@ static void app_json(struct jbuf *j, const struct decide *d, const struct decide
 	}
 	jbuf_key(j, "state");
 	jbuf_str(j, !a->exited ? "running" : a->superseded ? "restarted" : "exited");
+	/* The last signal rearguard sent it (--on-sidecar-exit=fail), null: none. */
+	jbuf_key(j, "signal");
+	if (a->signal) {
+		char sig[16];
+
+		snprintf(sig, sizeof(sig), "SIG%s", signal_name(a->signal));
+		jbuf_str(j, sig);
+	} else {
+		jbuf_null(j);
+	}
 	jbuf_key(j, "exited_after_ms");
 	jbuf_ms(j, a->exited ? a->exited_us - d->started_us : -1);
 	jbuf_end(j, '}');

@@ -366,6 +366,126 @@ static void sidecar_dies(void)
 	ok(logged("The apps have lost it, and under restartPolicy Never nothing restarts it"), "Never, exit 0");
 }
 
+/* --on-sidecar-exit=fail: a sidecar that fails while the apps run has the apps stopped, as the kubelet would. */
+static void sidecar_fails_apps(void)
+{
+	setup(POLICY_NEVER, 2, 2);
+	d.cfg.on_sidecar_exit = SIDECAR_EXIT_FAIL;
+	decide_sidecar_seen(&d, 0, T - LONG_AGO);
+	decide_sidecar_seen(&d, 1, T - LONG_AGO);
+	decide_app_seen(&d, 3, "job", T - LONG_AGO);
+	decide_app_seen(&d, 4, "other", T - LONG_AGO);
+	is_int(next(), NONE, "the apps run");
+	decide_sidecar_exited(&d, 1, T);
+	is_int(next(), DECIDE_STATUS, "the sidecar's exit code is asked for");
+	is_int(next(), NONE, "nothing is stopped before it is known: an exit 0 would not count");
+	decide_sidecar_status(&d, 1, 137, T);
+	ok(logged("--on-sidecar-exit=fail: stopping the apps as the kubelet would"), "the stop of the apps is logged");
+	ok(!logged("stops them instead") && !logged("the apps run on"), "no hint at the option that is given");
+	is_int(next(), DECIDE_SIGNAL_APP, "a signal to the first app");
+	is_int(last.app, 3, "container 3");
+	is_int(last.signo, SIGTERM, "SIGTERM");
+	ok(!last.all && last.urgent, "to its main process, before anything else");
+	decide_app_signal_result(&d, 3, 0, T);
+	is_int(next(), DECIDE_SIGNAL_APP, "then to the second");
+	is_int(last.app, 4, "container 4");
+	decide_app_signal_result(&d, 4, -EPERM, T);
+	ok(logged("not permitted to signal the app") && logged("securityContext.runAsUser"), "EPERM names the fix");
+	is_int(next(), NONE, "then the grace");
+	is_int(decide_deadline(&d, T), T + 5 * S, "of --kill-after");
+	T += 5 * S;
+	is_int(next(), DECIDE_SIGNAL_APP, "still running after the grace");
+	is_int(last.app, 3, "container 3");
+	is_int(last.signo, SIGKILL, "SIGKILL");
+	ok(last.all, "to every process of it");
+	decide_app_signal_result(&d, 3, 0, T);
+	is_int(next(), NONE, "nothing more: the app that may not be signalled is left alone");
+	is_int(decide_deadline(&d, T), INT64_MAX, "no timer for the apps' stop any more");
+	decide_app_exited(&d, 3, T);
+	decide_app_status(&d, 3, 137, T);
+	is_int(next_skipping_rescans(), NONE, "the other app still runs: no drain yet");
+	T += S;
+	decide_app_exited(&d, 4, T);
+	decide_app_status(&d, 4, 0, T);
+	is_int(next_skipping_rescans(), DECIDE_APPS_DONE, "both over: the drain");
+	is_str(last.reason, "sidecar-exited", "reason sidecar-exited");
+	ok(logged("apps stopped after their sidecar failed"), "the drain says why");
+	is_int(next(), DECIDE_WATCH, "the failed sidecar: a look for what is left of it");
+	is_int(last.sidecar, 1, "sidecar 1");
+	decide_sidecar_gone(&d, 1, T);
+	is_int(next(), DECIDE_SIGNAL, "the other sidecar is stopped as usual");
+	is_int(last.sidecar, 0, "sidecar 0");
+	is_str(decide_outcome(&d.sidecars[1]), "exited-before-stop", "the failed one: exited-before-stop");
+	is_int(d.apps[0].signal, SIGKILL, "the signals are kept for the summary");
+	is_int(d.apps[1].signal, 0, "but not one that was not sent");
+
+	/* A transient failure: the same signal again shortly. */
+	setup(POLICY_NEVER, 1, 1);
+	d.cfg.on_sidecar_exit = SIDECAR_EXIT_FAIL;
+	decide_sidecar_seen(&d, 0, T - LONG_AGO);
+	decide_app_seen(&d, 3, "job", T - LONG_AGO);
+	decide_sidecar_exited(&d, 0, T);
+	decide_sidecar_status(&d, 0, 1, T);
+	is_int(next(), DECIDE_SIGNAL_APP, "exit 1 is a failure too");
+	decide_app_signal_result(&d, 3, -EMFILE, T);
+	is_int(next(), NONE, "not at once");
+	T += 100 * MS;
+	is_int(next(), DECIDE_SIGNAL_APP, "again after 100 ms");
+	is_int(last.signo, SIGTERM, "SIGTERM again");
+	/* An app container that appears meanwhile is stopped too. */
+	decide_app_seen(&d, 5, "late", T);
+	is_int(next(), DECIDE_SIGNAL_APP, "the late app");
+	is_int(last.app, 5, "container 5");
+
+	/* Unknown code: it may have failed, and nothing restarts it. */
+	setup(POLICY_NEVER, 1, 1);
+	d.cfg.on_sidecar_exit = SIDECAR_EXIT_FAIL;
+	decide_sidecar_seen(&d, 0, T - LONG_AGO);
+	decide_app_seen(&d, 3, "job", T - LONG_AGO);
+	decide_sidecar_exited(&d, 0, T);
+	decide_sidecar_status(&d, 0, DECIDE_CODE_UNKNOWN, T);
+	is_int(next(), DECIDE_SIGNAL_APP, "an unknown code stops the apps");
+
+	/* Not for an exit 0, not under OnFailure, not during a deletion, not by default. */
+	setup(POLICY_NEVER, 1, 1);
+	d.cfg.on_sidecar_exit = SIDECAR_EXIT_FAIL;
+	decide_sidecar_seen(&d, 0, T - LONG_AGO);
+	decide_app_seen(&d, 3, "job", T - LONG_AGO);
+	decide_sidecar_exited(&d, 0, T);
+	decide_sidecar_status(&d, 0, 0, T);
+	is_int(next(), NONE, "exit 0: the apps run on");
+	ok(logged("the apps are not stopped: it exited 0"), "and the log says why");
+
+	setup(POLICY_ON_FAILURE, 1, 1);
+	d.cfg.on_sidecar_exit = SIDECAR_EXIT_FAIL;
+	decide_sidecar_seen(&d, 0, T - LONG_AGO);
+	decide_app_seen(&d, 3, "job", T - LONG_AGO);
+	decide_sidecar_exited(&d, 0, T);
+	decide_sidecar_status(&d, 0, 137, T);
+	is_int(next(), NONE, "OnFailure: the kubelet restarts the sidecar; the apps run on");
+	ok(logged("the apps are not stopped: under restartPolicy OnFailure"), "and the log says why");
+
+	setup(POLICY_NEVER, 1, 1);
+	d.cfg.on_sidecar_exit = SIDECAR_EXIT_FAIL;
+	decide_sidecar_seen(&d, 0, T - LONG_AGO);
+	decide_app_seen(&d, 3, "job", T - LONG_AGO);
+	decide_terminate(&d, T);
+	decide_sidecar_exited(&d, 0, T);
+	decide_sidecar_status(&d, 0, 143, T);
+	is_int(next(), NONE, "a pod being deleted: the kubelet stops the apps");
+	ok(logged("the apps are not stopped: the pod is being deleted"), "and the log says why");
+
+	setup(POLICY_NEVER, 1, 1);
+	decide_sidecar_seen(&d, 0, T - LONG_AGO);
+	decide_app_seen(&d, 3, "job", T - LONG_AGO);
+	decide_sidecar_exited(&d, 0, T);
+	decide_sidecar_status(&d, 0, 137, T);
+	is_int(next(), NONE, "warn, the default: the apps run on");
+	ok(logged("the apps run on without it until they end, or until the Job's activeDeadlineSeconds "
+		  "(--on-sidecar-exit=fail stops them instead"),
+	   "the warning says what happens now, and names the option");
+}
+
 /*
  * OnFailure behind an entrypoint that execs: the failed attempt was last
  * seen under the program's name, its restart first shows the script's.
@@ -1733,6 +1853,7 @@ int main(void)
 	root_signals();
 	sidecar_codes();
 	sidecar_dies();
+	sidecar_fails_apps();
 	pids_moved();
 	decide_free(&d);
 	return done_testing();
