@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 enum agent_mode {
@@ -804,6 +805,37 @@ static void resume_done(struct agent *a)
 
 /* ---- start-up ----------------------------------------------------------- */
 
+/*
+ * --first judges by what ran before the agent, which holds on its first run
+ * in the pod only: restarted (after a crash, under OnFailure) it starts
+ * after the apps, and would take them for native sidecars. Its first run
+ * made apps/ in --dir, the shared volume, which outlives the restart; found
+ * there, it says this run is not the first. Without the volume nothing can
+ * tell: natives are then known by their specs alone.
+ */
+static bool first_run(const struct agent_options *opt)
+{
+	char apps[4096];
+	struct stat st;
+
+	if (!opt->first)
+		return false;
+	if (stat(opt->dir, &st) < 0 || !S_ISDIR(st.st_mode)) {
+		log_msg(LOG_WARN, FIELDS(LF_STR("dir", opt->dir)),
+			"--first: no shared volume at --dir, so a restart of rearguard cannot be told from its first run: "
+			"native sidecars are known by their specs only (native)");
+		return false;
+	}
+	snprintf(apps, sizeof(apps), "%s/apps", opt->dir);
+	if (lstat(apps, &st) == 0) {
+		log_msg(LOG_WARN, FIELDS(LF_STR("dir", opt->dir)),
+			"--first: an earlier run of rearguard in this pod made apps/ in --dir, and this run started "
+			"after the apps: native sidecars are known by their specs only (native)");
+		return false;
+	}
+	return true;
+}
+
 /* What decide is told of sidecar k, and what rearguard knows about its spec. */
 static void configure_sidecar(struct agent *a, size_t k)
 {
@@ -820,6 +852,7 @@ static void configure_sidecar(struct agent *a, size_t k)
 	c->drain_time_us = spec->drain_time_ms * US_PER_MS;
 	c->signal_all = spec->signal_all;
 	c->optional = spec->detected;
+	c->native = spec->native;
 	c->exit_fix = spec_exit_fix(spec);
 	c->confirm = a->blind ? CONFIRM_PORT : CONFIRM_PROCESSES;
 	if (warning)
@@ -1000,7 +1033,7 @@ static int engine(const struct agent_options *opt, const struct run_options *run
 	{
 		struct pod_config pc = {
 			.loop = a.loop, .opt = opt, .apps = mode == MODE_AGENT, .on_exit = on_root_exit,
-			.on_sidecar = on_sidecar, .data = &a,
+			.on_sidecar = on_sidecar, .data = &a, .first = mode == MODE_AGENT && first_run(opt),
 		};
 
 		rc = pod_open(&a.pod, &pc);

@@ -161,6 +161,7 @@ void decide_free(struct decide *d)
 {
 	free(d->apps);
 	free(d->reports);
+	free(d->natives);
 	free(d->sidecars);
 	memset(d, 0, sizeof(*d));
 }
@@ -581,6 +582,92 @@ static int64_t status_deadline(const struct decide *d)
 	return t;
 }
 
+/* ---- native sidecars ---------------------------------------------------------- */
+
+static const char *const native_by_words[] = { "spec", "first", "restart" };
+
+void decide_native_seen(struct decide *d, unsigned id, const char *name, enum decide_native_by by, int64_t now)
+{
+	struct decide_native *n;
+	size_t i;
+
+	for (i = 0; i < d->nnatives; i++)
+		if (d->natives[i].id == id)
+			return;
+	if (d->nnatives == d->capnatives) {
+		size_t cap = d->capnatives ? d->capnatives * 2 : 4;
+
+		n = realloc(d->natives, cap * sizeof(*n));
+		if (!n) {
+			/* Only the summary's list is short of it: a native sidecar needs nothing from us. */
+			log_error("out of memory: native sidecar %s not listed", name);
+			return;
+		}
+		d->natives = n;
+		d->capnatives = cap;
+	}
+	/* The one it replaces: the first of its name that exited and has not come back. */
+	for (i = 0; by == NATIVE_BY_RESTART && i < d->nnatives; i++) {
+		if (d->natives[i].exited && !d->natives[i].replaced && strcmp(d->natives[i].name, name) == 0) {
+			d->natives[i].replaced = true;
+			break;
+		}
+	}
+	n = &d->natives[d->nnatives++];
+	memset(n, 0, sizeof(*n));
+	n->id = id;
+	str_copy(n->name, name, sizeof(n->name));
+	n->by = by;
+	n->seen_us = now;
+	log_msg(LOG_INFO, FIELDS(LF_STR("native", name), LF_INT("container", id), LF_STR("known_by", native_by_words[by])),
+		"%s: never waited for nor stopped (the kubelet restarts it, and stops it after the apps)",
+		by == NATIVE_BY_RESTART ? "native sidecar restarted by the kubelet" : "native sidecar");
+}
+
+void decide_native_exited(struct decide *d, unsigned id, int64_t now)
+{
+	size_t i;
+
+	for (i = 0; i < d->nnatives; i++) {
+		struct decide_native *n = &d->natives[i];
+
+		if (n->id != id || n->exited)
+			continue;
+		n->exited = true;
+		n->exited_us = now;
+		log_msg(LOG_INFO, FIELDS(LF_STR("native", n->name), LF_INT("container", id)),
+			"native sidecar exited: the kubelet restarts it while the pod runs; its new container is "
+			"known by its name");
+		return;
+	}
+}
+
+void decide_native_forget(struct decide *d, unsigned id)
+{
+	size_t i;
+
+	for (i = 0; i < d->nnatives; i++) {
+		if (d->natives[i].id != id)
+			continue;
+		memmove(&d->natives[i], &d->natives[i + 1], (d->nnatives - i - 1) * sizeof(*d->natives));
+		d->nnatives--;
+		return;
+	}
+}
+
+bool decide_native_restarted(const struct decide *d, const char *name, int64_t since)
+{
+	size_t i;
+
+	for (i = 0; i < d->nnatives; i++) {
+		const struct decide_native *n = &d->natives[i];
+
+		if (n->exited && !n->replaced && n->exited_us <= since && strcmp(n->name, name) == 0)
+			return true;
+	}
+	return false;
+}
+
 /* ---- sidecars --------------------------------------------------------------- */
 
 /*
@@ -859,10 +946,13 @@ void decide_app_signal_result(struct decide *d, unsigned id, int err, int64_t no
 
 /* ---- readiness ---------------------------------------------------------- */
 
-/* Whether sidecar k counts: detection's sidecars only once a process of theirs was seen. */
+/*
+ * Whether sidecar k counts: detection's sidecars only once a process of
+ * theirs was seen; a native one never (the kubelet starts and stops it).
+ */
 static bool counts(const struct decide *d, size_t k)
 {
-	return !d->cfg.sidecars[k].optional || d->sidecars[k].seen;
+	return !d->cfg.sidecars[k].native && (!d->cfg.sidecars[k].optional || d->sidecars[k].seen);
 }
 
 /* Detection only, and nothing detected yet: nothing is ready, for there may be a sidecar to come. */
@@ -873,7 +963,10 @@ static bool none_detected(const struct decide *d)
 	for (k = 0; k < d->cfg.nsidecars; k++)
 		if (counts(d, k))
 			return false;
-	return d->cfg.nsidecars > 0;
+	for (k = 0; k < d->cfg.nsidecars; k++)
+		if (d->cfg.sidecars[k].optional)
+			return true;
+	return false;
 }
 
 static bool readiness_pending(const struct decide *d)
@@ -905,7 +998,7 @@ static bool awaiting_sidecar_process(const struct decide *d)
 	if (!readiness_pending(d))
 		return false;
 	for (i = 0; i < d->cfg.nsidecars; i++)
-		if (!d->cfg.sidecars[i].optional && !d->cfg.sidecars[i].ready_url && !d->sidecars[i].seen &&
+		if (counts(d, i) && !d->cfg.sidecars[i].ready_url && !d->sidecars[i].seen &&
 		    d->cfg.sidecars[i].confirm == CONFIRM_PROCESSES)
 			return true;
 	/* Detection: a sidecar may start after the agent; it is seen only by looking. */
@@ -1454,7 +1547,7 @@ static bool apps_over(const char *reason)
 /* A sidecar named with --sidecar whose container was never seen: the kubelet may still start it. */
 static bool never_started(const struct decide *d, size_t k)
 {
-	return !d->cfg.sidecars[k].optional && !d->sidecars[k].seen && d->cfg.sidecars[k].confirm == CONFIRM_PROCESSES;
+	return counts(d, k) && !d->sidecars[k].seen && d->cfg.sidecars[k].confirm == CONFIRM_PROCESSES;
 }
 
 /*

@@ -61,6 +61,8 @@ struct decide_sidecar_config {
 	const char *stop_url;  /* NULL: stop with stop_signal */
 	bool signal_all;       /* the stop signal (and the SIGTERM after it) to every process, not the roots */
 	bool optional;         /* looked for by detection: it counts once a process of it was seen */
+	bool native;           /* a native sidecar's spec: its containers are told by decide_native_seen(), and it
+				  is never waited for, polled for readiness, nor stopped */
 	const char *exit_fix;  /* what to do when it exits non-zero (for the warning), or NULL */
 	enum decide_confirm confirm;
 };
@@ -101,6 +103,28 @@ struct decide_app {
 	int signal;             /* the last signal sent to it, 0 */
 	int64_t signal_next_us; /* when the next one is due */
 	int signal_err;         /* -errno that keeps signals from it (-EPERM), 0 */
+};
+
+/* How a native sidecar's container was known. */
+enum decide_native_by {
+	NATIVE_BY_SPEC,    /* a sidecar spec that says native matches it */
+	NATIVE_BY_START,   /* --first: it ran before the agent started, and no plain sidecar's spec matches it */
+	NATIVE_BY_RESTART, /* it appeared after a native one of the same name exited: the kubelet's restart */
+};
+
+/*
+ * A native sidecar's container: an init container with restartPolicy:
+ * Always, which the kubelet starts before the regular containers, restarts
+ * when it exits, and stops after them. Neither an app nor to be stopped:
+ * it is only listed.
+ */
+struct decide_native {
+	unsigned id;
+	char name[DECIDE_NAME_MAX]; /* its spec's name, else its root's */
+	enum decide_native_by by;
+	bool exited;
+	bool replaced;          /* a later container took its place (NATIVE_BY_RESTART) */
+	int64_t seen_us, exited_us;
 };
 
 /* A report waiting for the rescan that comes before it is matched to an app. */
@@ -247,6 +271,8 @@ struct decide {
 	size_t napps, capapps;
 	struct decide_report *reports;
 	size_t nreports, capreports;
+	struct decide_native *natives;
+	size_t nnatives, capnatives;
 	struct decide_sidecar *sidecars;
 	size_t current;         /* the sidecar being stopped: reverse --sidecar order */
 	int64_t settled_us;     /* every sidecar settled; the exit may wait for exit codes */
@@ -295,6 +321,22 @@ void decide_app_reports_as(struct decide *d, unsigned id, const char *name);
  * the report (the kubelet acts on it); a difference is logged.
  */
 void decide_app_report(struct decide *d, const char *name, int code, int64_t now);
+
+/*
+ * A native sidecar's container appeared (name: its spec's, else its root's;
+ * by: how that is known), or its root exited. It is listed, and nothing
+ * else: never an app, never waited for, never signalled.
+ */
+void decide_native_seen(struct decide *d, unsigned id, const char *name, enum decide_native_by by, int64_t now);
+void decide_native_exited(struct decide *d, unsigned id, int64_t now);
+/* It was taken for a native sidecar, but a plain sidecar's spec matches it now (its root exec'd). */
+void decide_native_forget(struct decide *d, unsigned id);
+/*
+ * Whether a container named name, first seen at since, is the kubelet's
+ * restart of a native sidecar: one of that name exited before since, and no
+ * later container took its place yet.
+ */
+bool decide_native_restarted(const struct decide *d, const char *name, int64_t since);
 
 /* A container of the sidecar appeared; its root exited (its code follows, as for apps). */
 void decide_sidecar_seen(struct decide *d, size_t sidecar, int64_t now);

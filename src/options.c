@@ -42,6 +42,7 @@ enum {
 	OPT_NO_WAIT,
 	OPT_DRAIN,
 	OPT_ON_SIDECAR_EXIT,
+	OPT_FIRST,
 };
 
 /* Which commands take an option. */
@@ -75,6 +76,7 @@ static const struct opt_def opts[] = {
 	{ "term-grace", OPT_TERM_GRACE, required_argument, "REARGUARD_TERM_GRACE", FOR_AGENT },
 	{ "restart-grace", OPT_RESTART_GRACE, required_argument, "REARGUARD_RESTART_GRACE", FOR_AGENT },
 	{ "on-sidecar-exit", OPT_ON_SIDECAR_EXIT, required_argument, "REARGUARD_ON_SIDECAR_EXIT", FOR_AGENT },
+	{ "first", OPT_FIRST, no_argument, "REARGUARD_FIRST", FOR_AGENT },
 	{ "termination-log", OPT_TERMINATION_LOG, required_argument, "REARGUARD_TERMINATION_LOG", FOR_AGENT },
 	{ "name", OPT_NAME, required_argument, "REARGUARD_NAME", FOR_RUN },
 	{ "timeout", OPT_TIMEOUT, required_argument, "REARGUARD_TIMEOUT", FOR_RUN | FOR_WAIT },
@@ -307,6 +309,12 @@ static int apply(struct agent_options *cfg, int id, const char *value, const cha
 		return options_duration(what, value, &cfg->restart_grace_ms, err, errlen);
 	case OPT_TERMINATION_LOG:
 		return set_string(&cfg->termination_log, value, what, err, errlen);
+	case OPT_FIRST:
+		if (from_env && parse_bool(value, &cfg->first) < 0)
+			return failf(err, errlen, "%s: \"%s\" is not a boolean (true or false)", what, value);
+		if (!from_env)
+			cfg->first = true;
+		return 0;
 	case OPT_ON_SIDECAR_EXIT:
 		if (strcmp(value, "warn") == 0)
 			cfg->on_sidecar_exit = SIDECAR_EXIT_WARN;
@@ -760,6 +768,10 @@ void options_print_help(void)
 	       "                             for the apps to finish (default 25s) [REARGUARD_TERM_GRACE]\n"
 	       "      --restart-grace DUR    OnFailure: how long a failed app may take to come back\n"
 	       "                             (default 5m)             [REARGUARD_RESTART_GRACE]\n"
+	       "      --first                the agent is the pod's first regular container (as inject\n"
+	       "                             writes it): containers running before it started are\n"
+	       "                             native sidecars, unless a sidecar spec without native\n"
+	       "                             matches them                  [REARGUARD_FIRST=true]\n"
 	       "      --on-sidecar-exit WHAT a sidecar fails while the apps run, under Never: warn\n"
 	       "                             (default: log it; the apps run on without it), or fail:\n"
 	       "                             stop the apps as the kubelet would (SIGTERM, SIGKILL\n"
@@ -795,6 +807,8 @@ void options_print_help(void)
 	       "                   runtime does (signal-all: to each of its processes); either way\n"
 	       "                   the sidecar counts as stopped only once its processes are gone;\n"
 	       "                   SIGTERM, then SIGKILL to every process, if they are not\n"
+	       "  native           (no value) a native sidecar, an init container with\n"
+	       "                   restartPolicy: Always: never waited for, never stopped\n"
 	       "Presets:\n");
 	for (i = 0; i < spec_npresets; i++)
 		printf("  %-9s match=%s stop=%s\n", spec_presets[i].name, spec_presets[i].match, spec_presets[i].stop);

@@ -22,6 +22,8 @@ struct pod_root {
 	unsigned id;
 	enum pod_role role; /* as last told to decide */
 	int sidecar;
+	bool native;        /* told to decide as a native sidecar */
+	int64_t seen_us;    /* when it was first seen */
 };
 
 static const char *sidecar_name(const struct pod *p, int k)
@@ -94,7 +96,9 @@ static void log_container(const struct pod *p, const struct pod_container *c, co
 static void root_gone(struct pod *p, struct pod_root *r, struct pod_container *c, int64_t when, bool unwatched)
 {
 	podscan_root_exited(p->ps, c);
-	if (r->role == ROLE_APP) {
+	if (r->native) {
+		decide_native_exited(p->d, r->id, when);
+	} else if (r->role == ROLE_APP) {
 		decide_app_exited(p->d, r->id, when);
 		if (unwatched)
 			decide_app_status(p->d, r->id, DECIDE_CODE_UNKNOWN, when);
@@ -139,10 +143,10 @@ static void root_exited(struct ev_loop *loop, struct pidwatch *pw)
 			p->cfg.on_exit(p->cfg.data);
 		return;
 	}
-	if (r->role == ROLE_APP)
+	if (r->role == ROLE_APP && !r->native)
 		log_msg(LOG_INFO, FIELDS(LF_INT("container", c->id), LF_STR("name", c->name), LF_INT("pid", c->root)),
 			"app container exited");
-	else if (r->role == ROLE_SIDECAR && p->d->sidecars[r->sidecar].state == SC_UP)
+	else if (r->role == ROLE_SIDECAR && !r->native && p->d->sidecars[r->sidecar].state == SC_UP)
 		log_msg(LOG_WARN,
 			FIELDS(LF_INT("container", c->id), LF_STR("sidecar", sidecar_name(p, r->sidecar)),
 			       LF_INT("pid", c->root)),
@@ -184,6 +188,7 @@ static void watch_root(struct pod *p, struct pod_container *c)
 	r->id = c->id;
 	r->role = c->role;
 	r->sidecar = c->sidecar;
+	r->seen_us = mono_us();
 	r->pw.on_exit = root_exited;
 	p->roots[p->nroots++] = r;
 	c->data = r;
@@ -234,15 +239,73 @@ static void note_run_name(struct pod *p, const struct pod_container *c)
 }
 
 /*
+ * Whether container c, just seen or just given its role, is a native
+ * sidecar, and how that is known; -1: it is not. A native spec says so.
+ * With --first (the agent is the pod's first regular container, on its
+ * first run), a container that ran when the agent started and was created
+ * before the agent's own is one: the kubelet creates the native sidecars
+ * before the regular containers and leaves them running, while the
+ * ordinary init containers have exited by then. Created before is told by
+ * the pid, which the pod's namespace hands out in order from 1 (the start
+ * time, in ticks of 10 ms, only confirms it). A plain spec wins over that
+ * evidence: a proxy put before the agent (Istio's
+ * holdApplicationUntilProxyStarts, Linkerd's proxy-await) must be stopped.
+ * Later, a container under the name of a native one that exited before it
+ * appeared is the kubelet's restart of it.
+ */
+static int native_by(const struct pod *p, const struct pod_container *c, bool first, int64_t since)
+{
+	if (c->role == ROLE_SIDECAR)
+		return p->cfg.opt->sidecars[c->sidecar].native ? NATIVE_BY_SPEC : -1;
+	if (c->role != ROLE_APP)
+		return -1;
+	if (first && p->cfg.first && !c->root_gone && c->root > 0 && c->root < p->self_root &&
+	    c->root_start <= p->self_start)
+		return NATIVE_BY_START;
+	if (decide_native_restarted(p->d, c->name, since))
+		return NATIVE_BY_RESTART;
+	return -1;
+}
+
+/* Container c is a native sidecar (by): decide lists it, and nothing else is done with it but watching its root. */
+static void native_seen(struct pod *p, struct pod_container *c, int by, int64_t now)
+{
+	struct pod_root *r = c->data;
+
+	log_msg(LOG_INFO,
+		FIELDS(LF_INT("container", c->id), LF_STR("role", "native"),
+		       LF_STR("sidecar", c->role == ROLE_SIDECAR ? sidecar_name(p, c->sidecar) : NULL),
+		       LF_STR("name", c->name), LF_INT("pid", c->root), LF_INT("processes", c->nprocs),
+		       LF_STR("cgroup", c->display)),
+		"container");
+	if (r && !r->native)
+		decide_app_forget(p->d, c->id);
+	decide_native_seen(p->d, c->id, c->role == ROLE_SIDECAR ? sidecar_name(p, c->sidecar) : c->name,
+			   (enum decide_native_by)by, now);
+	watch_root(p, c);
+	r = c->data;
+	if (r)
+		r->native = true;
+}
+
+/*
  * An app container's main process exec'd another program (an entrypoint
  * script that execs the job): its name from now on, which under OnFailure
- * may make it the restart of a failed attempt of that program.
+ * may make it the restart of a failed attempt of that program, or the
+ * kubelet's restart of a native sidecar of that name.
  */
-static void app_renamed(struct pod *p, const struct pod_container *c)
+static void app_renamed(struct pod *p, struct pod_container *c)
 {
+	struct pod_root *r = c->data;
+
 	log_msg(LOG_INFO, FIELDS(LF_INT("container", c->id), LF_STR("name", c->name), LF_INT("pid", c->root)),
 		"app container renamed: its main process runs another program");
-	decide_app_renamed(p->d, c->id, c->name);
+	if (r && !r->native && decide_native_restarted(p->d, c->name, r->seen_us)) {
+		native_seen(p, c, NATIVE_BY_RESTART, mono_us());
+		return;
+	}
+	if (!r || !r->native)
+		decide_app_renamed(p->d, c->id, c->name);
 }
 
 /* Tells decide what the last refresh found. */
@@ -251,6 +314,7 @@ static void tell_decide(struct pod *p, bool first)
 	int64_t now = mono_us();
 	unsigned pending = 0;
 	size_t i;
+	int by;
 
 	for (i = 0; i < podscan_count(p->ps); i++) {
 		struct pod_container *c = podscan_container(p->ps, i);
@@ -272,6 +336,16 @@ static void tell_decide(struct pod *p, bool first)
 		/* A root not watched yet (no memory last time) is tried again. */
 		if (!fresh && (r || !watched_role))
 			continue;
+		if (fresh && (by = native_by(p, c, first, r ? r->seen_us : now)) >= 0) {
+			if (!r || !r->native)
+				native_seen(p, c, by, now);
+			continue;
+		}
+		if (fresh && r && r->native) {
+			/* A plain spec matches it now: it is that sidecar after all. */
+			decide_native_forget(p->d, c->id);
+			r->native = false;
+		}
 		if (fresh) {
 			log_container(p, c, first ? "container" : c->is_new ? "container appeared" : "container role changed");
 			if (r && r->role == ROLE_APP && c->role != ROLE_APP)
@@ -326,7 +400,17 @@ int pod_open(struct pod *p, const struct pod_config *cfg)
 
 void pod_follow(struct pod *p, struct decide *d)
 {
+	size_t i;
+
 	p->d = d;
+	for (i = 0; i < podscan_count(p->ps); i++) {
+		const struct pod_container *c = podscan_container(p->ps, i);
+
+		if (c->role == ROLE_SELF) {
+			p->self_root = c->root;
+			p->self_start = c->root_start;
+		}
+	}
 	tell_decide(p, true);
 }
 
@@ -360,7 +444,7 @@ void pod_statuses(struct pod *p)
 		struct pod_root *r = p->roots[i];
 		int code = 0, rc;
 
-		if ((r->role != ROLE_APP && r->role != ROLE_SIDECAR) || !r->pw.exited || r->pw.status_done)
+		if ((r->role != ROLE_APP && r->role != ROLE_SIDECAR) || r->native || !r->pw.exited || r->pw.status_done)
 			continue;
 		rc = pidwatch_status(&r->pw, &code);
 		if (rc == -EAGAIN)

@@ -110,6 +110,23 @@ static void sidecar_json(struct jbuf *j, const struct decide *d, const struct ag
 	jbuf_end(j, '}');
 }
 
+/* A native sidecar's container: listed, for it was neither waited for nor stopped. */
+static void native_json(struct jbuf *j, const struct decide_native *n)
+{
+	static const char *const by[] = { "spec", "first", "restart" };
+
+	jbuf_begin(j, '{');
+	jbuf_key(j, "name");
+	jbuf_str(j, n->name);
+	jbuf_key(j, "container");
+	jbuf_int(j, n->id);
+	jbuf_key(j, "known_by");
+	jbuf_str(j, by[n->by]);
+	jbuf_key(j, "state");
+	jbuf_str(j, !n->exited ? "running" : n->replaced ? "restarted" : "exited");
+	jbuf_end(j, '}');
+}
+
 static void failing(struct jbuf *j, const char *role, const char *name, int code)
 {
 	jbuf_begin(j, '{');
@@ -176,9 +193,14 @@ void summary_build(struct jbuf *j, const struct decide *d, const struct agent_op
 	jbuf_key(j, "sidecars");
 	jbuf_begin(j, '[');
 	for (i = 0; i < opt->nsidecars; i++)
-		/* Detection looked for every known sidecar: only those it found are the pod's. */
-		if (!opt->sidecars[i].detected || d->sidecars[i].seen)
+		/* Detection looked for every known sidecar: only those it found are the pod's; natives are listed apart. */
+		if ((!opt->sidecars[i].detected || d->sidecars[i].seen) && !opt->sidecars[i].native)
 			sidecar_json(j, d, opt, i);
+	jbuf_end(j, ']');
+	jbuf_key(j, "natives");
+	jbuf_begin(j, '[');
+	for (i = 0; i < d->nnatives; i++)
+		native_json(j, &d->natives[i]);
 	jbuf_end(j, ']');
 	jbuf_end(j, '}');
 }

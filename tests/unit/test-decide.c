@@ -487,6 +487,66 @@ static void sidecar_fails_apps(void)
 }
 
 /*
+ * Native sidecars: a spec that says native is never polled, waited for nor
+ * stopped; containers known as natives are listed, never apps; a native one
+ * that exited comes back under its name.
+ */
+static void natives(void)
+{
+	static const struct decide_sidecar_config mixed[] = {
+		{ .name = "mesh", .ready_url = "http://127.0.0.1:15021/healthz/ready",
+		  .stop_url = "http://127.0.0.1:15020/quitquitquit", .native = true },
+		{ .name = "logs", .stop_signal = SIGTERM },
+	};
+
+	setup_with(POLICY_NEVER, 1, mixed, 2, true);
+	d.cfg.sidecar_wait_us = 120 * S;
+	decide_sidecar_seen(&d, 1, T - LONG_AGO);
+	is_int(next(), DECIDE_WRITE, "no poll of the native one's ready URL: the ready file at once");
+	is_int(last.file, DECIDE_FILE_READY, "ready");
+	decide_written(&d, DECIDE_FILE_READY, 0, T);
+	decide_app_seen(&d, 3, "job", T);
+	T += S;
+	decide_app_exited(&d, 3, T);
+	decide_app_status(&d, 3, 0, T);
+	is_int(next(), DECIDE_APPS_DONE, "apps done: no wait for the native spec, never seen");
+	ok(!logged("has not started yet"), "it is not awaited");
+	is_int(next(), DECIDE_SIGNAL, "the plain sidecar is stopped");
+	is_int(last.sidecar, 1, "logs");
+	decide_signal_result(&d, 1, 0, T);
+	is_int(next(), DECIDE_WATCH, "watched");
+	decide_sidecar_gone(&d, 1, T);
+	while (next() == DECIDE_WRITE)
+		decide_written(&d, last.file, 0, T);
+	is_int(last.kind, DECIDE_EXIT, "then the exit: nothing is sent to the native one");
+	is_int(last.exit_code, 0, "exit 0");
+
+	/* Containers known as natives: listed, never apps. */
+	setup(POLICY_NEVER, 0, 1);
+	decide_native_seen(&d, 2, "vector", NATIVE_BY_START, T);
+	decide_native_seen(&d, 2, "vector", NATIVE_BY_START, T);
+	is_int(d.nnatives, 1, "listed once");
+	is_int(decide_app_count(&d), 0, "not an app");
+	ok(logged("native sidecar: never waited for nor stopped") && logged("known_by=first"), "logged with how it is known");
+	ok(!decide_native_restarted(&d, "vector", T), "running: a new one of its name is no restart");
+	T += S;
+	decide_native_exited(&d, 2, T);
+	ok(logged("native sidecar exited: the kubelet restarts it"), "its exit is logged");
+	ok(!decide_native_restarted(&d, "vector", T - MS), "a container seen before its exit is no restart of it");
+	ok(!decide_native_restarted(&d, "job", T), "nor one of another name");
+	ok(decide_native_restarted(&d, "vector", T + S), "one of its name seen after its exit is");
+	decide_native_seen(&d, 7, "vector", NATIVE_BY_RESTART, T + S);
+	ok(logged("native sidecar restarted by the kubelet"), "the restart is logged");
+	ok(d.natives[0].replaced && !d.natives[1].exited, "the new one replaces the old");
+	ok(!decide_native_restarted(&d, "vector", T + 2 * S), "one restart per exit");
+	decide_native_forget(&d, 7);
+	is_int(d.nnatives, 1, "forget takes it off the list");
+	decide_app_seen(&d, 3, "job", T);
+	decide_app_exited(&d, 3, T);
+	is_int(next_skipping_rescans(), DECIDE_APPS_DONE, "the apps alone decide");
+}
+
+/*
  * OnFailure behind an entrypoint that execs: the failed attempt was last
  * seen under the program's name, its restart first shows the script's.
  */
@@ -1854,6 +1914,7 @@ int main(void)
 	sidecar_codes();
 	sidecar_dies();
 	sidecar_fails_apps();
+	natives();
 	pids_moved();
 	decide_free(&d);
 	return done_testing();
