@@ -662,7 +662,9 @@ bool decide_native_restarted(const struct decide *d, const char *name, int64_t s
 	for (i = 0; i < d->nnatives; i++) {
 		const struct decide_native *n = &d->natives[i];
 
-		if (n->exited && !n->replaced && n->exited_us <= since && strcmp(n->name, name) == 0)
+		/* A spec's native is known again by its spec, under the spec's name, not its program's. */
+		if (n->by != NATIVE_BY_SPEC && n->exited && !n->replaced && n->exited_us <= since &&
+		    strcmp(n->name, name) == 0)
 			return true;
 	}
 	return false;

@@ -541,6 +541,9 @@ static void natives(void)
 	ok(!decide_native_restarted(&d, "vector", T + 2 * S), "one restart per exit");
 	decide_native_forget(&d, 7);
 	is_int(d.nnatives, 1, "forget takes it off the list");
+	decide_native_seen(&d, 8, "otel", NATIVE_BY_SPEC, T);
+	decide_native_exited(&d, 8, T);
+	ok(!decide_native_restarted(&d, "otel", T + S), "a spec's native comes back by its spec, not by its name");
 	decide_app_seen(&d, 3, "job", T);
 	decide_app_exited(&d, 3, T);
 	is_int(next_skipping_rescans(), DECIDE_APPS_DONE, "the apps alone decide");
