@@ -584,7 +584,12 @@ static int64_t status_deadline(const struct decide *d)
 
 /* ---- native sidecars ---------------------------------------------------------- */
 
-static const char *const native_by_words[] = { "spec", "first", "restart" };
+const char *decide_native_known_by(enum decide_native_by by)
+{
+	static const char *const words[] = { "spec", "first", "restart" };
+
+	return by < ARRAY_SIZE(words) ? words[by] : "?";
+}
 
 void decide_native_seen(struct decide *d, unsigned id, const char *name, enum decide_native_by by, int64_t now)
 {
@@ -619,7 +624,7 @@ void decide_native_seen(struct decide *d, unsigned id, const char *name, enum de
 	str_copy(n->name, name, sizeof(n->name));
 	n->by = by;
 	n->seen_us = now;
-	log_msg(LOG_INFO, FIELDS(LF_STR("native", name), LF_INT("container", id), LF_STR("known_by", native_by_words[by])),
+	log_msg(LOG_INFO, FIELDS(LF_STR("native", name), LF_INT("container", id), LF_STR("known_by", decide_native_known_by(by))),
 		"%s: never waited for nor stopped (the kubelet restarts it, and stops it after the apps)",
 		by == NATIVE_BY_RESTART ? "native sidecar restarted by the kubelet" : "native sidecar");
 }

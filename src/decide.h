@@ -337,6 +337,8 @@ void decide_native_forget(struct decide *d, unsigned id);
  * later container took its place yet.
  */
 bool decide_native_restarted(const struct decide *d, const char *name, int64_t since);
+/* How a native was known, in one word for the log and the summary: spec, first, restart. */
+const char *decide_native_known_by(enum decide_native_by by);
 
 /* A container of the sidecar appeared; its root exited (its code follows, as for apps). */
 void decide_sidecar_seen(struct decide *d, size_t sidecar, int64_t now);

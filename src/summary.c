@@ -113,15 +113,13 @@ static void sidecar_json(struct jbuf *j, const struct decide *d, const struct ag
 /* A native sidecar's container: listed, for it was neither waited for nor stopped. */
 static void native_json(struct jbuf *j, const struct decide_native *n)
 {
-	static const char *const by[] = { "spec", "first", "restart" };
-
 	jbuf_begin(j, '{');
 	jbuf_key(j, "name");
 	jbuf_str(j, n->name);
 	jbuf_key(j, "container");
 	jbuf_int(j, n->id);
 	jbuf_key(j, "known_by");
-	jbuf_str(j, by[n->by]);
+	jbuf_str(j, decide_native_known_by(n->by));
 	jbuf_key(j, "state");
 	jbuf_str(j, !n->exited ? "running" : n->replaced ? "restarted" : "exited");
 	jbuf_end(j, '}');

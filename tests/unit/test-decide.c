@@ -366,6 +366,19 @@ static void sidecar_dies(void)
 	ok(logged("The apps have lost it, and under restartPolicy Never nothing restarts it"), "Never, exit 0");
 }
 
+/* One app and one sidecar, long running, under policy and --on-sidecar-exit what; then the sidecar exits with code. */
+static void sidecar_exits_with(enum restart_policy policy, enum sidecar_exit_policy what, bool deleted, int code)
+{
+	setup(policy, 1, 1);
+	d.cfg.on_sidecar_exit = what;
+	decide_sidecar_seen(&d, 0, T - LONG_AGO);
+	decide_app_seen(&d, 3, "job", T - LONG_AGO);
+	if (deleted)
+		decide_terminate(&d, T);
+	decide_sidecar_exited(&d, 0, T);
+	decide_sidecar_status(&d, 0, code, T);
+}
+
 /* --on-sidecar-exit=fail: a sidecar that fails while the apps run has the apps stopped, as the kubelet would. */
 static void sidecar_fails_apps(void)
 {
@@ -420,12 +433,7 @@ static void sidecar_fails_apps(void)
 	is_int(d.apps[1].signal, 0, "but not one that was not sent");
 
 	/* A transient failure: the same signal again shortly. */
-	setup(POLICY_NEVER, 1, 1);
-	d.cfg.on_sidecar_exit = SIDECAR_EXIT_FAIL;
-	decide_sidecar_seen(&d, 0, T - LONG_AGO);
-	decide_app_seen(&d, 3, "job", T - LONG_AGO);
-	decide_sidecar_exited(&d, 0, T);
-	decide_sidecar_status(&d, 0, 1, T);
+	sidecar_exits_with(POLICY_NEVER, SIDECAR_EXIT_FAIL, false, 1);
 	is_int(next(), DECIDE_SIGNAL_APP, "exit 1 is a failure too");
 	decide_app_signal_result(&d, 3, -EMFILE, T);
 	is_int(next(), NONE, "not at once");
@@ -438,48 +446,20 @@ static void sidecar_fails_apps(void)
 	is_int(last.app, 5, "container 5");
 
 	/* Unknown code: it may have failed, and nothing restarts it. */
-	setup(POLICY_NEVER, 1, 1);
-	d.cfg.on_sidecar_exit = SIDECAR_EXIT_FAIL;
-	decide_sidecar_seen(&d, 0, T - LONG_AGO);
-	decide_app_seen(&d, 3, "job", T - LONG_AGO);
-	decide_sidecar_exited(&d, 0, T);
-	decide_sidecar_status(&d, 0, DECIDE_CODE_UNKNOWN, T);
+	sidecar_exits_with(POLICY_NEVER, SIDECAR_EXIT_FAIL, false, DECIDE_CODE_UNKNOWN);
 	is_int(next(), DECIDE_SIGNAL_APP, "an unknown code stops the apps");
 
 	/* Not for an exit 0, not under OnFailure, not during a deletion, not by default. */
-	setup(POLICY_NEVER, 1, 1);
-	d.cfg.on_sidecar_exit = SIDECAR_EXIT_FAIL;
-	decide_sidecar_seen(&d, 0, T - LONG_AGO);
-	decide_app_seen(&d, 3, "job", T - LONG_AGO);
-	decide_sidecar_exited(&d, 0, T);
-	decide_sidecar_status(&d, 0, 0, T);
+	sidecar_exits_with(POLICY_NEVER, SIDECAR_EXIT_FAIL, false, 0);
 	is_int(next(), NONE, "exit 0: the apps run on");
 	ok(logged("the apps are not stopped: it exited 0"), "and the log says why");
-
-	setup(POLICY_ON_FAILURE, 1, 1);
-	d.cfg.on_sidecar_exit = SIDECAR_EXIT_FAIL;
-	decide_sidecar_seen(&d, 0, T - LONG_AGO);
-	decide_app_seen(&d, 3, "job", T - LONG_AGO);
-	decide_sidecar_exited(&d, 0, T);
-	decide_sidecar_status(&d, 0, 137, T);
+	sidecar_exits_with(POLICY_ON_FAILURE, SIDECAR_EXIT_FAIL, false, 137);
 	is_int(next(), NONE, "OnFailure: the kubelet restarts the sidecar; the apps run on");
 	ok(logged("the apps are not stopped: under restartPolicy OnFailure"), "and the log says why");
-
-	setup(POLICY_NEVER, 1, 1);
-	d.cfg.on_sidecar_exit = SIDECAR_EXIT_FAIL;
-	decide_sidecar_seen(&d, 0, T - LONG_AGO);
-	decide_app_seen(&d, 3, "job", T - LONG_AGO);
-	decide_terminate(&d, T);
-	decide_sidecar_exited(&d, 0, T);
-	decide_sidecar_status(&d, 0, 143, T);
+	sidecar_exits_with(POLICY_NEVER, SIDECAR_EXIT_FAIL, true, 143);
 	is_int(next(), NONE, "a pod being deleted: the kubelet stops the apps");
 	ok(logged("the apps are not stopped: the pod is being deleted"), "and the log says why");
-
-	setup(POLICY_NEVER, 1, 1);
-	decide_sidecar_seen(&d, 0, T - LONG_AGO);
-	decide_app_seen(&d, 3, "job", T - LONG_AGO);
-	decide_sidecar_exited(&d, 0, T);
-	decide_sidecar_status(&d, 0, 137, T);
+	sidecar_exits_with(POLICY_NEVER, SIDECAR_EXIT_WARN, false, 137);
 	is_int(next(), NONE, "warn, the default: the apps run on");
 	ok(logged("the apps run on without it until they end, or until the Job's activeDeadlineSeconds "
 		  "(--on-sidecar-exit=fail stops them instead"),
