@@ -822,8 +822,8 @@ static bool first_run(const struct agent_options *opt)
 		return false;
 	if (stat(opt->dir, &st) < 0 || !S_ISDIR(st.st_mode)) {
 		log_msg(LOG_WARN, FIELDS(LF_STR("dir", opt->dir)),
-			"--first: no shared volume at --dir, so a restart of rearguard cannot be told from its first run: "
-			"native sidecars are known by their specs only (native)");
+			"--first: no shared volume at --dir, so a restart of rearguard cannot be told from its first "
+			"run: native sidecars are known by their specs only (native)");
 		return false;
 	}
 	snprintf(apps, sizeof(apps), "%s/apps", opt->dir);

@@ -279,7 +279,8 @@ static void match_restart(struct decide *d, struct decide_app *a)
 			continue;
 		old->superseded = true;
 		a->restart = true;
-		log_msg(LOG_INFO, FIELDS(LF_STR("app", a->name), LF_INT("container", a->id), LF_INT("replaces", old->id)),
+		log_msg(LOG_INFO,
+			FIELDS(LF_STR("app", a->name), LF_INT("container", a->id), LF_INT("replaces", old->id)),
 			"app restarted: waiting for the new attempt");
 		return;
 	}
@@ -624,7 +625,8 @@ void decide_native_seen(struct decide *d, unsigned id, const char *name, enum de
 	str_copy(n->name, name, sizeof(n->name));
 	n->by = by;
 	n->seen_us = now;
-	log_msg(LOG_INFO, FIELDS(LF_STR("native", name), LF_INT("container", id), LF_STR("known_by", decide_native_known_by(by))),
+	log_msg(LOG_INFO,
+		FIELDS(LF_STR("native", name), LF_INT("container", id), LF_STR("known_by", decide_native_known_by(by))),
 		"%s: never waited for nor stopped (the kubelet restarts it, and stops it after the apps)",
 		by == NATIVE_BY_RESTART ? "native sidecar restarted by the kubelet" : "native sidecar");
 }
@@ -743,11 +745,15 @@ static const char *death_cause(int code, char *buf, size_t len)
 	if (code == 0)
 		return "exited 0 while the apps ran, with no stop from rearguard";
 	if (sig == SIGKILL)
-		snprintf(buf, len, "was killed by SIGKILL (exit code %d) while the apps ran, with no stop from rearguard: "
-			 "most likely by the out-of-memory killer (see its memory limit), or by a person", code);
+		snprintf(buf, len,
+			 "was killed by SIGKILL (exit code %d) while the apps ran, with no stop from rearguard: "
+			 "most likely by the out-of-memory killer (see its memory limit), or by a person",
+			 code);
 	else if (sig == SIGTERM || sig == SIGINT || sig == SIGHUP || sig == SIGQUIT)
-		snprintf(buf, len, "was ended by SIG%s (exit code %d) while the apps ran, with no stop from rearguard: "
-			 "by a person or another program", signal_name(sig), code);
+		snprintf(buf, len,
+			 "was ended by SIG%s (exit code %d) while the apps ran, with no stop from rearguard: "
+			 "by a person or another program",
+			 signal_name(sig), code);
 	else if (sig == SIGSEGV || sig == SIGABRT || sig == SIGBUS || sig == SIGFPE || sig == SIGILL)
 		snprintf(buf, len, "crashed (SIG%s, exit code %d) while the apps ran", signal_name(sig), code);
 	else
@@ -760,8 +766,8 @@ static const char *death_meaning(const struct decide *d, int code)
 {
 	if (d->cfg.policy == POLICY_NEVER)
 		return code == 0 ? "The apps have lost it, and under restartPolicy Never nothing restarts it"
-				 : "The apps have lost it, under restartPolicy Never nothing restarts it, and its exit code "
-				   "will mark the pod Failed";
+				 : "The apps have lost it, under restartPolicy Never nothing restarts it, and its "
+				   "exit code will mark the pod Failed";
 	if (code == 0)
 		return "Under restartPolicy OnFailure the kubelet restarts only a container that failed: this one "
 		       "stays gone, and the apps have lost it";
@@ -795,8 +801,8 @@ static void start_apps_stop(struct decide *d, size_t k, int code, int64_t now)
 	else if (d->term_us)
 		why = "the pod is being deleted: the kubelet stops the apps itself";
 	if (why) {
-		log_msg(LOG_INFO, FIELDS(LF_STR("sidecar", name)), "--on-sidecar-exit=fail: the apps are not stopped: %s",
-			why);
+		log_msg(LOG_INFO, FIELDS(LF_STR("sidecar", name)),
+			"--on-sidecar-exit=fail: the apps are not stopped: %s", why);
 		return;
 	}
 	d->apps_stop_us = now;
@@ -935,7 +941,8 @@ void decide_app_signal_result(struct decide *d, unsigned id, int err, int64_t no
 		/* The same signal again shortly. */
 		a->signal = a->signal == SIGKILL ? SIGTERM : 0;
 		a->signal_next_us = now + SIGNAL_RETRY_US;
-		log_msg(LOG_WARN, FIELDS(LF_STR("app", a->name), LF_INT("container", id), LF_STR("error", strerror(-err))),
+		log_msg(LOG_WARN,
+			FIELDS(LF_STR("app", a->name), LF_INT("container", id), LF_STR("error", strerror(-err))),
 			"cannot signal the app now: trying again shortly");
 		return;
 	}
@@ -944,10 +951,12 @@ void decide_app_signal_result(struct decide *d, unsigned id, int err, int64_t no
 	a->signal = a->signal == SIGKILL ? SIGTERM : 0;
 	if (err == -EPERM)
 		log_msg(LOG_ERROR, FIELDS(LF_STR("app", a->name), LF_INT("container", id)),
-			"not permitted to signal the app: it runs on without its sidecar; for --on-sidecar-exit=fail, run "
-			"rearguard under the apps' uid (securityContext.runAsUser), or as root with the KILL capability");
+			"not permitted to signal the app: it runs on without its sidecar; for --on-sidecar-exit=fail, "
+			"run rearguard under the apps' uid (securityContext.runAsUser), or as root with the KILL "
+			"capability");
 	else
-		log_msg(LOG_ERROR, FIELDS(LF_STR("app", a->name), LF_INT("container", id), LF_STR("error", strerror(-err))),
+		log_msg(LOG_ERROR,
+			FIELDS(LF_STR("app", a->name), LF_INT("container", id), LF_STR("error", strerror(-err))),
 			"cannot signal the app");
 }
 

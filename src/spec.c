@@ -237,7 +237,8 @@ int spec_parse(const char *text, struct sidecar_spec *spec, char *err, size_t er
 		size_t n = comma ? (size_t)(comma - p) : strlen(p);
 
 		if (memchr(p, '=', n)) {
-			fail(err, errlen, text, "unknown key \"%.*s\" (keys: name, match, ready, drain, drain-time, stop, native)",
+			fail(err, errlen, text,
+			     "unknown key \"%.*s\" (keys: name, match, ready, drain, drain-time, stop, native)",
 			     (int)(strchr(p, '=') - p), p);
 			rc = -EINVAL;
 			goto out;
@@ -273,7 +274,8 @@ int spec_parse(const char *text, struct sidecar_spec *spec, char *err, size_t er
 		if (!klen) {
 			const char *eq = strchr(p, '=');
 
-			fail(err, errlen, text, "unknown key \"%.*s\" (keys: name, match, ready, drain, drain-time, stop, native)",
+			fail(err, errlen, text,
+			     "unknown key \"%.*s\" (keys: name, match, ready, drain, drain-time, stop, native)",
 			     eq ? (int)(eq - p) : (int)strlen(p), p);
 			rc = -EINVAL;
 			goto out;

@@ -191,7 +191,7 @@ void summary_build(struct jbuf *j, const struct decide *d, const struct agent_op
 	jbuf_key(j, "sidecars");
 	jbuf_begin(j, '[');
 	for (i = 0; i < opt->nsidecars; i++)
-		/* Detection looked for every known sidecar: only those it found are the pod's; natives are listed apart. */
+		/* Detection looked for every known sidecar: only those it found are the pod's. Natives are apart. */
 		if ((!opt->sidecars[i].detected || d->sidecars[i].seen) && !opt->sidecars[i].native)
 			sidecar_json(j, d, opt, i);
 	jbuf_end(j, ']');

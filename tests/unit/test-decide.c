@@ -356,7 +356,8 @@ static void sidecar_dies(void)
 	decide_sidecar_seen(&d, 0, T - LONG_AGO);
 	decide_sidecar_exited(&d, 0, T);
 	decide_sidecar_status(&d, 0, 0, T);
-	ok(logged("exited 0 while the apps ran") && logged("restarts only a container that failed: this one stays gone"),
+	ok(logged("exited 0 while the apps ran") &&
+		   logged("restarts only a container that failed: this one stays gone"),
 	   "OnFailure, exit 0: not restarted");
 
 	setup_with(POLICY_NEVER, 1, &envoy, 1, false);
@@ -507,7 +508,8 @@ static void natives(void)
 	decide_native_seen(&d, 2, "vector", NATIVE_BY_START, T);
 	is_int(d.nnatives, 1, "listed once");
 	is_int(decide_app_count(&d), 0, "not an app");
-	ok(logged("native sidecar: never waited for nor stopped") && logged("known_by=first"), "logged with how it is known");
+	ok(logged("native sidecar: never waited for nor stopped") && logged("known_by=first"),
+	   "logged with how it is known");
 	ok(!decide_native_restarted(&d, "vector", T), "running: a new one of its name is no restart");
 	T += S;
 	decide_native_exited(&d, 2, T);
@@ -551,7 +553,8 @@ static void restart_renamed(void)
 	T += S;
 	decide_app_exited(&d, 4, T);
 	decide_app_status(&d, 4, 0, T);
-	is_int(next_skipping_rescans(), DECIDE_APPS_DONE, "its success ends the wait at once, not --restart-grace later");
+	is_int(next_skipping_rescans(), DECIDE_APPS_DONE,
+	       "its success ends the wait at once, not --restart-grace later");
 
 	/* An app seen before the failure is another app, whatever it execs later. */
 	setup(POLICY_ON_FAILURE, 0, 1);
@@ -561,7 +564,8 @@ static void restart_renamed(void)
 	decide_app_exited(&d, 3, T);
 	decide_app_status(&d, 3, 1, T);
 	decide_app_renamed(&d, 4, "sh");
-	ok(!d.apps[0].superseded && !logged("app restarted"), "a container seen before the failure is no restart of it");
+	ok(!d.apps[0].superseded && !logged("app restarted"),
+	   "a container seen before the failure is no restart of it");
 
 	/* One restart replaces one failed attempt. */
 	setup(POLICY_ON_FAILURE, 0, 1);

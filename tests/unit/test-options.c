@@ -378,7 +378,8 @@ int main(void)
 		     "--restart-policy", "OnFailure", "--startup-timeout", "1m", "--sidecar-wait", "7s",
 		     "--ready-timeout", "2m",
 		     "--stop-timeout", "3s", "--kill-after", "4s", "--term-grace", "5s", "--restart-grace", "6s",
-		     "--termination-log", "/t", "--log-format", "json", "-v", "--on-sidecar-exit", "fail", "--first", NULL),
+		     "--termination-log", "/t", "--log-format", "json", "-v", "--on-sidecar-exit", "fail", "--first",
+		     NULL),
 	       OPTIONS_OK, "every option");
 	is_int(o.nsidecars, 2, "two sidecars, in order");
 	is_str(o.sidecars[1].name, "fluent-bit", "second sidecar");
