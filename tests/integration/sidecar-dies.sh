@@ -7,7 +7,9 @@
 # would: SIGTERM to each app container's main process, SIGKILL to every
 # process of one still running --kill-after later; an app of another uid,
 # which it may not signal, is logged with the fix; then the other sidecar
-# is stopped as usual. The summary says why, with every exit code.
+# is stopped as usual. The summary says why, with every exit code. Under
+# OnFailure the kubelet restarts the sidecar, the option does nothing, and
+# the agent stops the new container after the app.
 . "$RG_SRCDIR/tests/integration/lib.sh"
 
 alias_bin fluent-bit vector job stubborn other
@@ -41,6 +43,29 @@ summary_is null apps 0 signal
 fails_pod_is "$RUN/termination-log" "sidecar:fb:137"
 # Kept beside the second pod's (RG_KEEP=1 keeps them both).
 cp "$T/agent.log" "$T/agent-warn.log"
+
+# Under OnFailure the kubelet restarts the sidecar (a new container, the same program): the agent
+# says so, takes the new one for the same sidecar, and stops it after the app.
+new_pod
+fake_start proxy 1002 fluent-bit
+ctr_start agent 1002 "$BIN/rearguard" -s 'name=fb,match=fluent-bit' --apps 1 --restart-policy OnFailure \
+	--on-sidecar-exit fail --dir "$EMPTYDIR" --termination-log "$RUN/termination-log"
+agent_scanned
+fake_start app 1002 job --run 5m
+wait_for 10 grep -q "role=app" "$T/agent.log" || fail "the agent did not see the app"
+kill -KILL "$(ctr_pid proxy)"
+expect_exit proxy 5 137
+wait_for 10 grep -q "the kubelet restarts a container that exited non-zero" "$T/agent.log" ||
+	fail "OnFailure: the restart is not foretold"
+grep -q "the apps are not stopped: under restartPolicy OnFailure" "$T/agent.log" ||
+	fail "OnFailure: --on-sidecar-exit=fail does not say why it does nothing"
+fake_start proxy-restarted 1002 fluent-bit
+kill -TERM "$(ctr_pid app)"
+expect_exit app 5 0
+expect_exit agent 20 0
+expect_exit proxy-restarted 5 0
+[ "$(events_count fluent-bit 'got SIGTERM')" = 1 ] || fail "the restarted sidecar was not stopped"
+[ "$(events_count job 'got SIG')" = 1 ] || fail "the app got a signal from the agent under OnFailure"
 
 # With --on-sidecar-exit=fail.
 new_pod
