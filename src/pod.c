@@ -81,8 +81,10 @@ static enum podscan_match classify(void *arg, const char *comm, const char *argv
 
 static void log_container(const struct pod *p, const struct pod_container *c, const char *what)
 {
+	const struct pod_root *r = c->data;
+
 	log_msg(LOG_INFO,
-		FIELDS(LF_INT("container", c->id), LF_STR("role", pod_role_name(c->role)),
+		FIELDS(LF_INT("container", c->id), LF_STR("role", r && r->native ? "native" : pod_role_name(c->role)),
 		       LF_STR("sidecar", c->role == ROLE_SIDECAR ? sidecar_name(p, c->sidecar) : NULL),
 		       LF_STR("name", c->name), LF_INT("pid", c->root), LF_INT("processes", c->nprocs),
 		       LF_STR("cgroup", c->display)),
@@ -163,13 +165,14 @@ static void root_exited(struct ev_loop *loop, struct pidwatch *pw)
  * root is watched too: the exec keeps the pid, so the watch follows it into
  * the program, and an exit before the next rescan is not missed.
  */
-static void watch_root(struct pod *p, struct pod_container *c)
+static void watch_root(struct pod *p, struct pod_container *c, bool native)
 {
 	struct pod_root *r = c->data;
 
 	if (r) {
 		r->role = c->role;
 		r->sidecar = c->sidecar;
+		r->native = native;
 		return;
 	}
 	if (p->nroots == p->caproots) {
@@ -188,6 +191,7 @@ static void watch_root(struct pod *p, struct pod_container *c)
 	r->id = c->id;
 	r->role = c->role;
 	r->sidecar = c->sidecar;
+	r->native = native;
 	r->seen_us = mono_us();
 	r->pw.on_exit = root_exited;
 	p->roots[p->nroots++] = r;
@@ -267,25 +271,19 @@ static int native_by(const struct pod *p, const struct pod_container *c, bool fi
 	return -1;
 }
 
-/* Container c is a native sidecar (by): decide lists it, and nothing else is done with it but watching its root. */
+/*
+ * Container c is a native sidecar (by): decide lists it, and nothing else
+ * is done with it but watching its root (whose exit is the native's).
+ */
 static void native_seen(struct pod *p, struct pod_container *c, int by, int64_t now)
 {
-	struct pod_root *r = c->data;
+	const struct pod_root *r = c->data;
 
-	log_msg(LOG_INFO,
-		FIELDS(LF_INT("container", c->id), LF_STR("role", "native"),
-		       LF_STR("sidecar", c->role == ROLE_SIDECAR ? sidecar_name(p, c->sidecar) : NULL),
-		       LF_STR("name", c->name), LF_INT("pid", c->root), LF_INT("processes", c->nprocs),
-		       LF_STR("cgroup", c->display)),
-		"container");
 	if (r && !r->native)
 		decide_app_forget(p->d, c->id);
 	decide_native_seen(p->d, c->id, c->role == ROLE_SIDECAR ? sidecar_name(p, c->sidecar) : c->name,
 			   (enum decide_native_by)by, now);
-	watch_root(p, c);
-	r = c->data;
-	if (r)
-		r->native = true;
+	watch_root(p, c, true);
 }
 
 /*
@@ -302,6 +300,7 @@ static void app_renamed(struct pod *p, struct pod_container *c)
 		"app container renamed: its main process runs another program");
 	if (r && !r->native && decide_native_restarted(p->d, c->name, r->seen_us)) {
 		native_seen(p, c, NATIVE_BY_RESTART, mono_us());
+		log_container(p, c, "container role changed");
 		return;
 	}
 	if (!r || !r->native)
@@ -313,6 +312,7 @@ static void tell_decide(struct pod *p, bool first)
 {
 	int64_t now = mono_us();
 	unsigned pending = 0;
+	const char *what;
 	size_t i;
 	int by;
 
@@ -336,18 +336,20 @@ static void tell_decide(struct pod *p, bool first)
 		/* A root not watched yet (no memory last time) is tried again. */
 		if (!fresh && (r || !watched_role))
 			continue;
+		what = first ? "container" : c->is_new ? "container appeared" : "container role changed";
 		if (fresh && (by = native_by(p, c, first, r ? r->seen_us : now)) >= 0) {
 			if (!r || !r->native)
 				native_seen(p, c, by, now);
+			log_container(p, c, what);
 			continue;
 		}
-		if (fresh && r && r->native) {
-			/* A plain spec matches it now: it is that sidecar after all. */
+		/* A plain spec matches it now: it is that sidecar after all. */
+		if (fresh && r && r->native)
 			decide_native_forget(p->d, c->id);
-			r->native = false;
-		}
 		if (fresh) {
-			log_container(p, c, first ? "container" : c->is_new ? "container appeared" : "container role changed");
+			if (r)
+				r->native = false;
+			log_container(p, c, what);
 			if (r && r->role == ROLE_APP && c->role != ROLE_APP)
 				decide_app_forget(p->d, c->id);
 			if (c->role == ROLE_APP) {
@@ -360,7 +362,7 @@ static void tell_decide(struct pod *p, bool first)
 			}
 		}
 		if (watched_role)
-			watch_root(p, c);
+			watch_root(p, c, false);
 	}
 	decide_pending(p->d, pending);
 }
