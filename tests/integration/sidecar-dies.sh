@@ -14,16 +14,22 @@
 
 alias_bin fluent-bit vector job stubborn other
 
+# proxy_killed [AGENT_OPTION...]: a pod of the sidecar fb, the agent (with AGENT_OPTIONs) and an app
+# that runs until it is signalled; once the agent saw the app, fb is SIGKILLed.
+proxy_killed() {
+	new_pod
+	fake_start proxy 1002 fluent-bit
+	ctr_start agent 1002 "$BIN/rearguard" -s 'name=fb,match=fluent-bit' --apps 1 "$@" \
+		--dir "$EMPTYDIR" --termination-log "$RUN/termination-log"
+	agent_scanned
+	fake_start app 1002 job --run 5m
+	wait_for 10 grep -q "role=app" "$T/agent.log" || fail "the agent did not see the app"
+	kill -KILL "$(ctr_pid proxy)"
+	expect_exit proxy 5 137
+}
+
 # Without the option.
-pod_start
-fake_start proxy 1002 fluent-bit
-ctr_start agent 1002 "$BIN/rearguard" -s 'name=fb,match=fluent-bit' --apps 1 --kill-after 1s \
-	--dir "$EMPTYDIR" --termination-log "$RUN/termination-log"
-agent_scanned
-fake_start app 1002 job --run 5m
-wait_for 10 grep -q "role=app" "$T/agent.log" || fail "the agent did not see the app"
-kill -KILL "$(ctr_pid proxy)"
-expect_exit proxy 5 137
+proxy_killed --kill-after 1s
 wait_for 10 grep -q "sidecar fb was killed by SIGKILL (exit code 137) while the apps ran" "$T/agent.log" ||
 	fail "the sidecar's death is not explained"
 grep -q "under restartPolicy Never nothing restarts it" "$T/agent.log" || fail "what it means is not said"
@@ -46,15 +52,7 @@ cp "$T/agent.log" "$T/agent-warn.log"
 
 # Under OnFailure the kubelet restarts the sidecar (a new container, the same program): the agent
 # says so, takes the new one for the same sidecar, and stops it after the app.
-new_pod
-fake_start proxy 1002 fluent-bit
-ctr_start agent 1002 "$BIN/rearguard" -s 'name=fb,match=fluent-bit' --apps 1 --restart-policy OnFailure \
-	--on-sidecar-exit fail --dir "$EMPTYDIR" --termination-log "$RUN/termination-log"
-agent_scanned
-fake_start app 1002 job --run 5m
-wait_for 10 grep -q "role=app" "$T/agent.log" || fail "the agent did not see the app"
-kill -KILL "$(ctr_pid proxy)"
-expect_exit proxy 5 137
+proxy_killed --restart-policy OnFailure --on-sidecar-exit fail
 wait_for 10 grep -q "the kubelet restarts a container that exited non-zero" "$T/agent.log" ||
 	fail "OnFailure: the restart is not foretold"
 grep -q "the apps are not stopped: under restartPolicy OnFailure" "$T/agent.log" ||
