@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 enum agent_mode {
@@ -246,6 +247,25 @@ static void signal_sidecar(struct agent *a, size_t k, int sig, bool all)
 		       LF_STR("error", err ? strerror(-err) : NULL)),
 		"sent SIG%s", signal_name(sig));
 	decide_signal_result(&a->d, k, err, mono_us());
+}
+
+/*
+ * --on-sidecar-exit=fail: an app container stopped as the kubelet would;
+ * its SIGKILL reaches every process of it, as seen by a fresh look.
+ */
+static void signal_app(struct agent *a, const struct decide_action *act)
+{
+	unsigned sent = 0;
+	int err;
+
+	if (act->all && a->scan_iter != ev_iteration(a->loop) + 1)
+		rescan(a);
+	err = pod_signal_app(&a->pod, act->app, act->signo, act->all, &sent);
+	log_msg(err ? LOG_WARN : LOG_INFO,
+		FIELDS(LF_INT("container", act->app), LF_INT("processes", sent),
+		       LF_STR("error", err ? strerror(-err) : NULL)),
+		"sent SIG%s to the app", signal_name(act->signo));
+	decide_app_signal_result(&a->d, act->app, err, mono_us());
 }
 
 /* ---- readiness ------------------------------------------------------------- */
@@ -504,6 +524,9 @@ static void carry_out(struct agent *a, const struct decide_action *act)
 		break;
 	case DECIDE_SIGNAL:
 		signal_sidecar(a, act->sidecar, act->signo, act->all);
+		break;
+	case DECIDE_SIGNAL_APP:
+		signal_app(a, act);
 		break;
 	case DECIDE_HTTP:
 		start_request(a, act);
@@ -782,6 +805,37 @@ static void resume_done(struct agent *a)
 
 /* ---- start-up ----------------------------------------------------------- */
 
+/*
+ * --first judges by what ran before the agent, which holds on its first run
+ * in the pod only: restarted (after a crash, under OnFailure) it starts
+ * after the apps, and would take them for native sidecars. Its first run
+ * made apps/ in --dir, the shared volume, which outlives the restart; found
+ * there, it says this run is not the first. Without the volume nothing can
+ * tell: natives are then known by their specs alone.
+ */
+static bool first_run(const struct agent_options *opt)
+{
+	char apps[4096];
+	struct stat st;
+
+	if (!opt->first)
+		return false;
+	if (stat(opt->dir, &st) < 0 || !S_ISDIR(st.st_mode)) {
+		log_msg(LOG_WARN, FIELDS(LF_STR("dir", opt->dir)),
+			"--first: no shared volume at --dir, so a restart of rearguard cannot be told from its first "
+			"run: native sidecars are known by their specs only (native)");
+		return false;
+	}
+	snprintf(apps, sizeof(apps), "%s/apps", opt->dir);
+	if (lstat(apps, &st) == 0) {
+		log_msg(LOG_WARN, FIELDS(LF_STR("dir", opt->dir)),
+			"--first: an earlier run of rearguard in this pod made apps/ in --dir, and this run started "
+			"after the apps: native sidecars are known by their specs only (native)");
+		return false;
+	}
+	return true;
+}
+
 /* What decide is told of sidecar k, and what rearguard knows about its spec. */
 static void configure_sidecar(struct agent *a, size_t k)
 {
@@ -798,6 +852,7 @@ static void configure_sidecar(struct agent *a, size_t k)
 	c->drain_time_us = spec->drain_time_ms * US_PER_MS;
 	c->signal_all = spec->signal_all;
 	c->optional = spec->detected;
+	c->native = spec->native;
 	c->exit_fix = spec_exit_fix(spec);
 	c->confirm = a->blind ? CONFIRM_PORT : CONFIRM_PROCESSES;
 	if (warning)
@@ -817,6 +872,8 @@ static int init_decide(struct agent *a)
 		.term_grace_us = opt->term_grace_ms * US_PER_MS,
 		.stop_timeout_us = opt->stop_timeout_ms * US_PER_MS,
 		.kill_after_us = opt->kill_after_ms * US_PER_MS,
+		/* Only the agent watches apps it could stop. */
+		.on_sidecar_exit = a->mode == MODE_AGENT ? opt->on_sidecar_exit : SIDECAR_EXIT_WARN,
 		.readiness = a->mode != MODE_DRAIN,
 		.ready_timeout_us = opt->ready_timeout_ms * US_PER_MS,
 		.files = a->files_open,
@@ -976,7 +1033,7 @@ static int engine(const struct agent_options *opt, const struct run_options *run
 	{
 		struct pod_config pc = {
 			.loop = a.loop, .opt = opt, .apps = mode == MODE_AGENT, .on_exit = on_root_exit,
-			.on_sidecar = on_sidecar, .data = &a,
+			.on_sidecar = on_sidecar, .data = &a, .first = mode == MODE_AGENT && first_run(opt),
 		};
 
 		rc = pod_open(&a.pod, &pc);

@@ -161,6 +161,7 @@ void decide_free(struct decide *d)
 {
 	free(d->apps);
 	free(d->reports);
+	free(d->natives);
 	free(d->sidecars);
 	memset(d, 0, sizeof(*d));
 }
@@ -254,27 +255,47 @@ static struct decide_app *add_app(struct decide *d, unsigned id, const char *nam
 	return a;
 }
 
-void decide_app_seen(struct decide *d, unsigned id, const char *name, int64_t now)
+/*
+ * OnFailure: a failed container coming back under a new cgroup is the same
+ * app, restarted; a is the new one, under the name it has now. Looked at
+ * when it appears and again when its main process execs another program:
+ * an entrypoint that execs (docker-entrypoint.sh, sh -c 'exec job') shows
+ * the script's name first, while the failed attempt was last seen under
+ * the program's. The kubelet restarts a container only after it exited,
+ * so one seen before that exit is another app, whatever its name; and a
+ * new container replaces one failed attempt, not two.
+ */
+static void match_restart(struct decide *d, struct decide_app *a)
 {
 	size_t i;
+
+	if (d->cfg.policy != POLICY_ON_FAILURE || a->restart || d->phase >= PHASE_DRAINING)
+		return;
+	for (i = 0; i < d->napps; i++) {
+		struct decide_app *old = &d->apps[i];
+
+		if (old == a || old->superseded || !old->exited || old->code == 0 || old->exited_us > a->seen_us ||
+		    strcmp(old->name, a->name) != 0)
+			continue;
+		old->superseded = true;
+		a->restart = true;
+		log_msg(LOG_INFO,
+			FIELDS(LF_STR("app", a->name), LF_INT("container", a->id), LF_INT("replaces", old->id)),
+			"app restarted: waiting for the new attempt");
+		return;
+	}
+}
+
+void decide_app_seen(struct decide *d, unsigned id, const char *name, int64_t now)
+{
+	struct decide_app *a;
 
 	if (find_app(d, id) || d->phase >= PHASE_DRAINING)
 		return;
 	d->last_container_us = now;
-	if (d->cfg.policy == POLICY_ON_FAILURE) {
-		/* A failed container coming back under a new cgroup: the same app, restarted. */
-		for (i = 0; i < d->napps; i++) {
-			struct decide_app *old = &d->apps[i];
-
-			if (old->superseded || !old->exited || old->code == 0 || strcmp(old->name, name) != 0)
-				continue;
-			old->superseded = true;
-			log_msg(LOG_INFO, FIELDS(LF_STR("app", name), LF_INT("container", id), LF_INT("replaces", old->id)),
-				"app restarted: waiting for the new attempt");
-			break;
-		}
-	}
-	add_app(d, id, name, now);
+	a = add_app(d, id, name, now);
+	if (a)
+		match_restart(d, a);
 }
 
 void decide_app_exited(struct decide *d, unsigned id, int64_t now)
@@ -456,8 +477,10 @@ void decide_app_renamed(struct decide *d, unsigned id, const char *name)
 	struct decide_app *a = find_app(d, id);
 
 	/* The name that identifies it across restarts is its program's, not the shell's before it. */
-	if (a && !a->exited)
+	if (a && !a->exited) {
 		str_copy(a->name, name, sizeof(a->name));
+		match_restart(d, a);
+	}
 }
 
 void decide_app_forget(struct decide *d, unsigned id)
@@ -560,6 +583,100 @@ static int64_t status_deadline(const struct decide *d)
 	return t;
 }
 
+/* ---- native sidecars ---------------------------------------------------------- */
+
+const char *decide_native_known_by(enum decide_native_by by)
+{
+	static const char *const words[] = { "spec", "first", "restart" };
+
+	return by < ARRAY_SIZE(words) ? words[by] : "?";
+}
+
+void decide_native_seen(struct decide *d, unsigned id, const char *name, enum decide_native_by by, int64_t now)
+{
+	struct decide_native *n;
+	size_t i;
+
+	for (i = 0; i < d->nnatives; i++)
+		if (d->natives[i].id == id)
+			return;
+	if (d->nnatives == d->capnatives) {
+		size_t cap = d->capnatives ? d->capnatives * 2 : 4;
+
+		n = realloc(d->natives, cap * sizeof(*n));
+		if (!n) {
+			/* Only the summary's list is short of it: a native sidecar needs nothing from us. */
+			log_error("out of memory: native sidecar %s not listed", name);
+			return;
+		}
+		d->natives = n;
+		d->capnatives = cap;
+	}
+	/* The one it replaces: the first of its name that exited and has not come back. */
+	for (i = 0; by == NATIVE_BY_RESTART && i < d->nnatives; i++) {
+		if (d->natives[i].exited && !d->natives[i].replaced && strcmp(d->natives[i].name, name) == 0) {
+			d->natives[i].replaced = true;
+			break;
+		}
+	}
+	n = &d->natives[d->nnatives++];
+	memset(n, 0, sizeof(*n));
+	n->id = id;
+	str_copy(n->name, name, sizeof(n->name));
+	n->by = by;
+	n->seen_us = now;
+	log_msg(LOG_INFO,
+		FIELDS(LF_STR("native", name), LF_INT("container", id), LF_STR("known_by", decide_native_known_by(by))),
+		"%s: never waited for nor stopped (the kubelet restarts it, and stops it after the apps)",
+		by == NATIVE_BY_RESTART ? "native sidecar restarted by the kubelet" : "native sidecar");
+}
+
+void decide_native_exited(struct decide *d, unsigned id, int64_t now)
+{
+	size_t i;
+
+	for (i = 0; i < d->nnatives; i++) {
+		struct decide_native *n = &d->natives[i];
+
+		if (n->id != id || n->exited)
+			continue;
+		n->exited = true;
+		n->exited_us = now;
+		log_msg(LOG_INFO, FIELDS(LF_STR("native", n->name), LF_INT("container", id)),
+			"native sidecar exited: the kubelet restarts it while the pod runs; its new container is "
+			"known by its name");
+		return;
+	}
+}
+
+void decide_native_forget(struct decide *d, unsigned id)
+{
+	size_t i;
+
+	for (i = 0; i < d->nnatives; i++) {
+		if (d->natives[i].id != id)
+			continue;
+		memmove(&d->natives[i], &d->natives[i + 1], (d->nnatives - i - 1) * sizeof(*d->natives));
+		d->nnatives--;
+		return;
+	}
+}
+
+bool decide_native_restarted(const struct decide *d, const char *name, int64_t since)
+{
+	size_t i;
+
+	for (i = 0; i < d->nnatives; i++) {
+		const struct decide_native *n = &d->natives[i];
+
+		/* A spec's native is known again by its spec, under the spec's name, not its program's. */
+		if (n->by != NATIVE_BY_SPEC && n->exited && !n->replaced && n->exited_us <= since &&
+		    strcmp(n->name, name) == 0)
+			return true;
+	}
+	return false;
+}
+
 /* ---- sidecars --------------------------------------------------------------- */
 
 /*
@@ -597,6 +714,9 @@ void decide_sidecar_exited(struct decide *d, size_t sidecar, int64_t now)
 	sc = &d->sidecars[sidecar];
 	if (sc->containers > 0)
 		sc->containers--;
+	/* Nobody asked it to stop: its code, when it comes, says what happened. */
+	if (sc->state == SC_UP && d->phase < PHASE_DRAINING)
+		sc->died++;
 	sc->codes_pending++;
 	sc->exited_us = now;
 	sc->status_next_us = now;
@@ -615,9 +735,110 @@ static void warn_exit_code(const struct decide *d, size_t k, int code)
 			: "under restartPolicy OnFailure the kubelet will restart it, and the pod will not complete");
 }
 
+/* What became of a sidecar that exited while the apps ran, by its exit code (or DECIDE_CODE_UNKNOWN). */
+static const char *death_cause(int code, char *buf, size_t len)
+{
+	int sig = code > 128 && code < 128 + 65 ? code - 128 : 0;
+
+	if (code == DECIDE_CODE_UNKNOWN)
+		return "exited while the apps ran, with no stop from rearguard (its exit code is unknown)";
+	if (code == 0)
+		return "exited 0 while the apps ran, with no stop from rearguard";
+	if (sig == SIGKILL)
+		snprintf(buf, len,
+			 "was killed by SIGKILL (exit code %d) while the apps ran, with no stop from rearguard: "
+			 "most likely by the out-of-memory killer (see its memory limit), or by a person",
+			 code);
+	else if (sig == SIGTERM || sig == SIGINT || sig == SIGHUP || sig == SIGQUIT)
+		snprintf(buf, len,
+			 "was ended by SIG%s (exit code %d) while the apps ran, with no stop from rearguard: "
+			 "by a person or another program",
+			 signal_name(sig), code);
+	else if (sig == SIGSEGV || sig == SIGABRT || sig == SIGBUS || sig == SIGFPE || sig == SIGILL)
+		snprintf(buf, len, "crashed (SIG%s, exit code %d) while the apps ran", signal_name(sig), code);
+	else
+		snprintf(buf, len, "exited %d on its own while the apps ran: it failed (its own log says why)", code);
+	return buf;
+}
+
+/* What a sidecar's exit while the apps ran means for them and the pod: who restarts it, if anyone. */
+static const char *death_meaning(const struct decide *d, int code)
+{
+	if (d->cfg.policy == POLICY_NEVER)
+		return code == 0 ? "The apps have lost it, and under restartPolicy Never nothing restarts it"
+				 : "The apps have lost it, under restartPolicy Never nothing restarts it, and its "
+				   "exit code will mark the pod Failed";
+	if (code == 0)
+		return "Under restartPolicy OnFailure the kubelet restarts only a container that failed: this one "
+		       "stays gone, and the apps have lost it";
+	return "Under restartPolicy OnFailure the kubelet restarts a container that exited non-zero, in place and "
+	       "after its back-off (the apps are without it meanwhile); rearguard takes the new container for the "
+	       "same sidecar, and stops it after the apps";
+}
+
+/*
+ * --on-sidecar-exit=fail: a sidecar failed while the apps ran, under Never:
+ * nothing will restart it, and the apps would hang without it until the
+ * Job's activeDeadlineSeconds. They are stopped the way the kubelet stops
+ * a container, so that the pod fails now and the Job's backoffLimit can
+ * retry it. Not under OnFailure (the kubelet restarts a failed sidecar
+ * itself, and would restart the apps too), not for an exit 0 (a sidecar
+ * that ends by its own choice, as Vault Agent's exit_after_auth does),
+ * and not while the pod is being deleted (the kubelet stops the apps).
+ */
+static void start_apps_stop(struct decide *d, size_t k, int code, int64_t now)
+{
+	const char *name = d->cfg.sidecars[k].name, *why = NULL;
+	char dur[32];
+
+	if (d->cfg.on_sidecar_exit != SIDECAR_EXIT_FAIL || d->apps_stop_us || d->phase >= PHASE_DRAINING)
+		return;
+	if (d->cfg.policy != POLICY_NEVER)
+		why = "under restartPolicy OnFailure the kubelet restarts a failed sidecar itself, and would "
+		      "restart apps stopped now";
+	else if (code == 0)
+		why = "it exited 0, which a sidecar does by its own choice: only a failure stops the apps";
+	else if (d->term_us)
+		why = "the pod is being deleted: the kubelet stops the apps itself";
+	if (why) {
+		log_msg(LOG_INFO, FIELDS(LF_STR("sidecar", name)),
+			"--on-sidecar-exit=fail: the apps are not stopped: %s", why);
+		return;
+	}
+	d->apps_stop_us = now;
+	d->apps_stop_for = k;
+	log_msg(LOG_ERROR, FIELDS(LF_STR("sidecar", name), LF_STR("reason", "sidecar-exited")),
+		"--on-sidecar-exit=fail: stopping the apps as the kubelet would (SIGTERM to each main process, SIGKILL "
+		"to every process --kill-after %s later), so that the Job fails now and its backoffLimit can retry it",
+		fmt_us(d->cfg.kill_after_us, dur));
+}
+
+/*
+ * A sidecar exited while the apps ran and before any stop of ours: its
+ * code says what most likely happened. The warning about exit codes and
+ * their fix (warn_exit_code) is for a stop that went wrong; none was sent.
+ */
+static void sidecar_died(struct decide *d, size_t k, int code, int64_t now)
+{
+	const struct decide_sidecar_config *cfg = &d->cfg.sidecars[k];
+	bool hint = d->cfg.policy == POLICY_NEVER && code != 0 && d->cfg.on_sidecar_exit == SIDECAR_EXIT_WARN;
+	char cause[256];
+
+	log_msg(code != 0 ? LOG_ERROR : LOG_WARN,
+		FIELDS(LF_STR("sidecar", cfg->name), LF_INT("exit_code", code),
+		       LF_STR("signal", code > 128 && code < 128 + 65 ? signal_name(code - 128) : NULL)),
+		"sidecar %s %s. %s%s", cfg->name, death_cause(code, cause, sizeof(cause)), death_meaning(d, code),
+		hint ? ": the apps run on without it until they end, or until the Job's activeDeadlineSeconds "
+		       "(--on-sidecar-exit=fail stops them instead, so that the Job fails now and its backoffLimit "
+		       "can retry it)"
+		     : "");
+	start_apps_stop(d, k, code, now);
+}
+
 void decide_sidecar_status(struct decide *d, size_t sidecar, int code, int64_t now)
 {
 	struct decide_sidecar *sc;
+	bool died;
 
 	if (sidecar >= d->cfg.nsidecars || code == DECIDE_CODE_PENDING)
 		return;
@@ -626,6 +847,11 @@ void decide_sidecar_status(struct decide *d, size_t sidecar, int code, int64_t n
 		sc->codes_pending--;
 	if (!sc->codes_pending)
 		sc->status_backoff_us = 0;
+	died = sc->died > 0;
+	if (died) {
+		sc->died--;
+		sidecar_died(d, sidecar, code, now);
+	}
 	if (code == DECIDE_CODE_UNKNOWN) {
 		if (sc->exit_code == DECIDE_CODE_PENDING && !sc->codes_pending)
 			sc->exit_code = DECIDE_CODE_UNKNOWN;
@@ -634,7 +860,7 @@ void decide_sidecar_status(struct decide *d, size_t sidecar, int code, int64_t n
 	/* Of several containers, the first that fails the pod is the one to tell. */
 	if (sc->exit_code <= 0)
 		sc->exit_code = code;
-	if (code != 0)
+	if (code != 0 && !died)
 		warn_exit_code(d, sidecar, code);
 }
 
@@ -704,12 +930,45 @@ void decide_signal_result(struct decide *d, size_t sidecar, int err, int64_t now
 			"cannot signal the sidecar");
 }
 
+void decide_app_signal_result(struct decide *d, unsigned id, int err, int64_t now)
+{
+	struct decide_app *a = find_app(d, id);
+
+	/* ESRCH: it exited meanwhile; its watch reports that. */
+	if (!a || err == 0 || err == -ESRCH)
+		return;
+	if (transient(err)) {
+		/* The same signal again shortly. */
+		a->signal = a->signal == SIGKILL ? SIGTERM : 0;
+		a->signal_next_us = now + SIGNAL_RETRY_US;
+		log_msg(LOG_WARN,
+			FIELDS(LF_STR("app", a->name), LF_INT("container", id), LF_STR("error", strerror(-err))),
+			"cannot signal the app now: trying again shortly");
+		return;
+	}
+	/* Not sent: the summary names only the signals that went out. */
+	a->signal_err = err;
+	a->signal = a->signal == SIGKILL ? SIGTERM : 0;
+	if (err == -EPERM)
+		log_msg(LOG_ERROR, FIELDS(LF_STR("app", a->name), LF_INT("container", id)),
+			"not permitted to signal the app: it runs on without its sidecar; for --on-sidecar-exit=fail, "
+			"run rearguard under the apps' uid (securityContext.runAsUser), or as root with the KILL "
+			"capability");
+	else
+		log_msg(LOG_ERROR,
+			FIELDS(LF_STR("app", a->name), LF_INT("container", id), LF_STR("error", strerror(-err))),
+			"cannot signal the app");
+}
+
 /* ---- readiness ---------------------------------------------------------- */
 
-/* Whether sidecar k counts: detection's sidecars only once a process of theirs was seen. */
+/*
+ * Whether sidecar k counts: detection's sidecars only once a process of
+ * theirs was seen; a native one never (the kubelet starts and stops it).
+ */
 static bool counts(const struct decide *d, size_t k)
 {
-	return !d->cfg.sidecars[k].optional || d->sidecars[k].seen;
+	return !d->cfg.sidecars[k].native && (!d->cfg.sidecars[k].optional || d->sidecars[k].seen);
 }
 
 /* Detection only, and nothing detected yet: nothing is ready, for there may be a sidecar to come. */
@@ -720,7 +979,10 @@ static bool none_detected(const struct decide *d)
 	for (k = 0; k < d->cfg.nsidecars; k++)
 		if (counts(d, k))
 			return false;
-	return d->cfg.nsidecars > 0;
+	for (k = 0; k < d->cfg.nsidecars; k++)
+		if (d->cfg.sidecars[k].optional)
+			return true;
+	return false;
 }
 
 static bool readiness_pending(const struct decide *d)
@@ -752,7 +1014,7 @@ static bool awaiting_sidecar_process(const struct decide *d)
 	if (!readiness_pending(d))
 		return false;
 	for (i = 0; i < d->cfg.nsidecars; i++)
-		if (!d->cfg.sidecars[i].optional && !d->cfg.sidecars[i].ready_url && !d->sidecars[i].seen &&
+		if (counts(d, i) && !d->cfg.sidecars[i].ready_url && !d->sidecars[i].seen &&
 		    d->cfg.sidecars[i].confirm == CONFIRM_PROCESSES)
 			return true;
 	/* Detection: a sidecar may start after the agent; it is seen only by looking. */
@@ -1287,13 +1549,21 @@ static const char *conclusion(struct decide *d, int64_t now)
 			return "startup-timeout";
 		return NULL;
 	}
-	return all ? "apps-done" : NULL;
+	if (!all)
+		return NULL;
+	return d->apps_stop_us ? "sidecar-exited" : "apps-done";
+}
+
+/* The apps are over by themselves, or stopped after a sidecar failed: the kubelet may still start a container. */
+static bool apps_over(const char *reason)
+{
+	return strcmp(reason, "apps-done") == 0 || strcmp(reason, "sidecar-exited") == 0;
 }
 
 /* A sidecar named with --sidecar whose container was never seen: the kubelet may still start it. */
 static bool never_started(const struct decide *d, size_t k)
 {
-	return !d->cfg.sidecars[k].optional && !d->sidecars[k].seen && d->cfg.sidecars[k].confirm == CONFIRM_PROCESSES;
+	return counts(d, k) && !d->sidecars[k].seen && d->cfg.sidecars[k].confirm == CONFIRM_PROCESSES;
 }
 
 /*
@@ -1309,7 +1579,7 @@ static bool awaiting_named_sidecar(struct decide *d, const char *reason, int64_t
 	char list[512] = "", dur[32];
 	size_t k, n = 0;
 
-	if (d->sidecar_wait_over || d->cfg.sidecar_wait_us <= 0 || strcmp(reason, "apps-done") != 0)
+	if (d->sidecar_wait_over || d->cfg.sidecar_wait_us <= 0 || !apps_over(reason))
 		return false;
 	for (k = 0; k < d->cfg.nsidecars; k++)
 		if (never_started(d, k) && n < sizeof(list) - 1)
@@ -1348,7 +1618,7 @@ static bool awaiting_named_sidecar(struct decide *d, const char *reason, int64_t
  */
 static bool needs_confirmation(const struct decide *d, const char *reason)
 {
-	return strcmp(reason, "apps-done") == 0 && !d->confirmed && !all_expected_seen(d);
+	return apps_over(reason) && !d->confirmed && !all_expected_seen(d);
 }
 
 static void log_drain_start(struct decide *d, const char *reason, int64_t now)
@@ -1368,6 +1638,10 @@ static void log_drain_start(struct decide *d, const char *reason, int64_t now)
 	else if (strcmp(reason, "apps-done") == 0)
 		log_msg(LOG_INFO, FIELDS(LF_STR("reason", reason), LF_INT("apps", live)),
 			"apps done: draining the sidecars");
+	else if (strcmp(reason, "sidecar-exited") == 0)
+		log_msg(LOG_WARN, FIELDS(LF_STR("reason", reason), LF_INT("apps", live),
+					 LF_STR("sidecar", d->cfg.sidecars[d->apps_stop_for].name)),
+			"apps stopped after their sidecar failed: draining the other sidecars");
 	else
 		log_msg(LOG_INFO, FIELDS(LF_STR("reason", reason), LF_INT("apps", live)),
 			"drain requested: draining the sidecars");
@@ -1794,6 +2068,53 @@ static int64_t finish_deadline(const struct decide *d)
 	return min64(t, status_deadline(d));
 }
 
+/* The app a, being stopped after a sidecar failed: whether it is still to be signalled. */
+static bool stoppable(const struct decide_app *a)
+{
+	return a->id && a->id != DECIDE_APP_COMMAND && !a->exited && !a->superseded && !a->signal_err &&
+	       a->signal != SIGKILL;
+}
+
+/*
+ * --on-sidecar-exit=fail: each live app container gets SIGTERM to its main
+ * process, and --kill-after later SIGKILL to every process, as the
+ * kubelet's grace period ends; an app container that appears meanwhile
+ * gets the same.
+ */
+static bool apps_stop_step(struct decide *d, int64_t now, struct decide_action *act)
+{
+	size_t i;
+
+	if (!d->apps_stop_us)
+		return false;
+	for (i = 0; i < d->napps; i++) {
+		struct decide_app *a = &d->apps[i];
+
+		if (!stoppable(a) || now < a->signal_next_us)
+			continue;
+		a->signal = a->signal ? SIGKILL : SIGTERM;
+		a->signal_next_us = a->signal == SIGTERM ? now + d->cfg.kill_after_us : INT64_MAX;
+		act->kind = DECIDE_SIGNAL_APP;
+		act->app = a->id;
+		act->signo = a->signal;
+		act->all = a->signal == SIGKILL;
+		act->urgent = true;
+		return true;
+	}
+	return false;
+}
+
+static int64_t apps_stop_deadline(const struct decide *d)
+{
+	int64_t t = INT64_MAX;
+	size_t i;
+
+	for (i = 0; d->apps_stop_us && i < d->napps; i++)
+		if (stoppable(&d->apps[i]))
+			t = min64(t, d->apps[i].signal_next_us);
+	return t;
+}
+
 /* ---- the next action ---------------------------------------------------------- */
 
 static bool watching_step(struct decide *d, int64_t now, struct decide_action *act)
@@ -1806,6 +2127,8 @@ static bool watching_step(struct decide *d, int64_t now, struct decide_action *a
 	 */
 	if ((d->nreports || (d->pids_moved && !d->rescan_err)) && !d->rescan_inflight)
 		return rescan_action(d, act);
+	if (apps_stop_step(d, now, act))
+		return true;
 	expire_restart_grace(d, now);
 	expire_readiness(d, now);
 	reason = conclusion(d, now);
@@ -1888,6 +2211,7 @@ int64_t decide_deadline(const struct decide *d, int64_t now)
 				t = now;
 		t = min64(t, status_deadline(d));
 		t = min64(t, poll_deadline(d));
+		t = min64(t, apps_stop_deadline(d));
 		break;
 	case PHASE_DRAINING:
 		t = sidecar_deadline(d);

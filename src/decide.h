@@ -37,6 +37,11 @@
 #define DECIDE_APP_COMMAND 0xffffffffu /* the id of run --drain's command: no container of the pod */
 
 enum restart_policy { POLICY_NEVER, POLICY_ON_FAILURE };
+/* --on-sidecar-exit: what a sidecar's failure while the apps run does (Never only). */
+enum sidecar_exit_policy {
+	SIDECAR_EXIT_WARN, /* it is logged, with what it means */
+	SIDECAR_EXIT_FAIL, /* the apps are stopped, as the kubelet stops a container, so that the pod fails now */
+};
 
 #define DECIDE_STATUSES_MAX 8 /* drain and stop results kept per sidecar */
 
@@ -56,6 +61,8 @@ struct decide_sidecar_config {
 	const char *stop_url;  /* NULL: stop with stop_signal */
 	bool signal_all;       /* the stop signal (and the SIGTERM after it) to every process, not the roots */
 	bool optional;         /* looked for by detection: it counts once a process of it was seen */
+	bool native;           /* a native sidecar's spec: its containers are told by decide_native_seen(), and it
+				  is never waited for, polled for readiness, nor stopped */
 	const char *exit_fix;  /* what to do when it exits non-zero (for the warning), or NULL */
 	enum decide_confirm confirm;
 };
@@ -65,7 +72,8 @@ struct decide_config {
 	unsigned apps_expected; /* 0: not given */
 	int64_t startup_timeout_us, restart_grace_us, term_grace_us;
 	int64_t sidecar_wait_us; /* apps done: how long to wait for a named sidecar not seen yet */
-	int64_t stop_timeout_us, kill_after_us;
+	int64_t stop_timeout_us, kill_after_us; /* kill_after_us is also the apps' grace after their SIGTERM */
+	enum sidecar_exit_policy on_sidecar_exit;
 	bool readiness;         /* poll readiness; DECIDE_WRITE of DECIDE_FILE_READY when all are ready */
 	int64_t ready_timeout_us;
 	bool ready_gates_apps;  /* no app can start before ready (run --drain): its expiry ends the wait */
@@ -81,6 +89,7 @@ struct decide_app {
 	char name[DECIDE_NAME_MAX];
 	bool exited;            /* its root exited, or it reported that it finished */
 	bool superseded;        /* OnFailure: a later container of the same name replaced it */
+	bool restart;           /* OnFailure: it replaced a failed container of the same name */
 	bool gave_up;           /* OnFailure: no restart came within --restart-grace */
 	int code;               /* exit code, 128 + signal, or DECIDE_CODE_* */
 	bool kernel_code;       /* code came from the kernel (it wins over a report) */
@@ -90,6 +99,32 @@ struct decide_app {
 	int reported;           /* the code in that report, -1: none */
 	int64_t seen_us, exited_us;
 	int64_t status_next_us, status_backoff_us; /* when to ask the kernel for the code again */
+	/* --on-sidecar-exit=fail: SIGTERM to its main process, then SIGKILL to every process. */
+	int signal;             /* the last signal sent to it, 0 */
+	int64_t signal_next_us; /* when the next one is due */
+	int signal_err;         /* -errno that keeps signals from it (-EPERM), 0 */
+};
+
+/* How a native sidecar's container was known. */
+enum decide_native_by {
+	NATIVE_BY_SPEC,    /* a sidecar spec that says native matches it */
+	NATIVE_BY_START,   /* --first: it ran before the agent started, and no plain sidecar's spec matches it */
+	NATIVE_BY_RESTART, /* it appeared after a native one of the same name exited: the kubelet's restart */
+};
+
+/*
+ * A native sidecar's container: an init container with restartPolicy:
+ * Always, which the kubelet starts before the regular containers, restarts
+ * when it exits, and stops after them. Neither an app nor to be stopped:
+ * it is only listed.
+ */
+struct decide_native {
+	unsigned id;
+	char name[DECIDE_NAME_MAX]; /* its spec's name, else its root's */
+	enum decide_native_by by;
+	bool exited;
+	bool replaced;          /* a later container took its place (NATIVE_BY_RESTART) */
+	int64_t seen_us, exited_us;
 };
 
 /* A report waiting for the rescan that comes before it is matched to an app. */
@@ -154,6 +189,7 @@ struct decide_sidecar {
 	/* Its own exit code: its containers' roots', the first non-zero one, else 0. */
 	int exit_code;              /* DECIDE_CODE_PENDING: none exited yet, or on its way */
 	unsigned codes_pending;     /* roots exited whose code has not come in */
+	unsigned died;              /* of those, roots that exited while the apps ran, with no stop sent */
 	int64_t exited_us;          /* the last root's exit */
 	int64_t status_next_us, status_backoff_us;
 };
@@ -178,6 +214,8 @@ enum decide_action_kind {
 	DECIDE_WATCH,     /* collect and watch every process of sidecar; decide_sidecar_gone() when none is left */
 	DECIDE_SIGNAL,    /* send signo to the roots of sidecar's containers (all: to every process; the
 			     watches come first then); decide_signal_result() */
+	DECIDE_SIGNAL_APP, /* send signo to the main process of app container app (all: to every process of it,
+			      from a fresh look at /proc); decide_app_signal_result() */
 	DECIDE_CATCHES,   /* whether the roots of sidecar catch signo and sleep (/proc/PID/status):
 			     decide_sidecar_catches() */
 	DECIDE_HTTP,      /* make the request (purpose, url, timeouts); decide_http_result() */
@@ -197,6 +235,7 @@ enum decide_http_purpose {
 struct decide_action {
 	enum decide_action_kind kind;
 	size_t sidecar;
+	unsigned app;           /* DECIDE_SIGNAL_APP: the app container's id */
 	int signo;
 	bool all;               /* DECIDE_SIGNAL to every process, not the roots alone */
 	int exit_code;
@@ -232,6 +271,8 @@ struct decide {
 	size_t napps, capapps;
 	struct decide_report *reports;
 	size_t nreports, capreports;
+	struct decide_native *natives;
+	size_t nnatives, capnatives;
 	struct decide_sidecar *sidecars;
 	size_t current;         /* the sidecar being stopped: reverse --sidecar order */
 	int64_t settled_us;     /* every sidecar settled; the exit may wait for exit codes */
@@ -241,6 +282,8 @@ struct decide {
 	bool ready_expired;     /* --ready-timeout passed first */
 	int64_t sidecar_wait_from_us; /* apps done, a named sidecar not seen: the wait began; 0: none */
 	bool sidecar_wait_over; /* it ended (each missing one was named in a warning) */
+	int64_t apps_stop_us;   /* --on-sidecar-exit=fail: a sidecar failed and the apps are being stopped; 0: not */
+	size_t apps_stop_for;   /* that sidecar */
 };
 
 int decide_init(struct decide *d, const struct decide_config *cfg, int64_t now);
@@ -256,10 +299,16 @@ void decide_app_exited(struct decide *d, unsigned id, int64_t now);
  * later, as DECIDE_STATUS says).
  */
 void decide_app_status(struct decide *d, unsigned id, int code, int64_t now);
-/* Its root exec'd another program (sh -c 'exec job'): the app's name is the new one's. */
+/*
+ * Its root exec'd another program (sh -c 'exec job'): the app's name is the
+ * new one's, and under OnFailure it may now be the restart of a failed app
+ * of that name (one seen before that app exited never is).
+ */
 void decide_app_renamed(struct decide *d, unsigned id, const char *name);
 /* The container turned out not to be an app (a sidecar's process appeared in it). */
 void decide_app_forget(struct decide *d, unsigned id);
+/* The outcome of DECIDE_SIGNAL_APP: 0, or -errno (-EPERM: not allowed, logged with the fix; -EMFILE...: again). */
+void decide_app_signal_result(struct decide *d, unsigned id, int err, int64_t now);
 /* The app container runs `rearguard run`, which will report as apps/name. */
 void decide_app_reports_as(struct decide *d, unsigned id, const char *name);
 /*
@@ -272,6 +321,24 @@ void decide_app_reports_as(struct decide *d, unsigned id, const char *name);
  * the report (the kubelet acts on it); a difference is logged.
  */
 void decide_app_report(struct decide *d, const char *name, int code, int64_t now);
+
+/*
+ * A native sidecar's container appeared (name: its spec's, else its root's;
+ * by: how that is known), or its root exited. It is listed, and nothing
+ * else: never an app, never waited for, never signalled.
+ */
+void decide_native_seen(struct decide *d, unsigned id, const char *name, enum decide_native_by by, int64_t now);
+void decide_native_exited(struct decide *d, unsigned id, int64_t now);
+/* It was taken for a native sidecar, but a plain sidecar's spec matches it now (its root exec'd). */
+void decide_native_forget(struct decide *d, unsigned id);
+/*
+ * Whether a container named name, first seen at since, is the kubelet's
+ * restart of a native sidecar: one of that name exited before since, and no
+ * later container took its place yet.
+ */
+bool decide_native_restarted(const struct decide *d, const char *name, int64_t since);
+/* How a native was known, in one word for the log and the summary: spec, first, restart. */
+const char *decide_native_known_by(enum decide_native_by by);
 
 /* A container of the sidecar appeared; its root exited (its code follows, as for apps). */
 void decide_sidecar_seen(struct decide *d, size_t sidecar, int64_t now);

@@ -41,6 +41,8 @@ enum {
 	OPT_TIMEOUT,
 	OPT_NO_WAIT,
 	OPT_DRAIN,
+	OPT_ON_SIDECAR_EXIT,
+	OPT_FIRST,
 };
 
 /* Which commands take an option. */
@@ -73,6 +75,8 @@ static const struct opt_def opts[] = {
 	{ "kill-after", OPT_KILL_AFTER, required_argument, "REARGUARD_KILL_AFTER", FOR_AGENT | FOR_DRAIN | FOR_RUN },
 	{ "term-grace", OPT_TERM_GRACE, required_argument, "REARGUARD_TERM_GRACE", FOR_AGENT },
 	{ "restart-grace", OPT_RESTART_GRACE, required_argument, "REARGUARD_RESTART_GRACE", FOR_AGENT },
+	{ "on-sidecar-exit", OPT_ON_SIDECAR_EXIT, required_argument, "REARGUARD_ON_SIDECAR_EXIT", FOR_AGENT },
+	{ "first", OPT_FIRST, no_argument, "REARGUARD_FIRST", FOR_AGENT },
 	{ "termination-log", OPT_TERMINATION_LOG, required_argument, "REARGUARD_TERMINATION_LOG", FOR_AGENT },
 	{ "name", OPT_NAME, required_argument, "REARGUARD_NAME", FOR_RUN },
 	{ "timeout", OPT_TIMEOUT, required_argument, "REARGUARD_TIMEOUT", FOR_RUN | FOR_WAIT },
@@ -305,6 +309,20 @@ static int apply(struct agent_options *cfg, int id, const char *value, const cha
 		return options_duration(what, value, &cfg->restart_grace_ms, err, errlen);
 	case OPT_TERMINATION_LOG:
 		return set_string(&cfg->termination_log, value, what, err, errlen);
+	case OPT_FIRST:
+		if (from_env && parse_bool(value, &cfg->first) < 0)
+			return failf(err, errlen, "%s: \"%s\" is not a boolean (true or false)", what, value);
+		if (!from_env)
+			cfg->first = true;
+		return 0;
+	case OPT_ON_SIDECAR_EXIT:
+		if (strcmp(value, "warn") == 0)
+			cfg->on_sidecar_exit = SIDECAR_EXIT_WARN;
+		else if (strcmp(value, "fail") == 0)
+			cfg->on_sidecar_exit = SIDECAR_EXIT_FAIL;
+		else
+			return failf(err, errlen, "%s: \"%s\" is not warn or fail", what, value);
+		return 0;
 	case OPT_LOG_FORMAT:
 	case OPT_VERBOSE:
 	case OPT_QUIET:
@@ -750,6 +768,15 @@ void options_print_help(void)
 	       "                             for the apps to finish (default 25s) [REARGUARD_TERM_GRACE]\n"
 	       "      --restart-grace DUR    OnFailure: how long a failed app may take to come back\n"
 	       "                             (default 5m)             [REARGUARD_RESTART_GRACE]\n"
+	       "      --first                the agent is the pod's first regular container (as inject\n"
+	       "                             writes it): containers running before it started are\n"
+	       "                             native sidecars, unless a sidecar spec without native\n"
+	       "                             matches them                  [REARGUARD_FIRST=true]\n"
+	       "      --on-sidecar-exit WHAT a sidecar fails while the apps run, under Never: warn\n"
+	       "                             (default: log it; the apps run on without it), or fail:\n"
+	       "                             stop the apps as the kubelet would (SIGTERM, SIGKILL\n"
+	       "                             after --kill-after) so that the Job fails now and its\n"
+	       "                             backoffLimit retries it  [REARGUARD_ON_SIDECAR_EXIT]\n"
 	       "      --termination-log PATH where the JSON summary goes, if writable\n"
 	       "                             (default /dev/termination-log) [REARGUARD_TERMINATION_LOG];\n"
 	       "                             a short form when the kubelet would cut it\n"
@@ -780,6 +807,8 @@ void options_print_help(void)
 	       "                   runtime does (signal-all: to each of its processes); either way\n"
 	       "                   the sidecar counts as stopped only once its processes are gone;\n"
 	       "                   SIGTERM, then SIGKILL to every process, if they are not\n"
+	       "  native           (no value) a native sidecar, an init container with\n"
+	       "                   restartPolicy: Always: never waited for, never stopped\n"
 	       "Presets:\n");
 	for (i = 0; i < spec_npresets; i++)
 		printf("  %-9s match=%s stop=%s\n", spec_presets[i].name, spec_presets[i].match, spec_presets[i].stop);

@@ -29,6 +29,8 @@ struct agent_options {
 	enum restart_policy policy;
 	int64_t startup_timeout_ms, sidecar_wait_ms, ready_timeout_ms, stop_timeout_ms, kill_after_ms;
 	int64_t term_grace_ms, restart_grace_ms;
+	enum sidecar_exit_policy on_sidecar_exit; /* --on-sidecar-exit */
+	bool first;    /* --first: the agent is the pod's first regular container (what ran before it is native) */
 	char *termination_log;
 	enum log_format log_format;
 	enum log_level log_level;

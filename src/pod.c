@@ -22,6 +22,8 @@ struct pod_root {
 	unsigned id;
 	enum podscan_role role; /* as last told to decide */
 	int sidecar;
+	bool native;        /* told to decide as a native sidecar */
+	int64_t seen_us;    /* when it was first seen */
 };
 
 static const char *sidecar_name(const struct pod *p, int k)
@@ -79,8 +81,10 @@ static enum podscan_match classify(void *arg, const char *comm, const char *argv
 
 static void log_container(const struct pod *p, const struct podscan_container *c, const char *what)
 {
+	const struct pod_root *r = c->data;
+
 	log_msg(LOG_INFO,
-		FIELDS(LF_INT("container", c->id), LF_STR("role", podscan_role_name(c->role)),
+		FIELDS(LF_INT("container", c->id), LF_STR("role", r && r->native ? "native" : podscan_role_name(c->role)),
 		       LF_STR("sidecar", c->role == ROLE_SIDECAR ? sidecar_name(p, c->sidecar) : NULL),
 		       LF_STR("name", c->name), LF_INT("pid", c->root), LF_INT("processes", c->nprocs),
 		       LF_STR("cgroup", c->display)),
@@ -94,7 +98,9 @@ static void log_container(const struct pod *p, const struct podscan_container *c
 static void root_gone(struct pod *p, struct pod_root *r, struct podscan_container *c, int64_t when, bool unwatched)
 {
 	podscan_root_exited(p->ps, c);
-	if (r->role == ROLE_APP) {
+	if (r->native) {
+		decide_native_exited(p->d, r->id, when);
+	} else if (r->role == ROLE_APP) {
 		decide_app_exited(p->d, r->id, when);
 		if (unwatched)
 			decide_app_status(p->d, r->id, DECIDE_CODE_UNKNOWN, when);
@@ -139,10 +145,10 @@ static void root_exited(struct ev_loop *loop, struct pidwatch *pw)
 			p->cfg.on_exit(p->cfg.data);
 		return;
 	}
-	if (r->role == ROLE_APP)
+	if (r->role == ROLE_APP && !r->native)
 		log_msg(LOG_INFO, FIELDS(LF_INT("container", c->id), LF_STR("name", c->name), LF_INT("pid", c->root)),
 			"app container exited");
-	else if (r->role == ROLE_SIDECAR && p->d->sidecars[r->sidecar].state == SC_UP)
+	else if (r->role == ROLE_SIDECAR && !r->native && p->d->sidecars[r->sidecar].state == SC_UP)
 		log_msg(LOG_WARN,
 			FIELDS(LF_INT("container", c->id), LF_STR("sidecar", sidecar_name(p, r->sidecar)),
 			       LF_INT("pid", c->root)),
@@ -159,13 +165,14 @@ static void root_exited(struct ev_loop *loop, struct pidwatch *pw)
  * root is watched too: the exec keeps the pid, so the watch follows it into
  * the program, and an exit before the next rescan is not missed.
  */
-static void watch_root(struct pod *p, struct podscan_container *c)
+static void watch_root(struct pod *p, struct podscan_container *c, bool native)
 {
 	struct pod_root *r = c->data;
 
 	if (r) {
 		r->role = c->role;
 		r->sidecar = c->sidecar;
+		r->native = native;
 		return;
 	}
 	if (p->nroots == p->caproots) {
@@ -184,6 +191,8 @@ static void watch_root(struct pod *p, struct podscan_container *c)
 	r->id = c->id;
 	r->role = c->role;
 	r->sidecar = c->sidecar;
+	r->native = native;
+	r->seen_us = mono_us();
 	r->pw.on_exit = root_exited;
 	p->roots[p->nroots++] = r;
 	c->data = r;
@@ -233,12 +242,79 @@ static void note_run_name(struct pod *p, const struct podscan_container *c)
 		"app container runs rearguard run: its report will be apps/NAME");
 }
 
+/*
+ * Whether container c, just seen or just given its role, is a native
+ * sidecar, and how that is known; -1: it is not. A native spec says so.
+ * With --first (the agent is the pod's first regular container, on its
+ * first run), a container that ran when the agent started and was created
+ * before the agent's own is one: the kubelet creates the native sidecars
+ * before the regular containers and leaves them running, while the
+ * ordinary init containers have exited by then. Created before is told by
+ * the pid, which the pod's namespace hands out in order from 1 (the start
+ * time, in ticks of 10 ms, only confirms it). A plain spec wins over that
+ * evidence: a proxy put before the agent (Istio's
+ * holdApplicationUntilProxyStarts, Linkerd's proxy-await) must be stopped.
+ * Later, a container under the name of a native one that exited before it
+ * appeared is the kubelet's restart of it.
+ */
+static int native_by(const struct pod *p, const struct podscan_container *c, bool first, int64_t since)
+{
+	if (c->role == ROLE_SIDECAR)
+		return p->cfg.opt->sidecars[c->sidecar].native ? NATIVE_BY_SPEC : -1;
+	if (c->role != ROLE_APP)
+		return -1;
+	if (first && p->cfg.first && !c->root_gone && c->root > 0 && c->root < p->self_root &&
+	    c->root_start <= p->self_start)
+		return NATIVE_BY_START;
+	if (decide_native_restarted(p->d, c->name, since))
+		return NATIVE_BY_RESTART;
+	return -1;
+}
+
+/*
+ * Container c is a native sidecar (by): decide lists it, and nothing else
+ * is done with it but watching its root (whose exit is the native's).
+ */
+static void native_seen(struct pod *p, struct podscan_container *c, int by, int64_t now)
+{
+	const struct pod_root *r = c->data;
+
+	if (r && !r->native)
+		decide_app_forget(p->d, c->id);
+	decide_native_seen(p->d, c->id, c->role == ROLE_SIDECAR ? sidecar_name(p, c->sidecar) : c->name,
+			   (enum decide_native_by)by, now);
+	watch_root(p, c, true);
+}
+
+/*
+ * An app container's main process exec'd another program (an entrypoint
+ * script that execs the job): its name from now on, which under OnFailure
+ * may make it the restart of a failed attempt of that program, or the
+ * kubelet's restart of a native sidecar of that name.
+ */
+static void app_renamed(struct pod *p, struct podscan_container *c)
+{
+	struct pod_root *r = c->data;
+
+	log_msg(LOG_INFO, FIELDS(LF_INT("container", c->id), LF_STR("name", c->name), LF_INT("pid", c->root)),
+		"app container renamed: its main process runs another program");
+	if (r && !r->native && decide_native_restarted(p->d, c->name, r->seen_us)) {
+		native_seen(p, c, NATIVE_BY_RESTART, mono_us());
+		log_container(p, c, "container role changed");
+		return;
+	}
+	if (!r || !r->native)
+		decide_app_renamed(p->d, c->id, c->name);
+}
+
 /* Tells decide what the last refresh found. */
 static void tell_decide(struct pod *p, bool first)
 {
 	int64_t now = mono_us();
 	unsigned pending = 0;
+	const char *what;
 	size_t i;
+	int by;
 
 	for (i = 0; i < podscan_count(p->ps); i++) {
 		struct podscan_container *c = podscan_container(p->ps, i);
@@ -256,12 +332,24 @@ static void tell_decide(struct pod *p, bool first)
 		if (c->role == ROLE_PENDING)
 			pending++;
 		if (c->renamed && !fresh && c->role == ROLE_APP)
-			decide_app_renamed(p->d, c->id, c->name);
+			app_renamed(p, c);
 		/* A root not watched yet (no memory last time) is tried again. */
 		if (!fresh && (r || !watched_role))
 			continue;
+		what = first ? "container" : c->is_new ? "container appeared" : "container role changed";
+		if (fresh && (by = native_by(p, c, first, r ? r->seen_us : now)) >= 0) {
+			if (!r || !r->native)
+				native_seen(p, c, by, now);
+			log_container(p, c, what);
+			continue;
+		}
+		/* A plain spec matches it now: it is that sidecar after all. */
+		if (fresh && r && r->native)
+			decide_native_forget(p->d, c->id);
 		if (fresh) {
-			log_container(p, c, first ? "container" : c->is_new ? "container appeared" : "container role changed");
+			if (r)
+				r->native = false;
+			log_container(p, c, what);
 			if (r && r->role == ROLE_APP && c->role != ROLE_APP)
 				decide_app_forget(p->d, c->id);
 			if (c->role == ROLE_APP) {
@@ -274,7 +362,7 @@ static void tell_decide(struct pod *p, bool first)
 			}
 		}
 		if (watched_role)
-			watch_root(p, c);
+			watch_root(p, c, false);
 	}
 	decide_pending(p->d, pending);
 }
@@ -314,7 +402,17 @@ int pod_open(struct pod *p, const struct pod_config *cfg)
 
 void pod_follow(struct pod *p, struct decide *d)
 {
+	size_t i;
+
 	p->d = d;
+	for (i = 0; i < podscan_count(p->ps); i++) {
+		const struct podscan_container *c = podscan_container(p->ps, i);
+
+		if (c->role == ROLE_SELF) {
+			p->self_root = c->root;
+			p->self_start = c->root_start;
+		}
+	}
 	tell_decide(p, true);
 }
 
@@ -348,7 +446,7 @@ void pod_statuses(struct pod *p)
 		struct pod_root *r = p->roots[i];
 		int code = 0, rc;
 
-		if ((r->role != ROLE_APP && r->role != ROLE_SIDECAR) || !r->pw.exited || r->pw.status_done)
+		if ((r->role != ROLE_APP && r->role != ROLE_SIDECAR) || r->native || !r->pw.exited || r->pw.status_done)
 			continue;
 		rc = pidwatch_status(&r->pw, &code);
 		if (rc == -EAGAIN)
@@ -397,6 +495,56 @@ void pod_catches(struct pod *p, size_t sidecar, int signo, int64_t now)
 			result = rc;
 	}
 	decide_sidecar_catches(p->d, sidecar, result, now);
+}
+
+/* Signals one process of the pod, if pid still has that start time; a watch of a moment does the checking. */
+static int signal_process(struct pod *p, pid_t pid, uint64_t start, int signo)
+{
+	struct pidwatch w;
+	int rc;
+
+	memset(&w, 0, sizeof(w));
+	rc = pidwatch_start(p->cfg.loop, &w, p->ps, pid, start);
+	if (rc < 0)
+		return rc;
+	rc = pidwatch_kill(&w, signo);
+	pidwatch_stop(p->cfg.loop, &w);
+	return rc;
+}
+
+int pod_signal_app(struct pod *p, unsigned id, int signo, bool all, unsigned *sent)
+{
+	struct podscan_container *c = podscan_find(p->ps, id);
+	struct pod_root *r = c ? c->data : NULL;
+	pid_t *pids = NULL;
+	uint64_t *starts = NULL;
+	size_t n, i;
+	int err = 0, rc;
+
+	*sent = 0;
+	if (!c || !r || r->role != ROLE_APP)
+		return -ESRCH;
+	if (!all) {
+		rc = pidwatch_kill(&r->pw, signo);
+		*sent += rc == 0;
+		return rc == -ESRCH ? 0 : rc;
+	}
+	n = c->nprocs;
+	if (n && (!(pids = calloc(n, sizeof(*pids))) || !(starts = calloc(n, sizeof(*starts))))) {
+		free(pids);
+		return -ENOMEM;
+	}
+	n = podscan_procs(p->ps, c, pids, starts, n);
+	for (i = 0; i < n && i < c->nprocs; i++) {
+		rc = signal_process(p, pids[i], starts[i], signo);
+		if (rc == 0)
+			(*sent)++;
+		else if (rc != -ESRCH && (err == 0 || rc == -EPERM))
+			err = rc;
+	}
+	free(pids);
+	free(starts);
+	return err;
 }
 
 void pod_poll(struct pod *p)

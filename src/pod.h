@@ -16,6 +16,13 @@
  *
  * cfg.on_exit runs after a root's exit was told to decide, for the engine
  * to act on it.
+ *
+ * Native sidecars (init containers with restartPolicy: Always) are told to
+ * decide as such, never as apps or sidecars to stop: a container a native
+ * spec matches; with cfg.first, one that ran before the agent's container
+ * was created (an earlier pid and start time) and that no plain spec
+ * matches; and one that appears, under the name of a native one that
+ * exited, after that exit (the kubelet's restart).
  */
 #ifndef RG_POD_H
 #define RG_POD_H
@@ -34,6 +41,8 @@ struct pod_config {
 	struct ev_loop *loop;
 	const struct agent_options *opt; /* the sidecars, --app */
 	bool apps;                       /* containers may be apps (the agent); not for drain and the wrapper */
+	bool first;                      /* --first, on the agent's first run in the pod: containers running
+					    before it started are native sidecars, unless a plain spec matches */
 	void (*on_exit)(void *data);
 	/* A container of sidecar k appeared (or turned out to be one): for the pre-flight checks. */
 	void (*on_sidecar)(void *data, size_t k, const struct podscan_container *c);
@@ -47,6 +56,8 @@ struct pod {
 	struct pod_root **roots;
 	size_t nroots, caproots;
 	bool checking;          /* pod_check_sidecar is on the stack: exits are told to decide only */
+	pid_t self_root;        /* the agent's container's root, and its start time: what --first compares with */
+	uint64_t self_start;
 };
 
 /* Scans /proc once. -ENXIO when the agent's own container is all it sees. */
@@ -68,6 +79,14 @@ void pod_check_sidecar(struct pod *p, size_t sidecar);
  * (podscan_catches), told to decide (DECIDE_CATCHES): decide_sidecar_catches().
  */
 void pod_catches(struct pod *p, size_t sidecar, int signo, int64_t now);
+/*
+ * Sends signo to the main process of app container id (DECIDE_SIGNAL_APP),
+ * or with all to every process of it as the last refresh saw them, each
+ * through a pidfd that is checked against its start time (never a reused
+ * pid). 0, or the -errno that matters most (-EPERM first); *sent: how many
+ * got it.
+ */
+int pod_signal_app(struct pod *p, unsigned id, int signo, bool all, unsigned *sent);
 /* Looks at the roots watched by polling (DECIDE_POLL); how many roots are polled. */
 void pod_poll(struct pod *p);
 unsigned pod_polled(const struct pod *p);

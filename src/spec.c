@@ -66,10 +66,19 @@ int regex_compile_whole(regex_t *re, const char *src, char *err, size_t errlen)
 	return 0;
 }
 
-/* Whether s starts like "word=": where a value ends and the next key begins. */
+/* Whether s starts with the key native, which takes no value: "native" alone, or before a comma. */
+static bool native_at(const char *s)
+{
+	return strncmp(s, "native", 6) == 0 && (s[6] == '\0' || s[6] == ',');
+}
+
+/* Whether s starts like "word=" (or native): where a value ends and the next key begins. */
 static bool key_like(const char *s)
 {
 	const char *p = s;
+
+	if (native_at(s))
+		return true;
 
 	if (*p < 'a' || *p > 'z')
 		return false;
@@ -223,12 +232,13 @@ int spec_parse(const char *text, struct sidecar_spec *spec, char *err, size_t er
 		snprintf(err, errlen, "sidecar spec is empty (examples: istio; match=fluent-bit,stop=signal:TERM)");
 		return -EINVAL;
 	}
-	if (!key_at(p)) {
+	if (!key_at(p) && !native_at(p)) {
 		const char *comma = strchr(p, ',');
 		size_t n = comma ? (size_t)(comma - p) : strlen(p);
 
 		if (memchr(p, '=', n)) {
-			fail(err, errlen, text, "unknown key \"%.*s\" (keys: name, match, ready, drain, drain-time, stop)",
+			fail(err, errlen, text,
+			     "unknown key \"%.*s\" (keys: name, match, ready, drain, drain-time, stop, native)",
 			     (int)(strchr(p, '=') - p), p);
 			rc = -EINVAL;
 			goto out;
@@ -245,10 +255,27 @@ int spec_parse(const char *text, struct sidecar_spec *spec, char *err, size_t er
 		char key[16], *value;
 		const char *v, *q;
 
+		/* native: an init container with restartPolicy: Always, which the kubelet runs and stops. */
+		if (native_at(p)) {
+			if (spec->native) {
+				fail(err, errlen, text, "native given twice");
+				rc = -EINVAL;
+				goto out;
+			}
+			spec->native = true;
+			p += p[6] ? 7 : 6;
+			continue;
+		}
+		if (strncmp(p, "native=", 7) == 0) {
+			fail(err, errlen, text, "native takes no value (write native alone)");
+			rc = -EINVAL;
+			goto out;
+		}
 		if (!klen) {
 			const char *eq = strchr(p, '=');
 
-			fail(err, errlen, text, "unknown key \"%.*s\" (keys: name, match, ready, drain, drain-time, stop)",
+			fail(err, errlen, text,
+			     "unknown key \"%.*s\" (keys: name, match, ready, drain, drain-time, stop, native)",
 			     eq ? (int)(eq - p) : (int)strlen(p), p);
 			rc = -EINVAL;
 			goto out;

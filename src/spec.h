@@ -4,7 +4,8 @@
  *	PRESET[,KEY=VALUE...]   or   KEY=VALUE[,KEY=VALUE...]
  *
  * Keys: name, match, ready, drain, drain-time, stop (URL, signal:NAME to the
- * container's main process, signal-all:NAME to each of its processes). A value runs to the next
+ * container's main process, signal-all:NAME to each of its processes), and
+ * native, which takes no value (the sidecar is a native one: never stopped). A value runs to the next
  * comma that is followed by "word=", so a regex may contain other commas
  * (match=a{1,3}) while a misspelt key is still caught.
  * Keys override the preset's values. match is a POSIX extended regex that
@@ -36,6 +37,8 @@ struct sidecar_spec {
 	char *stop_url;     /* NULL: stop with stop_signal */
 	int stop_signal;
 	bool signal_all;    /* signal-all: the stop signal goes to every process, not the root alone */
+	bool native;        /* a native sidecar (an init container with restartPolicy: Always): the kubelet
+			       restarts and stops it; never waited for, never signalled */
 	bool detected;      /* a preset found by detection (--sidecar auto): it counts once a process of it
 			       is seen, and its processes are told by presets_detect, not by match */
 	/* The URLs taken apart once, here: their paths point into the strings above. */

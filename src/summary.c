@@ -5,9 +5,11 @@
 #include "decide.h"
 #include "log.h"
 #include "options.h"
+#include "parse.h"
 #include "util.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 static void app_json(struct jbuf *j, const struct decide *d, const struct decide_app *a)
@@ -38,6 +40,16 @@ static void app_json(struct jbuf *j, const struct decide *d, const struct decide
 	}
 	jbuf_key(j, "state");
 	jbuf_str(j, !a->exited ? "running" : a->superseded ? "restarted" : "exited");
+	/* The last signal rearguard sent it (--on-sidecar-exit=fail), null: none. */
+	jbuf_key(j, "signal");
+	if (a->signal) {
+		char sig[16];
+
+		snprintf(sig, sizeof(sig), "SIG%s", signal_name(a->signal));
+		jbuf_str(j, sig);
+	} else {
+		jbuf_null(j);
+	}
 	jbuf_key(j, "exited_after_ms");
 	jbuf_ms(j, a->exited ? a->exited_us - d->started_us : -1);
 	jbuf_end(j, '}');
@@ -95,6 +107,21 @@ static void sidecar_json(struct jbuf *j, const struct decide *d, const struct ag
 	for (k = 0; k < sc->requests && k < DECIDE_STATUSES_MAX; k++)
 		result_json(j, sc->statuses[k]);
 	jbuf_end(j, ']');
+	jbuf_end(j, '}');
+}
+
+/* A native sidecar's container: listed, for it was neither waited for nor stopped. */
+static void native_json(struct jbuf *j, const struct decide_native *n)
+{
+	jbuf_begin(j, '{');
+	jbuf_key(j, "name");
+	jbuf_str(j, n->name);
+	jbuf_key(j, "container");
+	jbuf_int(j, n->id);
+	jbuf_key(j, "known_by");
+	jbuf_str(j, decide_native_known_by(n->by));
+	jbuf_key(j, "state");
+	jbuf_str(j, !n->exited ? "running" : n->replaced ? "restarted" : "exited");
 	jbuf_end(j, '}');
 }
 
@@ -164,9 +191,14 @@ void summary_build(struct jbuf *j, const struct decide *d, const struct agent_op
 	jbuf_key(j, "sidecars");
 	jbuf_begin(j, '[');
 	for (i = 0; i < opt->nsidecars; i++)
-		/* Detection looked for every known sidecar: only those it found are the pod's. */
-		if (!opt->sidecars[i].detected || d->sidecars[i].seen)
+		/* Detection looked for every known sidecar: only those it found are the pod's. Natives are apart. */
+		if ((!opt->sidecars[i].detected || d->sidecars[i].seen) && !opt->sidecars[i].native)
 			sidecar_json(j, d, opt, i);
+	jbuf_end(j, ']');
+	jbuf_key(j, "natives");
+	jbuf_begin(j, '[');
+	for (i = 0; i < d->nnatives; i++)
+		native_json(j, &d->natives[i]);
 	jbuf_end(j, ']');
 	jbuf_end(j, '}');
 }

@@ -294,6 +294,304 @@ static void on_failure(void)
 	is_int(next_skipping_rescans(), DECIDE_APPS_DONE, "Never: the exit code does not matter");
 }
 
+/*
+ * A sidecar that exits while the apps run, with no stop sent: its code says
+ * what most likely happened, and the policy what it means.
+ */
+static void sidecar_dies(void)
+{
+	static const struct decide_sidecar_config envoy = { .name = "envoy", .stop_url = "http://127.0.0.1:1/stop",
+							    .exit_fix = "a stop over HTTP ends a proxy with 0" };
+
+	setup_with(POLICY_NEVER, 1, &envoy, 1, false);
+	decide_sidecar_seen(&d, 0, T - LONG_AGO);
+	decide_app_seen(&d, 3, "job", T - LONG_AGO);
+	decide_sidecar_exited(&d, 0, T);
+	is_int(next(), DECIDE_STATUS, "its exit code is asked for");
+	decide_sidecar_status(&d, 0, 137, T);
+	ok(logged("sidecar envoy was killed by SIGKILL (exit code 137) while the apps ran, with no stop from "
+		  "rearguard: most likely by the out-of-memory killer"),
+	   "SIGKILL with no stop sent: killed, most likely for its memory, or by a person");
+	ok(logged("The apps have lost it, under restartPolicy Never nothing restarts it"), "and what it means");
+	ok(logged("signal=KILL"), "the signal is a field");
+	ok(!logged("a stop over HTTP") && !logged("although the apps succeeded"),
+	   "no advice about a stop that was never sent");
+	is_int(d.sidecars[0].exit_code, 137, "the code is kept for the summary");
+	is_int(next(), NONE, "the app still runs: nothing else to do (the default is a warning)");
+	T += S;
+	decide_app_exited(&d, 3, T);
+	decide_app_status(&d, 3, 0, T);
+	is_int(next(), DECIDE_APPS_DONE, "the apps done: the drain");
+	is_int(next(), DECIDE_WATCH, "a look for what is left of it");
+	decide_sidecar_gone(&d, 0, T);
+	is_int(next(), DECIDE_EXIT, "exit");
+	is_str(decide_outcome(&d.sidecars[0]), "exited-before-stop", "outcome exited-before-stop");
+
+	setup_with(POLICY_NEVER, 1, &envoy, 1, false);
+	decide_sidecar_seen(&d, 0, T - LONG_AGO);
+	decide_sidecar_exited(&d, 0, T);
+	decide_sidecar_status(&d, 0, 143, T);
+	ok(logged("was ended by SIGTERM (exit code 143) while the apps ran"), "143: ended by SIGTERM, not by us");
+	decide_sidecar_exited(&d, 0, T);
+	decide_sidecar_status(&d, 0, 139, T);
+	ok(logged("crashed (SIGSEGV, exit code 139)"), "139: a crash");
+	decide_sidecar_exited(&d, 0, T);
+	decide_sidecar_status(&d, 0, 2, T);
+	ok(logged("exited 2 on its own while the apps ran: it failed"), "2: it failed");
+	decide_sidecar_exited(&d, 0, T);
+	decide_sidecar_status(&d, 0, DECIDE_CODE_UNKNOWN, T);
+	ok(logged("(its exit code is unknown)"), "unknown: said so");
+	is_int(log_count("while the apps ran"), 4, "each death is told once");
+
+	setup_with(POLICY_ON_FAILURE, 1, &envoy, 1, false);
+	decide_sidecar_seen(&d, 0, T - LONG_AGO);
+	decide_sidecar_exited(&d, 0, T);
+	decide_sidecar_status(&d, 0, 137, T);
+	ok(logged("the kubelet restarts a container that exited non-zero, in place and after its back-off") &&
+	   logged("rearguard takes the new container for the same sidecar"),
+	   "OnFailure: the kubelet restarts it, and rearguard stops the new one after the apps");
+	ok(!logged("the pod will not complete"), "no word of a pod that will not complete");
+
+	setup_with(POLICY_ON_FAILURE, 1, &envoy, 1, false);
+	decide_sidecar_seen(&d, 0, T - LONG_AGO);
+	decide_sidecar_exited(&d, 0, T);
+	decide_sidecar_status(&d, 0, 0, T);
+	ok(logged("exited 0 while the apps ran") &&
+		   logged("restarts only a container that failed: this one stays gone"),
+	   "OnFailure, exit 0: not restarted");
+
+	setup_with(POLICY_NEVER, 1, &envoy, 1, false);
+	decide_sidecar_seen(&d, 0, T - LONG_AGO);
+	decide_sidecar_exited(&d, 0, T);
+	decide_sidecar_status(&d, 0, 0, T);
+	ok(logged("The apps have lost it, and under restartPolicy Never nothing restarts it"), "Never, exit 0");
+}
+
+/* One app and one sidecar, long running, under policy and --on-sidecar-exit what; then the sidecar exits with code. */
+static void sidecar_exits_with(enum restart_policy policy, enum sidecar_exit_policy what, bool deleted, int code)
+{
+	setup(policy, 1, 1);
+	d.cfg.on_sidecar_exit = what;
+	decide_sidecar_seen(&d, 0, T - LONG_AGO);
+	decide_app_seen(&d, 3, "job", T - LONG_AGO);
+	if (deleted)
+		decide_terminate(&d, T);
+	decide_sidecar_exited(&d, 0, T);
+	decide_sidecar_status(&d, 0, code, T);
+}
+
+/* --on-sidecar-exit=fail: a sidecar that fails while the apps run has the apps stopped, as the kubelet would. */
+static void sidecar_fails_apps(void)
+{
+	setup(POLICY_NEVER, 2, 2);
+	d.cfg.on_sidecar_exit = SIDECAR_EXIT_FAIL;
+	decide_sidecar_seen(&d, 0, T - LONG_AGO);
+	decide_sidecar_seen(&d, 1, T - LONG_AGO);
+	decide_app_seen(&d, 3, "job", T - LONG_AGO);
+	decide_app_seen(&d, 4, "other", T - LONG_AGO);
+	is_int(next(), NONE, "the apps run");
+	decide_sidecar_exited(&d, 1, T);
+	is_int(next(), DECIDE_STATUS, "the sidecar's exit code is asked for");
+	is_int(next(), NONE, "nothing is stopped before it is known: an exit 0 would not count");
+	decide_sidecar_status(&d, 1, 137, T);
+	ok(logged("--on-sidecar-exit=fail: stopping the apps as the kubelet would"), "the stop of the apps is logged");
+	ok(!logged("stops them instead") && !logged("the apps run on"), "no hint at the option that is given");
+	is_int(next(), DECIDE_SIGNAL_APP, "a signal to the first app");
+	is_int(last.app, 3, "container 3");
+	is_int(last.signo, SIGTERM, "SIGTERM");
+	ok(!last.all && last.urgent, "to its main process, before anything else");
+	decide_app_signal_result(&d, 3, 0, T);
+	is_int(next(), DECIDE_SIGNAL_APP, "then to the second");
+	is_int(last.app, 4, "container 4");
+	decide_app_signal_result(&d, 4, -EPERM, T);
+	ok(logged("not permitted to signal the app") && logged("securityContext.runAsUser"), "EPERM names the fix");
+	is_int(next(), NONE, "then the grace");
+	is_int(decide_deadline(&d, T), T + 5 * S, "of --kill-after");
+	T += 5 * S;
+	is_int(next(), DECIDE_SIGNAL_APP, "still running after the grace");
+	is_int(last.app, 3, "container 3");
+	is_int(last.signo, SIGKILL, "SIGKILL");
+	ok(last.all, "to every process of it");
+	decide_app_signal_result(&d, 3, 0, T);
+	is_int(next(), NONE, "nothing more: the app that may not be signalled is left alone");
+	is_int(decide_deadline(&d, T), INT64_MAX, "no timer for the apps' stop any more");
+	decide_app_exited(&d, 3, T);
+	decide_app_status(&d, 3, 137, T);
+	is_int(next_skipping_rescans(), NONE, "the other app still runs: no drain yet");
+	T += S;
+	decide_app_exited(&d, 4, T);
+	decide_app_status(&d, 4, 0, T);
+	is_int(next_skipping_rescans(), DECIDE_APPS_DONE, "both over: the drain");
+	is_str(last.reason, "sidecar-exited", "reason sidecar-exited");
+	ok(logged("apps stopped after their sidecar failed"), "the drain says why");
+	is_int(next(), DECIDE_WATCH, "the failed sidecar: a look for what is left of it");
+	is_int(last.sidecar, 1, "sidecar 1");
+	decide_sidecar_gone(&d, 1, T);
+	is_int(next(), DECIDE_SIGNAL, "the other sidecar is stopped as usual");
+	is_int(last.sidecar, 0, "sidecar 0");
+	is_str(decide_outcome(&d.sidecars[1]), "exited-before-stop", "the failed one: exited-before-stop");
+	is_int(d.apps[0].signal, SIGKILL, "the signals are kept for the summary");
+	is_int(d.apps[1].signal, 0, "but not one that was not sent");
+
+	/* A transient failure: the same signal again shortly. */
+	sidecar_exits_with(POLICY_NEVER, SIDECAR_EXIT_FAIL, false, 1);
+	is_int(next(), DECIDE_SIGNAL_APP, "exit 1 is a failure too");
+	decide_app_signal_result(&d, 3, -EMFILE, T);
+	is_int(next(), NONE, "not at once");
+	T += 100 * MS;
+	is_int(next(), DECIDE_SIGNAL_APP, "again after 100 ms");
+	is_int(last.signo, SIGTERM, "SIGTERM again");
+	/* An app container that appears meanwhile is stopped too. */
+	decide_app_seen(&d, 5, "late", T);
+	is_int(next(), DECIDE_SIGNAL_APP, "the late app");
+	is_int(last.app, 5, "container 5");
+
+	/* Unknown code: it may have failed, and nothing restarts it. */
+	sidecar_exits_with(POLICY_NEVER, SIDECAR_EXIT_FAIL, false, DECIDE_CODE_UNKNOWN);
+	is_int(next(), DECIDE_SIGNAL_APP, "an unknown code stops the apps");
+
+	/* Not for an exit 0, not under OnFailure, not during a deletion, not by default. */
+	sidecar_exits_with(POLICY_NEVER, SIDECAR_EXIT_FAIL, false, 0);
+	is_int(next(), NONE, "exit 0: the apps run on");
+	ok(logged("the apps are not stopped: it exited 0"), "and the log says why");
+	sidecar_exits_with(POLICY_ON_FAILURE, SIDECAR_EXIT_FAIL, false, 137);
+	is_int(next(), NONE, "OnFailure: the kubelet restarts the sidecar; the apps run on");
+	ok(logged("the apps are not stopped: under restartPolicy OnFailure"), "and the log says why");
+	sidecar_exits_with(POLICY_NEVER, SIDECAR_EXIT_FAIL, true, 143);
+	is_int(next(), NONE, "a pod being deleted: the kubelet stops the apps");
+	ok(logged("the apps are not stopped: the pod is being deleted"), "and the log says why");
+	sidecar_exits_with(POLICY_NEVER, SIDECAR_EXIT_WARN, false, 137);
+	is_int(next(), NONE, "warn, the default: the apps run on");
+	ok(logged("the apps run on without it until they end, or until the Job's activeDeadlineSeconds "
+		  "(--on-sidecar-exit=fail stops them instead"),
+	   "the warning says what happens now, and names the option");
+}
+
+/*
+ * Native sidecars: a spec that says native is never polled, waited for nor
+ * stopped; containers known as natives are listed, never apps; a native one
+ * that exited comes back under its name.
+ */
+static void natives(void)
+{
+	static const struct decide_sidecar_config mixed[] = {
+		{ .name = "mesh", .ready_url = "http://127.0.0.1:15021/healthz/ready",
+		  .stop_url = "http://127.0.0.1:15020/quitquitquit", .native = true },
+		{ .name = "logs", .stop_signal = SIGTERM },
+	};
+
+	setup_with(POLICY_NEVER, 1, mixed, 2, true);
+	d.cfg.sidecar_wait_us = 120 * S;
+	decide_sidecar_seen(&d, 1, T - LONG_AGO);
+	is_int(next(), DECIDE_WRITE, "no poll of the native one's ready URL: the ready file at once");
+	is_int(last.file, DECIDE_FILE_READY, "ready");
+	decide_written(&d, DECIDE_FILE_READY, 0, T);
+	decide_app_seen(&d, 3, "job", T);
+	T += S;
+	decide_app_exited(&d, 3, T);
+	decide_app_status(&d, 3, 0, T);
+	is_int(next(), DECIDE_APPS_DONE, "apps done: no wait for the native spec, never seen");
+	ok(!logged("has not started yet"), "it is not awaited");
+	is_int(next(), DECIDE_SIGNAL, "the plain sidecar is stopped");
+	is_int(last.sidecar, 1, "logs");
+	decide_signal_result(&d, 1, 0, T);
+	is_int(next(), DECIDE_WATCH, "watched");
+	decide_sidecar_gone(&d, 1, T);
+	while (next() == DECIDE_WRITE)
+		decide_written(&d, last.file, 0, T);
+	is_int(last.kind, DECIDE_EXIT, "then the exit: nothing is sent to the native one");
+	is_int(last.exit_code, 0, "exit 0");
+
+	/* Containers known as natives: listed, never apps. */
+	setup(POLICY_NEVER, 0, 1);
+	decide_native_seen(&d, 2, "vector", NATIVE_BY_START, T);
+	decide_native_seen(&d, 2, "vector", NATIVE_BY_START, T);
+	is_int(d.nnatives, 1, "listed once");
+	is_int(decide_app_count(&d), 0, "not an app");
+	ok(logged("native sidecar: never waited for nor stopped") && logged("known_by=first"),
+	   "logged with how it is known");
+	ok(!decide_native_restarted(&d, "vector", T), "running: a new one of its name is no restart");
+	T += S;
+	decide_native_exited(&d, 2, T);
+	ok(logged("native sidecar exited: the kubelet restarts it"), "its exit is logged");
+	ok(!decide_native_restarted(&d, "vector", T - MS), "a container seen before its exit is no restart of it");
+	ok(!decide_native_restarted(&d, "job", T), "nor one of another name");
+	ok(decide_native_restarted(&d, "vector", T + S), "one of its name seen after its exit is");
+	decide_native_seen(&d, 7, "vector", NATIVE_BY_RESTART, T + S);
+	ok(logged("native sidecar restarted by the kubelet"), "the restart is logged");
+	ok(d.natives[0].replaced && !d.natives[1].exited, "the new one replaces the old");
+	ok(!decide_native_restarted(&d, "vector", T + 2 * S), "one restart per exit");
+	decide_native_forget(&d, 7);
+	is_int(d.nnatives, 1, "forget takes it off the list");
+	decide_native_seen(&d, 8, "otel", NATIVE_BY_SPEC, T);
+	decide_native_exited(&d, 8, T);
+	ok(!decide_native_restarted(&d, "otel", T + S), "a spec's native comes back by its spec, not by its name");
+	decide_app_seen(&d, 3, "job", T);
+	decide_app_exited(&d, 3, T);
+	is_int(next_skipping_rescans(), DECIDE_APPS_DONE, "the apps alone decide");
+}
+
+/*
+ * OnFailure behind an entrypoint that execs: the failed attempt was last
+ * seen under the program's name, its restart first shows the script's.
+ */
+static void restart_renamed(void)
+{
+	setup(POLICY_ON_FAILURE, 0, 1);
+	decide_app_seen(&d, 3, "bash", T);
+	decide_app_renamed(&d, 3, "sh");
+	T += S;
+	decide_app_exited(&d, 3, T);
+	decide_app_status(&d, 3, 1, T);
+	T += S;
+	decide_app_seen(&d, 4, "bash", T);
+	ok(!logged("app restarted"), "the restart still shows the script's name: not matched yet");
+	is_int(next_skipping_rescans(), NONE, "the failed attempt is still awaited");
+	decide_app_renamed(&d, 4, "sh");
+	ok(logged("app restarted"), "matched once its main process carries the program's name");
+	ok(d.apps[0].superseded, "the failed attempt is replaced");
+	T += S;
+	decide_app_exited(&d, 4, T);
+	decide_app_status(&d, 4, 0, T);
+	is_int(next_skipping_rescans(), DECIDE_APPS_DONE,
+	       "its success ends the wait at once, not --restart-grace later");
+
+	/* An app seen before the failure is another app, whatever it execs later. */
+	setup(POLICY_ON_FAILURE, 0, 1);
+	decide_app_seen(&d, 3, "sh", T);
+	decide_app_seen(&d, 4, "bash", T);
+	T += S;
+	decide_app_exited(&d, 3, T);
+	decide_app_status(&d, 3, 1, T);
+	decide_app_renamed(&d, 4, "sh");
+	ok(!d.apps[0].superseded && !logged("app restarted"),
+	   "a container seen before the failure is no restart of it");
+
+	/* One restart replaces one failed attempt. */
+	setup(POLICY_ON_FAILURE, 0, 1);
+	decide_app_seen(&d, 3, "bash", T);
+	decide_app_seen(&d, 4, "sh", T);
+	T += S;
+	decide_app_exited(&d, 3, T);
+	decide_app_status(&d, 3, 1, T);
+	decide_app_exited(&d, 4, T);
+	decide_app_status(&d, 4, 1, T);
+	T += S;
+	decide_app_seen(&d, 5, "bash", T);
+	decide_app_renamed(&d, 5, "sh");
+	ok(d.apps[0].superseded && !d.apps[1].superseded, "a restart matched at sight is not matched again on exec");
+
+	/* Under Never nothing is restarted: a rename replaces nothing. */
+	setup(POLICY_NEVER, 0, 1);
+	decide_app_seen(&d, 3, "sh", T);
+	decide_app_exited(&d, 3, T);
+	decide_app_status(&d, 3, 1, T);
+	T += S;
+	decide_app_seen(&d, 4, "bash", T);
+	decide_app_renamed(&d, 4, "sh");
+	ok(!d.apps[0].superseded, "Never: no restart");
+}
+
 static void terminate(void)
 {
 	setup(POLICY_NEVER, 1, 1);
@@ -1429,6 +1727,9 @@ static void sidecar_codes(void)
 	/* Under OnFailure the consequence is another. */
 	setup_with(POLICY_ON_FAILURE, 1, &nginx, 1, false);
 	decide_sidecar_seen(&d, 0, T - LONG_AGO);
+	decide_drain_now(&d, "test", T);
+	next();
+	is_int(next(), DECIDE_SIGNAL, "SIGTERM");
 	decide_sidecar_exited(&d, 0, T);
 	decide_sidecar_status(&d, 0, 1, T);
 	ok(logged("the kubelet will restart it, and the pod will not complete"), "OnFailure: restarted");
@@ -1568,6 +1869,7 @@ int main(void)
 	two_apps();
 	confirm_finds_new_app();
 	on_failure();
+	restart_renamed();
 	terminate();
 	drain_file();
 	startup_timeout();
@@ -1597,6 +1899,9 @@ int main(void)
 	wrapper();
 	root_signals();
 	sidecar_codes();
+	sidecar_dies();
+	sidecar_fails_apps();
+	natives();
 	pids_moved();
 	decide_free(&d);
 	return done_testing();

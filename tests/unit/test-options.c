@@ -366,6 +366,8 @@ int main(void)
 	is_int(o.kill_after_ms, 5000, "default kill-after 5s");
 	is_int(o.term_grace_ms, 25000, "default term grace 25s");
 	is_int(o.restart_grace_ms, 300000, "default restart grace 5m");
+	is_int(o.on_sidecar_exit, SIDECAR_EXIT_WARN, "a sidecar's failure is a warning by default");
+	ok(!o.first, "not --first by default");
 	is_int(o.apps, 0, "apps unknown by default");
 	ok(o.app_src == NULL, "no --app by default");
 	is_int(o.log_format, LOG_TEXT, "text logs by default");
@@ -376,7 +378,8 @@ int main(void)
 		     "--restart-policy", "OnFailure", "--startup-timeout", "1m", "--sidecar-wait", "7s",
 		     "--ready-timeout", "2m",
 		     "--stop-timeout", "3s", "--kill-after", "4s", "--term-grace", "5s", "--restart-grace", "6s",
-		     "--termination-log", "/t", "--log-format", "json", "-v", NULL),
+		     "--termination-log", "/t", "--log-format", "json", "-v", "--on-sidecar-exit", "fail", "--first",
+		     NULL),
 	       OPTIONS_OK, "every option");
 	is_int(o.nsidecars, 2, "two sidecars, in order");
 	is_str(o.sidecars[1].name, "fluent-bit", "second sidecar");
@@ -393,6 +396,8 @@ int main(void)
 	is_int(o.kill_after_ms, 4000, "--kill-after");
 	is_int(o.term_grace_ms, 5000, "--term-grace");
 	is_int(o.restart_grace_ms, 6000, "--restart-grace");
+	is_int(o.on_sidecar_exit, SIDECAR_EXIT_FAIL, "--on-sidecar-exit fail");
+	ok(o.first, "--first");
 	is_str(o.termination_log, "/t", "--termination-log");
 	is_int(o.log_format, LOG_JSON, "--log-format");
 	is_int(o.log_level, LOG_DEBUG, "--verbose");
@@ -403,7 +408,11 @@ int main(void)
 	setenv("REARGUARD_QUIET", "true", 1);
 	setenv("REARGUARD_APPS", "3", 1);
 	setenv("REARGUARD_DIR", "", 1);
+	setenv("REARGUARD_ON_SIDECAR_EXIT", "fail", 1);
+	setenv("REARGUARD_FIRST", "true", 1);
 	is_int(parse(&o, NULL), OPTIONS_OK, "configuration from the environment");
+	ok(o.first, "REARGUARD_FIRST");
+	is_int(o.on_sidecar_exit, SIDECAR_EXIT_FAIL, "REARGUARD_ON_SIDECAR_EXIT");
 	is_int(o.nsidecars, 2, "two sidecars from REARGUARD_SIDECARS");
 	is_int(o.stop_timeout_ms, 7000, "REARGUARD_STOP_TIMEOUT");
 	is_int(o.log_level, LOG_WARN, "REARGUARD_QUIET");
@@ -421,6 +430,8 @@ int main(void)
 	unsetenv("REARGUARD_QUIET");
 	unsetenv("REARGUARD_APPS");
 	unsetenv("REARGUARD_DIR");
+	unsetenv("REARGUARD_ON_SIDECAR_EXIT");
+	unsetenv("REARGUARD_FIRST");
 
 	is_int(parse(&o, "--help", NULL), OPTIONS_EXIT_OK, "--help exits 0");
 	is_int(parse(&o, "-h", NULL), OPTIONS_EXIT_OK, "-h exits 0");
@@ -465,6 +476,7 @@ int main(void)
 	refused("--app: needs", "-s", "istio", "--app", "", NULL);
 	refused("--restart-policy", "-s", "istio", "--restart-policy", "Always", NULL);
 	refused("--log-format", "-s", "istio", "--log-format", "xml", NULL);
+	refused("--on-sidecar-exit: \"kill\" is not warn or fail", "-s", "istio", "--on-sidecar-exit", "kill", NULL);
 	refused("--dir: needs a value", "-s", "istio", "--dir", "", NULL);
 	refused("--termination-log: needs a value", "-s", "istio", "--termination-log", "", NULL);
 	for (i = 0; i < sizeof(durations) / sizeof(durations[0]); i++) {
@@ -477,6 +489,8 @@ int main(void)
 	env_refused("REARGUARD_VERBOSE", "sometimes", "not a boolean");
 	env_refused("REARGUARD_RESTART_POLICY", "never", "not Never or OnFailure");
 	env_refused("REARGUARD_LOG_FORMAT", "yaml", "not text or json");
+	env_refused("REARGUARD_ON_SIDECAR_EXIT", "Fail", "not warn or fail");
+	env_refused("REARGUARD_FIRST", "first", "not a boolean");
 	env_refused("REARGUARD_SIDECARS", "istio;bogus", "unknown preset");
 	env_refused("REARGUARD_APP", "[", "invalid regex");
 	subcommands();

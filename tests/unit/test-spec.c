@@ -86,6 +86,32 @@ static void overrides(void)
 	spec_free(&s);
 }
 
+/* native: a key without a value, after a preset or among the other keys, even after a regex with commas. */
+static void native(void)
+{
+	struct sidecar_spec s;
+
+	is_int(parse("cloudsql,native", &s), 0, "cloudsql,native");
+	ok(s.native && strcmp(s.preset, "cloudsql") == 0, "a native Cloud SQL proxy");
+	spec_free(&s);
+	is_int(parse("name=x,match=a{1,3},native", &s), 0, "name=x,match=a{1,3},native");
+	ok(s.native, "native");
+	is_str(s.match_src, "a{1,3}", "native is no part of the regex before it");
+	spec_free(&s);
+	is_int(parse("native,match=vector,name=logs", &s), 0, "native first");
+	ok(s.native && strcmp(s.name, "logs") == 0, "and the keys after it");
+	spec_free(&s);
+	is_int(parse("match=nativex", &s), 0, "match=nativex");
+	ok(!s.native, "a value that starts with native is a value");
+	spec_free(&s);
+	is_int(parse("istio", &s), 0, "istio");
+	ok(!s.native, "not native unless said");
+	spec_free(&s);
+	refused("istio,native=true", "native takes no value");
+	refused("istio,native,native", "native given twice");
+	refused("native", "match=REGEX is required");
+}
+
 static void advice(void)
 {
 	struct sidecar_spec s;
@@ -206,6 +232,7 @@ int main(void)
 
 	presets_as_designed();
 	overrides();
+	native();
 	advice();
 
 	is_int(spec_parse("match=[a-z]{1,255}(-[0-9]+)?|envoy{1,3},name=x", &s, err, sizeof(err)), 0,

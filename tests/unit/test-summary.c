@@ -87,6 +87,17 @@ int main(void)
 	jbuf_free(&term);
 	jbuf_free(&full);
 
+	/* --on-sidecar-exit=fail: the signal each app got from rearguard. */
+	setup(2, 3);
+	d.apps[0].signal = SIGKILL;
+	jbuf_init(&full);
+	summary_build(&full, &d, &opt, 3 * US_PER_S);
+	ok(strstr(full.buf, "number-0\",\"container\":3,\"exit_code\":1,\"report\":null,\"state\":\"exited\","
+			    "\"signal\":\"SIGKILL\"") &&
+		   strstr(full.buf, "\"state\":\"exited\",\"signal\":null"),
+	   "each app's signal from rearguard, null when none");
+	jbuf_free(&full);
+
 	/* 45 apps with long names: over 4096 bytes. */
 	setup(45, 3);
 	d.exit_code = 1;
