@@ -2,6 +2,7 @@
 
 #include "inject.h"
 
+#include "argv.h"
 #include "log.h"
 #include "presets.h"
 #include "util.h"
@@ -31,15 +32,16 @@ struct run {
 	size_t errlen;
 };
 
-/* What the template shows: the sidecars' specs, in --sidecar order, and the apps. */
+/* What the template shows: the sidecars, in --sidecar order, and the apps. */
 struct found {
-	const char *specs[MAX_SIDECARS];
+	char specs[MAX_SIDECARS][PRESET_SPEC_MAX];
 	const struct spec_preset *presets[MAX_SIDECARS];
-	bool injected[MAX_SIDECARS]; /* by a webhook, not a container of the template */
+	size_t ctr[MAX_SIDECARS]; /* its container's index; NO_CTR: injected by a webhook */
 	size_t n;
 	size_t apps;
 	bool sidecar_ctr[256]; /* per container: a sidecar */
 };
+#define NO_CTR ((size_t)-1)
 
 /*
  * Names and kinds come from the input and may hold any byte a YAML escape
@@ -105,22 +107,40 @@ static const char *meta_value(const struct ynode *meta, const char *key)
 	return v ? v : ydoc_str(ydoc_get(ydoc_get(meta, "labels"), key));
 }
 
-/* command + args of a container as an argv; argv[0] NULL when there is no command. */
-static size_t container_argv(const struct ynode *c, const char **argv)
+/*
+ * command + args of a container as an argv; argv[0] NULL when there is no
+ * command (the image's entrypoint runs). slots, when given, gets where
+ * each argument lies in the tree (NULL for argv[0] then), for a fix in place.
+ */
+static size_t container_argv(const struct ynode *c, const char **argv, struct ynode ***slots)
 {
 	const struct ynode *cmd = ydoc_get(c, "command"), *args = ydoc_get(c, "args");
 	size_t n = 0, i;
 
 	if (cmd && cmd->kind == YNODE_SEQ && cmd->n > 0) {
-		for (i = 0; i < cmd->n && n < MAX_ARGV; i++)
+		for (i = 0; i < cmd->n && n < MAX_ARGV; i++) {
+			if (slots)
+				slots[n] = &cmd->items[i];
 			argv[n++] = ydoc_str(cmd->items[i]) ? ydoc_str(cmd->items[i]) : "";
+		}
 	} else {
+		if (slots)
+			slots[n] = NULL;
 		argv[n++] = NULL;
 	}
 	if (args && args->kind == YNODE_SEQ)
-		for (i = 0; i < args->n && n < MAX_ARGV; i++)
+		for (i = 0; i < args->n && n < MAX_ARGV; i++) {
+			if (slots)
+				slots[n] = &args->items[i];
 			argv[n++] = ydoc_str(args->items[i]) ? ydoc_str(args->items[i]) : "";
+		}
 	return n == 1 && !argv[0] ? 0 : n;
+}
+
+/* An annotation of the template, for presets_spec. */
+static const char *annotation(const void *meta, const char *key)
+{
+	return ydoc_str(ydoc_get(ydoc_get(meta, "annotations"), key));
 }
 
 /* A container that is rearguard already: by name, or by its image. */
@@ -131,30 +151,48 @@ static bool is_agent(const struct ynode *c)
 	return is(ydoc_get(c, "name"), AGENT_NAME) || (image && presets_image_is(image, AGENT_NAME));
 }
 
-/* Adds a sidecar spec once: a mesh both asked for and already in the template is one sidecar. */
-static void add_spec(struct found *f, const char *spec, const struct spec_preset *p, bool injected)
+/* Adds a sidecar once: a mesh both asked for and already in the template is one sidecar. */
+static void add_sidecar(struct found *f, const struct spec_preset *p, size_t ctr)
 {
 	size_t i;
 
 	for (i = 0; i < f->n; i++)
-		if (f->presets[i] == p && (strcmp(f->specs[i], spec) == 0 || f->injected[i]))
+		if (f->presets[i] == p && (f->ctr[i] == NO_CTR || ctr == NO_CTR))
 			return;
 	if (f->n < MAX_SIDECARS) {
-		f->specs[f->n] = spec;
 		f->presets[f->n] = p;
-		f->injected[f->n++] = injected;
+		f->ctr[f->n++] = ctr;
 	}
 }
 
-/* Whether the template has a sidecar of preset name. */
-static bool has_preset(const struct found *f, const char *name)
+/*
+ * The --sidecar SPEC of each sidecar, once the fixes are in: a
+ * container's URLs where its flags put them, an injected one's where the
+ * annotations do. Two containers of one program with the same spec are
+ * one sidecar to the agent (its spec finds both).
+ */
+static int write_specs(struct run *r, const struct ynode *meta, const struct ynode *ctrs, struct found *f,
+		       const struct ynode *at, const char *what)
 {
-	size_t i;
+	size_t i, k, n = 0;
 
-	for (i = 0; i < f->n; i++)
-		if (strcmp(f->presets[i]->name, name) == 0)
-			return true;
-	return false;
+	for (i = 0; i < f->n; i++) {
+		const char *argv[MAX_ARGV];
+		size_t argc = f->ctr[i] == NO_CTR ? 0 : container_argv(ctrs->items[f->ctr[i]], argv, NULL);
+		bool dup = false;
+
+		if (presets_spec(f->presets[i], argv, argc, annotation, meta, false, f->specs[n], sizeof(f->specs[n])) <
+		    0)
+			return fail(r, at, what, "the spec of %s is too long", f->presets[i]->name);
+		for (k = 0; k < n; k++)
+			dup |= strcmp(f->specs[k], f->specs[n]) == 0;
+		if (dup)
+			continue;
+		f->presets[n] = f->presets[i];
+		f->ctr[n++] = f->ctr[i];
+	}
+	f->n = n;
+	return 0;
 }
 
 /*
@@ -189,19 +227,19 @@ static void find_sidecars(struct run *r, const struct ynode *meta, const struct 
 			on = false;
 		}
 		if (on)
-			add_spec(f, p->name, p, true);
+			add_sidecar(f, p, NO_CTR);
 	}
 	for (i = 0; i < ctrs->n; i++) {
 		const struct ynode *c = ctrs->items[i];
-		const char *argv[MAX_ARGV], *spec = NULL;
-		size_t argc = container_argv(c, argv);
+		const char *argv[MAX_ARGV];
+		size_t argc = container_argv(c, argv, NULL);
 		const struct spec_preset *p =
-		    presets_container(ydoc_str(ydoc_get(c, "name")), ydoc_str(ydoc_get(c, "image")), argv, argc, &spec);
+		    presets_container(ydoc_str(ydoc_get(c, "name")), ydoc_str(ydoc_get(c, "image")), argv, argc);
 
 		if (p) {
 			if (i < ARRAY_SIZE(f->sidecar_ctr))
 				f->sidecar_ctr[i] = true;
-			add_spec(f, spec, p, false);
+			add_sidecar(f, p, i);
 		} else {
 			f->apps++;
 		}
@@ -232,41 +270,50 @@ static int fix_annotation(struct run *r, struct ynode *tmpl, struct ynode **meta
 	return ydoc_set(r->s, ann, key, ydoc_scalar(r->s, value, YDOC_TEXT), false);
 }
 
-/* Whether a Go program's command line sets flag, in any of the spellings Go accepts. */
-static bool argv_has_flag(const char *const *argv, size_t argc, const char *flag)
+/*
+ * The flags a sidecar's stop needs (its row's), each only when it is not
+ * on: put first in args (cobra takes flags anywhere), or, where the
+ * command line turns it off (--quitquitquit=false), turned on in place.
+ */
+static int fix_flags(struct run *r, struct ynode *c, const struct spec_preset *p, const struct ynode *at,
+		     const char *what)
 {
-	size_t i, n = strlen(flag);
-
-	for (i = 0; i < argc; i++) {
-		/* Go's flag packages take -flag and --flag, and --flag=true. */
-		const char *a = argv[i] ? argv[i] : "";
-
-		if (a[0] == '-' && a[1] == '-')
-			a++;
-		if (strncmp(a, flag + 1, n - 1) == 0 && (a[n - 1] == '\0' || a[n - 1] == '='))
-			return true;
-	}
-	return false;
-}
-
-/* The Cloud SQL proxy's flags, each only when missing: put first in args (cobra takes flags anywhere). */
-static int fix_flags(struct run *r, struct ynode *c, const struct spec_preset *p)
-{
-	const char *argv[MAX_ARGV];
-	size_t argc = container_argv(c, argv), i, added = 0;
 	struct ynode *args = ydoc_get(c, "args"), *flag;
+	size_t i, added = 0;
 
 	if (args && args->kind != YNODE_SEQ)
 		return 0;
-	for (i = 0; i < ARRAY_SIZE(p->flags) && p->flags[i]; i++) {
-		if (argv_has_flag(argv, argc, p->flags[i]))
+	for (i = 0; i < ARRAY_SIZE(p->flags) && p->flags[i].name; i++) {
+		const char *argv[MAX_ARGV];
+		struct ynode **slots[MAX_ARGV];
+		size_t argc = container_argv(c, argv, slots);
+		char word[64];
+		struct goflag g;
+
+		argv_goflag(argv, argc, p->flags[i].name, true, &g);
+		if (g.on)
 			continue;
+		if (g.set && slots[g.at]) {
+			/* The same dashes, without the value: the last one wins in Go, and it is this one. */
+			const char *eq = strchr(argv[g.at], '=');
+			struct ynode *old = *slots[g.at];
+
+			snprintf(word, sizeof(word), "%.*s", eq ? (int)(eq - argv[g.at]) : 48, argv[g.at]);
+			flag = ydoc_scalar(r->s, word, YDOC_TEXT);
+			if (!flag)
+				return -ENOMEM;
+			flag->style = old->style;
+			note(r, at, what, "%s turned off what %s's stop needs: set to %s", argv[g.at], p->name, word);
+			*slots[g.at] = flag;
+			continue;
+		}
 		if (!args) {
 			args = ydoc_new_seq(r->s, false);
 			if (!args || ydoc_set(r->s, c, "args", args, false) < 0)
 				return -ENOMEM;
 		}
-		flag = ydoc_scalar(r->s, p->flags[i], YDOC_TEXT);
+		snprintf(word, sizeof(word), "--%s", p->flags[i].name);
+		flag = ydoc_scalar(r->s, word, YDOC_TEXT);
 		/* Quoted like the arguments around it. */
 		if (flag && args->n > added && args->items[added]->kind == YNODE_SCALAR)
 			flag->style = args->items[added]->style;
@@ -280,7 +327,7 @@ static int fix_flags(struct run *r, struct ynode *c, const struct spec_preset *p
 static int fix_sidecars(struct run *r, struct ynode *tmpl, struct ynode **meta, struct ynode *ctrs,
 			const struct found *f, const struct ynode *at, const char *what)
 {
-	size_t i, k;
+	size_t i;
 	int rc;
 
 	for (i = 0; i < f->n; i++) {
@@ -292,28 +339,12 @@ static int fix_sidecars(struct run *r, struct ynode *tmpl, struct ynode **meta, 
 				return rc;
 		}
 	}
-	if (has_preset(f, "vault") &&
-	    !is(ydoc_get(ydoc_get(*meta, "annotations"), "vault.hashicorp.com/agent-enable-quit"), "true"))
-		note(
-		    r, at, what,
-		    "Vault Agent answers its quit endpoint only with the annotation "
-		    "vault.hashicorp.com/agent-enable-quit: \"true\" and its listener on port 8200 "
-		    "(vault.hashicorp.com/agent-cache-enable: \"true\"); without them rearguard stops it with SIGTERM");
-	for (k = 0; k < ctrs->n; k++) {
-		struct ynode *c = ctrs->items[k];
-		const char *image = ydoc_str(ydoc_get(c, "image"));
-
-		if (k >= ARRAY_SIZE(f->sidecar_ctr) || !f->sidecar_ctr[k] || !image)
+	for (i = 0; i < f->n; i++) {
+		if (f->ctr[i] == NO_CTR || !f->presets[i]->flags[0].name)
 			continue;
-		for (i = 0; i < spec_npresets; i++) {
-			const struct spec_preset *p = &spec_presets[i];
-
-			if (p->flags_image && presets_image_is(image, p->flags_image)) {
-				rc = fix_flags(r, c, p);
-				if (rc < 0)
-					return rc;
-			}
-		}
+		rc = fix_flags(r, ctrs->items[f->ctr[i]], f->presets[i], at, what);
+		if (rc < 0)
+			return rc;
 	}
 	return 0;
 }
@@ -335,7 +366,7 @@ static bool can_gate(struct run *r, const struct ynode *meta, const struct found
 		const char *v = p->first_key ? meta_value(meta, p->first_key) : NULL;
 		bool first;
 
-		if (!f->injected[i])
+		if (f->ctr[i] != NO_CTR)
 			continue;
 		if (!v)
 			first = p->first_default;
@@ -537,6 +568,8 @@ static int inject_template(struct run *r, struct ynode *tmpl, const char *field,
 		return 0;
 	}
 	rc = fix_sidecars(r, tmpl, &meta, ctrs, &f, at, what);
+	if (rc == 0)
+		rc = write_specs(r, meta, ctrs, &f, at, what);
 	if (rc < 0)
 		return rc;
 	if (gate)

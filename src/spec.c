@@ -204,10 +204,10 @@ static int apply_preset(struct sidecar_spec *spec, const char *name, size_t n, c
 	if (!spec->match_src)
 		return -ENOMEM;
 	if ((p->ready && set_url(&spec->ready_url, &spec->ready_at, "ready", p->ready, text, err, errlen) < 0) ||
-	    (p->drain && set_url(&spec->drain_url, &spec->drain_at, "drain", p->drain, text, err, errlen) < 0) ||
-	    set_url(&spec->stop_url, &spec->stop_at, "stop", p->stop, text, err, errlen) < 0)
+	    (p->drain && set_url(&spec->drain_url, &spec->drain_at, "drain", p->drain, text, err, errlen) < 0))
 		return -ENOMEM;
-	return 0;
+	/* The row's stop is a URL or signal:NAME, as a user would write it. */
+	return apply(spec, "stop", p->stop, text, err, errlen) < 0 ? -ENOMEM : 0;
 }
 
 int spec_parse(const char *text, struct sidecar_spec *spec, char *err, size_t errlen)
@@ -343,35 +343,42 @@ void spec_describe_stop(const struct sidecar_spec *spec, char *out, size_t len)
 }
 
 
-static bool is_preset(const struct sidecar_spec *spec, const char *name)
+/* Whether an advice entry of row p is for this answer to spec's stop request. */
+static bool advice_fits(const struct spec_preset *p, const struct preset_advice *a, const struct sidecar_spec *spec,
+			int result, const char *body)
 {
-	return spec->preset && strcmp(spec->preset, name) == 0;
+	bool ours = spec->preset && strcmp(spec->preset, p->name) == 0;
+
+	if (a->result == PRESET_ANY_4XX ? result < 400 || result >= 500 : result != a->result)
+		return false;
+	if (a->body)
+		return body && strncmp(body, a->body, strlen(a->body)) == 0;
+	if (a->port)
+		return ours || (spec->stop_url && spec->stop_at.port == (unsigned)a->port);
+	return ours;
 }
 
 const char *spec_stop_advice(const struct sidecar_spec *spec, int result, const char *body)
 {
-	if (result == 404 && body && strncmp(body, "shutdown endpoint is not enabled", 32) == 0)
-		return "Linkerd's shutdown endpoint is off (the default since 2.16): enable it with the pod "
-		       "annotation config.linkerd.io/proxy-admin-shutdown: enabled "
-		       "(or LINKERD2_PROXY_SHUTDOWN_ENDPOINT_ENABLED=true in the proxy)";
-	if (result == -ECONNREFUSED && spec->stop_url && spec->stop_at.port == 15020)
-		return "nothing listens on pilot-agent's status port 15020: the pod annotation "
-		       "status.sidecar.istio.io/port: \"0\" turns it off; remove that annotation, or stop Istio with "
-		       "stop=signal:TERM (rearguard then needs uid 1337 or the KILL capability)";
-	if (result == -ECONNREFUSED && is_preset(spec, "cloudsql"))
-		return "nothing listens on the Cloud SQL Auth Proxy's admin port: start it with --quitquitquit "
-		       "(and --exit-zero-on-sigterm, so that a SIGTERM does not end it with 143 and fail the Job)";
-	if (result >= 400 && result < 500 && is_preset(spec, "vault"))
-		return "Vault Agent answers its quit endpoint only with enable_quit = true in its listener "
-		       "(injector annotation vault.hashicorp.com/agent-enable-quit: \"true\")";
+	size_t i, k;
+
+	/* A body or a port tells the program by itself, whatever the spec was built from. */
+	for (i = 0; i < spec_npresets; i++) {
+		const struct spec_preset *p = &spec_presets[i];
+
+		for (k = 0; k < ARRAY_SIZE(p->advice) && p->advice[k].text; k++)
+			if (advice_fits(p, &p->advice[k], spec, result, body))
+				return p->advice[k].text;
+	}
 	return NULL;
 }
 
 const char *spec_exit_fix(const struct sidecar_spec *spec)
 {
-	if (is_preset(spec, "cloudsql"))
-		return "start the Cloud SQL Auth Proxy with --exit-zero-on-sigterm, and with --quitquitquit so that "
-		       "its stop endpoint is used at all";
+	const struct spec_preset *p = spec->preset ? presets_find(spec->preset) : NULL;
+
+	if (p && p->exit_fix)
+		return p->exit_fix;
 	if (spec->stop_url)
 		return "a stop over HTTP ends a proxy with 0: a non-zero code means the stop request did not end it "
 		       "and a signal did (see its requests and statuses in the summary)";
@@ -381,9 +388,16 @@ const char *spec_exit_fix(const struct sidecar_spec *spec)
 
 const char *spec_warning(const struct sidecar_spec *spec)
 {
-	if (spec->stop_url && spec->stop_at.port == 15000 && strncmp(spec->stop_at.path, "/quitquitquit", 13) == 0 &&
-	    spec_matches(spec, "pilot-agent"))
-		return "stop= posts to Envoy's admin port 15000, which stops Envoy only: pilot-agent keeps the "
-		       "container running; use pilot-agent's http://127.0.0.1:15020/quitquitquit (the istio preset)";
+	size_t i;
+
+	/* A stop URL some known program does not end on, given for a spec that matches that program. */
+	for (i = 0; spec->stop_url && i < spec_npresets; i++) {
+		const struct spec_preset *p = &spec_presets[i];
+		const char *path = p->wrong_stop.path;
+
+		if (p->wrong_stop.why && spec->stop_at.port == (unsigned)p->wrong_stop.port &&
+		    strncmp(spec->stop_at.path, path, strlen(path)) == 0 && spec_matches(spec, p->forms[0].names[0]))
+			return p->wrong_stop.why;
+	}
 	return NULL;
 }

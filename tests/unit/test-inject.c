@@ -198,6 +198,31 @@ static void every_kind(void)
 	   "CronJob: the Cloud SQL proxy's flags, first and in order");
 }
 
+/*
+ * The flags the Cloud SQL proxy's stop needs, read as Go reads them: one
+ * set false (--quitquitquit=false) is off, and is turned on where it
+ * stands; one set true in Go's other spellings is left alone.
+ */
+static void go_flags(void)
+{
+	static const char off[] =
+	    "apiVersion: batch/v1\nkind: Job\nmetadata: {name: j}\nspec:\n  template:\n    spec:\n"
+	    "      restartPolicy: Never\n      containers:\n"
+	    "      - name: sql\n        image: gcr.io/cloud-sql-connectors/cloud-sql-proxy:2\n"
+	    "        args: [-exit-zero-on-sigterm=True, --health-check, --quitquitquit=false, p:r:i]\n"
+	    "      - {name: app, image: busybox}\n";
+	const char *out;
+	int rc;
+
+	out = run(off, &rc);
+	is_int(rc, 0, "a Cloud SQL proxy with --quitquitquit=false");
+	ok(out && strstr(out, "args: [-exit-zero-on-sigterm=True, --health-check, --quitquitquit, 'p:r:i']"),
+	   "--quitquitquit=false is turned on in place; the flags set true stay as written");
+	is_int(notes, 1, "one note");
+	ok(strstr(last_note, "--quitquitquit=false") && strstr(last_note, "set to --quitquitquit"), "  (%s)",
+	   last_note);
+}
+
 static void idempotent(void)
 {
 	static const char *const inputs[] = {
@@ -312,6 +337,7 @@ int main(void)
 	malformed();
 	passthrough();
 	every_kind();
+	go_flags();
 	idempotent();
 	neighbours();
 	options_and_function_config();

@@ -41,6 +41,7 @@ static void presets_as_designed(void)
 		  "http://127.0.0.1:4191/shutdown" },
 		{ "cloudsql", "cloud-sql-proxy|cloud_sql_proxy", "http://127.0.0.1:9090/startup", NULL,
 		  "http://127.0.0.1:9091/quitquitquit" },
+		{ "cloudsql-v1", "cloud_sql_proxy", NULL, NULL, NULL },
 		{ "dapr", "daprd", "http://127.0.0.1:3500/v1.0/healthz", NULL, "http://127.0.0.1:3500/v1.0/shutdown" },
 		{ "vault", "vault", NULL, NULL, "http://127.0.0.1:8200/agent/v1/quit" },
 		{ "consul", "consul-dataplane", NULL, NULL, "http://127.0.0.1:20600/graceful_shutdown" },
@@ -48,7 +49,7 @@ static void presets_as_designed(void)
 	struct sidecar_spec s;
 	size_t i;
 
-	is_int(spec_npresets, ARRAY_SIZE(want), "seven presets");
+	is_int(spec_npresets, ARRAY_SIZE(want), "every preset is listed here");
 	for (i = 0; i < ARRAY_SIZE(want); i++) {
 		is_int(parse(want[i].name, &s), 0, "%s parses", want[i].name);
 		is_str(s.match_src, want[i].match, "%s match", want[i].name);
@@ -56,6 +57,8 @@ static void presets_as_designed(void)
 		is_str(s.drain_url, want[i].drain, "%s drain", want[i].name);
 		is_str(s.stop_url, want[i].stop, "%s stop", want[i].name);
 		is_int(s.drain_time_ms, 0, "%s drain-time 0", want[i].name);
+		if (!want[i].stop)
+			ok(s.stop_signal == SIGTERM && !s.signal_all, "%s: SIGTERM to the main process", want[i].name);
 		spec_free(&s);
 	}
 }
@@ -127,6 +130,26 @@ static void advice(void)
 	is_int(parse("vault", &s), 0, "vault");
 	a = spec_stop_advice(&s, 404, "");
 	ok(a && strstr(a, "agent-enable-quit"), "vault 404 names enable_quit");
+	ok(spec_stop_advice(&s, 500, "") == NULL, "vault 500: no advice");
+	ok(spec_stop_advice(&s, -ECONNREFUSED, "") == NULL, "vault refused: no advice");
+	spec_free(&s);
+
+	/* Linkerd's 404 body tells Linkerd by itself, whatever the spec. */
+	is_int(parse("match=linkerd2-proxy,stop=http://127.0.0.1:4191/shutdown", &s), 0, "custom linkerd");
+	a = spec_stop_advice(&s, 404, "shutdown endpoint is not enabled\n");
+	ok(a && strstr(a, "proxy-admin-shutdown"), "the body is enough");
+	ok(strstr(spec_exit_fix(&s), "stop over HTTP") != NULL, "no row: the stop's kind says the exit fix");
+	spec_free(&s);
+
+	/* A refused stop names the Cloud SQL flags only for a Cloud SQL spec. */
+	is_int(parse("dapr", &s), 0, "dapr");
+	ok(spec_stop_advice(&s, -ECONNREFUSED, "") == NULL, "dapr refused: no advice");
+	spec_free(&s);
+
+	is_int(parse("cloudsql-v1", &s), 0, "cloudsql-v1");
+	a = spec_exit_fix(&s);
+	ok(a && strstr(a, "-term_timeout"), "the v1 proxy's exit fix is its own");
+	ok(s.ready_url == NULL && s.stop_url == NULL, "no endpoints: ready at once, stopped by SIGTERM");
 	spec_free(&s);
 }
 
