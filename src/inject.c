@@ -5,24 +5,25 @@
 #include "argv.h"
 #include "log.h"
 #include "presets.h"
+#include "spec.h"
 #include "util.h"
 #include "yamldoc.h"
 
 #include <errno.h>
-#include <fcntl.h>
-#include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <unistd.h>
 
 #define MAX_SIDECARS 16
+#define MAX_CONTAINERS 256
 #define MAX_ARGV 64
 #define AGENT_NAME "rearguard"
 #define AGENT_UID "65532"
 #define GATE_TIMEOUT "5m"
+#define INFO false
+#define WARN true
 
 /* One run over a stream: the options in force and where the notes go. */
 struct run {
@@ -30,16 +31,26 @@ struct run {
 	struct inject_options o;
 	char *err;
 	size_t errlen;
+	struct inject_counts c;
 };
 
-/* What the template shows: the sidecars, in --sidecar order, and the apps. */
+/* One sidecar of a template, in --sidecar order. */
+struct sidecar {
+	const struct spec_preset *p; /* its row; NULL for one named by the user */
+	size_t ctr;		     /* its container's index; NO_CTR: injected by a webhook */
+	const char *named;	     /* a named one's SPEC (what follows CONTAINER=), "" for none */
+	bool signal_stop;	     /* a fix its endpoint needs was refused: stopped by SIGTERM */
+	char spec[PRESET_SPEC_MAX];
+};
+
+/* What the template shows: the sidecars and the apps. */
 struct found {
-	char specs[MAX_SIDECARS][PRESET_SPEC_MAX];
-	const struct spec_preset *presets[MAX_SIDECARS];
-	size_t ctr[MAX_SIDECARS]; /* its container's index; NO_CTR: injected by a webhook */
+	struct sidecar sc[MAX_SIDECARS];
 	size_t n;
 	size_t apps;
-	bool sidecar_ctr[256]; /* per container: a sidecar */
+	size_t first_app;		   /* the first app container's index */
+	const char *named[MAX_CONTAINERS]; /* per container: the user's SPEC when named a sidecar, else NULL */
+	bool sidecar_ctr[MAX_CONTAINERS];  /* per container: a sidecar */
 };
 #define NO_CTR ((size_t)-1)
 
@@ -55,22 +66,26 @@ static void one_line(char *s)
 			*s = '?';
 }
 
-/* One line for the user about a document: "LINE: what: message". */
-static void note(struct run *r, const struct ynode *at, const char *what, const char *fmt, ...) RG_PRINTF(4, 5);
+/* One line for the user about a node of a document: "LINE:COL: what: message". */
+static void say(struct run *r, bool warning, const struct ynode *at, const char *what, const char *fmt, ...)
+    RG_PRINTF(5, 6);
 
-static void note(struct run *r, const struct ynode *at, const char *what, const char *fmt, ...)
+static void say(struct run *r, bool warning, const struct ynode *at, const char *what, const char *fmt, ...)
 {
 	char msg[768], line[1024];
 	va_list ap;
 
+	if (warning)
+		r->c.warnings++;
 	if (!r->o.note)
 		return;
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	snprintf(line, sizeof(line), "%zu: %s: %s", at ? at->line : (size_t)0, what, msg);
+	snprintf(line, sizeof(line), "%zu:%zu: %s%s: %s", at ? at->line : (size_t)0, at ? at->column : (size_t)0,
+		 warning ? "warning: " : "", what, msg);
 	one_line(line);
-	r->o.note(r->o.note_data, line);
+	r->o.note(r->o.note_data, warning, line);
 }
 
 /* Stops the run: err gets "LINE:COL: what: message" and the caller gets -EINVAL. */
@@ -99,12 +114,62 @@ static bool is(const struct ynode *n, const char *value)
 	return v && strcmp(v, value) == 0;
 }
 
+/* What a node that should have been a list or a mapping is instead. */
+static const char *shape(const struct ynode *n)
+{
+	switch (n->kind) {
+	case YNODE_SCALAR:
+		return "a scalar";
+	case YNODE_SEQ:
+		return "a list";
+	case YNODE_MAP:
+		return "a mapping";
+	default:
+		return "an alias";
+	}
+}
+
+/*
+ * The collection of kind under key: NULL when it is absent or null (Helm
+ * renders an empty list as null), else the node; *bad when it is something
+ * else.
+ */
+static struct ynode *want(const struct ynode *parent, const char *key, enum ynode_kind kind, struct ynode **bad)
+{
+	struct ynode *n = ydoc_get(parent, key);
+
+	*bad = NULL;
+	if (!n || ydoc_is_null(n))
+		return NULL;
+	if (n->kind != kind) {
+		*bad = n;
+		return NULL;
+	}
+	return n;
+}
+
+/* A template whose field has the wrong shape is left alone: the API server would refuse it anyway. */
+static int misshapen(struct run *r, const struct ynode *n, const char *what, const char *field, const char *key,
+		     const char *want_word)
+{
+	say(r, WARN, n, what, "%s%s%s is %s, not %s: left unchanged (the API server refuses it as well)", field,
+	    *field ? "." : "", key, shape(n), want_word);
+	r->c.left++;
+	return 0;
+}
+
 /* A label or annotation of the template, annotations first (where injectors look first). */
 static const char *meta_value(const struct ynode *meta, const char *key)
 {
 	const char *v = ydoc_str(ydoc_get(ydoc_get(meta, "annotations"), key));
 
 	return v ? v : ydoc_str(ydoc_get(ydoc_get(meta, "labels"), key));
+}
+
+/* An annotation of the template, for presets_spec. */
+static const char *annotation(const void *meta, const char *key)
+{
+	return ydoc_str(ydoc_get(ydoc_get(meta, "annotations"), key));
 }
 
 /*
@@ -137,12 +202,6 @@ static size_t container_argv(const struct ynode *c, const char **argv, struct yn
 	return n == 1 && !argv[0] ? 0 : n;
 }
 
-/* An annotation of the template, for presets_spec. */
-static const char *annotation(const void *meta, const char *key)
-{
-	return ydoc_str(ydoc_get(ydoc_get(meta, "annotations"), key));
-}
-
 /* A container that is rearguard already: by name, or by its image. */
 static bool is_agent(const struct ynode *c)
 {
@@ -151,18 +210,264 @@ static bool is_agent(const struct ynode *c)
 	return is(ydoc_get(c, "name"), AGENT_NAME) || (image && presets_image_is(image, AGENT_NAME));
 }
 
+/* The uid a value of runAsUser names, or NULL when it names none. */
+static const char *uid_of(const char *v)
+{
+	const char *p = v;
+
+	if (!v || !*v || strlen(v) > 10)
+		return NULL;
+	for (; *p; p++)
+		if (*p < '0' || *p > '9')
+			return NULL;
+	return v;
+}
+
+/* ---- the sidecars a template shows -------------------------------------------- */
+
+static int named_spec(const char *ctr, const char *const *argv, size_t argc, const char *spec, char *out, size_t len);
+
 /* Adds a sidecar once: a mesh both asked for and already in the template is one sidecar. */
-static void add_sidecar(struct found *f, const struct spec_preset *p, size_t ctr)
+static struct sidecar *add_sidecar(struct found *f, const struct spec_preset *p, size_t ctr)
 {
 	size_t i;
 
-	for (i = 0; i < f->n; i++)
-		if (f->presets[i] == p && (f->ctr[i] == NO_CTR || ctr == NO_CTR))
-			return;
-	if (f->n < MAX_SIDECARS) {
-		f->presets[f->n] = p;
-		f->ctr[f->n++] = ctr;
+	for (i = 0; p && i < f->n; i++)
+		if (f->sc[i].p == p && (f->sc[i].ctr == NO_CTR || ctr == NO_CTR))
+			return NULL;
+	if (f->n == MAX_SIDECARS)
+		return NULL;
+	memset(&f->sc[f->n], 0, sizeof(f->sc[0]));
+	f->sc[f->n].p = p;
+	f->sc[f->n].ctr = ctr;
+	f->sc[f->n].named = "";
+	return &f->sc[f->n++];
+}
+
+/* Whether a template's annotation asks for its row's injector: one of its values, or --mesh. */
+static bool asked_for(const struct run *r, const struct spec_preset *p, const struct ynode *meta)
+{
+	const char *v = meta_value(meta, p->inject_key);
+	size_t k;
+
+	if (v && p->inject_off && strcmp(v, p->inject_off) == 0)
+		return false;
+	if (v && p->inject_any && *v)
+		return true;
+	for (k = 0; v && k < ARRAY_SIZE(p->inject_on) && p->inject_on[k]; k++)
+		if (strcmp(v, p->inject_on[k]) == 0)
+			return true;
+	return r->o.mesh && p->mesh && strcmp(r->o.mesh, p->mesh) == 0;
+}
+
+/* Whether CONTAINER[=SPEC] names the container called name; *spec gets the SPEC ("" when none). */
+static bool names(const char *entry, size_t len, const char *name, const char **spec)
+{
+	const char *eq = memchr(entry, '=', len);
+	size_t n = eq ? (size_t)(eq - entry) : len;
+
+	if (!name || strlen(name) != n || strncmp(entry, name, n) != 0)
+		return false;
+	*spec = eq ? eq + 1 : "";
+	return true;
+}
+
+/*
+ * The sidecars the user named: --sidecar CONTAINER[=SPEC] and the
+ * template's annotation (entries separated by ';', or by ',' when no entry
+ * has a whole spec with commas in it). Each named container is a sidecar
+ * whatever it runs; f->named[i] gets its SPEC ("" for none). An entry of
+ * the annotation that names no container is said.
+ */
+static int find_named(struct run *r, const struct ynode *meta, const struct ynode *ctrs, struct found *f,
+		      const struct ynode *at, const char *what)
+{
+	const char *v = annotation(meta, INJECT_SIDECARS), *sep = v && strchr(v, ';') ? ";" : ",";
+	char *copy, *save = NULL, *e;
+	size_t i, k;
+
+	for (k = 0; k < r->o.nnamed; k++)
+		for (i = 0; i < ctrs->n && i < MAX_CONTAINERS; i++)
+			names(r->o.named[k], strlen(r->o.named[k]), ydoc_str(ydoc_get(ctrs->items[i], "name")),
+			      &f->named[i]);
+	if (!v)
+		return 0;
+	copy = ydoc_strndup(r->s, v, strlen(v));
+	if (!copy)
+		return -ENOMEM;
+	for (e = strtok_r(copy, sep, &save); e; e = strtok_r(NULL, sep, &save)) {
+		const char *spec;
+		bool hit = false;
+
+		while (*e == ' ')
+			e++;
+		if (!*e)
+			continue;
+		for (i = 0; i < ctrs->n && i < MAX_CONTAINERS; i++)
+			if (names(e, strlen(e), ydoc_str(ydoc_get(ctrs->items[i], "name")), &spec)) {
+				f->named[i] = spec; /* in the arena's copy: it lives as long as the stream */
+				hit = true;
+			}
+		if (!hit)
+			say(r, WARN, ydoc_get(ydoc_get(meta, "annotations"), INJECT_SIDECARS), what,
+			    "%s names \"%.*s\", which is no container of the template", INJECT_SIDECARS,
+			    (int)(strchr(e, '=') ? (size_t)(strchr(e, '=') - e) : strlen(e)), e);
 	}
+	(void)at;
+	return 0;
+}
+
+/*
+ * The sidecars a template shows: those its annotations (or --mesh) ask an
+ * injector for, in the table's order, then its own sidecar containers in
+ * their order (by what they run, their image or name, or because the user
+ * named them). Every other container is an app.
+ */
+static int find_sidecars(struct run *r, const struct ynode *meta, const struct ynode *ctrs, struct found *f,
+			 const struct ynode *at, const char *what)
+{
+	size_t i;
+	int rc;
+
+	memset(f, 0, sizeof(*f));
+	f->first_app = NO_CTR;
+	for (i = 0; i < spec_npresets; i++) {
+		const struct spec_preset *p = &spec_presets[i];
+
+		if (!p->inject_key || !asked_for(r, p, meta))
+			continue;
+		if (p->none_key && meta_value(meta, p->none_key) &&
+		    strcasecmp(meta_value(meta, p->none_key), "true") == 0) {
+			say(r, INFO, at, what, "%s=true: %s runs as an init container only, no sidecar to stop",
+			    p->none_key, p->name);
+			continue;
+		}
+		add_sidecar(f, p, NO_CTR);
+	}
+	rc = find_named(r, meta, ctrs, f, at, what);
+	if (rc < 0)
+		return rc;
+	for (i = 0; i < ctrs->n; i++) {
+		const struct ynode *c = ctrs->items[i];
+		const char *argv[MAX_ARGV];
+		size_t argc = container_argv(c, argv, NULL);
+		const struct spec_preset *p = NULL;
+		struct sidecar *sc;
+
+		if (f->named[i] && *f->named[i] && presets_find(f->named[i])) {
+			p = presets_find(f->named[i]);
+		} else if (f->named[i]) {
+			/* Checked here, before anything changes: a spec that does not parse leaves the template alone.
+			 */
+			const char *name = ydoc_str(ydoc_get(c, "name"));
+			char text[PRESET_SPEC_MAX], why[512];
+			struct sidecar_spec s;
+
+			if (named_spec(name, argv, argc, f->named[i], text, sizeof(text)) < 0) {
+				say(r, WARN, c, what,
+				    "container %s: \"%s\" is no preset, stop (signal:TERM, http://...) or spec (keys): "
+				    "left "
+				    "unchanged",
+				    name, f->named[i]);
+				return -1;
+			}
+			if (spec_parse(text, &s, why, sizeof(why)) < 0) {
+				say(r, WARN, c, what, "container %s: %s: left unchanged", name, why);
+				return -1;
+			}
+			spec_free(&s);
+			sc = add_sidecar(f, NULL, i);
+			if (sc)
+				sc->named = f->named[i];
+			f->sidecar_ctr[i] = true;
+			continue;
+		} else {
+			p = presets_container(ydoc_str(ydoc_get(c, "name")), ydoc_str(ydoc_get(c, "image")), argv,
+					      argc);
+		}
+		if (p) {
+			f->sidecar_ctr[i] = true;
+			add_sidecar(f, p, i);
+			if (p->note)
+				say(r, INFO, c, what, "container %s: %s %s", ydoc_str(ydoc_get(c, "name")), p->title,
+				    p->note);
+		} else {
+			if (f->first_app == NO_CTR)
+				f->first_app = i;
+			f->apps++;
+		}
+	}
+	return 0;
+}
+
+/* ---- the specs ------------------------------------------------------------------ */
+
+/* Appends s to a regex, each character that means something there escaped. */
+static void regex_quote(char *out, size_t len, const char *s)
+{
+	size_t n = strlen(out);
+
+	for (; *s && n + 2 < len; s++) {
+		if (strchr(".[]{}()\\*+?|^$", *s))
+			out[n++] = '\\';
+		out[n++] = *s;
+	}
+	out[n] = '\0';
+}
+
+/*
+ * The spec of a container the user named: its SPEC as written when it is a
+ * whole spec (keys), else name= the container, match= its program (the
+ * command's, else the container's name), and the SPEC as its stop.
+ */
+static int named_spec(const char *ctr, const char *const *argv, size_t argc, const char *spec, char *out, size_t len)
+{
+	const char *prog = argc > 0 && argv[0] ? base_name(argv[0]) : ctr;
+	char match[128] = "";
+	bool keys = strchr(spec, '=') != NULL;
+	int n;
+
+	regex_quote(match, sizeof(match), prog);
+	if (!keys && *spec && strncmp(spec, "signal:", 7) != 0 && strncmp(spec, "signal-all:", 11) != 0 &&
+	    strncasecmp(spec, "http", 4) != 0)
+		return -EINVAL;
+	if (keys)
+		n = snprintf(out, len, "%s%s%s%s%s%s",
+			     strstr(spec, "name=") == spec || strstr(spec, ",name=") ? "" : "name=",
+			     strstr(spec, "name=") == spec || strstr(spec, ",name=") ? "" : ctr,
+			     strstr(spec, "name=") == spec || strstr(spec, ",name=") ? "" : ",", spec,
+			     strstr(spec, "match=") == spec || strstr(spec, ",match=") ? "" : ",match=",
+			     strstr(spec, "match=") == spec || strstr(spec, ",match=") ? "" : match);
+	else
+		n = snprintf(out, len, "name=%s,match=%s%s%s", ctr, match, *spec ? ",stop=" : "", spec);
+	return n < 0 || (size_t)n >= len ? -ENOSPC : 0;
+}
+
+int inject_check_named(const char *named, char *err, size_t errlen)
+{
+	const char *eq = strchr(named, '='), *spec = eq ? eq + 1 : "";
+	char text[PRESET_SPEC_MAX];
+	struct sidecar_spec s;
+	char why[512];
+
+	if (eq == named || !*named) {
+		snprintf(err, errlen, "--sidecar \"%s\": CONTAINER[=SPEC] needs a container's name", named);
+		return -EINVAL;
+	}
+	if (presets_find(spec))
+		return 0;
+	if (named_spec("x", NULL, 0, spec, text, sizeof(text)) < 0) {
+		snprintf(err, errlen,
+			 "--sidecar \"%s\": \"%s\" is no preset, stop (signal:TERM, http://...) or spec (keys)", named,
+			 spec);
+		return -EINVAL;
+	}
+	if (spec_parse(text, &s, why, sizeof(why)) < 0) {
+		snprintf(err, errlen, "--sidecar \"%s\": %s", named, why);
+		return -EINVAL;
+	}
+	spec_free(&s);
+	return 0;
 }
 
 /*
@@ -177,77 +482,37 @@ static int write_specs(struct run *r, const struct ynode *meta, const struct yno
 	size_t i, k, n = 0;
 
 	for (i = 0; i < f->n; i++) {
+		struct sidecar *sc = &f->sc[i];
+		const struct ynode *c = sc->ctr == NO_CTR ? NULL : ctrs->items[sc->ctr];
 		const char *argv[MAX_ARGV];
-		size_t argc = f->ctr[i] == NO_CTR ? 0 : container_argv(ctrs->items[f->ctr[i]], argv, NULL);
+		size_t argc = c ? container_argv(c, argv, NULL) : 0;
 		bool dup = false;
+		int rc;
 
-		if (presets_spec(f->presets[i], argv, argc, annotation, meta, false, f->specs[n], sizeof(f->specs[n])) <
-		    0)
-			return fail(r, at, what, "the spec of %s is too long", f->presets[i]->name);
+		if (sc->p)
+			rc = presets_spec(sc->p, argv, argc, annotation, meta, sc->signal_stop, sc->spec,
+					  sizeof(sc->spec));
+		else
+			rc = named_spec(ydoc_str(ydoc_get(c, "name")), argv, argc, sc->named, sc->spec,
+					sizeof(sc->spec));
+		if (rc < 0)
+			return fail(r, c ? c : at, what, "the spec of %s is too long",
+				    sc->p ? sc->p->name : "a sidecar");
 		for (k = 0; k < n; k++)
-			dup |= strcmp(f->specs[k], f->specs[n]) == 0;
+			dup |= strcmp(f->sc[k].spec, sc->spec) == 0;
 		if (dup)
 			continue;
-		f->presets[n] = f->presets[i];
-		f->ctr[n++] = f->ctr[i];
+		if (n != i)
+			f->sc[n] = *sc;
+		n++;
 	}
 	f->n = n;
 	return 0;
 }
 
-/*
- * The sidecars a template shows: those its annotations (or --mesh) ask an
- * injector for, in the table's order, then its own sidecar containers in
- * their order. Every other container is an app.
- */
-static void find_sidecars(struct run *r, const struct ynode *meta, const struct ynode *ctrs, struct found *f,
-			  const struct ynode *at, const char *what)
-{
-	size_t i;
-
-	memset(f, 0, sizeof(*f));
-	for (i = 0; i < spec_npresets; i++) {
-		const struct spec_preset *p = &spec_presets[i];
-		const char *v = p->inject_key ? meta_value(meta, p->inject_key) : NULL;
-		bool on = false;
-		size_t k;
-
-		if (!p->inject_key)
-			continue;
-		for (k = 0; v && k < ARRAY_SIZE(p->inject_on) && p->inject_on[k]; k++)
-			if (strcmp(v, p->inject_on[k]) == 0)
-				on = true;
-		if (!on && r->o.mesh && p->mesh && strcmp(r->o.mesh, p->mesh) == 0 &&
-		    !(v && p->inject_off && strcmp(v, p->inject_off) == 0))
-			on = true;
-		if (on && p->none_key &&
-		    strcasecmp(meta_value(meta, p->none_key) ? meta_value(meta, p->none_key) : "", "true") == 0) {
-			note(r, at, what, "%s=true: %s runs as an init container only, no sidecar to stop", p->none_key,
-			     p->name);
-			on = false;
-		}
-		if (on)
-			add_sidecar(f, p, NO_CTR);
-	}
-	for (i = 0; i < ctrs->n; i++) {
-		const struct ynode *c = ctrs->items[i];
-		const char *argv[MAX_ARGV];
-		size_t argc = container_argv(c, argv, NULL);
-		const struct spec_preset *p =
-		    presets_container(ydoc_str(ydoc_get(c, "name")), ydoc_str(ydoc_get(c, "image")), argv, argc);
-
-		if (p) {
-			if (i < ARRAY_SIZE(f->sidecar_ctr))
-				f->sidecar_ctr[i] = true;
-			add_sidecar(f, p, i);
-		} else {
-			f->apps++;
-		}
-	}
-}
-
 /* ---- the fixes the sidecars need ------------------------------------------ */
 
+/* An annotation the sidecar's stop endpoint needs; false when the template refuses it. */
 static int fix_annotation(struct run *r, struct ynode *tmpl, struct ynode **meta, const char *key, const char *value,
 			  const struct ynode *at, const char *what)
 {
@@ -255,8 +520,10 @@ static int fix_annotation(struct run *r, struct ynode *tmpl, struct ynode **meta
 	const char *v = ydoc_str(ydoc_get(ydoc_get(*meta, "annotations"), key));
 
 	if (v) {
-		if (strcmp(v, value) != 0)
-			note(r, at, what, "%s is \"%s\", not %s: left as it is", key, v, value);
+		if (strcmp(v, value) == 0)
+			return 1;
+		say(r, WARN, ydoc_get(ydoc_get(*meta, "annotations"), key), what,
+		    "%s is \"%s\", not %s: left as it is, so the sidecar is stopped by SIGTERM", key, v, value);
 		return 0;
 	}
 	if (!*meta) {
@@ -266,8 +533,8 @@ static int fix_annotation(struct run *r, struct ynode *tmpl, struct ynode **meta
 	}
 	ann = ydoc_want_map(r->s, *meta, "annotations");
 	if (!ann)
-		return fail(r, at, what, "metadata.annotations is not a mapping");
-	return ydoc_set(r->s, ann, key, ydoc_scalar(r->s, value, YDOC_TEXT), false);
+		return -EINVAL;
+	return ydoc_set(r->s, ann, key, ydoc_scalar(r->s, value, YDOC_TEXT), false) < 0 ? -ENOMEM : 1;
 }
 
 /*
@@ -275,14 +542,11 @@ static int fix_annotation(struct run *r, struct ynode *tmpl, struct ynode **meta
  * on: put first in args (cobra takes flags anywhere), or, where the
  * command line turns it off (--quitquitquit=false), turned on in place.
  */
-static int fix_flags(struct run *r, struct ynode *c, const struct spec_preset *p, const struct ynode *at,
-		     const char *what)
+static int fix_flags(struct run *r, struct ynode *c, const struct spec_preset *p, const char *what)
 {
-	struct ynode *args = ydoc_get(c, "args"), *flag;
+	struct ynode *args, *flag;
 	size_t i, added = 0;
 
-	if (args && args->kind != YNODE_SEQ)
-		return 0;
 	for (i = 0; i < ARRAY_SIZE(p->flags) && p->flags[i].name; i++) {
 		const char *argv[MAX_ARGV];
 		struct ynode **slots[MAX_ARGV];
@@ -303,15 +567,15 @@ static int fix_flags(struct run *r, struct ynode *c, const struct spec_preset *p
 			if (!flag)
 				return -ENOMEM;
 			flag->style = old->style;
-			note(r, at, what, "%s turned off what %s's stop needs: set to %s", argv[g.at], p->name, word);
+			say(r, INFO, old, what, "%s turned off what %s's stop needs: set to %s", argv[g.at], p->name,
+			    word);
 			*slots[g.at] = flag;
 			continue;
 		}
-		if (!args) {
-			args = ydoc_new_seq(r->s, false);
-			if (!args || ydoc_set(r->s, c, "args", args, false) < 0)
-				return -ENOMEM;
-		}
+		/* Absent or null (Helm's empty list): a list of the flags. */
+		args = ydoc_want_seq(r->s, c, "args");
+		if (!args)
+			return -ENOMEM;
 		snprintf(word, sizeof(word), "--%s", p->flags[i].name);
 		flag = ydoc_scalar(r->s, word, YDOC_TEXT);
 		/* Quoted like the arguments around it. */
@@ -324,29 +588,80 @@ static int fix_flags(struct run *r, struct ynode *c, const struct spec_preset *p
 }
 
 /* What each sidecar of the template needs to be stopped cleanly. */
-static int fix_sidecars(struct run *r, struct ynode *tmpl, struct ynode **meta, struct ynode *ctrs,
-			const struct found *f, const struct ynode *at, const char *what)
+static int fix_sidecars(struct run *r, struct ynode *tmpl, struct ynode **meta, struct ynode *ctrs, struct found *f,
+			const struct ynode *at, const char *what)
 {
 	size_t i;
 	int rc;
 
 	for (i = 0; i < f->n; i++) {
-		const struct spec_preset *p = f->presets[i];
+		const struct spec_preset *p = f->sc[i].p;
 
-		if (p->fix_key) {
+		if (p && p->fix_key) {
 			rc = fix_annotation(r, tmpl, meta, p->fix_key, p->fix_value, at, what);
 			if (rc < 0)
 				return rc;
+			f->sc[i].signal_stop = rc == 0;
 		}
 	}
 	for (i = 0; i < f->n; i++) {
-		if (f->ctr[i] == NO_CTR || !f->presets[i]->flags[0].name)
+		if (f->sc[i].ctr == NO_CTR || !f->sc[i].p || !f->sc[i].p->flags[0].name)
 			continue;
-		rc = fix_flags(r, ctrs->items[f->ctr[i]], f->presets[i], at, what);
+		rc = fix_flags(r, ctrs->items[f->sc[i].ctr], f->sc[i].p, what);
 		if (rc < 0)
 			return rc;
 	}
 	return 0;
+}
+
+/*
+ * Pre-flight of the signal stops: the agent (uid 65532, no capabilities)
+ * may signal only a sidecar of its own uid. The sidecar's uid is its
+ * container's runAsUser, else the pod's, else what its injector or image
+ * runs it as (its row).
+ */
+static void check_signals(struct run *r, const struct ynode *meta, const struct ynode *podspec,
+			  const struct ynode *ctrs, const struct found *f, const struct ynode *at, const char *what)
+{
+	size_t i;
+
+	for (i = 0; i < f->n; i++) {
+		const struct sidecar *sc = &f->sc[i];
+		const struct ynode *c = sc->ctr == NO_CTR ? NULL : ctrs->items[sc->ctr];
+		const char *uid = NULL, *name = c ? ydoc_str(ydoc_get(c, "name")) : NULL;
+		struct sidecar_spec s;
+		char why[512], label[160];
+		bool signal;
+
+		if (spec_parse(sc->spec, &s, why, sizeof(why)) < 0)
+			continue;
+		signal = !s.stop_url;
+		spec_free(&s);
+		if (!signal)
+			continue;
+		if (c)
+			uid = uid_of(ydoc_str(ydoc_path(c, "securityContext.runAsUser")));
+		if (!uid && sc->p && sc->p->uid_key)
+			uid = uid_of(annotation(meta, sc->p->uid_key));
+		if (!uid && c)
+			uid = uid_of(ydoc_str(ydoc_path(podspec, "securityContext.runAsUser")));
+		if (!uid && sc->p)
+			uid = sc->p->uid;
+		snprintf(label, sizeof(label), "%s%s%s", name ? "container " : "", name ? name : "",
+			 name ? "" : (sc->p ? sc->p->title : "a sidecar"));
+		if (!uid)
+			say(r, WARN, c ? c : at, what,
+			    "%s is stopped by a signal, and runs as its image's user, which the template does not "
+			    "show: rearguard (uid " AGENT_UID ") may signal it only as the same uid; set its "
+			    "securityContext.runAsUser and rearguard's to one uid, or give it an HTTP stop (stop=URL)",
+			    label);
+		else if (strcmp(uid, AGENT_UID) != 0)
+			say(r, WARN, c ? c : at, what,
+			    "%s is stopped by a signal and runs as uid %s, rearguard as uid " AGENT_UID
+			    ", which may not signal it: run rearguard as uid %s (its securityContext.runAsUser%s), or "
+			    "give the sidecar an HTTP stop (stop=URL)",
+			    label, uid, uid, strcmp(uid, "0") == 0 ? ", without runAsNonRoot" : "");
+	}
 }
 
 /* ---- start gating ---------------------------------------------------------- */
@@ -362,11 +677,11 @@ static bool can_gate(struct run *r, const struct ynode *meta, const struct found
 	size_t i;
 
 	for (i = 0; i < f->n; i++) {
-		const struct spec_preset *p = f->presets[i];
-		const char *v = p->first_key ? meta_value(meta, p->first_key) : NULL;
+		const struct spec_preset *p = f->sc[i].p;
+		const char *v = p && p->first_key ? meta_value(meta, p->first_key) : NULL;
 		bool first;
 
-		if (f->ctr[i] != NO_CTR)
+		if (f->sc[i].ctr != NO_CTR)
 			continue;
 		if (!v)
 			first = p->first_default;
@@ -377,19 +692,19 @@ static bool can_gate(struct run *r, const struct ynode *meta, const struct found
 		if (first)
 			continue;
 		if (p->first_word)
-			note(r, at, what,
-			     "not gated: %s's injector puts its sidecar after the containers unless %s sets "
-			     "%s: true, so the agent's postStart hook would hold the sidecar back until it times out "
-			     "(with %s it gates the app by itself)",
-			     p->name, p->first_key, p->first_word, p->first_word);
+			say(r, WARN, at, what,
+			    "not gated: %s's injector puts its sidecar after the containers unless %s sets "
+			    "%s: true, so the agent's postStart hook would hold the sidecar back until it times out "
+			    "(with %s it gates the app by itself)",
+			    p->name, p->first_key, p->first_word, p->first_word);
 		else if (p->first_key)
-			note(r, at, what, "not gated: %s=%s puts %s's sidecar after the containers", p->first_key,
-			     p->first_off, p->name);
+			say(r, WARN, at, what, "not gated: %s=%s puts %s's sidecar after the containers", p->first_key,
+			    p->first_off, p->name);
 		else
-			note(r, at, what,
-			     "not gated: %s's injector adds its sidecar after the containers, where the agent's "
-			     "postStart hook would hold it back until it times out",
-			     p->name);
+			say(r, WARN, at, what,
+			    "not gated: %s's injector adds its sidecar after the containers, where the agent's "
+			    "postStart hook would hold it back until it times out",
+			    p->name);
 		return false;
 	}
 	return true;
@@ -425,13 +740,17 @@ static struct ynode *env_var(struct ystream *s, const char *name, const char *va
 	return pair_map(s, true, "name", text(s, name), "value", text(s, value));
 }
 
-/* The agent as manifests/ write it: non-root, read-only, no capabilities, small requests. */
+/*
+ * The agent as manifests/ write it: non-root, read-only, no capabilities,
+ * the runtime's default seccomp profile (what Pod Security's restricted
+ * level asks for), small requests.
+ */
 static struct ynode *agent_container(struct run *r, const struct found *f, const char *policy, bool gate)
 {
 	struct ystream *s = r->s;
 	struct ynode *c = ydoc_new_map(s, false), *env = ydoc_new_seq(s, false), *mounts = ydoc_new_seq(s, false);
 	struct ynode *sc = ydoc_new_map(s, false), *drop = ydoc_new_seq(s, true), *res = ydoc_new_map(s, false);
-	char apps[32], sidecars[1024] = "";
+	char apps[32], sidecars[MAX_SIDECARS * PRESET_SPEC_MAX] = "";
 	size_t i;
 
 	if (!c || !env || !mounts || !sc || !drop || !res)
@@ -439,7 +758,9 @@ static struct ynode *agent_container(struct run *r, const struct found *f, const
 	snprintf(apps, sizeof(apps), "%zu", f->apps);
 	for (i = 0; i < f->n; i++)
 		snprintf(sidecars + strlen(sidecars), sizeof(sidecars) - strlen(sidecars), "%s%s", i ? ";" : "",
-			 f->specs[i]);
+			 f->sc[i].spec);
+	if (!r->o.image)
+		r->c.placeholder = true;
 	if (ydoc_set(s, c, "name", text(s, AGENT_NAME), false) < 0 ||
 	    ydoc_set(s, c, "image", text(s, r->o.image ? r->o.image : INJECT_DEFAULT_IMAGE), false) < 0 ||
 	    ydoc_append(s, env, env_var(s, "REARGUARD_APPS", apps)) < 0 ||
@@ -472,6 +793,8 @@ static struct ynode *agent_container(struct run *r, const struct found *f, const
 	    ydoc_set(s, sc, "readOnlyRootFilesystem", raw(s, "true"), false) < 0 ||
 	    ydoc_set(s, sc, "allowPrivilegeEscalation", raw(s, "false"), false) < 0 ||
 	    ydoc_set(s, sc, "capabilities", pair_map(s, true, "drop", drop, NULL, NULL), false) < 0 ||
+	    ydoc_set(s, sc, "seccompProfile", pair_map(s, true, "type", text(s, "RuntimeDefault"), NULL, NULL), false) <
+		0 ||
 	    ydoc_set(s, c, "securityContext", sc, false) < 0 ||
 	    ydoc_set(s, res, "requests", pair_map(s, true, "cpu", text(s, "5m"), "memory", text(s, "8Mi")), false) <
 		0 ||
@@ -482,25 +805,48 @@ static struct ynode *agent_container(struct run *r, const struct found *f, const
 }
 
 /* The file protocol's emptyDir, unless the pod has a volume of that name. */
-static int add_volume(struct run *r, struct ynode *spec, const struct ynode *at, const char *what)
+static int add_volume(struct run *r, struct ynode *spec)
 {
 	struct ystream *s = r->s;
-	struct ynode *vols = ydoc_get(spec, "volumes"), *v;
+	struct ynode *vols = ydoc_want_seq(s, spec, "volumes"), *v;
 	size_t i;
 
-	if (vols && vols->kind != YNODE_SEQ)
-		return fail(r, at, what, "spec.volumes is not a list");
-	for (i = 0; vols && i < vols->n; i++)
+	if (!vols)
+		return -ENOMEM;
+	for (i = 0; i < vols->n; i++)
 		if (is(ydoc_get(vols->items[i], "name"), AGENT_NAME))
 			return 0;
 	v = pair_map(s, false, "name", text(s, AGENT_NAME), "emptyDir",
 		     pair_map(s, true, "medium", text(s, "Memory"), "sizeLimit", text(s, "1Mi")));
-	if (!vols) {
-		vols = ydoc_new_seq(s, false);
-		if (!vols || ydoc_set(s, spec, "volumes", vols, false) < 0)
+	return ydoc_append(s, vols, v);
+}
+
+/*
+ * kubectl logs and kubectl exec go to the pod's first container unless an
+ * annotation names another: the agent, now first, would take their place.
+ * The first app is named for both, unless the template names one already.
+ */
+static int default_container(struct run *r, struct ynode *tmpl, struct ynode **meta, const char *app)
+{
+	static const char *const keys[] = {"kubectl.kubernetes.io/default-container",
+					   "kubectl.kubernetes.io/default-logs-container"};
+	struct ynode *ann;
+	size_t i;
+
+	if (!app)
+		return 0;
+	if (!*meta) {
+		*meta = ydoc_new_map(r->s, false);
+		if (!*meta || ydoc_set(r->s, tmpl, "metadata", *meta, true) < 0)
 			return -ENOMEM;
 	}
-	return ydoc_append(s, vols, v);
+	ann = ydoc_want_map(r->s, *meta, "annotations");
+	if (!ann)
+		return -ENOMEM;
+	for (i = 0; i < ARRAY_SIZE(keys); i++)
+		if (!ydoc_get(ann, keys[i]) && ydoc_set(r->s, ann, keys[i], text(r->s, app), false) < 0)
+			return -ENOMEM;
+	return 0;
 }
 
 /* ---- one pod template ---------------------------------------------------------- */
@@ -513,58 +859,111 @@ static int add_volume(struct run *r, struct ynode *spec, const struct ynode *at,
 static int inject_template(struct run *r, struct ynode *tmpl, const char *field, bool job, const struct ynode *at,
 			   const char *what)
 {
-	struct ynode *meta = ydoc_get(tmpl, "metadata"), *spec = ydoc_get(tmpl, "spec"), *ctrs, *agent, *share;
-	const char *policy;
+	struct ynode *meta, *spec, *ctrs, *agent, *share, *bad;
+	const char *policy, *v, *app;
+	char list[256] = "";
 	struct found f;
 	bool gate = r->o.gate;
 	size_t i, at_index = 0;
 	int rc;
 
-	if (meta && meta->kind != YNODE_MAP)
-		meta = NULL;
-	if (!spec || spec->kind != YNODE_MAP)
-		return fail(r, at, what, "%s.spec is missing: a pod template needs containers", field);
-	ctrs = ydoc_get(spec, "containers");
-	if (!ctrs || ctrs->kind != YNODE_SEQ || ctrs->n == 0)
-		return fail(r, ctrs ? ctrs : at, what, "%s.spec.containers is %s: a pod needs at least one container",
-			    field,
-			    !ctrs		      ? "missing"
-			    : ctrs->kind == YNODE_SEQ ? "empty"
-						      : "not a list");
+	meta = want(tmpl, "metadata", YNODE_MAP, &bad);
+	if (bad)
+		return misshapen(r, bad, what, field, "metadata", "a mapping");
+	spec = want(tmpl, "spec", YNODE_MAP, &bad);
+	if (bad)
+		return misshapen(r, bad, what, field, "spec", "a mapping");
+	if (meta) {
+		want(meta, "annotations", YNODE_MAP, &bad);
+		if (bad)
+			return misshapen(r, bad, what, field, "metadata.annotations", "a mapping");
+		want(meta, "labels", YNODE_MAP, &bad);
+		if (bad)
+			return misshapen(r, bad, what, field, "metadata.labels", "a mapping");
+	}
+	ctrs = spec ? want(spec, "containers", YNODE_SEQ, &bad) : NULL;
+	if (bad)
+		return misshapen(r, bad, what, field, "spec.containers", "a list");
+	if (!ctrs || ctrs->n == 0) {
+		say(r, WARN,
+		    ctrs   ? ctrs
+		    : spec ? spec
+			   : tmpl,
+		    what, "%s.spec.containers is %s: a pod needs at least one container: left unchanged", field,
+		    ctrs ? "empty" : "missing");
+		r->c.left++;
+		return 0;
+	}
+	if (ctrs->n > MAX_CONTAINERS) {
+		say(r, WARN, ctrs, what, "more than %d containers: left unchanged", MAX_CONTAINERS);
+		r->c.left++;
+		return 0;
+	}
+	want(spec, "volumes", YNODE_SEQ, &bad);
+	if (bad)
+		return misshapen(r, bad, what, field, "spec.volumes", "a list");
 	for (i = 0; i < ctrs->n; i++) {
-		if (ctrs->items[i]->kind != YNODE_MAP)
-			return fail(r, ctrs->items[i], what, "%s.spec.containers[%zu] is not a mapping", field, i);
-		if (is_agent(ctrs->items[i])) {
-			note(r, at, what, "already has rearguard (container %s): left unchanged",
-			     ydoc_str(ydoc_get(ctrs->items[i], "name")) ? ydoc_str(ydoc_get(ctrs->items[i], "name"))
-									: "?");
+		struct ynode *c = ctrs->items[i];
+
+		if (c->kind != YNODE_MAP) {
+			say(r, WARN, c, what, "%s.spec.containers[%zu] is %s, not a mapping: left unchanged", field, i,
+			    shape(c));
+			r->c.left++;
+			return 0;
+		}
+		if (is_agent(c)) {
+			say(r, INFO, at, what, "already has rearguard (container %s): left unchanged",
+			    ydoc_str(ydoc_get(c, "name")) ? ydoc_str(ydoc_get(c, "name")) : "?");
+			r->c.left++;
+			return 0;
+		}
+		want(c, "args", YNODE_SEQ, &bad);
+		if (!bad)
+			want(c, "command", YNODE_SEQ, &bad);
+		if (bad) {
+			say(r, WARN, bad, what, "%s.spec.containers[%zu]: %s is %s, not a list: left unchanged", field,
+			    i, bad == ydoc_get(c, "args") ? "args" : "command", shape(bad));
+			r->c.left++;
 			return 0;
 		}
 	}
-	if (meta_value(meta, INJECT_LABEL) && strcmp(meta_value(meta, INJECT_LABEL), "disabled") == 0) {
-		note(r, at, what, "%s=disabled: left unchanged", INJECT_LABEL);
+	v = meta_value(meta, INJECT_LABEL);
+	if (v && strcmp(v, "disabled") == 0) {
+		say(r, INFO, at, what, "%s=disabled: left unchanged", INJECT_LABEL);
+		r->c.left++;
 		return 0;
 	}
 	policy = ydoc_str(ydoc_get(spec, "restartPolicy"));
 	if (!policy && job) {
-		note(r, at, what, "no restartPolicy (a Job's pod needs Never or OnFailure): left unchanged");
+		say(r, INFO, at, what, "no restartPolicy (a Job's pod needs Never or OnFailure): left unchanged");
+		r->c.left++;
 		return 0;
 	}
 	if (!policy || (strcmp(policy, "Never") != 0 && strcmp(policy, "OnFailure") != 0)) {
-		note(r, at, what,
-		     "restartPolicy %s restarts every container that ends, so the pod never finishes: left unchanged",
-		     policy ? policy : "Always (the default)");
+		say(r, INFO, at, what,
+		    "restartPolicy %s restarts every container that ends, so the pod never finishes: left unchanged",
+		    policy ? policy : "Always (the default)");
+		r->c.left++;
 		return 0;
 	}
-	find_sidecars(r, meta, ctrs, &f, at, what);
+	rc = find_sidecars(r, meta, ctrs, &f, at, what);
+	if (rc == -1) {
+		r->c.left++;
+		return 0;
+	}
+	if (rc < 0)
+		return rc;
 	if (f.n == 0) {
-		note(r, at, what,
-		     "no known sidecar in the template: left unchanged (a mesh that injects one namespace-wide needs "
-		     "--mesh istio|linkerd)");
+		say(r, INFO, at, what,
+		    "no known sidecar in the template: left unchanged (a mesh that injects one namespace-wide needs "
+		    "--mesh istio|linkerd; a sidecar inject does not know needs --sidecar CONTAINER or the "
+		    "annotation " INJECT_SIDECARS ")");
+		r->c.left++;
 		return 0;
 	}
 	if (f.apps == 0) {
-		note(r, at, what, "every container is a sidecar, none is an app: left unchanged");
+		say(r, INFO, at, what, "every container is a sidecar, none is an app: left unchanged");
+		r->c.left++;
 		return 0;
 	}
 	rc = fix_sidecars(r, tmpl, &meta, ctrs, &f, at, what);
@@ -572,15 +971,20 @@ static int inject_template(struct run *r, struct ynode *tmpl, const char *field,
 		rc = write_specs(r, meta, ctrs, &f, at, what);
 	if (rc < 0)
 		return rc;
+	check_signals(r, meta, spec, ctrs, &f, at, what);
+	app = ydoc_str(ydoc_get(ctrs->items[f.first_app], "name"));
+	for (i = 0; i < f.n; i++) {
+		const char *name = f.sc[i].p ? f.sc[i].p->name : ydoc_str(ydoc_get(ctrs->items[f.sc[i].ctr], "name"));
+
+		snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s", i ? ", " : "", name ? name : "?");
+	}
 	if (gate)
 		gate = can_gate(r, meta, &f, at, what);
 	if (gate) {
 		/* The template's sidecars first, then the agent and its hook, then the apps. */
-		struct ynode *order[256];
+		struct ynode *order[MAX_CONTAINERS];
 		size_t n = 0;
 
-		if (ctrs->n > ARRAY_SIZE(order))
-			return fail(r, ctrs, what, "more than %zu containers", ARRAY_SIZE(order));
 		for (i = 0; i < ctrs->n; i++)
 			if (f.sidecar_ctr[i])
 				order[n++] = ctrs->items[i];
@@ -590,83 +994,132 @@ static int inject_template(struct run *r, struct ynode *tmpl, const char *field,
 				order[n++] = ctrs->items[i];
 		memcpy(ctrs->items, order, n * sizeof(order[0]));
 	}
+	rc = default_container(r, tmpl, &meta, app);
+	if (rc < 0)
+		return rc;
 	agent = agent_container(r, &f, policy, gate);
 	if (!agent || ydoc_insert(r->s, ctrs, at_index, agent) < 0)
 		return -ENOMEM;
 	share = ydoc_get(spec, "shareProcessNamespace");
 	if (share && !is(share, "true"))
-		note(r, at, what,
-		     "shareProcessNamespace was %s: set to true (rearguard watches the other containers "
-		     "through /proc)",
-		     ydoc_str(share) ? ydoc_str(share) : "?");
+		say(r, WARN, share, what,
+		    "shareProcessNamespace was %s: set to true (rearguard watches the other containers through /proc)",
+		    ydoc_str(share) ? ydoc_str(share) : "?");
 	if (ydoc_set(r->s, spec, "shareProcessNamespace", raw(r->s, "true"), true) < 0)
 		return -ENOMEM;
-	rc = add_volume(r, spec, at, what);
-	return rc < 0 ? rc : 1;
+	rc = add_volume(r, spec);
+	if (rc < 0)
+		return rc;
+	say(r, INFO, at, what, "rearguard added: %zu app%s, sidecars %s", f.apps, f.apps == 1 ? "" : "s", list);
+	r->c.changed++;
+	return 1;
 }
 
 /* ---- objects, lists, streams ----------------------------------------------------- */
 
-static const char *const long_running[] = {"Deployment", "StatefulSet", "DaemonSet", "ReplicaSet",
-					   "ReplicationController"};
+/*
+ * The first place a document shows an unrendered Helm template: a key that
+ * is a mapping ({{ .Values.x }} read as YAML), or a value that starts with
+ * "{{" outside the annotations (where Vault's templates live). NULL if none.
+ */
+static const struct ynode *helm_mark(const struct ynode *n, int depth)
+{
+	const struct ynode *hit;
+	size_t i;
+
+	if (!n || depth > YDOC_MAX_DEPTH)
+		return NULL;
+	if (n->kind == YNODE_SCALAR)
+		return n->len >= 2 && strncmp(n->value, "{{", 2) == 0 ? n : NULL;
+	for (i = 0; i < n->n; i++) {
+		if (n->kind == YNODE_MAP && i % 2 == 0) {
+			if (n->items[i]->kind == YNODE_MAP || n->items[i]->kind == YNODE_SEQ)
+				return n->items[i];
+			if (is(n->items[i], "annotations"))
+				i++; /* its values are other programs' templates */
+			continue;
+		}
+		hit = helm_mark(n->items[i], depth + 1);
+		if (hit)
+			return hit;
+	}
+	return NULL;
+}
+
+/* How notes name an object: Job "x" for the kinds inject handles, else its apiVersion and kind too. */
+static void name_object(const struct ynode *obj, bool ours, char *what, size_t len)
+{
+	const char *kind = ydoc_str(ydoc_get(obj, "kind")), *api = ydoc_str(ydoc_get(obj, "apiVersion"));
+	const char *name = ydoc_str(ydoc_path(obj, "metadata.name"));
+
+	if (!name)
+		name = ydoc_str(ydoc_path(obj, "metadata.generateName"));
+	snprintf(what, len, "%.64s%s%.64s%s%.128s%s", ours || !api ? "" : api, ours || !api ? "" : " ",
+		 kind ? kind : "object", name ? " \"" : "", name ? name : "", name ? "\"" : "");
+}
 
 /* Adds rearguard to one object: 1 changed, 0 left alone, or an error. */
 static int inject_object(struct run *r, struct ynode *obj)
 {
 	const char *kind = ydoc_str(ydoc_get(obj, "kind")), *api = ydoc_str(ydoc_get(obj, "apiVersion"));
-	const char *name = ydoc_str(ydoc_path(obj, "metadata.name"));
-	char what[256];
-	size_t i;
-	bool batch = api && strncmp(api, "batch/", 6) == 0;
+	bool batch = api && strncmp(api, "batch/", 6) == 0,
+	     pod = kind && strcmp(kind, "Pod") == 0 && is(ydoc_get(obj, "apiVersion"), "v1");
+	bool job = batch && kind && strcmp(kind, "Job") == 0, cron = batch && kind && strcmp(kind, "CronJob") == 0;
+	const struct ynode *mark;
+	struct ynode *t, *bad = NULL;
+	const char *field, *p;
+	char what[320];
+	size_t n;
 
 	if (obj->kind != YNODE_MAP) {
-		note(r, obj, "document", "not a mapping: left unchanged");
+		if (!ydoc_is_null(obj))
+			say(r, WARN, obj, "document", "%s, not a mapping: left unchanged", shape(obj));
 		return 0;
 	}
-	if (!name)
-		name = ydoc_str(ydoc_path(obj, "metadata.generateName"));
-	if (name)
-		snprintf(what, sizeof(what), "%s \"%.128s\"", kind ? kind : "object", name);
-	else
-		snprintf(what, sizeof(what), "%.128s", kind ? kind : "object");
-	if (!kind) {
-		note(r, obj, "document", "no kind: left unchanged");
+	name_object(obj, pod || job || cron, what, sizeof(what));
+	if (!kind)
+		return 0;
+	if (!pod && !job && !cron) {
+		/* A workload of another API that shares a name with one of ours (a Volcano Job) is said. */
+		if (strcmp(kind, "Job") == 0 || strcmp(kind, "CronJob") == 0 || strcmp(kind, "Pod") == 0)
+			say(r, INFO, obj, what, "not Kubernetes' %s (%s): left unchanged", kind,
+			    strcmp(kind, "Pod") == 0 ? "v1" : "batch/v1");
+		else if (api && strncmp(api, "argoproj.io/", 12) == 0 && strstr(kind, "Workflow"))
+			say(r, INFO, obj, what,
+			    "Argo Workflows stops the sidecars of its pods itself: left unchanged (docs/inject.md)");
+		else if (api && strncmp(api, "tekton.dev/", 11) == 0 && (strstr(kind, "Run") || strstr(kind, "Task")))
+			say(r, INFO, obj, what,
+			    "Tekton stops the sidecars of its pods itself: left unchanged (docs/inject.md)");
 		return 0;
 	}
-	if (strcmp(kind, "Pod") == 0 && api && strcmp(api, "v1") == 0)
-		return inject_template(r, obj, "Pod", false, obj, what);
-	if (strcmp(kind, "Job") == 0 && batch) {
-		struct ynode *t = ydoc_path(obj, "spec.template");
-
-		if (!t || t->kind != YNODE_MAP)
-			return fail(r, obj, what, "spec.template is missing: a Job needs a pod template");
-		return inject_template(r, t, "spec.template", true, obj, what);
+	mark = helm_mark(obj, 0);
+	if (mark) {
+		say(r, WARN, mark, what,
+		    "an unrendered Helm template ({{ ... }}): left unchanged; run helm template and inject its output");
+		r->c.left++;
+		return 0;
 	}
-	if (strcmp(kind, "CronJob") == 0 && batch) {
-		struct ynode *t = ydoc_path(obj, "spec.jobTemplate.spec.template");
+	if (pod)
+		return inject_template(r, obj, "", false, obj, what);
+	field = cron ? "spec.jobTemplate.spec.template" : "spec.template";
+	/* Each step of the path a mapping: its first step that is not says where. */
+	for (t = obj, p = field; t && *p; p += n + (p[n] == '.')) {
+		char key[32];
 
-		if (!t || t->kind != YNODE_MAP)
-			return fail(r, obj, what,
-				    "spec.jobTemplate.spec.template is missing: a CronJob needs a pod template");
-		return inject_template(r, t, "spec.jobTemplate.spec.template", true, obj, what);
-	}
-	for (i = 0; i < ARRAY_SIZE(long_running); i++)
-		if (strcmp(kind, long_running[i]) == 0) {
-			note(r, obj, what,
-			     "its pods run until they are deleted, and their sidecars with them: left unchanged");
-			return 0;
+		n = strcspn(p, ".");
+		snprintf(key, sizeof(key), "%.*s", (int)n, p);
+		t = want(t, key, YNODE_MAP, &bad);
+		if (bad) {
+			snprintf(key, sizeof(key), "%.*s", (int)(p - field + n), field);
+			return misshapen(r, bad, what, "", key, "a mapping");
 		}
-	if (api && strncmp(api, "argoproj.io/", 12) == 0 && strstr(kind, "Workflow")) {
-		note(r, obj, what,
-		     "Argo Workflows stops the sidecars of its pods itself: left unchanged (docs/inject.md)");
+	}
+	if (!t) {
+		say(r, WARN, obj, what, "%s is missing: a %s needs a pod template: left unchanged", field, kind);
+		r->c.left++;
 		return 0;
 	}
-	if (api && strncmp(api, "tekton.dev/", 11) == 0) {
-		note(r, obj, what, "Tekton stops the sidecars of its pods itself: left unchanged (docs/inject.md)");
-		return 0;
-	}
-	note(r, obj, what, "not a Job, CronJob or Pod: left unchanged");
-	return 0;
+	return inject_template(r, t, field, true, obj, what);
 }
 
 /* One option of a functionConfig; a flag given on the command line keeps its value. */
@@ -737,24 +1190,25 @@ static int inject_document(struct run *r, struct ydoc *d)
 	if (!root)
 		return 0;
 	if (root->kind != YNODE_MAP) {
-		if (!(root->kind == YNODE_SCALAR && root->len == 0))
-			note(r, root, "document", "not a mapping: left unchanged");
+		if (!ydoc_is_null(root))
+			say(r, WARN, root, "document", "%s, not a mapping: left unchanged", shape(root));
 		return 0;
 	}
 	kind = ydoc_str(ydoc_get(root, "kind"));
 	api = ydoc_str(ydoc_get(root, "apiVersion"));
 	items = ydoc_get(root, "items");
-	if (kind && items && items->kind == YNODE_SEQ &&
+	if (kind && items && (items->kind == YNODE_SEQ || ydoc_is_null(items)) &&
 	    (strcmp(kind, "ResourceList") == 0 || (strlen(kind) > 4 && strcmp(kind + strlen(kind) - 4, "List") == 0) ||
 	     strcmp(kind, "List") == 0)) {
 		struct inject_options saved = r->o;
 
+		rc = 0;
 		if (strcmp(kind, "ResourceList") == 0 && api && strncmp(api, "config.kubernetes.io/", 21) == 0) {
 			rc = function_config(r, ydoc_get(root, "functionConfig"));
 			if (rc < 0)
 				return rc;
 		}
-		for (i = 0; i < items->n; i++) {
+		for (i = 0; items->kind == YNODE_SEQ && i < items->n; i++) {
 			rc = inject_object(r, items->items[i]);
 			if (rc < 0)
 				break;
@@ -781,6 +1235,9 @@ int inject_buffer(const char *in, size_t len, const struct inject_options *o, ch
 	int rc;
 
 	rc = ydoc_parse(in, len, &s, err, errlen);
+	if (rc == -EINVAL && memmem(in, len, "{{", 2) && strlen(err) + 1 < errlen)
+		snprintf(err + strlen(err), errlen - strlen(err),
+			 " (the input holds {{: an unrendered Helm template? run helm template and inject its output)");
 	if (rc < 0)
 		return rc;
 	for (i = 0; i < s.ndocs && rc == 0; i++)
@@ -800,203 +1257,13 @@ int inject_buffer(const char *in, size_t len, const struct inject_options *o, ch
 	}
 	if (!b.p && ybuf_add(&b, "", 0) < 0)
 		return -ENOMEM;
+	if (o->counts) {
+		o->counts->changed += r.c.changed;
+		o->counts->left += r.c.left;
+		o->counts->warnings += r.c.warnings;
+		o->counts->placeholder |= r.c.placeholder;
+	}
 	*out = b.p;
 	*outlen = b.len;
-	return 0;
-}
-
-/* ---- the subcommand ------------------------------------------------------------ */
-
-static void print_note(const void *data, const char *line)
-{
-	fprintf(stderr, "rearguard: inject: %s:%s\n", (const char *)data, line);
-}
-
-/* The whole input, bounded: the output is built from all of it before anything is written. */
-static int read_all(int fd, char **buf, size_t *len)
-{
-	struct ybuf b = {0};
-	char chunk[65536];
-
-	for (;;) {
-		ssize_t n = read(fd, chunk, sizeof(chunk));
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			int e = errno;
-
-			ybuf_free(&b);
-			return -e;
-		}
-		if (n == 0)
-			break;
-		if (b.len + (size_t)n > YDOC_MAX_INPUT) {
-			ybuf_free(&b);
-			return -EFBIG;
-		}
-		if (ybuf_add(&b, chunk, (size_t)n) < 0) {
-			ybuf_free(&b);
-			return -ENOMEM;
-		}
-	}
-	if (!b.p && ybuf_add(&b, "", 0) < 0)
-		return -ENOMEM;
-	*buf = b.p;
-	*len = b.len;
-	return 0;
-}
-
-/* A one-line error of the subcommand; returns the exit status 2. */
-static int usage(const char *fmt, ...) RG_PRINTF(1, 2);
-
-static int usage(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("rearguard: inject: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	return 2;
-}
-
-/* rearguard inject --help. */
-static void inject_help(void)
-{
-	printf("Usage: rearguard inject [--image IMAGE] [--mesh istio|linkerd] [--gate] [FILE|-]\n"
-	       "\n"
-	       "Writes FILE's Kubernetes YAML (or standard input's) to standard output with\n"
-	       "rearguard added to every Job, CronJob and Pod whose template shows a known\n"
-	       "sidecar: shareProcessNamespace: true, the emptyDir, the agent container first\n"
-	       "(uid 65532, read-only root, no capabilities, small requests) with\n"
-	       "REARGUARD_APPS, REARGUARD_RESTART_POLICY and REARGUARD_SIDECARS from the\n"
-	       "template, and the fixes its sidecars need. Everything else passes through;\n"
-	       "comments in the documents it changes are not kept. Reads a YAML stream, a\n"
-	       "v1 List, or a KRM ResourceList (kustomize and kpt functions).\n"
-	       "\n"
-	       "  --image IMAGE         the agent's image (default %s)\n"
-	       "                                                       [REARGUARD_IMAGE]\n"
-	       "  --mesh istio|linkerd  the namespace injects this mesh's proxy into every pod\n"
-	       "                                                       [REARGUARD_MESH]\n"
-	       "  --gate                start the apps only once the sidecars are ready (a\n"
-	       "                        postStart hook on the agent)   [REARGUARD_GATE=true]\n"
-	       "  -h, --help            this text\n"
-	       "\n"
-	       "Exit status: 0 written; 2 bad usage, malformed YAML or an unusable template\n"
-	       "(nothing is written then); 1 a read or write error. See docs/inject.md.\n",
-	       INJECT_DEFAULT_IMAGE);
-}
-
-/* A flag or environment value checked and stored; what names it in the error. */
-static int set_flag_option(struct inject_options *o, int id, const char *v, const char *what, enum inject_origin from)
-{
-	switch (id) {
-	case 'i':
-		if (!*v)
-			return usage("%s needs a value", what);
-		o->image = v;
-		o->image_from = from;
-		return 0;
-	case 'm':
-		if (strcmp(v, "istio") != 0 && strcmp(v, "linkerd") != 0)
-			return usage("%s: \"%s\" is not istio or linkerd", what, v);
-		o->mesh = v;
-		o->mesh_from = from;
-		return 0;
-	default:
-		if (strcmp(v, "true") == 0 || strcmp(v, "1") == 0)
-			o->gate = true;
-		else if (strcmp(v, "false") == 0 || strcmp(v, "0") == 0)
-			o->gate = false;
-		else
-			return usage("%s: \"%s\" is not true or false", what, v);
-		o->gate_from = from;
-		return 0;
-	}
-}
-
-int inject_main(int argc, char **argv)
-{
-	static const struct option longopts[] = {
-	    {"image", required_argument, NULL, 'i'},
-	    {"mesh", required_argument, NULL, 'm'},
-	    {"gate", no_argument, NULL, 'g'},
-	    {"help", no_argument, NULL, 'h'},
-	    {NULL, 0, NULL, 0},
-	};
-	struct inject_options o = {0};
-	const char *path = "-", *shown, *v;
-	char err[1024], *in = NULL, *out = NULL;
-	size_t len = 0, outlen = 0;
-	int c, fd, rc;
-
-	if ((v = getenv("REARGUARD_IMAGE")) && *v && set_flag_option(&o, 'i', v, "REARGUARD_IMAGE", INJECT_ENV))
-		return 2;
-	if ((v = getenv("REARGUARD_MESH")) && *v && set_flag_option(&o, 'm', v, "REARGUARD_MESH", INJECT_ENV))
-		return 2;
-	if ((v = getenv("REARGUARD_GATE")) && *v && set_flag_option(&o, 'g', v, "REARGUARD_GATE", INJECT_ENV))
-		return 2;
-	optind = 0;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'h':
-			inject_help();
-			return 0;
-		case 'g':
-			o.gate = true;
-			o.gate_from = INJECT_FLAG;
-			break;
-		case 'i':
-		case 'm':
-			if (set_flag_option(&o, c, optarg, c == 'i' ? "--image" : "--mesh", INJECT_FLAG))
-				return 2;
-			break;
-		case ':':
-			return usage("option %s needs a value", argv[optind - 1 < argc ? optind - 1 : argc - 1]);
-		default:
-			return usage("unknown option %s (see rearguard inject --help)",
-				     optopt ? (char[]){'-', (char)optopt, 0} : argv[optind - 1]);
-		}
-	}
-	if (optind < argc)
-		path = argv[optind++];
-	if (optind < argc)
-		return usage("unexpected argument \"%s\" (one FILE, or - for standard input)", argv[optind]);
-	shown = strcmp(path, "-") == 0 ? "<stdin>" : path;
-	if (strcmp(path, "-") == 0) {
-		rc = read_all(STDIN_FILENO, &in, &len);
-	} else {
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (fd < 0) {
-			usage("cannot open %s: %s", path, strerror(errno));
-			return 1;
-		}
-		rc = read_all(fd, &in, &len);
-		close(fd);
-	}
-	if (rc == -EFBIG)
-		return usage("%s: larger than %zu MiB", shown, YDOC_MAX_INPUT >> 20);
-	if (rc < 0) {
-		usage("cannot read %s: %s", shown, strerror(-rc));
-		return 1;
-	}
-	o.note = print_note;
-	o.note_data = shown;
-	rc = inject_buffer(in, len, &o, &out, &outlen, err, sizeof(err));
-	free(in);
-	if (rc < 0) {
-		usage("%s:%s", shown, err);
-		return rc == -ENOMEM ? 1 : 2;
-	}
-	/* The output was built whole: a bad document never leaves half a stream behind. */
-	rc = write_all(STDOUT_FILENO, out, outlen);
-	free(out);
-	if (rc < 0) {
-		usage("cannot write the output: %s", strerror(-rc));
-		return 1;
-	}
 	return 0;
 }

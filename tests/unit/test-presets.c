@@ -176,13 +176,51 @@ static void specs(void)
 	const char *bare[] = { "cloud-sql-proxy", "p:r:i" };
 
 	ok(presets_spec(presets_find("cloudsql"), bare, 2, NULL, NULL, false, out, sizeof(out)) == 0, "cloudsql");
-	is_str(out, "cloudsql", "the preset as it is");
+	is_str(out, "cloudsql,ready=", "without --health-check: no readiness URL");
 	ok(presets_spec(presets_find("linkerd"), NULL, 0, NULL, NULL, true, out, sizeof(out)) == 0, "linkerd");
 	is_str(out, "linkerd,stop=signal:TERM", "a signal stop where the endpoint is off");
 	ok(presets_spec(presets_find("cloudsql-v1"), NULL, 0, NULL, NULL, true, out, sizeof(out)) == 0, "v1");
 	is_str(out, "cloudsql-v1", "a signal stop already: nothing to add");
 	ok(presets_spec(presets_find("cloudsql"), bare, 2, NULL, NULL, false, out, 5) == -ENOSPC, "too small");
-	(void)ann;
+
+	{
+		const char *ports[] = { "cloud-sql-proxy", "--health-check", "--admin-port", "9192", "--http-port=9190",
+					"p:r:i" };
+		const char *nohc[] = { "cloud-sql-proxy", "--admin-port=9192", "p:r:i" };
+
+		ok(presets_spec(presets_find("cloudsql"), ports, 6, NULL, NULL, false, out, sizeof(out)) == 0, "ports");
+		is_str(out, "cloudsql,ready=http://127.0.0.1:9190/startup,stop=http://127.0.0.1:9192/quitquitquit",
+		       "--admin-port moves the stop, --http-port the readiness");
+		ok(presets_spec(presets_find("cloudsql"), nohc, 3, NULL, NULL, false, out, sizeof(out)) == 0, "no health");
+		is_str(out, "cloudsql,ready=,stop=http://127.0.0.1:9192/quitquitquit",
+		       "without --health-check there is no readiness endpoint");
+	}
+	ann_value = "15030";
+	ok(presets_spec(presets_find("istio"), NULL, 0, ann, "status.sidecar.istio.io/port", false, out, sizeof(out)) ==
+	       0,
+	   "istio");
+	is_str(out, "istio,stop=http://127.0.0.1:15030/quitquitquit", "the status port annotation moves the stop");
+	ann_value = "0";
+	ok(presets_spec(presets_find("istio"), NULL, 0, ann, "status.sidecar.istio.io/port", false, out, sizeof(out)) ==
+	       0,
+	   "istio");
+	is_str(out, "istio,stop=signal:TERM", "status port 0: no endpoint, a signal");
+	ann_value = "x80";
+	ok(presets_spec(presets_find("istio"), NULL, 0, ann, "status.sidecar.istio.io/port", false, out, sizeof(out)) ==
+	       0,
+	   "istio");
+	is_str(out, "istio", "a port that is no number is not taken");
+	ann_value = "4192";
+	ok(presets_spec(presets_find("linkerd"), NULL, 0, ann, "config.linkerd.io/admin-port", false, out, sizeof(out)) ==
+	       0,
+	   "linkerd");
+	is_str(out, "linkerd,ready=http://127.0.0.1:4192/ready,stop=http://127.0.0.1:4192/shutdown",
+	       "Linkerd's admin port moves both");
+	ann_value = "8100";
+	ok(presets_spec(presets_find("vault"), NULL, 0, ann, "vault.hashicorp.com/agent-cache-listener-port", false, out,
+			sizeof(out)) == 0,
+	   "vault");
+	is_str(out, "vault,stop=http://127.0.0.1:8100/agent/v1/quit", "Vault's listener port");
 }
 
 static void words(void)
