@@ -27,6 +27,20 @@
  *   -health_check_port (default 8090).
  * - daprd has --version and --build-info; vault runs long as "vault agent"
  *   or "vault proxy", while "vault agent generate-config" is a one-shot.
+ * - The OpenTelemetry Collector (otelcol/collector.go) shuts down on SIGTERM
+ *   or SIGINT and exits 0, 1 when a component fails to shut down; its
+ *   subcommands validate, components, featuregate and print-config are
+ *   one-shots. Its images run as uid 10001 (opentelemetry-collector-
+ *   releases' Dockerfiles); the operator injects it as otc-container.
+ * - Fluent Bit (src/fluent-bit.c) ends its loop on SIGTERM, stops its
+ *   engine within [SERVICE] Grace (default 5 s) and exits with the engine's
+ *   status: 0, unless the engine failed or a plugin set it (the expect
+ *   filter, the exec input); its image has no USER: root.
+ * - Vector (src/signal.rs, src/app.rs) drains its topology on SIGTERM or
+ *   SIGINT, at most --graceful-shutdown-limit-secs (default 60), and exits
+ *   0; SIGQUIT, or a second signal meanwhile, quits at once, also 0. Its
+ *   subcommands (validate, test, generate, ...) are one-shots; its images
+ *   have no USER: root.
  */
 const struct spec_preset spec_presets[] = {
     {
@@ -192,6 +206,50 @@ const struct spec_preset spec_presets[] = {
 	.inject_key = "consul.hashicorp.com/connect-inject",
 	.inject_on = {"true"},
 	.inject_off = "false",
+    },
+    {
+	.name = "otel",
+	.title = "the OpenTelemetry Collector",
+	.match = "otelcol|otelcol-contrib|otelcol-k8s|otelcol-otlp",
+	.stop = "signal:TERM",
+	.forms = {{.names = {"otelcol", "otelcol-contrib", "otelcol-k8s", "otelcol-otlp"}}},
+	.oneshot = {"validate", "components", "featuregate", "print-config", "--version", "-v", "--help", "-h"},
+	.exit_fix = "the collector exits 0 on SIGTERM unless one of its components fails to shut down (then 1, "
+		    "with the error in its log): see which one",
+	/* The operator's sidecar container (internal/naming), its default images, and their uid. */
+	.containers = {"otc-container"},
+	.images = {"opentelemetry-collector", "opentelemetry-collector-contrib", "opentelemetry-collector-k8s"},
+	.uid = "10001",
+	.inject_key = "sidecar.opentelemetry.io/inject",
+	.inject_any = true, /* "true", or the name of an OpenTelemetryCollector */
+	.inject_off = "false",
+    },
+    {
+	.name = "fluent-bit",
+	.title = "Fluent Bit",
+	.match = "fluent-bit|td-agent-bit",
+	.stop = "signal:TERM",
+	.forms = {{.names = {"fluent-bit", "td-agent-bit"}}},
+	.oneshot = {"--version", "-V", "--help", "-h", "--help-json", "-J", "--dry-run", "-D", "--sosreport", "-S"},
+	.exit_fix = "Fluent Bit exits with its engine's status after SIGTERM, 0 unless the engine failed or an "
+		    "expect filter or exec input set another (see its log)",
+	.containers = {"fluent-bit", "fluentbit"},
+	.images = {"fluent-bit"},
+	.uid = "0",
+    },
+    {
+	.name = "vector",
+	.title = "Vector",
+	.match = "vector",
+	.stop = "signal:TERM",
+	.forms = {{.names = {"vector"}}},
+	.oneshot = {"validate", "convert-config", "generate", "generate-schema", "completion", "list", "test", "graph",
+		    "top", "tap", "config", "vrl", "--version", "-V", "--help", "-h"},
+	.exit_fix = "Vector exits 0 on SIGTERM once its components drained (at most --graceful-shutdown-limit-secs, "
+		    "default 60, after which it stops anyway): a non-zero code is a crash, see its log",
+	.containers = {"vector"},
+	.images = {"vector"},
+	.uid = "0",
     },
 };
 const size_t spec_npresets = ARRAY_SIZE(spec_presets);

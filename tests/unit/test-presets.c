@@ -62,6 +62,11 @@ static void sidecars_detected(void)
 	sidecar("consul-dataplan", "/usr/local/bin/consul-dataplane -addresses consul-server", "consul",
 		"argv[0]=consul-dataplane");
 	sidecar("consul-dataplan", "", "consul", "comm=consul-dataplan (no command line)");
+	sidecar("otelcol-contrib", "/otelcol-contrib --config=env:OTEL_CONFIG", "otel", "argv[0]=otelcol-contrib");
+	sidecar("otelcol-k8s", "/otelcol-k8s --config=/conf/collector.yaml", "otel", "argv[0]=otelcol-k8s");
+	sidecar("fluent-bit", "/fluent-bit/bin/fluent-bit -c /fluent-bit/etc/fluent-bit.conf", "fluent-bit",
+		"argv[0]=fluent-bit");
+	sidecar("vector", "/usr/bin/vector --config /etc/vector/vector.yaml", "vector", "argv[0]=vector");
 	/* A renamed binary is found by its comm. */
 	sidecar("daprd", "/opt/bin/runtime --app-id x", "dapr", "comm=daprd");
 }
@@ -93,6 +98,12 @@ static void oneshots_are_apps(void)
 	app("pilot-agent", "pilot-agent proxy --help", "a one-shot run");
 	app("daprd", "daprd --version", "--version");
 	app("consul-dataplan", "consul-dataplane -version", "-version");
+	app("otelcol-contrib", "/otelcol-contrib validate --config=/etc/otel.yaml", "argv[1]=validate");
+	app("otelcol", "otelcol components", "argv[1]=components");
+	app("fluent-bit", "fluent-bit --dry-run -c /etc/fb.conf", "--dry-run");
+	app("fluent-bit", "fluent-bit -V", "-V");
+	app("vector", "vector validate /etc/vector/vector.yaml", "argv[1]=validate");
+	app("vector", "vector test /etc/vector/tests.yaml", "argv[1]=test");
 	/* Without a command line a program that needs a subcommand cannot be told. */
 	app("vault", "", "cannot tell");
 	app("pilot-agent", "", "cannot tell");
@@ -155,6 +166,13 @@ static void templates(void)
 	container("envoy", "envoyproxy/envoy:v1.30-latest", "+-c /etc/envoy.yaml", "envoy");
 	container("check", "envoyproxy/envoy:v1.30-latest", "envoy --mode validate -c /etc/envoy.yaml", NULL);
 	container("app", "busybox:1.36", "sh -c echo", NULL);
+	container("otc-container",
+		  "ghcr.io/open-telemetry/opentelemetry-collector-releases/opentelemetry-collector:0.110.0",
+		  "+--config=env:OTEL_CONFIG", "otel");
+	container("collector", "otel/opentelemetry-collector-contrib:0.110.0", NULL, "otel");
+	container("shipper", "cr.fluentbit.io/fluent/fluent-bit:3.1.9", NULL, "fluent-bit");
+	container("vector", "timberio/vector:0.42.0-distroless-libc", "+--config /etc/vector.yaml", "vector");
+	container("vector-check", "timberio/vector:0.42.0-distroless-libc", "+validate /etc/vector.yaml", NULL);
 
 	ok(presets_image_is("registry:5000/cloud-sql-proxy", "cloud-sql-proxy"), "a registry port is no tag");
 	ok(!presets_image_is("gcr.io/x/not-cloud-sql-proxy:1", "cloud-sql-proxy"), "repository names match whole");
@@ -173,7 +191,7 @@ static const char *ann(const void *data, const char *key)
 static void specs(void)
 {
 	char out[PRESET_SPEC_MAX];
-	const char *bare[] = { "cloud-sql-proxy", "p:r:i" };
+	const char *bare[] = {"cloud-sql-proxy", "p:r:i"};
 
 	ok(presets_spec(presets_find("cloudsql"), bare, 2, NULL, NULL, false, out, sizeof(out)) == 0, "cloudsql");
 	is_str(out, "cloudsql,ready=", "without --health-check: no readiness URL");
@@ -184,14 +202,15 @@ static void specs(void)
 	ok(presets_spec(presets_find("cloudsql"), bare, 2, NULL, NULL, false, out, 5) == -ENOSPC, "too small");
 
 	{
-		const char *ports[] = { "cloud-sql-proxy", "--health-check", "--admin-port", "9192", "--http-port=9190",
-					"p:r:i" };
-		const char *nohc[] = { "cloud-sql-proxy", "--admin-port=9192", "p:r:i" };
+		const char *ports[] = {"cloud-sql-proxy",  "--health-check", "--admin-port", "9192",
+				       "--http-port=9190", "p:r:i"};
+		const char *nohc[] = {"cloud-sql-proxy", "--admin-port=9192", "p:r:i"};
 
 		ok(presets_spec(presets_find("cloudsql"), ports, 6, NULL, NULL, false, out, sizeof(out)) == 0, "ports");
 		is_str(out, "cloudsql,ready=http://127.0.0.1:9190/startup,stop=http://127.0.0.1:9192/quitquitquit",
 		       "--admin-port moves the stop, --http-port the readiness");
-		ok(presets_spec(presets_find("cloudsql"), nohc, 3, NULL, NULL, false, out, sizeof(out)) == 0, "no health");
+		ok(presets_spec(presets_find("cloudsql"), nohc, 3, NULL, NULL, false, out, sizeof(out)) == 0,
+		   "no health");
 		is_str(out, "cloudsql,ready=,stop=http://127.0.0.1:9192/quitquitquit",
 		       "without --health-check there is no readiness endpoint");
 	}
@@ -211,14 +230,14 @@ static void specs(void)
 	   "istio");
 	is_str(out, "istio", "a port that is no number is not taken");
 	ann_value = "4192";
-	ok(presets_spec(presets_find("linkerd"), NULL, 0, ann, "config.linkerd.io/admin-port", false, out, sizeof(out)) ==
-	       0,
+	ok(presets_spec(presets_find("linkerd"), NULL, 0, ann, "config.linkerd.io/admin-port", false, out,
+			sizeof(out)) == 0,
 	   "linkerd");
 	is_str(out, "linkerd,ready=http://127.0.0.1:4192/ready,stop=http://127.0.0.1:4192/shutdown",
 	       "Linkerd's admin port moves both");
 	ann_value = "8100";
-	ok(presets_spec(presets_find("vault"), NULL, 0, ann, "vault.hashicorp.com/agent-cache-listener-port", false, out,
-			sizeof(out)) == 0,
+	ok(presets_spec(presets_find("vault"), NULL, 0, ann, "vault.hashicorp.com/agent-cache-listener-port", false,
+			out, sizeof(out)) == 0,
 	   "vault");
 	is_str(out, "vault,stop=http://127.0.0.1:8100/agent/v1/quit", "Vault's listener port");
 }

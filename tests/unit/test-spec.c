@@ -45,6 +45,9 @@ static void presets_as_designed(void)
 		{ "dapr", "daprd", "http://127.0.0.1:3500/v1.0/healthz", NULL, "http://127.0.0.1:3500/v1.0/shutdown" },
 		{ "vault", "vault", NULL, NULL, "http://127.0.0.1:8200/agent/v1/quit" },
 		{ "consul", "consul-dataplane", NULL, NULL, "http://127.0.0.1:20600/graceful_shutdown" },
+		{ "otel", "otelcol|otelcol-contrib|otelcol-k8s|otelcol-otlp", NULL, NULL, NULL },
+		{ "fluent-bit", "fluent-bit|td-agent-bit", NULL, NULL, NULL },
+		{ "vector", "vector", NULL, NULL, NULL },
 	};
 	struct sidecar_spec s;
 	size_t i;
