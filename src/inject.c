@@ -36,8 +36,10 @@ struct run {
 
 /* One sidecar of a template, in --sidecar order. */
 struct sidecar {
-	const struct spec_preset *p; /* its row; NULL for one named by the user */
-	size_t ctr;		     /* its container's index; NO_CTR: injected by a webhook */
+	const struct spec_preset *p; /* its row; NULL for one named by the user, or an unknown native one */
+	size_t ctr;		     /* its index among the containers; NO_CTR: injected, or an init container */
+	struct ynode *node;	     /* its container (or init container); NULL: injected by a webhook */
+	bool native;		     /* a native sidecar, or a helper: the agent recognises it, never stops it */
 	const char *named;	     /* a named one's SPEC (what follows CONTAINER=), "" for none */
 	bool signal_stop;	     /* a fix its endpoint needs was refused: stopped by SIGTERM */
 	char spec[PRESET_SPEC_MAX];
@@ -45,12 +47,14 @@ struct sidecar {
 
 /* What the template shows: the sidecars and the apps. */
 struct found {
+	size_t plain; /* sidecars the agent stops: neither native nor helpers */
 	struct sidecar sc[MAX_SIDECARS];
 	size_t n;
 	size_t apps;
-	size_t first_app;		   /* the first app container's index */
-	const char *named[MAX_CONTAINERS]; /* per container: the user's SPEC when named a sidecar, else NULL */
-	bool sidecar_ctr[MAX_CONTAINERS];  /* per container: a sidecar */
+	size_t first_app;			/* the first app container's index */
+	const char *named[MAX_CONTAINERS];	/* per container: the user's SPEC when named a sidecar, else NULL */
+	const char *named_init[MAX_CONTAINERS]; /* the same per init container */
+	bool sidecar_ctr[MAX_CONTAINERS];	/* per container: a sidecar */
 };
 #define NO_CTR ((size_t)-1)
 
@@ -228,20 +232,43 @@ static const char *uid_of(const char *v)
 static int named_spec(const char *ctr, const char *const *argv, size_t argc, const char *spec, char *out, size_t len);
 
 /* Adds a sidecar once: a mesh both asked for and already in the template is one sidecar. */
-static struct sidecar *add_sidecar(struct found *f, const struct spec_preset *p, size_t ctr)
+static struct sidecar *add_sidecar(struct found *f, const struct spec_preset *p, size_t ctr, struct ynode *node,
+				   bool native)
 {
 	size_t i;
 
 	for (i = 0; p && i < f->n; i++)
-		if (f->sc[i].p == p && (f->sc[i].ctr == NO_CTR || ctr == NO_CTR))
+		if (f->sc[i].p == p && (!f->sc[i].node || !node))
 			return NULL;
 	if (f->n == MAX_SIDECARS)
 		return NULL;
 	memset(&f->sc[f->n], 0, sizeof(f->sc[0]));
 	f->sc[f->n].p = p;
 	f->sc[f->n].ctr = ctr;
+	f->sc[f->n].node = node;
+	f->sc[f->n].native = native || (p && p->helper);
 	f->sc[f->n].named = "";
+	f->plain += !f->sc[f->n].native;
 	return &f->sc[f->n++];
+}
+
+/*
+ * Whether the template asks a row's injector for a native sidecar: the
+ * first of its native annotations that is there decides, read as Go's
+ * ParseBool reads it (Linkerd's current, beta and alpha names in that order).
+ */
+static bool native_asked(const struct spec_preset *p, const struct ynode *meta)
+{
+	size_t k;
+	bool on;
+
+	for (k = 0; k < ARRAY_SIZE(p->native_keys) && p->native_keys[k]; k++) {
+		const char *v = annotation(meta, p->native_keys[k]);
+
+		if (v)
+			return argv_gobool(v, &on) == 0 && on;
+	}
+	return false;
 }
 
 /* Whether a template's annotation asks for its row's injector: one of its values, or --mesh. */
@@ -272,59 +299,143 @@ static bool names(const char *entry, size_t len, const char *name, const char **
 	return true;
 }
 
+/* The user's SPEC for the container called name (CLI first, then the annotation's entries), or NULL. */
+static const char *named_for(const struct run *r, char *const *entries, size_t n, const char *name)
+{
+	const char *spec = NULL;
+	size_t k;
+
+	for (k = 0; k < r->o.nnamed; k++)
+		if (names(r->o.named[k], strlen(r->o.named[k]), name, &spec))
+			return spec;
+	for (k = 0; k < n; k++)
+		if (names(entries[k], strlen(entries[k]), name, &spec))
+			return spec;
+	return NULL;
+}
+
 /*
  * The sidecars the user named: --sidecar CONTAINER[=SPEC] and the
  * template's annotation (entries separated by ';', or by ',' when no entry
- * has a whole spec with commas in it). Each named container is a sidecar
- * whatever it runs; f->named[i] gets its SPEC ("" for none). An entry of
- * the annotation that names no container is said.
+ * has a whole spec with commas in it). Each named container, or init
+ * container, is a sidecar whatever it runs; f->named[i] gets its SPEC (""
+ * for none). An entry of the annotation that names no container is said.
  */
-static int find_named(struct run *r, const struct ynode *meta, const struct ynode *ctrs, struct found *f,
-		      const struct ynode *at, const char *what)
+static int find_named(struct run *r, const struct ynode *meta, const struct ynode *ctrs, const struct ynode *inits,
+		      struct found *f, const char *what)
 {
-	const char *v = annotation(meta, INJECT_SIDECARS), *sep = v && strchr(v, ';') ? ";" : ",";
-	char *copy, *save = NULL, *e;
-	size_t i, k;
+	const char *v = annotation(meta, INJECT_SIDECARS), *sep = v && strchr(v, ';') ? ";" : ",", *spec;
+	char *copy = NULL, *save = NULL, *e, *entries[64];
+	size_t i, k, n = 0;
 
-	for (k = 0; k < r->o.nnamed; k++)
-		for (i = 0; i < ctrs->n && i < MAX_CONTAINERS; i++)
-			names(r->o.named[k], strlen(r->o.named[k]), ydoc_str(ydoc_get(ctrs->items[i], "name")),
-			      &f->named[i]);
-	if (!v)
-		return 0;
-	copy = ydoc_strndup(r->s, v, strlen(v));
-	if (!copy)
-		return -ENOMEM;
-	for (e = strtok_r(copy, sep, &save); e; e = strtok_r(NULL, sep, &save)) {
-		const char *spec;
+	if (v) {
+		copy = ydoc_strndup(r->s, v, strlen(v)); /* the entries live as long as the stream */
+		if (!copy)
+			return -ENOMEM;
+		for (e = strtok_r(copy, sep, &save); e && n < ARRAY_SIZE(entries); e = strtok_r(NULL, sep, &save)) {
+			while (*e == ' ')
+				e++;
+			if (*e)
+				entries[n++] = e;
+		}
+	}
+	for (i = 0; i < ctrs->n && i < MAX_CONTAINERS; i++)
+		f->named[i] = named_for(r, entries, n, ydoc_str(ydoc_get(ctrs->items[i], "name")));
+	for (i = 0; inits && i < inits->n && i < MAX_CONTAINERS; i++)
+		f->named_init[i] = named_for(r, entries, n, ydoc_str(ydoc_get(inits->items[i], "name")));
+	for (k = 0; k < n; k++) {
 		bool hit = false;
 
-		while (*e == ' ')
-			e++;
-		if (!*e)
-			continue;
-		for (i = 0; i < ctrs->n && i < MAX_CONTAINERS; i++)
-			if (names(e, strlen(e), ydoc_str(ydoc_get(ctrs->items[i], "name")), &spec)) {
-				f->named[i] = spec; /* in the arena's copy: it lives as long as the stream */
-				hit = true;
-			}
+		for (i = 0; i < ctrs->n; i++)
+			hit |= names(entries[k], strlen(entries[k]), ydoc_str(ydoc_get(ctrs->items[i], "name")), &spec);
+		for (i = 0; inits && i < inits->n; i++)
+			hit |=
+			    names(entries[k], strlen(entries[k]), ydoc_str(ydoc_get(inits->items[i], "name")), &spec);
 		if (!hit)
 			say(r, WARN, ydoc_get(ydoc_get(meta, "annotations"), INJECT_SIDECARS), what,
 			    "%s names \"%.*s\", which is no container of the template", INJECT_SIDECARS,
-			    (int)(strchr(e, '=') ? (size_t)(strchr(e, '=') - e) : strlen(e)), e);
+			    (int)(strchr(entries[k], '=') ? (size_t)(strchr(entries[k], '=') - entries[k])
+							  : strlen(entries[k])),
+			    entries[k]);
 	}
-	(void)at;
+	return 0;
+}
+
+/*
+ * Checks a named container's SPEC before anything changes: one that does
+ * not parse leaves the template alone (-1, with a warning).
+ */
+static int check_named(struct run *r, const struct ynode *c, const char *spec, const char *what)
+{
+	const char *argv[MAX_ARGV], *name = ydoc_str(ydoc_get(c, "name"));
+	size_t argc = container_argv(c, argv, NULL);
+	char text[PRESET_SPEC_MAX], why[512];
+	struct sidecar_spec s;
+
+	if (named_spec(name, argv, argc, spec, text, sizeof(text)) < 0) {
+		say(r, WARN, c, what,
+		    "container %s: \"%s\" is no preset, stop (signal:TERM, http://...) or spec (keys): left unchanged",
+		    name, spec);
+		return -1;
+	}
+	if (spec_parse(text, &s, why, sizeof(why)) < 0) {
+		say(r, WARN, c, what, "container %s: %s: left unchanged", name, why);
+		return -1;
+	}
+	spec_free(&s);
+	return 0;
+}
+
+/*
+ * The native sidecars: init containers with restartPolicy Always, which
+ * the kubelet starts before the apps, restarts when they end, and stops
+ * after them. Neither apps nor the agent's to stop: each goes to the agent
+ * as native, so that it knows their processes. A known one's spec is its
+ * preset's; another's names its program, which is a guess when the
+ * template gives no command (said).
+ */
+static int find_native(struct run *r, const struct ynode *inits, struct found *f, const char *what)
+{
+	size_t i;
+
+	for (i = 0; inits && i < inits->n && i < MAX_CONTAINERS; i++) {
+		struct ynode *c = inits->items[i];
+		const char *argv[MAX_ARGV], *name = ydoc_str(ydoc_get(c, "name"));
+		size_t argc = container_argv(c, argv, NULL);
+		const struct spec_preset *p = NULL;
+		struct sidecar *sc;
+
+		if (!is(ydoc_get(c, "restartPolicy"), "Always"))
+			continue;
+		if (f->named_init[i] && presets_find(f->named_init[i]))
+			p = presets_find(f->named_init[i]);
+		else if (f->named_init[i] && check_named(r, c, f->named_init[i], what) < 0)
+			return -1;
+		else if (!f->named_init[i])
+			p = presets_container(name, ydoc_str(ydoc_get(c, "image")), argv, argc);
+		sc = add_sidecar(f, p, NO_CTR, c, true);
+		if (sc && f->named_init[i] && !p)
+			sc->named = f->named_init[i];
+		if (sc && !p && !f->named_init[i] && (argc == 0 || !argv[0]))
+			say(r, WARN, c, what,
+			    "init container %s runs as a native sidecar: rearguard is told its program is called %s, "
+			    "the "
+			    "container's name, for want of a command; if it is not, name it with " INJECT_SIDECARS
+			    ": \"%s=match=PROGRAM,native\"",
+			    name ? name : "?", name ? name : "?", name ? name : "?");
+	}
 	return 0;
 }
 
 /*
  * The sidecars a template shows: those its annotations (or --mesh) ask an
- * injector for, in the table's order, then its own sidecar containers in
- * their order (by what they run, their image or name, or because the user
- * named them). Every other container is an app.
+ * injector for, in the table's order (native when the template asks the
+ * injector for that), then its own sidecar containers in their order (by
+ * what they run, their image or name, or because the user named them),
+ * then its native sidecars. Every other container is an app.
  */
-static int find_sidecars(struct run *r, const struct ynode *meta, const struct ynode *ctrs, struct found *f,
-			 const struct ynode *at, const char *what)
+static int find_sidecars(struct run *r, const struct ynode *meta, const struct ynode *ctrs, const struct ynode *inits,
+			 struct found *f, const struct ynode *at, const char *what)
 {
 	size_t i;
 	int rc;
@@ -342,41 +453,24 @@ static int find_sidecars(struct run *r, const struct ynode *meta, const struct y
 			    p->none_key, p->name);
 			continue;
 		}
-		add_sidecar(f, p, NO_CTR);
+		add_sidecar(f, p, NO_CTR, NULL, native_asked(p, meta));
 	}
-	rc = find_named(r, meta, ctrs, f, at, what);
+	rc = find_named(r, meta, ctrs, inits, f, what);
 	if (rc < 0)
 		return rc;
 	for (i = 0; i < ctrs->n; i++) {
-		const struct ynode *c = ctrs->items[i];
+		struct ynode *c = ctrs->items[i];
 		const char *argv[MAX_ARGV];
 		size_t argc = container_argv(c, argv, NULL);
 		const struct spec_preset *p = NULL;
 		struct sidecar *sc;
 
-		if (f->named[i] && *f->named[i] && presets_find(f->named[i])) {
+		if (f->named[i] && presets_find(f->named[i])) {
 			p = presets_find(f->named[i]);
 		} else if (f->named[i]) {
-			/* Checked here, before anything changes: a spec that does not parse leaves the template alone.
-			 */
-			const char *name = ydoc_str(ydoc_get(c, "name"));
-			char text[PRESET_SPEC_MAX], why[512];
-			struct sidecar_spec s;
-
-			if (named_spec(name, argv, argc, f->named[i], text, sizeof(text)) < 0) {
-				say(r, WARN, c, what,
-				    "container %s: \"%s\" is no preset, stop (signal:TERM, http://...) or spec (keys): "
-				    "left "
-				    "unchanged",
-				    name, f->named[i]);
+			if (check_named(r, c, f->named[i], what) < 0)
 				return -1;
-			}
-			if (spec_parse(text, &s, why, sizeof(why)) < 0) {
-				say(r, WARN, c, what, "container %s: %s: left unchanged", name, why);
-				return -1;
-			}
-			spec_free(&s);
-			sc = add_sidecar(f, NULL, i);
+			sc = add_sidecar(f, NULL, i, c, false);
 			if (sc)
 				sc->named = f->named[i];
 			f->sidecar_ctr[i] = true;
@@ -387,7 +481,7 @@ static int find_sidecars(struct run *r, const struct ynode *meta, const struct y
 		}
 		if (p) {
 			f->sidecar_ctr[i] = true;
-			add_sidecar(f, p, i);
+			add_sidecar(f, p, i, c, false);
 			if (p->note)
 				say(r, INFO, c, what, "container %s: %s %s", ydoc_str(ydoc_get(c, "name")), p->title,
 				    p->note);
@@ -397,7 +491,7 @@ static int find_sidecars(struct run *r, const struct ynode *meta, const struct y
 			f->apps++;
 		}
 	}
-	return 0;
+	return find_native(r, inits, f, what);
 }
 
 /* ---- the specs ------------------------------------------------------------------ */
@@ -473,28 +567,43 @@ int inject_check_named(const char *named, char *err, size_t errlen)
 /*
  * The --sidecar SPEC of each sidecar, once the fixes are in: a
  * container's URLs where its flags put them, an injected one's where the
- * annotations do. Two containers of one program with the same spec are
- * one sidecar to the agent (its spec finds both).
+ * annotations do; native ones last, marked so. Two containers of one
+ * program with the same spec are one sidecar to the agent (its spec finds both).
  */
-static int write_specs(struct run *r, const struct ynode *meta, const struct ynode *ctrs, struct found *f,
-		       const struct ynode *at, const char *what)
+static int write_specs(struct run *r, const struct ynode *meta, struct found *f, const struct ynode *at,
+		       const char *what)
 {
-	size_t i, k, n = 0;
+	struct sidecar sorted[MAX_SIDECARS];
+	size_t i, k, n = 0, pass;
 
+	/* The sidecars it stops first, in their order, then the native ones. */
+	for (pass = 0; pass < 2; pass++)
+		for (i = 0; i < f->n; i++)
+			if (f->sc[i].native == (pass == 1))
+				sorted[n++] = f->sc[i];
+	memcpy(f->sc, sorted, n * sizeof(sorted[0]));
+	n = 0;
 	for (i = 0; i < f->n; i++) {
 		struct sidecar *sc = &f->sc[i];
-		const struct ynode *c = sc->ctr == NO_CTR ? NULL : ctrs->items[sc->ctr];
+		const struct ynode *c = sc->node;
 		const char *argv[MAX_ARGV];
 		size_t argc = c ? container_argv(c, argv, NULL) : 0;
 		bool dup = false;
 		int rc;
 
-		if (sc->p)
+		if (sc->p && sc->native && !sc->p->helper)
+			/* Never stopped nor polled: its URLs do not matter, its processes do. */
+			rc = snprintf(sc->spec, sizeof(sc->spec), "%s", sc->p->name) < (int)sizeof(sc->spec) ? 0
+													     : -ENOSPC;
+		else if (sc->p)
 			rc = presets_spec(sc->p, argv, argc, annotation, meta, sc->signal_stop, sc->spec,
 					  sizeof(sc->spec));
 		else
 			rc = named_spec(ydoc_str(ydoc_get(c, "name")), argv, argc, sc->named, sc->spec,
 					sizeof(sc->spec));
+		if (rc == 0 && sc->native && !(sc->p && sc->p->helper) && !strstr(sc->spec, ",native") &&
+		    strlen(sc->spec) + 8 < sizeof(sc->spec))
+			strcat(sc->spec, ",native");
 		if (rc < 0)
 			return fail(r, c ? c : at, what, "the spec of %s is too long",
 				    sc->p ? sc->p->name : "a sidecar");
@@ -588,14 +697,14 @@ static int fix_flags(struct run *r, struct ynode *c, const struct spec_preset *p
 }
 
 /* What each sidecar of the template needs to be stopped cleanly. */
-static int fix_sidecars(struct run *r, struct ynode *tmpl, struct ynode **meta, struct ynode *ctrs, struct found *f,
-			const struct ynode *at, const char *what)
+static int fix_sidecars(struct run *r, struct ynode *tmpl, struct ynode **meta, struct found *f, const struct ynode *at,
+			const char *what)
 {
 	size_t i;
 	int rc;
 
 	for (i = 0; i < f->n; i++) {
-		const struct spec_preset *p = f->sc[i].p;
+		const struct spec_preset *p = f->sc[i].native ? NULL : f->sc[i].p;
 
 		if (p && p->fix_key) {
 			rc = fix_annotation(r, tmpl, meta, p->fix_key, p->fix_value, at, what);
@@ -605,9 +714,9 @@ static int fix_sidecars(struct run *r, struct ynode *tmpl, struct ynode **meta, 
 		}
 	}
 	for (i = 0; i < f->n; i++) {
-		if (f->sc[i].ctr == NO_CTR || !f->sc[i].p || !f->sc[i].p->flags[0].name)
+		if (!f->sc[i].node || f->sc[i].native || !f->sc[i].p || !f->sc[i].p->flags[0].name)
 			continue;
-		rc = fix_flags(r, ctrs->items[f->sc[i].ctr], f->sc[i].p, what);
+		rc = fix_flags(r, f->sc[i].node, f->sc[i].p, what);
 		if (rc < 0)
 			return rc;
 	}
@@ -620,20 +729,20 @@ static int fix_sidecars(struct run *r, struct ynode *tmpl, struct ynode **meta, 
  * container's runAsUser, else the pod's, else what its injector or image
  * runs it as (its row).
  */
-static void check_signals(struct run *r, const struct ynode *meta, const struct ynode *podspec,
-			  const struct ynode *ctrs, const struct found *f, const struct ynode *at, const char *what)
+static void check_signals(struct run *r, const struct ynode *meta, const struct ynode *podspec, const struct found *f,
+			  const struct ynode *at, const char *what)
 {
 	size_t i;
 
 	for (i = 0; i < f->n; i++) {
 		const struct sidecar *sc = &f->sc[i];
-		const struct ynode *c = sc->ctr == NO_CTR ? NULL : ctrs->items[sc->ctr];
+		const struct ynode *c = sc->node;
 		const char *uid = NULL, *name = c ? ydoc_str(ydoc_get(c, "name")) : NULL;
 		struct sidecar_spec s;
 		char why[512], label[160];
 		bool signal;
 
-		if (spec_parse(sc->spec, &s, why, sizeof(why)) < 0)
+		if (sc->native || spec_parse(sc->spec, &s, why, sizeof(why)) < 0)
 			continue;
 		signal = !s.stop_url;
 		spec_free(&s);
@@ -681,7 +790,7 @@ static bool can_gate(struct run *r, const struct ynode *meta, const struct found
 		const char *v = p && p->first_key ? meta_value(meta, p->first_key) : NULL;
 		bool first;
 
-		if (f->sc[i].ctr != NO_CTR)
+		if (f->sc[i].node || f->sc[i].native)
 			continue;
 		if (!v)
 			first = p->first_default;
@@ -851,6 +960,14 @@ static int default_container(struct run *r, struct ynode *tmpl, struct ynode **m
 
 /* ---- one pod template ---------------------------------------------------------- */
 
+/* How notes name a sidecar: its preset, else its container. */
+static const char *sidecar_name(const struct sidecar *sc)
+{
+	const char *name = sc->node ? ydoc_str(ydoc_get(sc->node, "name")) : NULL;
+
+	return sc->p ? sc->p->name : name ? name : "?";
+}
+
 /*
  * Adds rearguard to one pod template (tmpl holds metadata and spec; for a
  * Pod it is the object). Returns 1 when it changed, 0 when it is left as it
@@ -859,7 +976,7 @@ static int default_container(struct run *r, struct ynode *tmpl, struct ynode **m
 static int inject_template(struct run *r, struct ynode *tmpl, const char *field, bool job, const struct ynode *at,
 			   const char *what)
 {
-	struct ynode *meta, *spec, *ctrs, *agent, *share, *bad;
+	struct ynode *meta, *spec, *ctrs, *inits, *agent, *share, *bad;
 	const char *policy, *v, *app;
 	char list[256] = "";
 	struct found f;
@@ -902,6 +1019,17 @@ static int inject_template(struct run *r, struct ynode *tmpl, const char *field,
 	want(spec, "volumes", YNODE_SEQ, &bad);
 	if (bad)
 		return misshapen(r, bad, what, field, "spec.volumes", "a list");
+	inits = want(spec, "initContainers", YNODE_SEQ, &bad);
+	if (bad)
+		return misshapen(r, bad, what, field, "spec.initContainers", "a list");
+	for (i = 0; inits && i < inits->n; i++)
+		if (inits->items[i]->kind != YNODE_MAP) {
+			say(r, WARN, inits->items[i], what,
+			    "%s.spec.initContainers[%zu] is %s, not a mapping: left unchanged", field, i,
+			    shape(inits->items[i]));
+			r->c.left++;
+			return 0;
+		}
 	for (i = 0; i < ctrs->n; i++) {
 		struct ynode *c = ctrs->items[i];
 
@@ -946,7 +1074,7 @@ static int inject_template(struct run *r, struct ynode *tmpl, const char *field,
 		r->c.left++;
 		return 0;
 	}
-	rc = find_sidecars(r, meta, ctrs, &f, at, what);
+	rc = find_sidecars(r, meta, ctrs, inits, &f, at, what);
 	if (rc == -1) {
 		r->c.left++;
 		return 0;
@@ -961,23 +1089,40 @@ static int inject_template(struct run *r, struct ynode *tmpl, const char *field,
 		r->c.left++;
 		return 0;
 	}
+	if (f.plain == 0) {
+		/* Nothing for the agent to stop: the kubelet stops native sidecars, and helpers end by themselves. */
+		for (i = 0; i < f.n; i++)
+			snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s", i ? ", " : "",
+				 sidecar_name(&f.sc[i]));
+		say(r, INFO, at, what,
+		    "its known sidecars (%s) are native sidecars, which the kubelet stops after the apps, or helpers "
+		    "that "
+		    "end by themselves: left unchanged",
+		    list);
+		r->c.left++;
+		return 0;
+	}
 	if (f.apps == 0) {
 		say(r, INFO, at, what, "every container is a sidecar, none is an app: left unchanged");
 		r->c.left++;
 		return 0;
 	}
-	rc = fix_sidecars(r, tmpl, &meta, ctrs, &f, at, what);
+	rc = fix_sidecars(r, tmpl, &meta, &f, at, what);
 	if (rc == 0)
-		rc = write_specs(r, meta, ctrs, &f, at, what);
+		rc = write_specs(r, meta, &f, at, what);
 	if (rc < 0)
 		return rc;
-	check_signals(r, meta, spec, ctrs, &f, at, what);
+	check_signals(r, meta, spec, &f, at, what);
 	app = ydoc_str(ydoc_get(ctrs->items[f.first_app], "name"));
-	for (i = 0; i < f.n; i++) {
-		const char *name = f.sc[i].p ? f.sc[i].p->name : ydoc_str(ydoc_get(ctrs->items[f.sc[i].ctr], "name"));
-
-		snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s", i ? ", " : "", name ? name : "?");
-	}
+	for (i = 0; i < f.n; i++)
+		if (!f.sc[i].native)
+			snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s", *list ? ", " : "",
+				 sidecar_name(&f.sc[i]));
+	for (i = 0, v = "; native: "; i < f.n; i++)
+		if (f.sc[i].native) {
+			snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s", v, sidecar_name(&f.sc[i]));
+			v = ", ";
+		}
 	if (gate)
 		gate = can_gate(r, meta, &f, at, what);
 	if (gate) {

@@ -70,6 +70,8 @@ const struct spec_preset spec_presets[] = {
 	.inject_key = "sidecar.istio.io/inject",
 	.inject_on = {"true"},
 	.inject_off = "false",
+	/* Istio 1.27 and later inject a native sidecar with it, or where every node's kubelet is 1.33 or newer. */
+	.native_keys = {"sidecar.istio.io/nativeSidecar"},
 	.first_key = "proxy.istio.io/config",
 	.first_word = "holdApplicationUntilProxyStarts",
     },
@@ -105,6 +107,10 @@ const struct spec_preset spec_presets[] = {
 	.inject_key = "linkerd.io/inject",
 	.inject_on = {"enabled", "ingress"},
 	.inject_off = "disabled",
+	/* The first present wins (pkg/inject/inject.go); native by default since 2.20. */
+	.native_keys = {"config.linkerd.io/proxy-enable-native-sidecar",
+			"config.beta.linkerd.io/proxy-enable-native-sidecar",
+			"config.alpha.linkerd.io/proxy-enable-native-sidecar"},
 	.fix_key = "config.linkerd.io/proxy-admin-shutdown",
 	.fix_value = "enabled",
 	.first_key = "config.linkerd.io/proxy-await",
@@ -167,6 +173,7 @@ const struct spec_preset spec_presets[] = {
 	.inject_key = "dapr.io/enabled",
 	.inject_on = {"true"},
 	.inject_off = "false",
+	.native_keys = {"dapr.io/enable-native-sidecar"},
     },
     {
 	.name = "vault",
@@ -206,6 +213,7 @@ const struct spec_preset spec_presets[] = {
 	.inject_key = "consul.hashicorp.com/connect-inject",
 	.inject_on = {"true"},
 	.inject_off = "false",
+	.native_keys = {"consul.hashicorp.com/enable-consul-dataplane-as-sidecar"},
     },
     {
 	.name = "otel",
@@ -250,6 +258,22 @@ const struct spec_preset spec_presets[] = {
 	.containers = {"vector"},
 	.images = {"vector"},
 	.uid = "0",
+    },
+    {
+	/*
+	 * A terminator helper: it watches the pod's other containers through the
+	 * API and shuts Linkerd's proxy down once they all ended, our agent among
+	 * them (channyein87/linkerd-proxy-terminator, cmd/main.go). Waited for as
+	 * an app, it would wait for the agent while the agent waits for it.
+	 */
+	.name = "linkerd-proxy-terminator",
+	.title = "linkerd-proxy-terminator",
+	.match = "proxy-terminator",
+	.stop = "signal:TERM",
+	.forms = {{.names = {"proxy-terminator"}}},
+	.containers = {"linkerd-proxy-terminator"},
+	.images = {"linkerd-proxy-terminator"},
+	.helper = true,
     },
 };
 const size_t spec_npresets = ARRAY_SIZE(spec_presets);
@@ -550,11 +574,11 @@ static int url_with_port(const char *url, long port, char *out, size_t len)
 	return n < 0 || (size_t)n >= len ? -ENOSPC : 0;
 }
 
-/* Appends ",key=value" to the spec being written. */
+/* Appends ",key=value" (",key" without a value) to the spec being written. */
 static int spec_add(char *out, size_t len, const char *key, const char *value)
 {
 	size_t used = strlen(out);
-	int n = snprintf(out + used, len - used, ",%s=%s", key, value);
+	int n = snprintf(out + used, len - used, ",%s%s%s", key, value ? "=" : "", value ? value : "");
 
 	return n < 0 || (size_t)n >= len - used ? -ENOSPC : 0;
 }
@@ -601,6 +625,8 @@ int presets_spec(const struct spec_preset *p, const char *const *argv, size_t ar
 		rc = spec_add(out, len, "ready", "");
 	else if (p->ready && ready > 0 && (rc = url_with_port(p->ready, ready, url, sizeof(url))) == 0)
 		rc = spec_add(out, len, "ready", url);
+	if (p->helper)
+		return spec_add(out, len, "native", NULL);
 	if (rc == 0 && strncmp(p->stop, "signal:", 7) != 0) {
 		if (signal_stop || stop == 0)
 			rc = spec_add(out, len, "stop", "signal:TERM");

@@ -66,11 +66,19 @@ int regex_compile_whole(regex_t *re, const char *src, char *err, size_t errlen)
 	return 0;
 }
 
-/* Whether s starts like "word=": where a value ends and the next key begins. */
+/* Whether s is the word native, the key without a value, up to the next comma. */
+static bool native_at(const char *s)
+{
+	return strncmp(s, "native", 6) == 0 && (s[6] == ',' || s[6] == '\0');
+}
+
+/* Whether s starts like "word=" or is native: where a value ends and the next key begins. */
 static bool key_like(const char *s)
 {
 	const char *p = s;
 
+	if (native_at(s))
+		return true;
 	if (*p < 'a' || *p > 'z')
 		return false;
 	while ((*p >= 'a' && *p <= 'z') || *p == '-')
@@ -199,6 +207,7 @@ static int apply_preset(struct sidecar_spec *spec, const char *name, size_t n, c
 		return -EINVAL;
 	}
 	spec->preset = p->name;
+	spec->native = p->helper;
 	str_copy(spec->name, p->name, sizeof(spec->name));
 	spec->match_src = strdup(p->match);
 	if (!spec->match_src)
@@ -212,6 +221,7 @@ static int apply_preset(struct sidecar_spec *spec, const char *name, size_t n, c
 
 int spec_parse(const char *text, struct sidecar_spec *spec, char *err, size_t errlen)
 {
+	bool seen_native = false;
 	unsigned seen = 0;
 	const char *p = text;
 	char rerr[256];
@@ -223,12 +233,12 @@ int spec_parse(const char *text, struct sidecar_spec *spec, char *err, size_t er
 		snprintf(err, errlen, "sidecar spec is empty (examples: istio; match=fluent-bit,stop=signal:TERM)");
 		return -EINVAL;
 	}
-	if (!key_at(p)) {
+	if (!key_at(p) && !native_at(p)) {
 		const char *comma = strchr(p, ',');
 		size_t n = comma ? (size_t)(comma - p) : strlen(p);
 
 		if (memchr(p, '=', n)) {
-			fail(err, errlen, text, "unknown key \"%.*s\" (keys: name, match, ready, drain, drain-time, stop)",
+			fail(err, errlen, text, "unknown key \"%.*s\" (keys: name, match, ready, drain, drain-time, stop, native)",
 			     (int)(strchr(p, '=') - p), p);
 			rc = -EINVAL;
 			goto out;
@@ -245,10 +255,27 @@ int spec_parse(const char *text, struct sidecar_spec *spec, char *err, size_t er
 		char key[16], *value;
 		const char *v, *q;
 
+		if (native_at(p)) {
+			if (seen_native) {
+				fail(err, errlen, text, "native given twice");
+				rc = -EINVAL;
+				goto out;
+			}
+			seen_native = true;
+			spec->native = true;
+			p += p[6] == ',' ? 7 : 6;
+			continue;
+		}
 		if (!klen) {
 			const char *eq = strchr(p, '=');
 
-			fail(err, errlen, text, "unknown key \"%.*s\" (keys: name, match, ready, drain, drain-time, stop)",
+			if (eq && eq - p == 6 && strncmp(p, "native", 6) == 0) {
+				fail(err, errlen, text, "native takes no value (write native, not native=...)");
+				rc = -EINVAL;
+				goto out;
+			}
+
+			fail(err, errlen, text, "unknown key \"%.*s\" (keys: name, match, ready, drain, drain-time, stop, native)",
 			     eq ? (int)(eq - p) : (int)strlen(p), p);
 			rc = -EINVAL;
 			goto out;

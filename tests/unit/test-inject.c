@@ -276,6 +276,72 @@ static void go_flags(void)
 	   all_notes);
 }
 
+/* The agent's REARGUARD_SIDECARS in inject's output, or "" (static until the next call). */
+static const char *sidecars_of(const char *out)
+{
+	static char v[1024];
+	const char *p = out ? strstr(out, "REARGUARD_SIDECARS, value: ") : NULL;
+	size_t n;
+
+	v[0] = '\0';
+	if (!p)
+		return v;
+	p += strlen("REARGUARD_SIDECARS, value: ");
+	if (*p == '\'')
+		p++;
+	n = strcspn(p, "'}");
+	snprintf(v, sizeof(v), "%.*s", (int)n, p);
+	return v;
+}
+
+/*
+ * Native sidecars are neither apps nor the agent's to stop: a template
+ * whose known sidecars are all native is left alone; beside plain ones
+ * they go to the agent marked native; an annotation that asks the
+ * injector for a native sidecar counts, also over --mesh.
+ */
+static void native_sidecars(void)
+{
+	static const char native_only[] =
+	    "apiVersion: batch/v1\nkind: Job\nmetadata: {name: n}\nspec:\n  template:\n    spec:\n"
+	    "      restartPolicy: Never\n      initContainers:\n"
+	    "      - {name: cloud-sql-proxy, image: gcr.io/cloud-sql-connectors/cloud-sql-proxy:2, restartPolicy: Always,"
+	    " args: [p:r:i]}\n      - {name: init-db, image: busybox}\n"
+	    "      containers:\n      - {name: app, image: busybox}\n";
+	static const char mixed[] =
+	    "apiVersion: batch/v1\nkind: Job\nmetadata: {name: m}\nspec:\n  template:\n"
+	    "    metadata: {annotations: {linkerd.io/inject: enabled}}\n    spec:\n"
+	    "      restartPolicy: Never\n      initContainers:\n"
+	    "      - {name: sql, image: gcr.io/cloud-sql-connectors/cloud-sql-proxy:2, restartPolicy: Always,"
+	    " args: [p:r:i]}\n      - {name: web, image: nginx, restartPolicy: Always, command: [/usr/sbin/nginx]}\n"
+	    "      containers:\n      - {name: app, image: busybox}\n";
+	static const char asked[] = "apiVersion: batch/v1\nkind: Job\nmetadata: {name: a}\nspec:\n  template:\n"
+				    "    metadata: {annotations: {sidecar.istio.io/nativeSidecar: \"true\"}}\n"
+				    "    spec:\n      restartPolicy: Never\n      containers: [{name: app, image: busybox}]\n";
+	static const char linkerd_order[] =
+	    "apiVersion: batch/v1\nkind: Job\nmetadata: {name: l}\nspec:\n  template:\n"
+	    "    metadata: {annotations: {linkerd.io/inject: enabled, config.linkerd.io/proxy-enable-native-sidecar: "
+	    "\"false\", config.alpha.linkerd.io/proxy-enable-native-sidecar: \"true\"}}\n"
+	    "    spec:\n      restartPolicy: Never\n      containers: [{name: app, image: busybox}]\n";
+	struct inject_options o = {.mesh = "istio"};
+	const char *out;
+	int rc;
+
+	out = run(native_only, &rc);
+	is_str(out, native_only, "a native Cloud SQL proxy alone: left as it was");
+	ok(strstr(last_note, "native sidecars") != NULL, "  said so (%s)", last_note);
+	out = run(mixed, &rc);
+	is_str(sidecars_of(out), "linkerd;cloudsql,native;name=web,match=nginx,native",
+	       "mixed: the plain one stopped, the native ones told to the agent by their programs");
+	ok(out && !strstr(out, "--quitquitquit"), "a native Cloud SQL proxy gets no stop flags");
+	ok(out && strstr(out, "REARGUARD_APPS, value: \"1\""), "native sidecars are no apps");
+	out = run_opts(asked, &o, &rc);
+	is_str(out, asked, "--mesh istio, but the template asks for a native proxy: no agent beside it");
+	out = run(linkerd_order, &rc);
+	is_str(sidecars_of(out), "linkerd",
+	       "Linkerd's current annotation (false) wins over its alpha one (true): a plain proxy, stopped");
+}
+
 static void idempotent(void)
 {
 	static const char *const inputs[] = {
@@ -392,6 +458,7 @@ int main(void)
 	passthrough();
 	every_kind();
 	go_flags();
+	native_sidecars();
 	idempotent();
 	neighbours();
 	options_and_function_config();

@@ -48,6 +48,7 @@ static void presets_as_designed(void)
 		{ "otel", "otelcol|otelcol-contrib|otelcol-k8s|otelcol-otlp", NULL, NULL, NULL },
 		{ "fluent-bit", "fluent-bit|td-agent-bit", NULL, NULL, NULL },
 		{ "vector", "vector", NULL, NULL, NULL },
+		{ "linkerd-proxy-terminator", "proxy-terminator", NULL, NULL, NULL },
 	};
 	struct sidecar_spec s;
 	size_t i;
@@ -230,6 +231,25 @@ int main(void)
 	is_str(s.stop_url, "http://127.0.0.1:9091/quitquitquit", "stop URL");
 	spec_free(&s);
 
+	/* native: recognised, never waited for, never stopped (its handling is the agent's). */
+	is_int(parse("cloudsql,native", &s), 0, "a preset, native");
+	ok(s.native && strcmp(s.preset, "cloudsql") == 0, "native, with the preset's match");
+	spec_free(&s);
+	is_int(parse("name=foo,match=a{1,3}|foo,native", &s), 0, "keys, then native");
+	ok(s.native && strcmp(s.match_src, "a{1,3}|foo") == 0, "native ends the regex, as a key does");
+	spec_free(&s);
+	is_int(parse("native,match=x", &s), 0, "native first");
+	ok(s.native && strcmp(s.match_src, "x") == 0, "then the keys");
+	spec_free(&s);
+	is_int(parse("istio", &s), 0, "istio");
+	ok(!s.native, "not native unless said");
+	spec_free(&s);
+	is_int(parse("linkerd-proxy-terminator", &s), 0, "a terminator helper's preset");
+	ok(s.native, "is native: never waited for, never stopped");
+	spec_free(&s);
+	refused("match=x,native,native", "native given twice");
+	refused("match=x,native=true", "native takes no value");
+
 	presets_as_designed();
 	overrides();
 	advice();
@@ -242,6 +262,7 @@ int main(void)
 	refused("", "empty");
 	refused("istoi", "unknown preset \"istoi\"");
 	refused("foo=bar", "unknown key \"foo\"");
+	refused("match=x,colour=red", "keys: name, match, ready, drain, drain-time, stop, native");
 	refused("match=x,color=red", "unknown key \"color\"");
 	refused("stop=signal:TERM", "match=REGEX is required");
 	refused("match=x,stop=signal:NOPE", "unknown signal");
