@@ -130,6 +130,13 @@ static void misshapen(void)
 		   "      annotations: [a]\n    spec: {}\n",
 		   "7:20: warning: Job \"x\": spec.template.metadata.annotations is a list",
 		   "annotations that are a list");
+	/* An unrendered chart that happens to be YAML: {{ .Values.x }} reads as a mapping. */
+	left_alone("apiVersion: batch/v1\nkind: Job\nmetadata: {name: x}\nspec:\n  template:\n    spec:\n"
+		   "      restartPolicy: Never\n      containers:\n      - name: app\n        image: {{ .Values.image }}\n",
+		   "10:17: warning: Job \"x\": an unrendered Helm template", "a {{ }} that is YAML");
+	left_alone("apiVersion: batch/v1\nkind: Job\nmetadata: {name: x}\nspec:\n  template:\n    spec:\n"
+		   "      restartPolicy: Never\n      containers:\n      - name: app\n        image: \"{{ .Values.image }}\"\n",
+		   "10:16: warning: Job \"x\": an unrendered Helm template", "a quoted {{ }}");
 	/* One misshapen document does not cost the others. */
 	out = run(two, &rc);
 	is_int(rc, 0, "a stream with a misshapen Job");
