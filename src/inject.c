@@ -166,6 +166,17 @@ static bool inject_is_agent(const struct ynode *c)
 	return inject_is(ydoc_get(c, "name"), AGENT_NAME) || (image && presets_image_is(image, AGENT_NAME));
 }
 
+struct ynode *inject_annotations(struct run *r, struct ynode *tmpl, struct ynode **meta)
+{
+	if (!*meta) {
+		*meta = ydoc_new_map(r->s, false);
+		if (!*meta || ydoc_set(r->s, tmpl, "metadata", *meta, true) < 0)
+			return NULL;
+	}
+	/* Absent or null: made; of another shape the template was left alone before. */
+	return ydoc_want_map(r->s, *meta, "annotations");
+}
+
 /* The uid a value of runAsUser names, or NULL when it names none. */
 const char *inject_uid_of(const char *v)
 {
@@ -304,12 +315,7 @@ static int default_container(struct run *r, struct ynode *tmpl, struct ynode **m
 
 	if (!app)
 		return 0;
-	if (!*meta) {
-		*meta = ydoc_new_map(r->s, false);
-		if (!*meta || ydoc_set(r->s, tmpl, "metadata", *meta, true) < 0)
-			return -ENOMEM;
-	}
-	ann = ydoc_want_map(r->s, *meta, "annotations");
+	ann = inject_annotations(r, tmpl, meta);
 	if (!ann)
 		return -ENOMEM;
 	for (i = 0; i < ARRAY_SIZE(keys); i++)

@@ -80,6 +80,8 @@ const char *inject_meta_value(const struct ynode *meta, const char *key);
 const char *inject_annotation(const void *meta, const char *key);
 /* A container's command + args as an argv (argv[0] NULL without a command); slots: where each lies. */
 size_t inject_argv(const struct ynode *c, const char **argv, struct ynode ***slots);
+/* The template's annotations, made (with its metadata) when missing; NULL when out of memory. */
+struct ynode *inject_annotations(struct run *r, struct ynode *tmpl, struct ynode **meta);
 /* The uid a runAsUser value names, or NULL. */
 const char *inject_uid_of(const char *v);
 

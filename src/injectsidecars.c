@@ -428,14 +428,9 @@ static int fix_annotation(struct run *r, struct ynode *tmpl, struct ynode **meta
 			   "%s is \"%s\", not %s: left as it is, so the sidecar is stopped by SIGTERM", key, v, value);
 		return 0;
 	}
-	if (!*meta) {
-		*meta = ydoc_new_map(r->s, false);
-		if (!*meta || ydoc_set(r->s, tmpl, "metadata", *meta, true) < 0)
-			return -ENOMEM;
-	}
-	ann = ydoc_want_map(r->s, *meta, "annotations");
+	ann = inject_annotations(r, tmpl, meta);
 	if (!ann)
-		return -EINVAL;
+		return -ENOMEM;
 	return ydoc_set(r->s, ann, key, ydoc_scalar(r->s, value, YDOC_TEXT), false) < 0 ? -ENOMEM : 1;
 }
 
