@@ -2,6 +2,7 @@
 
 #include "agent.h"
 
+#include "argv.h"
 #include "decide.h"
 #include "http.h"
 #include "json.h"
@@ -170,7 +171,7 @@ static void on_finding(void *data, enum preflight_kind kind, const char *message
 	*said = true;
 	log_msg(LOG_WARN, FIELDS(LF_STR("sidecar", sidecar_name(ctx->a, ctx->k))), "pre-flight: %s", message);
 	/* A stop endpoint known to be missing is said once: not again when it refuses, nor by the stop's answer. */
-	if (kind == PREFLIGHT_CLOUDSQL_QUIT || kind == PREFLIGHT_CLOUDSQL_V1) {
+	if (kind == PREFLIGHT_NO_ENDPOINT) {
 		decide_sidecar_no_endpoint(&ctx->a->d, ctx->k);
 		ctx->a->stoppers[ctx->k].advised = true;
 	}
@@ -184,14 +185,12 @@ static void on_sidecar(void *data, size_t k, const struct podscan_container *c)
 	struct preflight_facts f = {
 		.name = c->name, .nprocs = c->nprocs, .my_ruid = getuid(), .my_euid = geteuid(), .can_kill = a->can_kill,
 	};
-	char cmdline[4096];
-	const char *argv[64];
-	size_t n = 0, i;
+	char cmdline[4096], *argv[64];
+	size_t n = 0;
 
 	if (podscan_cmdline(a->pod.ps, c->root, c->root_start, cmdline, sizeof(cmdline), &n) == 0) {
-		for (i = 0; i < n && f.argc < ARRAY_SIZE(argv); i += strlen(cmdline + i) + 1)
-			argv[f.argc++] = cmdline + i;
-		f.argv = argv;
+		f.argc = argv_split(cmdline, n, argv, ARRAY_SIZE(argv));
+		f.argv = (const char *const *)argv;
 	}
 	f.uids_known = podscan_uids(a->pod.ps, c->root, c->root_start, &f.ruid, &f.suid) == 0;
 	preflight_sidecar(&a->opt->sidecars[k], &f, on_finding, &ctx);

@@ -1,45 +1,21 @@
 #include "config.h"
 
 #include "inject.h"
+#include "injectint.h"
 
+#include "argv.h"
 #include "log.h"
 #include "presets.h"
+#include "spec.h"
 #include "util.h"
 #include "yamldoc.h"
 
 #include <errno.h>
-#include <fcntl.h>
-#include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <unistd.h>
-
-#define MAX_SIDECARS 16
-#define MAX_ARGV 64
-#define AGENT_NAME "rearguard"
-#define AGENT_UID "65532"
-#define GATE_TIMEOUT "5m"
-
-/* One run over a stream: the options in force and where the notes go. */
-struct run {
-	struct ystream *s;
-	struct inject_options o;
-	char *err;
-	size_t errlen;
-};
-
-/* What the template shows: the sidecars' specs, in --sidecar order, and the apps. */
-struct found {
-	const char *specs[MAX_SIDECARS];
-	const struct spec_preset *presets[MAX_SIDECARS];
-	bool injected[MAX_SIDECARS]; /* by a webhook, not a container of the template */
-	size_t n;
-	size_t apps;
-	bool sidecar_ctr[256]; /* per container: a sidecar */
-};
 
 /*
  * Names and kinds come from the input and may hold any byte a YAML escape
@@ -53,28 +29,25 @@ static void one_line(char *s)
 			*s = '?';
 }
 
-/* One line for the user about a document: "LINE: what: message". */
-static void note(struct run *r, const struct ynode *at, const char *what, const char *fmt, ...) RG_PRINTF(4, 5);
-
-static void note(struct run *r, const struct ynode *at, const char *what, const char *fmt, ...)
+void inject_say(struct run *r, bool warning, const struct ynode *at, const char *what, const char *fmt, ...)
 {
 	char msg[768], line[1024];
 	va_list ap;
 
+	if (warning)
+		r->c.warnings++;
 	if (!r->o.note)
 		return;
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	snprintf(line, sizeof(line), "%zu: %s: %s", at ? at->line : (size_t)0, what, msg);
+	snprintf(line, sizeof(line), "%zu:%zu: %s%s: %s", at ? at->line : (size_t)0, at ? at->column : (size_t)0,
+		 warning ? "warning: " : "", what, msg);
 	one_line(line);
-	r->o.note(r->o.note_data, line);
+	r->o.note(r->o.note_data, warning, line);
 }
 
-/* Stops the run: err gets "LINE:COL: what: message" and the caller gets -EINVAL. */
-static int fail(struct run *r, const struct ynode *at, const char *what, const char *fmt, ...) RG_PRINTF(4, 5);
-
-static int fail(struct run *r, const struct ynode *at, const char *what, const char *fmt, ...)
+int inject_fail(struct run *r, const struct ynode *at, const char *what, const char *fmt, ...)
 {
 	char msg[512];
 	va_list ap;
@@ -90,278 +63,131 @@ static int fail(struct run *r, const struct ynode *at, const char *what, const c
 }
 
 /* Whether n is the scalar value (a missing node is not). */
-static bool is(const struct ynode *n, const char *value)
+bool inject_is(const struct ynode *n, const char *value)
 {
 	const char *v = ydoc_str(n);
 
 	return v && strcmp(v, value) == 0;
 }
 
+/* What a node that should have been a list or a mapping is instead. */
+const char *inject_shape(const struct ynode *n)
+{
+	switch (n->kind) {
+	case YNODE_SCALAR:
+		return "a scalar";
+	case YNODE_SEQ:
+		return "a list";
+	case YNODE_MAP:
+		return "a mapping";
+	default:
+		return "an alias";
+	}
+}
+
+/*
+ * The collection of kind under key: NULL when it is absent or null (Helm
+ * renders an empty list as null), else the node; *bad when it is something
+ * else.
+ */
+struct ynode *inject_want(const struct ynode *parent, const char *key, enum ynode_kind kind, struct ynode **bad)
+{
+	struct ynode *n = ydoc_get(parent, key);
+
+	*bad = NULL;
+	if (!n || ydoc_is_null(n))
+		return NULL;
+	if (n->kind != kind) {
+		*bad = n;
+		return NULL;
+	}
+	return n;
+}
+
+/* A template whose field has the wrong shape is left alone: the API server would refuse it anyway. */
+int inject_misshapen(struct run *r, const struct ynode *n, const char *what, const char *field, const char *key,
+		     const char *want_word)
+{
+	inject_say(r, WARN, n, what, "%s%s%s is %s, not %s: left unchanged (the API server refuses it as well)", field,
+		   *field ? "." : "", key, inject_shape(n), want_word);
+	r->c.left++;
+	return 0;
+}
+
 /* A label or annotation of the template, annotations first (where injectors look first). */
-static const char *meta_value(const struct ynode *meta, const char *key)
+const char *inject_meta_value(const struct ynode *meta, const char *key)
 {
 	const char *v = ydoc_str(ydoc_get(ydoc_get(meta, "annotations"), key));
 
 	return v ? v : ydoc_str(ydoc_get(ydoc_get(meta, "labels"), key));
 }
 
-/* command + args of a container as an argv; argv[0] NULL when there is no command. */
-static size_t container_argv(const struct ynode *c, const char **argv)
+/* An annotation of the template, for presets_spec. */
+const char *inject_annotation(const void *meta, const char *key)
+{
+	return ydoc_str(ydoc_get(ydoc_get(meta, "annotations"), key));
+}
+
+/*
+ * command + args of a container as an argv; argv[0] NULL when there is no
+ * command (the image's entrypoint runs). slots, when given, gets where
+ * each argument lies in the tree (NULL for argv[0] then), for a fix in place.
+ */
+size_t inject_argv(const struct ynode *c, const char **argv, struct ynode ***slots)
 {
 	const struct ynode *cmd = ydoc_get(c, "command"), *args = ydoc_get(c, "args");
 	size_t n = 0, i;
 
 	if (cmd && cmd->kind == YNODE_SEQ && cmd->n > 0) {
-		for (i = 0; i < cmd->n && n < MAX_ARGV; i++)
+		for (i = 0; i < cmd->n && n < MAX_ARGV; i++) {
+			if (slots)
+				slots[n] = &cmd->items[i];
 			argv[n++] = ydoc_str(cmd->items[i]) ? ydoc_str(cmd->items[i]) : "";
+		}
 	} else {
+		if (slots)
+			slots[n] = NULL;
 		argv[n++] = NULL;
 	}
 	if (args && args->kind == YNODE_SEQ)
-		for (i = 0; i < args->n && n < MAX_ARGV; i++)
+		for (i = 0; i < args->n && n < MAX_ARGV; i++) {
+			if (slots)
+				slots[n] = &args->items[i];
 			argv[n++] = ydoc_str(args->items[i]) ? ydoc_str(args->items[i]) : "";
+		}
 	return n == 1 && !argv[0] ? 0 : n;
 }
 
 /* A container that is rearguard already: by name, or by its image. */
-static bool is_agent(const struct ynode *c)
+static bool inject_is_agent(const struct ynode *c)
 {
 	const char *image = ydoc_str(ydoc_get(c, "image"));
 
-	return is(ydoc_get(c, "name"), AGENT_NAME) || (image && presets_image_is(image, AGENT_NAME));
+	return inject_is(ydoc_get(c, "name"), AGENT_NAME) || (image && presets_image_is(image, AGENT_NAME));
 }
 
-/* Adds a sidecar spec once: a mesh both asked for and already in the template is one sidecar. */
-static void add_spec(struct found *f, const char *spec, const struct spec_preset *p, bool injected)
+struct ynode *inject_annotations(struct run *r, struct ynode *tmpl, struct ynode **meta)
 {
-	size_t i;
-
-	for (i = 0; i < f->n; i++)
-		if (f->presets[i] == p && (strcmp(f->specs[i], spec) == 0 || f->injected[i]))
-			return;
-	if (f->n < MAX_SIDECARS) {
-		f->specs[f->n] = spec;
-		f->presets[f->n] = p;
-		f->injected[f->n++] = injected;
-	}
-}
-
-/* Whether the template has a sidecar of preset name. */
-static bool has_preset(const struct found *f, const char *name)
-{
-	size_t i;
-
-	for (i = 0; i < f->n; i++)
-		if (strcmp(f->presets[i]->name, name) == 0)
-			return true;
-	return false;
-}
-
-/*
- * The sidecars a template shows: those its annotations (or --mesh) ask an
- * injector for, in the table's order, then its own sidecar containers in
- * their order. Every other container is an app.
- */
-static void find_sidecars(struct run *r, const struct ynode *meta, const struct ynode *ctrs, struct found *f,
-			  const struct ynode *at, const char *what)
-{
-	size_t i;
-
-	memset(f, 0, sizeof(*f));
-	for (i = 0; i < spec_npresets; i++) {
-		const struct spec_preset *p = &spec_presets[i];
-		const char *v = p->inject_key ? meta_value(meta, p->inject_key) : NULL;
-		bool on = false;
-		size_t k;
-
-		if (!p->inject_key)
-			continue;
-		for (k = 0; v && k < ARRAY_SIZE(p->inject_on) && p->inject_on[k]; k++)
-			if (strcmp(v, p->inject_on[k]) == 0)
-				on = true;
-		if (!on && r->o.mesh && p->mesh && strcmp(r->o.mesh, p->mesh) == 0 &&
-		    !(v && p->inject_off && strcmp(v, p->inject_off) == 0))
-			on = true;
-		if (on && p->none_key &&
-		    strcasecmp(meta_value(meta, p->none_key) ? meta_value(meta, p->none_key) : "", "true") == 0) {
-			note(r, at, what, "%s=true: %s runs as an init container only, no sidecar to stop", p->none_key,
-			     p->name);
-			on = false;
-		}
-		if (on)
-			add_spec(f, p->name, p, true);
-	}
-	for (i = 0; i < ctrs->n; i++) {
-		const struct ynode *c = ctrs->items[i];
-		const char *argv[MAX_ARGV], *spec = NULL;
-		size_t argc = container_argv(c, argv);
-		const struct spec_preset *p =
-		    presets_container(ydoc_str(ydoc_get(c, "name")), ydoc_str(ydoc_get(c, "image")), argv, argc, &spec);
-
-		if (p) {
-			if (i < ARRAY_SIZE(f->sidecar_ctr))
-				f->sidecar_ctr[i] = true;
-			add_spec(f, spec, p, false);
-		} else {
-			f->apps++;
-		}
-	}
-}
-
-/* ---- the fixes the sidecars need ------------------------------------------ */
-
-static int fix_annotation(struct run *r, struct ynode *tmpl, struct ynode **meta, const char *key, const char *value,
-			  const struct ynode *at, const char *what)
-{
-	struct ynode *ann;
-	const char *v = ydoc_str(ydoc_get(ydoc_get(*meta, "annotations"), key));
-
-	if (v) {
-		if (strcmp(v, value) != 0)
-			note(r, at, what, "%s is \"%s\", not %s: left as it is", key, v, value);
-		return 0;
-	}
 	if (!*meta) {
 		*meta = ydoc_new_map(r->s, false);
 		if (!*meta || ydoc_set(r->s, tmpl, "metadata", *meta, true) < 0)
-			return -ENOMEM;
+			return NULL;
 	}
-	ann = ydoc_want_map(r->s, *meta, "annotations");
-	if (!ann)
-		return fail(r, at, what, "metadata.annotations is not a mapping");
-	return ydoc_set(r->s, ann, key, ydoc_scalar(r->s, value, YDOC_TEXT), false);
+	/* Absent or null: made; of another shape the template was left alone before. */
+	return ydoc_want_map(r->s, *meta, "annotations");
 }
 
-/* Whether a Go program's command line sets flag, in any of the spellings Go accepts. */
-static bool argv_has_flag(const char *const *argv, size_t argc, const char *flag)
+/* The uid a value of runAsUser names, or NULL when it names none. */
+const char *inject_uid_of(const char *v)
 {
-	size_t i, n = strlen(flag);
+	const char *p = v;
 
-	for (i = 0; i < argc; i++) {
-		/* Go's flag packages take -flag and --flag, and --flag=true. */
-		const char *a = argv[i] ? argv[i] : "";
-
-		if (a[0] == '-' && a[1] == '-')
-			a++;
-		if (strncmp(a, flag + 1, n - 1) == 0 && (a[n - 1] == '\0' || a[n - 1] == '='))
-			return true;
-	}
-	return false;
-}
-
-/* The Cloud SQL proxy's flags, each only when missing: put first in args (cobra takes flags anywhere). */
-static int fix_flags(struct run *r, struct ynode *c, const struct spec_preset *p)
-{
-	const char *argv[MAX_ARGV];
-	size_t argc = container_argv(c, argv), i, added = 0;
-	struct ynode *args = ydoc_get(c, "args"), *flag;
-
-	if (args && args->kind != YNODE_SEQ)
-		return 0;
-	for (i = 0; i < ARRAY_SIZE(p->flags) && p->flags[i]; i++) {
-		if (argv_has_flag(argv, argc, p->flags[i]))
-			continue;
-		if (!args) {
-			args = ydoc_new_seq(r->s, false);
-			if (!args || ydoc_set(r->s, c, "args", args, false) < 0)
-				return -ENOMEM;
-		}
-		flag = ydoc_scalar(r->s, p->flags[i], YDOC_TEXT);
-		/* Quoted like the arguments around it. */
-		if (flag && args->n > added && args->items[added]->kind == YNODE_SCALAR)
-			flag->style = args->items[added]->style;
-		if (ydoc_insert(r->s, args, added++, flag) < 0)
-			return -ENOMEM;
-	}
-	return 0;
-}
-
-/* What each sidecar of the template needs to be stopped cleanly. */
-static int fix_sidecars(struct run *r, struct ynode *tmpl, struct ynode **meta, struct ynode *ctrs,
-			const struct found *f, const struct ynode *at, const char *what)
-{
-	size_t i, k;
-	int rc;
-
-	for (i = 0; i < f->n; i++) {
-		const struct spec_preset *p = f->presets[i];
-
-		if (p->fix_key) {
-			rc = fix_annotation(r, tmpl, meta, p->fix_key, p->fix_value, at, what);
-			if (rc < 0)
-				return rc;
-		}
-	}
-	if (has_preset(f, "vault") &&
-	    !is(ydoc_get(ydoc_get(*meta, "annotations"), "vault.hashicorp.com/agent-enable-quit"), "true"))
-		note(
-		    r, at, what,
-		    "Vault Agent answers its quit endpoint only with the annotation "
-		    "vault.hashicorp.com/agent-enable-quit: \"true\" and its listener on port 8200 "
-		    "(vault.hashicorp.com/agent-cache-enable: \"true\"); without them rearguard stops it with SIGTERM");
-	for (k = 0; k < ctrs->n; k++) {
-		struct ynode *c = ctrs->items[k];
-		const char *image = ydoc_str(ydoc_get(c, "image"));
-
-		if (k >= ARRAY_SIZE(f->sidecar_ctr) || !f->sidecar_ctr[k] || !image)
-			continue;
-		for (i = 0; i < spec_npresets; i++) {
-			const struct spec_preset *p = &spec_presets[i];
-
-			if (p->flags_image && presets_image_is(image, p->flags_image)) {
-				rc = fix_flags(r, c, p);
-				if (rc < 0)
-					return rc;
-			}
-		}
-	}
-	return 0;
-}
-
-/* ---- start gating ---------------------------------------------------------- */
-
-/*
- * Whether start gating can work: every sidecar a webhook injects must be
- * put before the apps (and so before the agent, whose postStart hook holds
- * back the containers after it). Says why not.
- */
-static bool can_gate(struct run *r, const struct ynode *meta, const struct found *f, const struct ynode *at,
-		     const char *what)
-{
-	size_t i;
-
-	for (i = 0; i < f->n; i++) {
-		const struct spec_preset *p = f->presets[i];
-		const char *v = p->first_key ? meta_value(meta, p->first_key) : NULL;
-		bool first;
-
-		if (!f->injected[i])
-			continue;
-		if (!v)
-			first = p->first_default;
-		else if (p->first_word)
-			first = presets_word_true(v, p->first_word);
-		else
-			first = !(p->first_off && strcmp(v, p->first_off) == 0);
-		if (first)
-			continue;
-		if (p->first_word)
-			note(r, at, what,
-			     "not gated: %s's injector puts its sidecar after the containers unless %s sets "
-			     "%s: true, so the agent's postStart hook would hold the sidecar back until it times out "
-			     "(with %s it gates the app by itself)",
-			     p->name, p->first_key, p->first_word, p->first_word);
-		else if (p->first_key)
-			note(r, at, what, "not gated: %s=%s puts %s's sidecar after the containers", p->first_key,
-			     p->first_off, p->name);
-		else
-			note(r, at, what,
-			     "not gated: %s's injector adds its sidecar after the containers, where the agent's "
-			     "postStart hook would hold it back until it times out",
-			     p->name);
-		return false;
-	}
-	return true;
+	if (!v || !*v || strlen(v) > 10)
+		return NULL;
+	for (; *p; p++)
+		if (*p < '0' || *p > '9')
+			return NULL;
+	return v;
 }
 
 /* ---- the agent container ---------------------------------------------------- */
@@ -394,13 +220,17 @@ static struct ynode *env_var(struct ystream *s, const char *name, const char *va
 	return pair_map(s, true, "name", text(s, name), "value", text(s, value));
 }
 
-/* The agent as manifests/ write it: non-root, read-only, no capabilities, small requests. */
+/*
+ * The agent as manifests/ write it: non-root, read-only, no capabilities,
+ * the runtime's default seccomp profile (what Pod Security's restricted
+ * level asks for), small requests.
+ */
 static struct ynode *agent_container(struct run *r, const struct found *f, const char *policy, bool gate)
 {
 	struct ystream *s = r->s;
 	struct ynode *c = ydoc_new_map(s, false), *env = ydoc_new_seq(s, false), *mounts = ydoc_new_seq(s, false);
 	struct ynode *sc = ydoc_new_map(s, false), *drop = ydoc_new_seq(s, true), *res = ydoc_new_map(s, false);
-	char apps[32], sidecars[1024] = "";
+	char apps[32], sidecars[MAX_SIDECARS * PRESET_SPEC_MAX] = "";
 	size_t i;
 
 	if (!c || !env || !mounts || !sc || !drop || !res)
@@ -408,7 +238,9 @@ static struct ynode *agent_container(struct run *r, const struct found *f, const
 	snprintf(apps, sizeof(apps), "%zu", f->apps);
 	for (i = 0; i < f->n; i++)
 		snprintf(sidecars + strlen(sidecars), sizeof(sidecars) - strlen(sidecars), "%s%s", i ? ";" : "",
-			 f->specs[i]);
+			 f->sc[i].spec);
+	if (!r->o.image)
+		r->c.placeholder = true;
 	if (ydoc_set(s, c, "name", text(s, AGENT_NAME), false) < 0 ||
 	    ydoc_set(s, c, "image", text(s, r->o.image ? r->o.image : INJECT_DEFAULT_IMAGE), false) < 0 ||
 	    ydoc_append(s, env, env_var(s, "REARGUARD_APPS", apps)) < 0 ||
@@ -441,6 +273,8 @@ static struct ynode *agent_container(struct run *r, const struct found *f, const
 	    ydoc_set(s, sc, "readOnlyRootFilesystem", raw(s, "true"), false) < 0 ||
 	    ydoc_set(s, sc, "allowPrivilegeEscalation", raw(s, "false"), false) < 0 ||
 	    ydoc_set(s, sc, "capabilities", pair_map(s, true, "drop", drop, NULL, NULL), false) < 0 ||
+	    ydoc_set(s, sc, "seccompProfile", pair_map(s, true, "type", text(s, "RuntimeDefault"), NULL, NULL), false) <
+		0 ||
 	    ydoc_set(s, c, "securityContext", sc, false) < 0 ||
 	    ydoc_set(s, res, "requests", pair_map(s, true, "cpu", text(s, "5m"), "memory", text(s, "8Mi")), false) <
 		0 ||
@@ -451,25 +285,43 @@ static struct ynode *agent_container(struct run *r, const struct found *f, const
 }
 
 /* The file protocol's emptyDir, unless the pod has a volume of that name. */
-static int add_volume(struct run *r, struct ynode *spec, const struct ynode *at, const char *what)
+static int add_volume(struct run *r, struct ynode *spec)
 {
 	struct ystream *s = r->s;
-	struct ynode *vols = ydoc_get(spec, "volumes"), *v;
+	struct ynode *vols = ydoc_want_seq(s, spec, "volumes"), *v;
 	size_t i;
 
-	if (vols && vols->kind != YNODE_SEQ)
-		return fail(r, at, what, "spec.volumes is not a list");
-	for (i = 0; vols && i < vols->n; i++)
-		if (is(ydoc_get(vols->items[i], "name"), AGENT_NAME))
+	if (!vols)
+		return -ENOMEM;
+	for (i = 0; i < vols->n; i++)
+		if (inject_is(ydoc_get(vols->items[i], "name"), AGENT_NAME))
 			return 0;
 	v = pair_map(s, false, "name", text(s, AGENT_NAME), "emptyDir",
 		     pair_map(s, true, "medium", text(s, "Memory"), "sizeLimit", text(s, "1Mi")));
-	if (!vols) {
-		vols = ydoc_new_seq(s, false);
-		if (!vols || ydoc_set(s, spec, "volumes", vols, false) < 0)
-			return -ENOMEM;
-	}
 	return ydoc_append(s, vols, v);
+}
+
+/*
+ * kubectl logs and kubectl exec go to the pod's first container unless an
+ * annotation names another: the agent, now first, would take their place.
+ * The first app is named for both, unless the template names one already.
+ */
+static int default_container(struct run *r, struct ynode *tmpl, struct ynode **meta, const char *app)
+{
+	static const char *const keys[] = {"kubectl.kubernetes.io/default-container",
+					   "kubectl.kubernetes.io/default-logs-container"};
+	struct ynode *ann;
+	size_t i;
+
+	if (!app)
+		return 0;
+	ann = inject_annotations(r, tmpl, meta);
+	if (!ann)
+		return -ENOMEM;
+	for (i = 0; i < ARRAY_SIZE(keys); i++)
+		if (!ydoc_get(ann, keys[i]) && ydoc_set(r->s, ann, keys[i], text(r->s, app), false) < 0)
+			return -ENOMEM;
+	return 0;
 }
 
 /* ---- one pod template ---------------------------------------------------------- */
@@ -482,72 +334,165 @@ static int add_volume(struct run *r, struct ynode *spec, const struct ynode *at,
 static int inject_template(struct run *r, struct ynode *tmpl, const char *field, bool job, const struct ynode *at,
 			   const char *what)
 {
-	struct ynode *meta = ydoc_get(tmpl, "metadata"), *spec = ydoc_get(tmpl, "spec"), *ctrs, *agent, *share;
-	const char *policy;
+	struct ynode *meta, *spec, *ctrs, *inits, *agent, *share, *bad;
+	const char *policy, *v, *app;
+	char list[256] = "";
 	struct found f;
 	bool gate = r->o.gate;
 	size_t i, at_index = 0;
 	int rc;
 
-	if (meta && meta->kind != YNODE_MAP)
-		meta = NULL;
-	if (!spec || spec->kind != YNODE_MAP)
-		return fail(r, at, what, "%s.spec is missing: a pod template needs containers", field);
-	ctrs = ydoc_get(spec, "containers");
-	if (!ctrs || ctrs->kind != YNODE_SEQ || ctrs->n == 0)
-		return fail(r, ctrs ? ctrs : at, what, "%s.spec.containers is %s: a pod needs at least one container",
-			    field,
-			    !ctrs		      ? "missing"
-			    : ctrs->kind == YNODE_SEQ ? "empty"
-						      : "not a list");
+	meta = inject_want(tmpl, "metadata", YNODE_MAP, &bad);
+	if (bad)
+		return inject_misshapen(r, bad, what, field, "metadata", "a mapping");
+	spec = inject_want(tmpl, "spec", YNODE_MAP, &bad);
+	if (bad)
+		return inject_misshapen(r, bad, what, field, "spec", "a mapping");
+	if (meta) {
+		inject_want(meta, "annotations", YNODE_MAP, &bad);
+		if (bad)
+			return inject_misshapen(r, bad, what, field, "metadata.annotations", "a mapping");
+		inject_want(meta, "labels", YNODE_MAP, &bad);
+		if (bad)
+			return inject_misshapen(r, bad, what, field, "metadata.labels", "a mapping");
+	}
+	ctrs = spec ? inject_want(spec, "containers", YNODE_SEQ, &bad) : NULL;
+	if (bad)
+		return inject_misshapen(r, bad, what, field, "spec.containers", "a list");
+	if (!ctrs || ctrs->n == 0) {
+		inject_say(r, WARN,
+			   ctrs	  ? ctrs
+			   : spec ? spec
+				  : tmpl,
+			   what, "%s.spec.containers is %s: a pod needs at least one container: left unchanged", field,
+			   ctrs ? "empty" : "missing");
+		r->c.left++;
+		return 0;
+	}
+	if (ctrs->n > MAX_CONTAINERS) {
+		inject_say(r, WARN, ctrs, what, "more than %d containers: left unchanged", MAX_CONTAINERS);
+		r->c.left++;
+		return 0;
+	}
+	inject_want(spec, "volumes", YNODE_SEQ, &bad);
+	if (bad)
+		return inject_misshapen(r, bad, what, field, "spec.volumes", "a list");
+	inits = inject_want(spec, "initContainers", YNODE_SEQ, &bad);
+	if (bad)
+		return inject_misshapen(r, bad, what, field, "spec.initContainers", "a list");
+	for (i = 0; inits && i < inits->n; i++)
+		if (inits->items[i]->kind != YNODE_MAP) {
+			inject_say(r, WARN, inits->items[i], what,
+				   "%s.spec.initContainers[%zu] is %s, not a mapping: left unchanged", field, i,
+				   inject_shape(inits->items[i]));
+			r->c.left++;
+			return 0;
+		}
 	for (i = 0; i < ctrs->n; i++) {
-		if (ctrs->items[i]->kind != YNODE_MAP)
-			return fail(r, ctrs->items[i], what, "%s.spec.containers[%zu] is not a mapping", field, i);
-		if (is_agent(ctrs->items[i])) {
-			note(r, at, what, "already has rearguard (container %s): left unchanged",
-			     ydoc_str(ydoc_get(ctrs->items[i], "name")) ? ydoc_str(ydoc_get(ctrs->items[i], "name"))
-									: "?");
+		struct ynode *c = ctrs->items[i];
+
+		if (c->kind != YNODE_MAP) {
+			inject_say(r, WARN, c, what, "%s.spec.containers[%zu] is %s, not a mapping: left unchanged",
+				   field, i, inject_shape(c));
+			r->c.left++;
+			return 0;
+		}
+		if (inject_is_agent(c)) {
+			inject_say(r, INFO, at, what, "already has rearguard (container %s): left unchanged",
+				   ydoc_str(ydoc_get(c, "name")) ? ydoc_str(ydoc_get(c, "name")) : "?");
+			r->c.left++;
+			return 0;
+		}
+		inject_want(c, "args", YNODE_SEQ, &bad);
+		if (!bad)
+			inject_want(c, "command", YNODE_SEQ, &bad);
+		if (bad) {
+			inject_say(r, WARN, bad, what, "%s.spec.containers[%zu]: %s is %s, not a list: left unchanged",
+				   field, i, bad == ydoc_get(c, "args") ? "args" : "command", inject_shape(bad));
+			r->c.left++;
 			return 0;
 		}
 	}
-	if (meta_value(meta, INJECT_LABEL) && strcmp(meta_value(meta, INJECT_LABEL), "disabled") == 0) {
-		note(r, at, what, "%s=disabled: left unchanged", INJECT_LABEL);
+	v = inject_meta_value(meta, INJECT_LABEL);
+	if (v && strcmp(v, "disabled") == 0) {
+		inject_say(r, INFO, at, what, "%s=disabled: left unchanged", INJECT_LABEL);
+		r->c.left++;
 		return 0;
 	}
 	policy = ydoc_str(ydoc_get(spec, "restartPolicy"));
 	if (!policy && job) {
-		note(r, at, what, "no restartPolicy (a Job's pod needs Never or OnFailure): left unchanged");
+		inject_say(r, INFO, at, what,
+			   "no restartPolicy (a Job's pod needs Never or OnFailure): left unchanged");
+		r->c.left++;
 		return 0;
 	}
 	if (!policy || (strcmp(policy, "Never") != 0 && strcmp(policy, "OnFailure") != 0)) {
-		note(r, at, what,
-		     "restartPolicy %s restarts every container that ends, so the pod never finishes: left unchanged",
-		     policy ? policy : "Always (the default)");
+		inject_say(
+		    r, INFO, at, what,
+		    "restartPolicy %s restarts every container that ends, so the pod never finishes: left unchanged",
+		    policy ? policy : "Always (the default)");
+		r->c.left++;
 		return 0;
 	}
-	find_sidecars(r, meta, ctrs, &f, at, what);
+	rc = inject_find_sidecars(r, meta, ctrs, inits, &f, at, what);
+	if (rc == -1) {
+		r->c.left++;
+		return 0;
+	}
+	if (rc < 0)
+		return rc;
 	if (f.n == 0) {
-		note(r, at, what,
-		     "no known sidecar in the template: left unchanged (a mesh that injects one namespace-wide needs "
-		     "--mesh istio|linkerd)");
+		inject_say(
+		    r, INFO, at, what,
+		    "no known sidecar in the template: left unchanged (a mesh that injects one namespace-wide needs "
+		    "--mesh istio|linkerd; a sidecar inject does not know needs --sidecar CONTAINER or the "
+		    "annotation " INJECT_SIDECARS ")");
+		r->c.left++;
+		return 0;
+	}
+	if (f.plain == 0) {
+		/* Nothing for the agent to stop: the kubelet stops native sidecars, and helpers end by themselves. */
+		for (i = 0; i < f.n; i++)
+			snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s", i ? ", " : "",
+				 inject_sidecar_name(&f.sc[i]));
+		inject_say(
+		    r, INFO, at, what,
+		    "its known sidecars (%s) are native sidecars, which the kubelet stops after the apps, or helpers "
+		    "that "
+		    "end by themselves: left unchanged",
+		    list);
+		r->c.left++;
 		return 0;
 	}
 	if (f.apps == 0) {
-		note(r, at, what, "every container is a sidecar, none is an app: left unchanged");
+		inject_say(r, INFO, at, what, "every container is a sidecar, none is an app: left unchanged");
+		r->c.left++;
 		return 0;
 	}
-	rc = fix_sidecars(r, tmpl, &meta, ctrs, &f, at, what);
+	rc = inject_fix_sidecars(r, tmpl, &meta, &f, at, what);
+	if (rc == 0)
+		rc = inject_write_specs(r, meta, &f, at, what);
 	if (rc < 0)
 		return rc;
+	inject_check_signals(r, meta, spec, &f, at, what);
+	app = ydoc_str(ydoc_get(ctrs->items[f.first_app], "name"));
+	for (i = 0; i < f.n; i++)
+		if (!f.sc[i].native)
+			snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s", *list ? ", " : "",
+				 inject_sidecar_name(&f.sc[i]));
+	for (i = 0, v = "; native: "; i < f.n; i++)
+		if (f.sc[i].native) {
+			snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s", v,
+				 inject_sidecar_name(&f.sc[i]));
+			v = ", ";
+		}
 	if (gate)
-		gate = can_gate(r, meta, &f, at, what);
+		gate = inject_can_gate(r, meta, &f, at, what);
 	if (gate) {
 		/* The template's sidecars first, then the agent and its hook, then the apps. */
-		struct ynode *order[256];
+		struct ynode *order[MAX_CONTAINERS];
 		size_t n = 0;
 
-		if (ctrs->n > ARRAY_SIZE(order))
-			return fail(r, ctrs, what, "more than %zu containers", ARRAY_SIZE(order));
 		for (i = 0; i < ctrs->n; i++)
 			if (f.sidecar_ctr[i])
 				order[n++] = ctrs->items[i];
@@ -557,83 +502,135 @@ static int inject_template(struct run *r, struct ynode *tmpl, const char *field,
 				order[n++] = ctrs->items[i];
 		memcpy(ctrs->items, order, n * sizeof(order[0]));
 	}
+	rc = default_container(r, tmpl, &meta, app);
+	if (rc < 0)
+		return rc;
 	agent = agent_container(r, &f, policy, gate);
 	if (!agent || ydoc_insert(r->s, ctrs, at_index, agent) < 0)
 		return -ENOMEM;
 	share = ydoc_get(spec, "shareProcessNamespace");
-	if (share && !is(share, "true"))
-		note(r, at, what,
-		     "shareProcessNamespace was %s: set to true (rearguard watches the other containers "
-		     "through /proc)",
-		     ydoc_str(share) ? ydoc_str(share) : "?");
+	if (share && !inject_is(share, "true"))
+		inject_say(
+		    r, WARN, share, what,
+		    "shareProcessNamespace was %s: set to true (rearguard watches the other containers through /proc)",
+		    ydoc_str(share) ? ydoc_str(share) : "?");
 	if (ydoc_set(r->s, spec, "shareProcessNamespace", raw(r->s, "true"), true) < 0)
 		return -ENOMEM;
-	rc = add_volume(r, spec, at, what);
-	return rc < 0 ? rc : 1;
+	rc = add_volume(r, spec);
+	if (rc < 0)
+		return rc;
+	inject_say(r, INFO, at, what, "rearguard added: %zu app%s, sidecars %s", f.apps, f.apps == 1 ? "" : "s", list);
+	r->c.changed++;
+	return 1;
 }
 
 /* ---- objects, lists, streams ----------------------------------------------------- */
 
-static const char *const long_running[] = {"Deployment", "StatefulSet", "DaemonSet", "ReplicaSet",
-					   "ReplicationController"};
+/*
+ * The first place a document shows an unrendered Helm template: a key that
+ * is a mapping ({{ .Values.x }} read as YAML), or a value that starts with
+ * "{{" outside the annotations (where Vault's templates live). NULL if none.
+ */
+static const struct ynode *helm_mark(const struct ynode *n, int depth)
+{
+	const struct ynode *hit;
+	size_t i;
+
+	if (!n || depth > YDOC_MAX_DEPTH)
+		return NULL;
+	if (n->kind == YNODE_SCALAR)
+		return n->len >= 2 && strncmp(n->value, "{{", 2) == 0 ? n : NULL;
+	for (i = 0; i < n->n; i++) {
+		if (n->kind == YNODE_MAP && i % 2 == 0) {
+			if (n->items[i]->kind == YNODE_MAP || n->items[i]->kind == YNODE_SEQ)
+				return n->items[i];
+			if (inject_is(n->items[i], "annotations"))
+				i++; /* its values are other programs' templates */
+			continue;
+		}
+		hit = helm_mark(n->items[i], depth + 1);
+		if (hit)
+			return hit;
+	}
+	return NULL;
+}
+
+/* How notes name an object: Job "x" for the kinds inject handles, else its apiVersion and kind too. */
+static void name_object(const struct ynode *obj, bool ours, char *what, size_t len)
+{
+	const char *kind = ydoc_str(ydoc_get(obj, "kind")), *api = ydoc_str(ydoc_get(obj, "apiVersion"));
+	const char *name = ydoc_str(ydoc_path(obj, "metadata.name"));
+
+	if (!name)
+		name = ydoc_str(ydoc_path(obj, "metadata.generateName"));
+	snprintf(what, len, "%.64s%s%.64s%s%.128s%s", ours || !api ? "" : api, ours || !api ? "" : " ",
+		 kind ? kind : "object", name ? " \"" : "", name ? name : "", name ? "\"" : "");
+}
 
 /* Adds rearguard to one object: 1 changed, 0 left alone, or an error. */
 static int inject_object(struct run *r, struct ynode *obj)
 {
 	const char *kind = ydoc_str(ydoc_get(obj, "kind")), *api = ydoc_str(ydoc_get(obj, "apiVersion"));
-	const char *name = ydoc_str(ydoc_path(obj, "metadata.name"));
-	char what[256];
-	size_t i;
-	bool batch = api && strncmp(api, "batch/", 6) == 0;
+	bool batch = api && strncmp(api, "batch/", 6) == 0,
+	     pod = kind && strcmp(kind, "Pod") == 0 && inject_is(ydoc_get(obj, "apiVersion"), "v1");
+	bool job = batch && kind && strcmp(kind, "Job") == 0, cron = batch && kind && strcmp(kind, "CronJob") == 0;
+	const struct ynode *mark;
+	struct ynode *t, *bad = NULL;
+	const char *field, *p;
+	char what[320];
+	size_t n;
 
 	if (obj->kind != YNODE_MAP) {
-		note(r, obj, "document", "not a mapping: left unchanged");
+		if (!ydoc_is_null(obj))
+			inject_say(r, WARN, obj, "document", "%s, not a mapping: left unchanged", inject_shape(obj));
 		return 0;
 	}
-	if (!name)
-		name = ydoc_str(ydoc_path(obj, "metadata.generateName"));
-	if (name)
-		snprintf(what, sizeof(what), "%s \"%.128s\"", kind ? kind : "object", name);
-	else
-		snprintf(what, sizeof(what), "%.128s", kind ? kind : "object");
-	if (!kind) {
-		note(r, obj, "document", "no kind: left unchanged");
+	name_object(obj, pod || job || cron, what, sizeof(what));
+	if (!kind)
+		return 0;
+	if (!pod && !job && !cron) {
+		/* A workload of another API that shares a name with one of ours (a Volcano Job) is said. */
+		if (strcmp(kind, "Job") == 0 || strcmp(kind, "CronJob") == 0 || strcmp(kind, "Pod") == 0)
+			inject_say(r, INFO, obj, what, "not Kubernetes' %s (%s): left unchanged", kind,
+				   strcmp(kind, "Pod") == 0 ? "v1" : "batch/v1");
+		else if (api && strncmp(api, "argoproj.io/", 12) == 0 && strstr(kind, "Workflow"))
+			inject_say(
+			    r, INFO, obj, what,
+			    "Argo Workflows stops the sidecars of its pods itself: left unchanged (docs/inject.md)");
+		else if (api && strncmp(api, "tekton.dev/", 11) == 0 && (strstr(kind, "Run") || strstr(kind, "Task")))
+			inject_say(r, INFO, obj, what,
+				   "Tekton stops the sidecars of its pods itself: left unchanged (docs/inject.md)");
 		return 0;
 	}
-	if (strcmp(kind, "Pod") == 0 && api && strcmp(api, "v1") == 0)
-		return inject_template(r, obj, "Pod", false, obj, what);
-	if (strcmp(kind, "Job") == 0 && batch) {
-		struct ynode *t = ydoc_path(obj, "spec.template");
-
-		if (!t || t->kind != YNODE_MAP)
-			return fail(r, obj, what, "spec.template is missing: a Job needs a pod template");
-		return inject_template(r, t, "spec.template", true, obj, what);
+	mark = helm_mark(obj, 0);
+	if (mark) {
+		inject_say(
+		    r, WARN, mark, what,
+		    "an unrendered Helm template ({{ ... }}): left unchanged; run helm template and inject its output");
+		r->c.left++;
+		return 0;
 	}
-	if (strcmp(kind, "CronJob") == 0 && batch) {
-		struct ynode *t = ydoc_path(obj, "spec.jobTemplate.spec.template");
+	if (pod)
+		return inject_template(r, obj, "", false, obj, what);
+	field = cron ? "spec.jobTemplate.spec.template" : "spec.template";
+	/* Each step of the path a mapping: its first step that is not says where. */
+	for (t = obj, p = field; t && *p; p += n + (p[n] == '.')) {
+		char key[32];
 
-		if (!t || t->kind != YNODE_MAP)
-			return fail(r, obj, what,
-				    "spec.jobTemplate.spec.template is missing: a CronJob needs a pod template");
-		return inject_template(r, t, "spec.jobTemplate.spec.template", true, obj, what);
-	}
-	for (i = 0; i < ARRAY_SIZE(long_running); i++)
-		if (strcmp(kind, long_running[i]) == 0) {
-			note(r, obj, what,
-			     "its pods run until they are deleted, and their sidecars with them: left unchanged");
-			return 0;
+		n = strcspn(p, ".");
+		snprintf(key, sizeof(key), "%.*s", (int)n, p);
+		t = inject_want(t, key, YNODE_MAP, &bad);
+		if (bad) {
+			snprintf(key, sizeof(key), "%.*s", (int)(p - field + n), field);
+			return inject_misshapen(r, bad, what, "", key, "a mapping");
 		}
-	if (api && strncmp(api, "argoproj.io/", 12) == 0 && strstr(kind, "Workflow")) {
-		note(r, obj, what,
-		     "Argo Workflows stops the sidecars of its pods itself: left unchanged (docs/inject.md)");
+	}
+	if (!t) {
+		inject_say(r, WARN, obj, what, "%s is missing: a %s needs a pod template: left unchanged", field, kind);
+		r->c.left++;
 		return 0;
 	}
-	if (api && strncmp(api, "tekton.dev/", 11) == 0) {
-		note(r, obj, what, "Tekton stops the sidecars of its pods itself: left unchanged (docs/inject.md)");
-		return 0;
-	}
-	note(r, obj, what, "not a Job, CronJob or Pod: left unchanged");
-	return 0;
+	return inject_template(r, t, field, true, obj, what);
 }
 
 /* One option of a functionConfig; a flag given on the command line keeps its value. */
@@ -642,7 +639,7 @@ static int set_option(struct run *r, const struct ynode *at, const char *key, co
 	if (strcmp(key, "image") == 0) {
 		if (r->o.image_from < INJECT_FUNCTION_CONFIG) {
 			if (!v || !*v)
-				return fail(r, at, "functionConfig", "image needs a value");
+				return inject_fail(r, at, "functionConfig", "image needs a value");
 			r->o.image = v;
 			r->o.image_from = INJECT_FUNCTION_CONFIG;
 		}
@@ -650,7 +647,7 @@ static int set_option(struct run *r, const struct ynode *at, const char *key, co
 	}
 	if (strcmp(key, "mesh") == 0) {
 		if (!v || (strcmp(v, "istio") != 0 && strcmp(v, "linkerd") != 0 && *v))
-			return fail(r, at, "functionConfig", "mesh \"%s\" is not istio or linkerd", v ? v : "");
+			return inject_fail(r, at, "functionConfig", "mesh \"%s\" is not istio or linkerd", v ? v : "");
 		if (r->o.mesh_from < INJECT_FUNCTION_CONFIG) {
 			r->o.mesh = *v ? v : NULL;
 			r->o.mesh_from = INJECT_FUNCTION_CONFIG;
@@ -659,14 +656,14 @@ static int set_option(struct run *r, const struct ynode *at, const char *key, co
 	}
 	if (strcmp(key, "gate") == 0) {
 		if (!v || (strcmp(v, "true") != 0 && strcmp(v, "false") != 0))
-			return fail(r, at, "functionConfig", "gate \"%s\" is not true or false", v ? v : "");
+			return inject_fail(r, at, "functionConfig", "gate \"%s\" is not true or false", v ? v : "");
 		if (r->o.gate_from < INJECT_FUNCTION_CONFIG) {
 			r->o.gate = strcmp(v, "true") == 0;
 			r->o.gate_from = INJECT_FUNCTION_CONFIG;
 		}
 		return 0;
 	}
-	return fail(r, at, "functionConfig", "unknown option \"%s\" (options: image, mesh, gate)", key);
+	return inject_fail(r, at, "functionConfig", "unknown option \"%s\" (options: image, mesh, gate)", key);
 }
 
 /* A KRM function's options: a ConfigMap's data, or a spec (a kustomize transformer's own kind). */
@@ -704,24 +701,25 @@ static int inject_document(struct run *r, struct ydoc *d)
 	if (!root)
 		return 0;
 	if (root->kind != YNODE_MAP) {
-		if (!(root->kind == YNODE_SCALAR && root->len == 0))
-			note(r, root, "document", "not a mapping: left unchanged");
+		if (!ydoc_is_null(root))
+			inject_say(r, WARN, root, "document", "%s, not a mapping: left unchanged", inject_shape(root));
 		return 0;
 	}
 	kind = ydoc_str(ydoc_get(root, "kind"));
 	api = ydoc_str(ydoc_get(root, "apiVersion"));
 	items = ydoc_get(root, "items");
-	if (kind && items && items->kind == YNODE_SEQ &&
+	if (kind && items && (items->kind == YNODE_SEQ || ydoc_is_null(items)) &&
 	    (strcmp(kind, "ResourceList") == 0 || (strlen(kind) > 4 && strcmp(kind + strlen(kind) - 4, "List") == 0) ||
 	     strcmp(kind, "List") == 0)) {
 		struct inject_options saved = r->o;
 
+		rc = 0;
 		if (strcmp(kind, "ResourceList") == 0 && api && strncmp(api, "config.kubernetes.io/", 21) == 0) {
 			rc = function_config(r, ydoc_get(root, "functionConfig"));
 			if (rc < 0)
 				return rc;
 		}
-		for (i = 0; i < items->n; i++) {
+		for (i = 0; items->kind == YNODE_SEQ && i < items->n; i++) {
 			rc = inject_object(r, items->items[i]);
 			if (rc < 0)
 				break;
@@ -748,6 +746,9 @@ int inject_buffer(const char *in, size_t len, const struct inject_options *o, ch
 	int rc;
 
 	rc = ydoc_parse(in, len, &s, err, errlen);
+	if (rc == -EINVAL && memmem(in, len, "{{", 2) && strlen(err) + 1 < errlen)
+		snprintf(err + strlen(err), errlen - strlen(err),
+			 " (the input holds {{: an unrendered Helm template? run helm template and inject its output)");
 	if (rc < 0)
 		return rc;
 	for (i = 0; i < s.ndocs && rc == 0; i++)
@@ -767,203 +768,13 @@ int inject_buffer(const char *in, size_t len, const struct inject_options *o, ch
 	}
 	if (!b.p && ybuf_add(&b, "", 0) < 0)
 		return -ENOMEM;
+	if (o->counts) {
+		o->counts->changed += r.c.changed;
+		o->counts->left += r.c.left;
+		o->counts->warnings += r.c.warnings;
+		o->counts->placeholder |= r.c.placeholder;
+	}
 	*out = b.p;
 	*outlen = b.len;
-	return 0;
-}
-
-/* ---- the subcommand ------------------------------------------------------------ */
-
-static void print_note(const void *data, const char *line)
-{
-	fprintf(stderr, "rearguard: inject: %s:%s\n", (const char *)data, line);
-}
-
-/* The whole input, bounded: the output is built from all of it before anything is written. */
-static int read_all(int fd, char **buf, size_t *len)
-{
-	struct ybuf b = {0};
-	char chunk[65536];
-
-	for (;;) {
-		ssize_t n = read(fd, chunk, sizeof(chunk));
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			int e = errno;
-
-			ybuf_free(&b);
-			return -e;
-		}
-		if (n == 0)
-			break;
-		if (b.len + (size_t)n > YDOC_MAX_INPUT) {
-			ybuf_free(&b);
-			return -EFBIG;
-		}
-		if (ybuf_add(&b, chunk, (size_t)n) < 0) {
-			ybuf_free(&b);
-			return -ENOMEM;
-		}
-	}
-	if (!b.p && ybuf_add(&b, "", 0) < 0)
-		return -ENOMEM;
-	*buf = b.p;
-	*len = b.len;
-	return 0;
-}
-
-/* A one-line error of the subcommand; returns the exit status 2. */
-static int usage(const char *fmt, ...) RG_PRINTF(1, 2);
-
-static int usage(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("rearguard: inject: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	return 2;
-}
-
-/* rearguard inject --help. */
-static void inject_help(void)
-{
-	printf("Usage: rearguard inject [--image IMAGE] [--mesh istio|linkerd] [--gate] [FILE|-]\n"
-	       "\n"
-	       "Writes FILE's Kubernetes YAML (or standard input's) to standard output with\n"
-	       "rearguard added to every Job, CronJob and Pod whose template shows a known\n"
-	       "sidecar: shareProcessNamespace: true, the emptyDir, the agent container first\n"
-	       "(uid 65532, read-only root, no capabilities, small requests) with\n"
-	       "REARGUARD_APPS, REARGUARD_RESTART_POLICY and REARGUARD_SIDECARS from the\n"
-	       "template, and the fixes its sidecars need. Everything else passes through;\n"
-	       "comments in the documents it changes are not kept. Reads a YAML stream, a\n"
-	       "v1 List, or a KRM ResourceList (kustomize and kpt functions).\n"
-	       "\n"
-	       "  --image IMAGE         the agent's image (default %s)\n"
-	       "                                                       [REARGUARD_IMAGE]\n"
-	       "  --mesh istio|linkerd  the namespace injects this mesh's proxy into every pod\n"
-	       "                                                       [REARGUARD_MESH]\n"
-	       "  --gate                start the apps only once the sidecars are ready (a\n"
-	       "                        postStart hook on the agent)   [REARGUARD_GATE=true]\n"
-	       "  -h, --help            this text\n"
-	       "\n"
-	       "Exit status: 0 written; 2 bad usage, malformed YAML or an unusable template\n"
-	       "(nothing is written then); 1 a read or write error. See docs/inject.md.\n",
-	       INJECT_DEFAULT_IMAGE);
-}
-
-/* A flag or environment value checked and stored; what names it in the error. */
-static int set_flag_option(struct inject_options *o, int id, const char *v, const char *what, enum inject_origin from)
-{
-	switch (id) {
-	case 'i':
-		if (!*v)
-			return usage("%s needs a value", what);
-		o->image = v;
-		o->image_from = from;
-		return 0;
-	case 'm':
-		if (strcmp(v, "istio") != 0 && strcmp(v, "linkerd") != 0)
-			return usage("%s: \"%s\" is not istio or linkerd", what, v);
-		o->mesh = v;
-		o->mesh_from = from;
-		return 0;
-	default:
-		if (strcmp(v, "true") == 0 || strcmp(v, "1") == 0)
-			o->gate = true;
-		else if (strcmp(v, "false") == 0 || strcmp(v, "0") == 0)
-			o->gate = false;
-		else
-			return usage("%s: \"%s\" is not true or false", what, v);
-		o->gate_from = from;
-		return 0;
-	}
-}
-
-int inject_main(int argc, char **argv)
-{
-	static const struct option longopts[] = {
-	    {"image", required_argument, NULL, 'i'},
-	    {"mesh", required_argument, NULL, 'm'},
-	    {"gate", no_argument, NULL, 'g'},
-	    {"help", no_argument, NULL, 'h'},
-	    {NULL, 0, NULL, 0},
-	};
-	struct inject_options o = {0};
-	const char *path = "-", *shown, *v;
-	char err[1024], *in = NULL, *out = NULL;
-	size_t len = 0, outlen = 0;
-	int c, fd, rc;
-
-	if ((v = getenv("REARGUARD_IMAGE")) && *v && set_flag_option(&o, 'i', v, "REARGUARD_IMAGE", INJECT_ENV))
-		return 2;
-	if ((v = getenv("REARGUARD_MESH")) && *v && set_flag_option(&o, 'm', v, "REARGUARD_MESH", INJECT_ENV))
-		return 2;
-	if ((v = getenv("REARGUARD_GATE")) && *v && set_flag_option(&o, 'g', v, "REARGUARD_GATE", INJECT_ENV))
-		return 2;
-	optind = 0;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'h':
-			inject_help();
-			return 0;
-		case 'g':
-			o.gate = true;
-			o.gate_from = INJECT_FLAG;
-			break;
-		case 'i':
-		case 'm':
-			if (set_flag_option(&o, c, optarg, c == 'i' ? "--image" : "--mesh", INJECT_FLAG))
-				return 2;
-			break;
-		case ':':
-			return usage("option %s needs a value", argv[optind - 1 < argc ? optind - 1 : argc - 1]);
-		default:
-			return usage("unknown option %s (see rearguard inject --help)",
-				     optopt ? (char[]){'-', (char)optopt, 0} : argv[optind - 1]);
-		}
-	}
-	if (optind < argc)
-		path = argv[optind++];
-	if (optind < argc)
-		return usage("unexpected argument \"%s\" (one FILE, or - for standard input)", argv[optind]);
-	shown = strcmp(path, "-") == 0 ? "<stdin>" : path;
-	if (strcmp(path, "-") == 0) {
-		rc = read_all(STDIN_FILENO, &in, &len);
-	} else {
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (fd < 0) {
-			usage("cannot open %s: %s", path, strerror(errno));
-			return 1;
-		}
-		rc = read_all(fd, &in, &len);
-		close(fd);
-	}
-	if (rc == -EFBIG)
-		return usage("%s: larger than %zu MiB", shown, YDOC_MAX_INPUT >> 20);
-	if (rc < 0) {
-		usage("cannot read %s: %s", shown, strerror(-rc));
-		return 1;
-	}
-	o.note = print_note;
-	o.note_data = shown;
-	rc = inject_buffer(in, len, &o, &out, &outlen, err, sizeof(err));
-	free(in);
-	if (rc < 0) {
-		usage("%s:%s", shown, err);
-		return rc == -ENOMEM ? 1 : 2;
-	}
-	/* The output was built whole: a bad document never leaves half a stream behind. */
-	rc = write_all(STDOUT_FILENO, out, outlen);
-	free(out);
-	if (rc < 0) {
-		usage("cannot write the output: %s", strerror(-rc));
-		return 1;
-	}
 	return 0;
 }

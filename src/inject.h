@@ -2,7 +2,8 @@
  * rearguard inject: Kubernetes YAML in, the same YAML out with rearguard
  * added to every Job, CronJob and Pod that has a known sidecar to stop.
  *
- *	rearguard inject [--image IMAGE] [--mesh istio|linkerd] [--gate] [FILE|-]
+ *	rearguard inject [--image IMAGE] [--mesh istio|linkerd] [--gate]
+ *	                 [--sidecar CONTAINER[=SPEC]]... [-q] [FILE|DIR|-]...
  *
  * inject_main() is the subcommand (options, reading, writing); the work is
  * inject_buffer(), which runs in memory with no I/O at all, so that tests
@@ -13,10 +14,15 @@
  *	size_t outlen;
  *	int rc = inject_buffer(text, len, &o, &out, &outlen, err, sizeof(err));
  *	// rc 0: out holds the whole output (free it); -EINVAL: err is
- *	// "LINE:COL: message" or "LINE: kind \"name\": message"; -ENOMEM.
+ *	// "LINE:COL: message" (malformed YAML, a bad option); -ENOMEM.
  *
- * Notes (documents left unchanged, fixes that could not be made) go to
- * o.note when set, one line each, without a trailing newline.
+ * Malformed YAML is an error; a document that is valid YAML but not the
+ * shape a Kubernetes object has where inject looks (a list that is a
+ * string) is passed through unchanged with a warning that names the field
+ * and its line and column: the API server refuses it anyway, and the rest
+ * of the stream is not lost for it. Notes (a workload changed or left
+ * alone, and why; warnings) go to o.note when set, one line each,
+ * "LINE:COL: what: message", without a trailing newline.
  */
 #ifndef RG_INJECT_H
 #define RG_INJECT_H
@@ -27,21 +33,42 @@
 /* A placeholder the docs explain: the image built from container/Dockerfile. */
 #define INJECT_DEFAULT_IMAGE "registry.example.com/rearguard:" PACKAGE_VERSION
 #define INJECT_LABEL "rearguard.io/inject" /* enabled: the Kyverno policy's opt-in; disabled: hands off */
+/* Sidecars inject cannot know, named on the template: "caddy=signal:TERM,fluentd" (docs/inject.md). */
+#define INJECT_SIDECARS "rearguard.io/sidecars"
+#define INJECT_MAX_NAMED 16
 
 /* Where an option's value came from: a ResourceList's functionConfig overrides less than a flag. */
 enum inject_origin { INJECT_DEFAULT, INJECT_ENV, INJECT_FUNCTION_CONFIG, INJECT_FLAG };
 
+/* What a run did, for the summary line. */
+struct inject_counts {
+	size_t changed;	  /* workloads rearguard was added to */
+	size_t left;	  /* workloads (Jobs, CronJobs, Pods) left as they were */
+	size_t warnings;  /* notes a person must act on */
+	bool placeholder; /* the agent's image is the placeholder: it must be set */
+};
+
 struct inject_options {
-	const char *image; /* NULL: INJECT_DEFAULT_IMAGE */
+	const char *image; /* NULL: INJECT_DEFAULT_IMAGE, with a warning */
 	const char *mesh;  /* "istio", "linkerd" or NULL */
 	bool gate;
+	/* --sidecar CONTAINER[=SPEC]: containers that are sidecars whatever they run */
+	const char *named[INJECT_MAX_NAMED];
+	size_t nnamed;
 	enum inject_origin image_from, mesh_from, gate_from;
-	void (*note)(const void *data, const char *line);
+	void (*note)(const void *data, bool warning, const char *line);
 	const void *note_data;
+	struct inject_counts *counts; /* added to when set */
 };
 
 int inject_buffer(const char *in, size_t len, const struct inject_options *o, char **out, size_t *outlen, char *err,
 		  size_t errlen);
+
+/*
+ * Checks one --sidecar CONTAINER[=SPEC] as a user wrote it: 0, or -EINVAL
+ * with one line in err.
+ */
+int inject_check_named(const char *named, char *err, size_t errlen);
 
 /* rearguard inject ...: argv[0] is "inject". Returns the exit status. */
 int inject_main(int argc, char **argv);

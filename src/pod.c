@@ -2,6 +2,7 @@
 
 #include "pod.h"
 
+#include "argv.h"
 #include "decide.h"
 #include "install.h"
 #include "log.h"
@@ -225,16 +226,14 @@ oom:
 static void note_run_name(struct pod *p, const struct podscan_container *c)
 {
 	char cmdline[4096], *argv[64], name[DECIDE_NAME_MAX];
-	size_t n = 0, i;
-	int argc = 0;
+	size_t n = 0;
+	int argc;
 
 	/* The name it has in the image and where rearguard install puts it. */
 	if (strcmp(c->name, INSTALL_NAME) != 0 || c->root <= 0 ||
 	    podscan_cmdline(p->ps, c->root, c->root_start, cmdline, sizeof(cmdline), &n) < 0)
 		return;
-	for (i = 0; i < n && argc < (int)ARRAY_SIZE(argv) - 1; i += strlen(cmdline + i) + 1)
-		argv[argc++] = cmdline + i;
-	argv[argc] = NULL;
+	argc = (int)argv_split(cmdline, n, argv, ARRAY_SIZE(argv));
 	if (options_run_name(argc, argv, name, sizeof(name)) < 0)
 		return;
 	decide_app_reports_as(p->d, c->id, name);

@@ -2,6 +2,7 @@
 
 #include "podscan.h"
 
+#include "argv.h"
 #include "log.h"
 #include "proc.h"
 #include "util.h"
@@ -302,7 +303,7 @@ static struct container *container_get(struct podscan *ps, const char *key, bool
 /* A process's command line, split into at most ARGS_MAX arguments; argv[0]'s basename too. */
 struct args {
 	char buf[4096];
-	const char *argv[ARGS_MAX];
+	char *argv[ARGS_MAX + 1];
 	size_t argc;
 	bool empty; /* read, and empty: a kernel thread, a zombie, or an exec under way */
 	char argv0[PODSCAN_NAME_MAX];
@@ -310,7 +311,7 @@ struct args {
 
 static void read_args(struct podscan *ps, pid_t pid, struct args *a)
 {
-	size_t len = 0, i;
+	size_t len = 0;
 
 	a->argc = 0;
 	a->empty = false;
@@ -320,15 +321,15 @@ static void read_args(struct podscan *ps, pid_t pid, struct args *a)
 		return;
 	a->empty = len == 0;
 	proc_parse_argv0(a->buf, len, a->argv0, sizeof(a->argv0));
-	for (i = 0; i < len && a->argc < ARGS_MAX; i += strlen(a->buf + i) + 1)
-		a->argv[a->argc++] = a->buf + i;
+	a->argc = argv_split(a->buf, len, a->argv, ARRAY_SIZE(a->argv));
 }
 
 static void apply_match(struct podscan *ps, struct container *c, const char *comm, const struct args *a)
 {
 	int sidecar = -1;
 
-	switch (ps->cfg.classify(ps->cfg.arg, comm, a ? a->argv0 : "", a ? a->argv : NULL, a ? a->argc : 0, &sidecar)) {
+	switch (ps->cfg.classify(ps->cfg.arg, comm, a ? a->argv0 : "", a ? (const char *const *)a->argv : NULL,
+				a ? a->argc : 0, &sidecar)) {
 	case MATCH_SIDECAR:
 		if (c->match_sidecar < 0)
 			c->match_sidecar = sidecar;

@@ -2,42 +2,15 @@
 
 #include "preflight.h"
 
+#include "argv.h"
 #include "parse.h"
+#include "presets.h"
 #include "spec.h"
 #include "util.h"
 
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
-
-bool preflight_flag(const char *const *argv, size_t argc, const char *name)
-{
-	size_t i, n = strlen(name);
-
-	for (i = 1; i < argc; i++) {
-		const char *a = argv[i];
-
-		/* Go's flag package: -name and --name, with an optional =value for booleans. */
-		if (a[0] != '-')
-			continue;
-		a += a[1] == '-' ? 2 : 1;
-		if (strncmp(a, name, n) != 0)
-			continue;
-		if (a[n] == '\0')
-			return true;
-		if (a[n] == '=') {
-			bool v;
-
-			return parse_bool(a + n + 1, &v) == 0 && v;
-		}
-	}
-	return false;
-}
-
-static bool is_preset(const struct sidecar_spec *spec, const char *name)
-{
-	return spec->preset && strcmp(spec->preset, name) == 0;
-}
 
 /* The shells a container's command is commonly wrapped in. */
 static bool is_shell(const char *name)
@@ -61,26 +34,38 @@ static bool may_signal(const struct preflight_facts *f)
 	       f->my_euid == f->suid;
 }
 
-static void cloudsql(const struct sidecar_spec *spec, const struct preflight_facts *f, preflight_fn *found,
-		     void *data)
+/*
+ * What the row of spec's preset says of the program seen: the flags its
+ * stop needs, and whether it is another program that the preset's spec
+ * cannot stop (the Cloud SQL proxy v1 under --sidecar cloudsql).
+ */
+static void row_rules(const struct sidecar_spec *spec, const struct preflight_facts *f, preflight_fn *found,
+		      void *data)
 {
-	if (!f->argv || !spec->stop_url)
+	const struct spec_preset *p = spec->preset ? presets_find(spec->preset) : NULL, *is;
+	char msg[512], ev[PRESET_EVIDENCE_MAX];
+	size_t i;
+
+	if (!p || !f->argv || !spec->stop_url)
 		return;
-	/* v1 (cloud_sql_proxy) has no stop endpoint; it ends with 0 on SIGTERM. */
-	if (strcmp(f->name, "cloud_sql_proxy") == 0) {
-		found(data, PREFLIGHT_CLOUDSQL_V1,
-		      "the Cloud SQL Auth Proxy v1 (cloud_sql_proxy) has no stop endpoint: stop it with "
-		      "--sidecar cloudsql,ready=,stop=signal:TERM (it exits 0 on SIGTERM)");
+	is = presets_detect(f->name, f->argv, f->argc, ev, sizeof(ev));
+	if (is && is != p && is->instead_of && strcmp(is->instead_of, p->name) == 0) {
+		snprintf(msg, sizeof(msg), "%s %s", is->title, is->note);
+		found(data, PREFLIGHT_NO_ENDPOINT, msg);
 		return;
 	}
-	if (!preflight_flag(f->argv, f->argc, "quitquitquit"))
-		found(data, PREFLIGHT_CLOUDSQL_QUIT,
-		      "the Cloud SQL Auth Proxy runs without --quitquitquit: nothing listens on its stop endpoint, "
-		      "so it will be stopped by SIGTERM; add --quitquitquit to its args");
-	if (!preflight_flag(f->argv, f->argc, "exit-zero-on-sigterm"))
-		found(data, PREFLIGHT_CLOUDSQL_SIGTERM,
-		      "the Cloud SQL Auth Proxy runs without --exit-zero-on-sigterm: a SIGTERM ends it with 143, "
-		      "which fails the pod under restartPolicy Never; add --exit-zero-on-sigterm to its args");
+	for (i = 0; i < ARRAY_SIZE(p->flags) && p->flags[i].name; i++) {
+		struct goflag g;
+
+		if (!p->flags[i].why)
+			continue;
+		argv_goflag(f->argv, f->argc, p->flags[i].name, true, &g);
+		if (g.on)
+			continue;
+		snprintf(msg, sizeof(msg), "%s runs without --%s: %s; add --%s to its args", p->title, p->flags[i].name,
+			 p->flags[i].why, p->flags[i].name);
+		found(data, p->flags[i].stop_endpoint ? PREFLIGHT_NO_ENDPOINT : (enum preflight_kind)(PREFLIGHT_FLAG + i), msg);
+	}
 }
 
 void preflight_sidecar(const struct sidecar_spec *spec, const struct preflight_facts *f, preflight_fn *found,
@@ -88,8 +73,7 @@ void preflight_sidecar(const struct sidecar_spec *spec, const struct preflight_f
 {
 	char msg[512];
 
-	if (is_preset(spec, "cloudsql"))
-		cloudsql(spec, f, found, data);
+	row_rules(spec, f, found, data);
 	if (f->uids_known && !may_signal(f)) {
 		/* A signal stop cannot work; an HTTP stop still can, but its escalation cannot. */
 		snprintf(msg, sizeof(msg),

@@ -9,7 +9,9 @@
  *	preflight_sidecar(spec, &f, on_finding, data);
  *	... on_finding(data, PREFLIGHT_KILL, "rearguard may not signal ...") ...
  *
- * The check that needs the network (a stop endpoint that refuses
+ * What each sidecar needs is its preset row's (presets.h): the flags its
+ * stop needs and what goes wrong without them, the program it may be
+ * mistaken for. The check that needs the network (a stop endpoint that refuses
  * connections, as Istio's with status.sidecar.istio.io/port "0") is
  * decide's: it probes once the sidecar is ready.
  */
@@ -22,12 +24,12 @@
 
 struct sidecar_spec;
 
+/* What was found; the caller says each once per sidecar and kind. */
 enum preflight_kind {
-	PREFLIGHT_CLOUDSQL_QUIT,    /* a Cloud SQL Auth Proxy v2 without --quitquitquit */
-	PREFLIGHT_CLOUDSQL_SIGTERM, /* ... without --exit-zero-on-sigterm */
-	PREFLIGHT_CLOUDSQL_V1,      /* the v1 proxy: no stop endpoint at all */
-	PREFLIGHT_KILL,             /* a signal the agent may not send */
-	PREFLIGHT_SHELL,            /* a signal stop that reaches a shell, not the program it runs */
+	PREFLIGHT_NO_ENDPOINT, /* no stop endpoint: the flag that opens it is missing, or the program has none */
+	PREFLIGHT_FLAG,        /* another flag the stop needs: PREFLIGHT_FLAG + its index in the row's flags */
+	PREFLIGHT_KILL = PREFLIGHT_FLAG + 3, /* a signal the agent may not send */
+	PREFLIGHT_SHELL,       /* a signal stop that reaches a shell, not the program it runs */
 	PREFLIGHT_NKINDS,
 };
 
@@ -47,8 +49,5 @@ typedef void preflight_fn(void *data, enum preflight_kind kind, const char *mess
 /* Calls found for each trap the sidecar shows, with one line that names the fix. */
 void preflight_sidecar(const struct sidecar_spec *spec, const struct preflight_facts *f, preflight_fn *found,
 		       void *data);
-
-/* Whether argv has the Go-style boolean flag (-name, --name, --name=true ...) set. */
-bool preflight_flag(const char *const *argv, size_t argc, const char *name);
 
 #endif

@@ -2,9 +2,11 @@
 
 #include "presets.h"
 
+#include "argv.h"
 #include "log.h"
 #include "util.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -17,30 +19,65 @@
  *   It starts Envoy with its bootstrap under etc/istio/proxy/.
  * - envoy --mode is serve (the default), validate or init_only.
  * - cloud-sql-proxy (v2) has the subcommands wait and shutdown, and -v for
- *   --version; v1 (cloud_sql_proxy, image gce-proxy) has no stop endpoint
- *   and ends cleanly on SIGTERM, so its spec is a signal stop.
+ *   --version. v1 (cloud_sql_proxy, image gce-proxy; Go's flag package)
+ *   has no stop endpoint: on SIGTERM or SIGINT it waits up to
+ *   -term_timeout (default 0) for its connections to close, then exits 0,
+ *   or 2 when some are still open (cmd/cloud_sql_proxy/cloud_sql_proxy.go
+ *   at v1.38.3). -use_http_health_check serves /startup on
+ *   -health_check_port (default 8090).
  * - daprd has --version and --build-info; vault runs long as "vault agent"
  *   or "vault proxy", while "vault agent generate-config" is a one-shot.
+ * - The OpenTelemetry Collector (otelcol/collector.go) shuts down on SIGTERM
+ *   or SIGINT and exits 0, 1 when a component fails to shut down; its
+ *   subcommands validate, components, featuregate and print-config are
+ *   one-shots. Its images run as uid 10001 (opentelemetry-collector-
+ *   releases' Dockerfiles); the operator injects it as otc-container.
+ * - Fluent Bit (src/fluent-bit.c) ends its loop on SIGTERM, stops its
+ *   engine within [SERVICE] Grace (default 5 s) and exits with the engine's
+ *   status: 0, unless the engine failed or a plugin set it (the expect
+ *   filter, the exec input); its image has no USER: root.
+ * - Vector (src/signal.rs, src/app.rs) drains its topology on SIGTERM or
+ *   SIGINT, at most --graceful-shutdown-limit-secs (default 60), and exits
+ *   0; SIGQUIT, or a second signal meanwhile, quits at once, also 0. Its
+ *   subcommands (validate, test, generate, ...) are one-shots; its images
+ *   have no USER: root.
  */
 const struct spec_preset spec_presets[] = {
     {
 	.name = "istio",
+	.title = "Istio's proxy",
 	.match = "pilot-agent|envoy",
 	.ready = "http://127.0.0.1:15021/healthz/ready",
 	.stop = "http://127.0.0.1:15020/quitquitquit",
 	.forms = {{.names = {"pilot-agent"}, .serve = {"proxy"}}, {.names = {"envoy"}, .arg_has = "istio/proxy/"}},
+	/* pilot-agent's status port, which serves quitquitquit; "0" turns it off. */
+	.ports = {{.annotation = "status.sidecar.istio.io/port", .urls = PRESET_STOP}},
 	.oneshot = {"--help", "-h"},
+	.advice = {{.result = -ECONNREFUSED,
+		    .port = 15020,
+		    .text = "nothing listens on pilot-agent's status port 15020: the pod annotation "
+			    "status.sidecar.istio.io/port: \"0\" turns it off; remove that annotation, or stop Istio "
+			    "with stop=signal:TERM (rearguard then needs uid 1337 or the KILL capability)"}},
+	.wrong_stop = {.port = 15000,
+		       .path = "/quitquitquit",
+		       .why = "stop= posts to Envoy's admin port 15000, which stops Envoy only: pilot-agent keeps the "
+			      "container running; use pilot-agent's http://127.0.0.1:15020/quitquitquit (the istio "
+			      "preset)"},
 	.containers = {"istio-proxy"},
 	.images = {"proxyv2"},
+	.uid = "1337",
 	.mesh = "istio",
 	.inject_key = "sidecar.istio.io/inject",
 	.inject_on = {"true"},
 	.inject_off = "false",
+	/* Istio 1.27 and later inject a native sidecar with it, or where every node's kubelet is 1.33 or newer. */
+	.native_keys = {"sidecar.istio.io/nativeSidecar"},
 	.first_key = "proxy.istio.io/config",
 	.first_word = "holdApplicationUntilProxyStarts",
     },
     {
 	.name = "envoy",
+	.title = "Envoy",
 	.match = "envoy",
 	.ready = "http://127.0.0.1:15000/ready",
 	.drain = "http://127.0.0.1:15000/healthcheck/fail",
@@ -52,16 +89,28 @@ const struct spec_preset spec_presets[] = {
     },
     {
 	.name = "linkerd",
+	.title = "Linkerd's proxy",
 	.match = "linkerd2-proxy|linkerd-proxy",
 	.ready = "http://127.0.0.1:4191/ready",
 	.stop = "http://127.0.0.1:4191/shutdown",
 	.forms = {{.names = {"linkerd2-proxy", "linkerd-proxy"}}},
+	.ports = {{.annotation = "config.linkerd.io/admin-port", .urls = PRESET_READY | PRESET_STOP}},
+	.advice = {{.result = 404,
+		    .body = "shutdown endpoint is not enabled",
+		    .text = "Linkerd's shutdown endpoint is off (the default since 2.16): enable it with the pod "
+			    "annotation config.linkerd.io/proxy-admin-shutdown: enabled "
+			    "(or LINKERD2_PROXY_SHUTDOWN_ENDPOINT_ENABLED=true in the proxy)"}},
 	.containers = {"linkerd-proxy"},
 	.images = {"linkerd/proxy"},
+	.uid = "2102",
 	.mesh = "linkerd",
 	.inject_key = "linkerd.io/inject",
 	.inject_on = {"enabled", "ingress"},
 	.inject_off = "disabled",
+	/* The first present wins (pkg/inject/inject.go); native by default since 2.20. */
+	.native_keys = {"config.linkerd.io/proxy-enable-native-sidecar",
+			"config.beta.linkerd.io/proxy-enable-native-sidecar",
+			"config.alpha.linkerd.io/proxy-enable-native-sidecar"},
 	.fix_key = "config.linkerd.io/proxy-admin-shutdown",
 	.fix_value = "enabled",
 	.first_key = "config.linkerd.io/proxy-await",
@@ -70,54 +119,161 @@ const struct spec_preset spec_presets[] = {
     },
     {
 	.name = "cloudsql",
+	.title = "the Cloud SQL Auth Proxy",
 	.match = "cloud-sql-proxy|cloud_sql_proxy",
 	.ready = "http://127.0.0.1:9090/startup",
 	.stop = "http://127.0.0.1:9091/quitquitquit",
-	.forms = {{.names = {"cloud-sql-proxy", "cloud_sql_proxy"}}},
-	.oneshot = {"wait", "shutdown", "completion", "help", "--version", "-version", "-v", "--help", "-h"},
+	.ready_flag = "health-check",
+	.forms = {{.names = {"cloud-sql-proxy"}}},
+	.oneshot = {"wait", "shutdown", "completion", "help", "--version", "-v", "--help", "-h"},
+	.flags = {{.name = "quitquitquit",
+		   .why = "nothing listens on its stop endpoint, so it will be stopped by SIGTERM",
+		   .stop_endpoint = true},
+		  {.name = "health-check"},
+		  {.name = "exit-zero-on-sigterm",
+		   .why = "a SIGTERM ends it with 143, which fails the pod under restartPolicy Never"}},
+	.ports = {{.flag = "admin-port", .urls = PRESET_STOP}, {.flag = "http-port", .urls = PRESET_READY}},
+	.advice = {{.result = -ECONNREFUSED,
+		    .text = "nothing listens on the Cloud SQL Auth Proxy's admin port: start it with --quitquitquit "
+			    "(and --exit-zero-on-sigterm, so that a SIGTERM does not end it with 143 and fail the "
+			    "Job)"}},
+	.exit_fix = "start the Cloud SQL Auth Proxy with --exit-zero-on-sigterm, and with --quitquitquit so that "
+		    "its stop endpoint is used at all",
 	.containers = {"cloud-sql-proxy", "cloudsql-proxy"},
-	.images = {"cloud-sql-proxy", "gce-proxy"},
-	.image_specs = {NULL, "cloudsql,name=cloudsql-v1,ready=,stop=signal:TERM"},
-	.flags = {"--quitquitquit", "--health-check", "--exit-zero-on-sigterm"},
-	.flags_image = "cloud-sql-proxy",
+	.images = {"cloud-sql-proxy"},
+	.uid = "65532",
+    },
+    {
+	.name = "cloudsql-v1",
+	.title = "the Cloud SQL Auth Proxy v1 (cloud_sql_proxy)",
+	.match = "cloud_sql_proxy",
+	.stop = "signal:TERM",
+	.forms = {{.names = {"cloud_sql_proxy"}}},
+	.oneshot = {"-version", "-help", "-h"},
+	.exit_fix = "the v1 proxy exits 2 when connections are still open once -term_timeout (default 0) has "
+		    "passed: give it -term_timeout=10s, or move to v2 with --exit-zero-on-sigterm",
+	.instead_of = "cloudsql",
+	.note = "has no stop endpoint: rearguard stops it with SIGTERM (--sidecar cloudsql-v1), after which it exits 0 "
+		"once its connections are closed; v2 (gcr.io/cloud-sql-connectors/cloud-sql-proxy, see the proxy's "
+		"migration guide) has one, --quitquitquit",
+	.images = {"gce-proxy"},
+	.uid = "65532", /* 1.18 and later; earlier images ran as root */
     },
     {
 	.name = "dapr",
+	.title = "Dapr's sidecar (daprd)",
 	.match = "daprd",
 	.ready = "http://127.0.0.1:3500/v1.0/healthz",
 	.stop = "http://127.0.0.1:3500/v1.0/shutdown",
 	.forms = {{.names = {"daprd"}}},
-	.oneshot = {"--version", "-version", "--build-info", "-build-info", "--help", "-h"},
+	.oneshot = {"--version", "--build-info", "--help", "-h"},
 	.containers = {"daprd"},
 	.images = {"daprd"},
+	.uid = "65532",
 	.inject_key = "dapr.io/enabled",
 	.inject_on = {"true"},
 	.inject_off = "false",
+	.native_keys = {"dapr.io/enable-native-sidecar"},
     },
     {
 	.name = "vault",
+	.title = "Vault Agent",
 	.match = "vault",
 	.stop = "http://127.0.0.1:8200/agent/v1/quit",
+	/* With agent-enable-quit the injector opens the agent's listener on this port (vault-k8s agent.go). */
+	.ports = {{.annotation = "vault.hashicorp.com/agent-cache-listener-port", .urls = PRESET_STOP}},
 	.forms = {{.names = {"vault"}, .serve = {"agent", "proxy"}}},
-	.oneshot = {"generate-config", "--help", "-help", "-h"},
+	.oneshot = {"generate-config", "--help", "-h"},
+	.advice = {{.result = PRESET_ANY_4XX,
+		    .text = "Vault Agent answers its quit endpoint only with enable_quit = true in its listener "
+			    "(injector annotation vault.hashicorp.com/agent-enable-quit: \"true\")"}},
 	.containers = {"vault-agent"},
 	.images = {"vault"},
+	.uid = "100",
+	.uid_key = "vault.hashicorp.com/agent-run-as-user",
 	.inject_key = "vault.hashicorp.com/agent-inject",
 	.inject_on = {"true"},
 	.inject_off = "false",
 	.none_key = "vault.hashicorp.com/agent-pre-populate-only",
+	/* With it the injector (vault-k8s 0.16 and later) opens the agent's listener itself. */
+	.fix_key = "vault.hashicorp.com/agent-enable-quit",
+	.fix_value = "true",
     },
     {
 	.name = "consul",
+	.title = "consul-dataplane",
 	.match = "consul-dataplane",
 	.stop = "http://127.0.0.1:20600/graceful_shutdown",
+	.ports = {{.annotation = "consul.hashicorp.com/sidecar-proxy-lifecycle-graceful-port", .urls = PRESET_STOP}},
 	.forms = {{.names = {"consul-dataplane"}}},
-	.oneshot = {"-version", "--version", "-help", "--help", "-h"},
+	.oneshot = {"-version", "--help", "-h"},
 	.containers = {"consul-dataplane"},
 	.images = {"consul-dataplane"},
+	.uid = "5995",
 	.inject_key = "consul.hashicorp.com/connect-inject",
 	.inject_on = {"true"},
 	.inject_off = "false",
+	.native_keys = {"consul.hashicorp.com/enable-consul-dataplane-as-sidecar"},
+    },
+    {
+	.name = "otel",
+	.title = "the OpenTelemetry Collector",
+	.match = "otelcol|otelcol-contrib|otelcol-k8s|otelcol-otlp",
+	.stop = "signal:TERM",
+	.forms = {{.names = {"otelcol", "otelcol-contrib", "otelcol-k8s", "otelcol-otlp"}}},
+	.oneshot = {"validate", "components", "featuregate", "print-config", "--version", "-v", "--help", "-h"},
+	.exit_fix = "the collector exits 0 on SIGTERM unless one of its components fails to shut down (then 1, "
+		    "with the error in its log): see which one",
+	/* The operator's sidecar container (internal/naming), its default images, and their uid. */
+	.containers = {"otc-container"},
+	.images = {"opentelemetry-collector", "opentelemetry-collector-contrib", "opentelemetry-collector-k8s"},
+	.uid = "10001",
+	.inject_key = "sidecar.opentelemetry.io/inject",
+	.inject_any = true, /* "true", or the name of an OpenTelemetryCollector */
+	.inject_off = "false",
+    },
+    {
+	.name = "fluent-bit",
+	.title = "Fluent Bit",
+	.match = "fluent-bit|td-agent-bit",
+	.stop = "signal:TERM",
+	.forms = {{.names = {"fluent-bit", "td-agent-bit"}}},
+	.oneshot = {"--version", "-V", "--help", "-h", "--help-json", "-J", "--dry-run", "-D", "--sosreport", "-S"},
+	.exit_fix = "Fluent Bit exits with its engine's status after SIGTERM, 0 unless the engine failed or an "
+		    "expect filter or exec input set another (see its log)",
+	.containers = {"fluent-bit", "fluentbit"},
+	.images = {"fluent-bit"},
+	.uid = "0",
+    },
+    {
+	.name = "vector",
+	.title = "Vector",
+	.match = "vector",
+	.stop = "signal:TERM",
+	.forms = {{.names = {"vector"}}},
+	.oneshot = {"validate", "convert-config", "generate", "generate-schema", "completion", "list", "test", "graph",
+		    "top", "tap", "config", "vrl", "--version", "-V", "--help", "-h"},
+	.exit_fix = "Vector exits 0 on SIGTERM once its components drained (at most --graceful-shutdown-limit-secs, "
+		    "default 60, after which it stops anyway): a non-zero code is a crash, see its log",
+	.containers = {"vector"},
+	.images = {"vector"},
+	.uid = "0",
+    },
+    {
+	/*
+	 * A terminator helper: it watches the pod's other containers through the
+	 * API and shuts Linkerd's proxy down once they all ended, our agent among
+	 * them (channyein87/linkerd-proxy-terminator, cmd/main.go). Waited for as
+	 * an app, it would wait for the agent while the agent waits for it.
+	 */
+	.name = "linkerd-proxy-terminator",
+	.title = "linkerd-proxy-terminator",
+	.match = "proxy-terminator",
+	.stop = "signal:TERM",
+	.forms = {{.names = {"proxy-terminator"}}},
+	.containers = {"linkerd-proxy-terminator"},
+	.images = {"linkerd-proxy-terminator"},
+	.helper = true,
     },
 };
 const size_t spec_npresets = ARRAY_SIZE(spec_presets);
@@ -178,42 +334,40 @@ static const char *named(const struct preset_form *f, const char *comm, const ch
 	return NULL;
 }
 
-/* Whether arg (with the next one, which may be NULL) is the one-shot entry e. */
-static bool oneshot_flag(const char *e, const char *arg, const char *next)
-{
-	const char *space = strchr(e, ' ');
-	size_t n = space ? (size_t)(space - e) : strlen(e);
-
-	if (strncmp(arg, e, n) != 0)
-		return false;
-	if (!space)
-		return arg[n] == '\0' || arg[n] == '=';
-	if (arg[n] == '=')
-		return strcmp(arg + n + 1, space + 1) == 0;
-	return arg[n] == '\0' && next && strcmp(next, space + 1) == 0;
-}
-
 /*
- * The one-shot entry that argv shows, or NULL. first is the index of the
- * argument that would be a subcommand.
+ * The one-shot entry that argv shows, or NULL; *at is the argument that
+ * shows it. first is the index of the argument that would be a subcommand.
+ * Flags are read as Go reads them (argv.h): --version=false runs long.
  */
 static const char *oneshot_of(const struct spec_preset *p, const char *const *argv, size_t argc, size_t first,
 			      size_t *at)
 {
 	size_t i, k;
 
-	for (i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--") == 0)
-			break;
-		for (k = 0; k < ARRAY_SIZE(p->oneshot) && p->oneshot[k]; k++) {
-			const char *e = p->oneshot[k];
-			bool hit = e[0] == '-' ? oneshot_flag(e, argv[i], i + 1 < argc ? argv[i + 1] : NULL)
-					       : i == first && strcmp(argv[i], e) == 0;
+	for (k = 0; k < ARRAY_SIZE(p->oneshot) && p->oneshot[k]; k++) {
+		const char *e = p->oneshot[k], *space = strchr(e, ' ');
+		char name[32];
+		struct goflag f;
 
-			if (hit) {
-				*at = i;
-				return e;
+		if (e[0] != '-') {
+			for (i = 1; i < argc && i <= first; i++) {
+				if (argv[i] && strcmp(argv[i], "--") == 0)
+					break;
+				if (i == first && argv[i] && strcmp(argv[i], e) == 0) {
+					*at = i;
+					return e;
+				}
 			}
+			continue;
+		}
+		e += e[1] == '-' ? 2 : 1;
+		str_copy(name, e, sizeof(name));
+		if (space && (size_t)(space - e) < sizeof(name))
+			name[space - e] = '\0';
+		argv_goflag(argv, argc, name, !space, &f);
+		if (space ? f.set && f.value && strcmp(f.value, space + 1) == 0 : f.on) {
+			*at = f.at;
+			return p->oneshot[k];
 		}
 	}
 	return NULL;
@@ -329,48 +483,157 @@ bool presets_image_is(const char *image, const char *pattern)
 	return n >= plen && strcmp(repo + n - plen, pattern) == 0 && (n == plen || repo[n - plen - 1] == '/');
 }
 
-const struct spec_preset *presets_container(const char *name, const char *image, const char *const *argv, size_t argc,
-					    const char **spec)
+/*
+ * Whether a container of image is row p's sidecar: the image is one of
+ * p's, and its command line (with the image's entrypoint, the program
+ * itself, where the template gives none) is no one-shot run. Another row
+ * may claim it by its command line: *found says which.
+ */
+static bool image_of(const struct spec_preset *p, const char *image, const char *const *argv, size_t argc,
+		     const struct spec_preset **found)
 {
-	size_t i, k;
+	const char *full[64];
+	const char *const *av = argv;
+	char ev[PRESET_EVIDENCE_MAX];
+	size_t k, j, n = argc;
 
-	for (i = 0; i < spec_npresets; i++) {
-		const struct spec_preset *p = &spec_presets[i];
-
-		for (k = 0; image && k < ARRAY_SIZE(p->images) && p->images[k]; k++) {
-			const char *full[64];
-			const char *const *av = argv;
-			size_t n = argc, j;
-			char ev[PRESET_EVIDENCE_MAX];
-			const struct spec_preset *found;
-
-			if (!presets_image_is(image, p->images[k]))
-				continue;
-			/* No command: the image's entrypoint, which is the program itself. */
-			if (argc == 0 || !argv[0]) {
-				full[0] = p->forms[0].names[0];
-				for (j = 1; j < argc && j < ARRAY_SIZE(full); j++)
-					full[j] = argv[j];
-				n = argc == 0 ? 1 : j;
-				av = full;
-			}
-			found = presets_detect(NULL, av, n, ev, sizeof(ev));
-			if (!found && ev[0])
-				return NULL; /* a one-shot run of the sidecar's program: an app */
-			if (found && found != p) {
-				*spec = found->name;
-				return found;
-			}
-			/* The program itself, or a wrapper (sh -c ...) around it: the image says. */
-			*spec = p->image_specs[k] ? p->image_specs[k] : p->name;
-			return p;
+	for (k = 0; k < ARRAY_SIZE(p->images) && p->images[k]; k++) {
+		if (!presets_image_is(image, p->images[k]))
+			continue;
+		/* No command: the image's entrypoint, which is the program itself. */
+		if (argc == 0 || !argv[0]) {
+			full[0] = p->forms[0].names[0];
+			for (j = 1; j < argc && j < ARRAY_SIZE(full); j++)
+				full[j] = argv[j];
+			n = argc == 0 ? 1 : j;
+			av = full;
 		}
-		if (name && listed(p->containers, ARRAY_SIZE(p->containers), name)) {
-			*spec = p->name;
-			return p;
-		}
+		*found = presets_detect(NULL, av, n, ev, sizeof(ev));
+		if (!*found && ev[0])
+			return true; /* a one-shot run of the sidecar's program: an app */
+		if (!*found)
+			*found = p; /* a wrapper (sh -c ...) around the program: the image says */
+		return true;
 	}
+	return false;
+}
+
+const struct spec_preset *presets_container(const char *name, const char *image, const char *const *argv, size_t argc)
+{
+	const struct spec_preset *found = NULL;
+	char ev[PRESET_EVIDENCE_MAX];
+	size_t i;
+
+	/* The command line first: the program it runs says more than an image or a name. */
+	if (argc > 0 && argv[0]) {
+		found = presets_detect(NULL, argv, argc, ev, sizeof(ev));
+		if (found)
+			return found;
+	}
+	for (i = 0; image && i < spec_npresets; i++)
+		if (image_of(&spec_presets[i], image, argv, argc, &found))
+			return found;
+	for (i = 0; name && i < spec_npresets; i++)
+		if (listed(spec_presets[i].containers, ARRAY_SIZE(spec_presets[i].containers), name))
+			return &spec_presets[i];
 	return NULL;
+}
+
+/* The digits of a port, 0 to 65535; -1 when value is no port. */
+static long port_value(const char *value)
+{
+	long port = 0;
+	const char *p = value;
+
+	if (!value || !*value)
+		return -1;
+	for (; *p; p++) {
+		if (*p < '0' || *p > '9' || p - value > 5)
+			return -1;
+		port = port * 10 + (*p - '0');
+	}
+	return port <= 65535 ? port : -1;
+}
+
+/* url with its port replaced: "http://127.0.0.1:9091/quitquitquit" on 9192. */
+static int url_with_port(const char *url, long port, char *out, size_t len)
+{
+	const char *host = strstr(url, "://"), *colon, *path;
+	int n;
+
+	if (!host)
+		return -EINVAL;
+	host += 3;
+	path = strchr(host, '/');
+	if (!path)
+		path = host + strlen(host);
+	colon = memchr(host, ':', (size_t)(path - host));
+	if (!colon)
+		colon = path;
+	n = snprintf(out, len, "%.*s:%ld%s", (int)(colon - url), url, port, path);
+	return n < 0 || (size_t)n >= len ? -ENOSPC : 0;
+}
+
+/* Appends ",key=value" (",key" without a value) to the spec being written. */
+static int spec_add(char *out, size_t len, const char *key, const char *value)
+{
+	size_t used = strlen(out);
+	int n = snprintf(out + used, len - used, ",%s%s%s", key, value ? "=" : "", value ? value : "");
+
+	return n < 0 || (size_t)n >= len - used ? -ENOSPC : 0;
+}
+
+int presets_spec(const struct spec_preset *p, const char *const *argv, size_t argc,
+		 const char *(*ann)(const void *data, const char *key), const void *data, bool signal_stop, char *out,
+		 size_t len)
+{
+	char url[256];
+	long ready = -1, stop = -1;
+	bool no_ready = false;
+	size_t i;
+	int rc = 0;
+
+	if (str_copy(out, p->name, len) >= len)
+		return -ENOSPC;
+	for (i = 0; i < ARRAY_SIZE(p->ports); i++) {
+		const struct preset_port *pp = &p->ports[i];
+		const char *v = NULL;
+		struct goflag f;
+		long port;
+
+		if (pp->annotation && ann)
+			v = ann(data, pp->annotation);
+		if (!v && pp->flag && argc > 0) {
+			argv_goflag(argv, argc, pp->flag, false, &f);
+			v = f.value;
+		}
+		port = port_value(v);
+		if (port < 0)
+			continue;
+		if (pp->urls & PRESET_READY)
+			ready = port;
+		if (pp->urls & PRESET_STOP)
+			stop = port;
+	}
+	if (p->ready && p->ready_flag && argc > 0) {
+		struct goflag f;
+
+		argv_goflag(argv, argc, p->ready_flag, true, &f);
+		no_ready = !f.on;
+	}
+	if (p->ready && (no_ready || ready == 0))
+		rc = spec_add(out, len, "ready", "");
+	else if (p->ready && ready > 0 && (rc = url_with_port(p->ready, ready, url, sizeof(url))) == 0)
+		rc = spec_add(out, len, "ready", url);
+	if (p->helper)
+		return spec_add(out, len, "native", NULL);
+	if (rc == 0 && strncmp(p->stop, "signal:", 7) != 0) {
+		if (signal_stop || stop == 0)
+			rc = spec_add(out, len, "stop", "signal:TERM");
+		else if (stop > 0 && (rc = url_with_port(p->stop, stop, url, sizeof(url))) == 0)
+			rc = spec_add(out, len, "stop", url);
+	}
+	return rc;
 }
 
 bool presets_word_true(const char *value, const char *word)

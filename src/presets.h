@@ -1,19 +1,24 @@
 /*
- * The sidecars rearguard knows, one row each: what `--sidecar PRESET`
- * means (match, ready, drain, stop), how the running sidecar is told from
- * a one-shot run of the same program (detection), and how it shows in a
- * pod template (rearguard inject). A new sidecar is one new row.
+ * The sidecars rearguard knows, one row each, and everything rearguard
+ * knows about each: what `--sidecar PRESET` means (match, ready, drain,
+ * stop), how the running sidecar is told from a one-shot run of the same
+ * program (detection), the flags its stop needs and what goes wrong
+ * without them (pre-flight, inject), the advice for its own ways of
+ * failing, the uid it runs as, and how it shows in a pod template (inject).
+ * spec.c, preflight.c and inject.c hold no knowledge of any one sidecar:
+ * they read it here.
+ *
+ * A new sidecar is one new row in presets.c, plus its tests: its
+ * detection in test-presets, its spec in test-spec, a golden case in
+ * tests/inject/cases, and an integration test against a stand-in that
+ * behaves as the program's source says (tests/helpers/standin.c).
  *
  *	char why[PRESET_EVIDENCE_MAX];
  *	const struct spec_preset *p = presets_detect(comm, argv, argc, why, sizeof(why));
- *	if (p)
- *		log_info("sidecar detected: preset=%s evidence=%s", p->name, why);
- *	else if (*why)
- *		log_info("an app, not a sidecar: evidence=%s", why);
+ *	// p: the row whose sidecar this process is, why: the evidence;
+ *	// NULL with why set: the program, run once (an app)
  *
- * Every function here is pure: it reads its arguments and the constant
- * table, writes only into the caller's buffers, and does no I/O and no
- * allocation.
+ * The table is constant; no function here does I/O or allocates.
  */
 #ifndef RG_PRESETS_H
 #define RG_PRESETS_H
@@ -22,45 +27,85 @@
 #include <stddef.h>
 
 #define PRESET_EVIDENCE_MAX 160
+/* A spec that presets_spec writes fits in this. */
+#define PRESET_SPEC_MAX 512
 
 /* One way a sidecar's process looks. */
 struct preset_form {
-	const char *names[3]; /* comm, or the basename of argv[0] */
+	const char *names[4]; /* comm, or the basename of argv[0] */
 	const char *serve[3]; /* argv[1] must be one of these (none listed: anything) */
 	const char *arg_has;  /* and some argument must contain this, or NULL */
 };
 
+/* A Go flag the sidecar's stop needs. */
+struct preset_flag {
+	const char *name;   /* without dashes */
+	const char *why;    /* what goes wrong without it (a pre-flight warning), or NULL for none */
+	bool stop_endpoint; /* it opens the stop endpoint: without it there is none */
+};
+
+/* Where a URL's port is set other than by default. */
+#define PRESET_READY 1u
+#define PRESET_STOP 2u
+struct preset_port {
+	const char *annotation; /* an annotation of the pod template, or */
+	const char *flag;	/* a Go flag of the sidecar's command line, */
+	unsigned urls;		/* moves these URLs to its port; port 0 removes them */
+};
+
+/* Advice for an answer of the stop endpoint. */
+#define PRESET_ANY_4XX 1000
+struct preset_advice {
+	int result;	  /* an HTTP status, PRESET_ANY_4XX, or -errno when no answer came */
+	const char *body; /* and the body starts with this (it tells the program by itself) */
+	int port;	  /* or the stop URL's port is this (any spec, not only this preset's) */
+	const char *text;
+};
+
 struct spec_preset {
 	/* --sidecar PRESET: see the man page's PRESET list and docs/proxies.md. */
-	const char *name, *match, *ready, *drain, *stop;
+	const char *name;
+	const char *title; /* how messages name it: "the Cloud SQL Auth Proxy" */
+	const char *match, *ready, *drain;
+	const char *stop;	/* a URL, or signal:NAME */
+	const char *ready_flag; /* the ready URL is served only when this Go boolean flag is on */
 
 	/* Detection of the running sidecar (presets_detect). */
 	struct preset_form forms[2];
 	/*
 	 * Arguments that make a run of the program a one-shot (an app):
-	 * "-x" or "--flag" anywhere (also "--flag=..."), "--flag VALUE" as two
-	 * arguments or as "--flag=VALUE", and a plain word as the subcommand:
-	 * argv[1], or the argument after the serve word when the form has one.
+	 * "-x" or "--flag" anywhere (read as a Go boolean flag), "--flag VALUE"
+	 * (also "--flag=VALUE"), and a plain word as the subcommand: argv[1],
+	 * or the argument after the serve word when the form has one.
 	 */
-	const char *oneshot[10];
+	const char *oneshot[16];
+
+	/* What its program needs, and what rearguard says about it. */
+	struct preset_flag flags[3]; /* flags the stop needs: inject adds them, pre-flight warns */
+	struct preset_port ports[3]; /* flags and annotations that move its URLs */
+	struct preset_advice advice[2];
+	const char *exit_fix; /* what to change when it exits non-zero; NULL: the stop's kind says */
+	struct {
+		int port;
+		const char *path, *why;
+	} wrong_stop;		/* a stop URL that never ends this program (a warning) */
+	const char *instead_of; /* the row whose spec this program is taken for by mistake */
+	const char *note;	/* what to know when it is found: the upgrade path */
+	const char *uid;	/* the uid its injector or image runs it as, NULL when unknown */
+	const char *uid_key;	/* an annotation that sets that uid */
 
 	/* The pod template (rearguard inject). */
 	const char *containers[3]; /* container names that are this sidecar */
-	/*
-	 * Image repositories: "name" is the repository's last component,
-	 * "a/b" its last two. image_specs[i], when set, is the --sidecar SPEC
-	 * for images[i] (an older release that stops differently).
-	 */
-	const char *images[3];
-	const char *image_specs[3];
+	/* Image repositories: "name" is the repository's last component, "a/b" its last two. */
+	const char *images[4];
 	const char *mesh;		 /* rearguard inject --mesh NAME, or NULL */
 	const char *inject_key;		 /* label or annotation asking the injector for it */
-	const char *inject_on[3];	 /* its values that inject the sidecar */
+	const char *inject_on[3];	 /* its values that inject the sidecar... */
+	bool inject_any;		 /* ...or any value but inject_off */
 	const char *inject_off;		 /* its value that refuses injection (over --mesh) */
 	const char *none_key;		 /* an annotation with value "true" that means no sidecar after all */
+	const char *native_keys[3];	 /* annotations that ask the injector for a native sidecar ("true") */
 	const char *fix_key, *fix_value; /* an annotation the stop endpoint needs */
-	const char *flags[3];		 /* flags the stop needs, added when missing... */
-	const char *flags_image;	 /* ...to containers of this image (images[] form) */
 	/*
 	 * Where the injector puts the sidecar: before the apps when first_key
 	 * is absent and first_default, or when the annotation first_key says
@@ -69,6 +114,13 @@ struct spec_preset {
 	 */
 	const char *first_key, *first_word, *first_off;
 	bool first_default;
+	/*
+	 * A helper that stops another sidecar by itself once the other
+	 * containers ended (linkerd-proxy-terminator): neither an app, which
+	 * the agent would wait for while it waits for the agent, nor a sidecar
+	 * to stop. Its spec is native: recognised, never waited for, never stopped.
+	 */
+	bool helper;
 };
 
 extern const struct spec_preset spec_presets[];
@@ -89,11 +141,21 @@ const struct spec_preset *presets_detect(const char *comm, const char *const *ar
 /*
  * Which known sidecar a container of a pod template is: by its name, or by
  * its image when its command line (command + args; argv[0] may be NULL when
- * the image's entrypoint runs) is not a one-shot run. *spec is the
- * --sidecar SPEC to use (the preset's name, or its image_specs entry).
+ * the image's entrypoint runs) is not a one-shot run.
  */
-const struct spec_preset *presets_container(const char *name, const char *image, const char *const *argv, size_t argc,
-					    const char **spec);
+const struct spec_preset *presets_container(const char *name, const char *image, const char *const *argv, size_t argc);
+
+/*
+ * The --sidecar SPEC for a sidecar of row p: its name, and its URLs
+ * moved where the flags of its command line (argv, argc; 0 when unknown)
+ * or the template's annotations (ann(data, key), NULL when absent) put
+ * them: "cloudsql,stop=http://127.0.0.1:9192/quitquitquit". With
+ * signal_stop, a stop by SIGTERM instead of its stop URL. Returns 0, or
+ * -ENOSPC when len is too small.
+ */
+int presets_spec(const struct spec_preset *p, const char *const *argv, size_t argc,
+		 const char *(*ann)(const void *data, const char *key), const void *data, bool signal_stop, char *out,
+		 size_t len);
 
 /* Whether image's repository (no tag, no digest) is pattern, in images[]'s form. */
 bool presets_image_is(const char *image, const char *pattern);

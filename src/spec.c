@@ -66,20 +66,19 @@ int regex_compile_whole(regex_t *re, const char *src, char *err, size_t errlen)
 	return 0;
 }
 
-/* Whether s starts with the key native, which takes no value: "native" alone, or before a comma. */
+/* Whether s is the word native, the key without a value, up to the next comma. */
 static bool native_at(const char *s)
 {
-	return strncmp(s, "native", 6) == 0 && (s[6] == '\0' || s[6] == ',');
+	return strncmp(s, "native", 6) == 0 && (s[6] == ',' || s[6] == '\0');
 }
 
-/* Whether s starts like "word=" (or native): where a value ends and the next key begins. */
+/* Whether s starts like "word=" or is native: where a value ends and the next key begins. */
 static bool key_like(const char *s)
 {
 	const char *p = s;
 
 	if (native_at(s))
 		return true;
-
 	if (*p < 'a' || *p > 'z')
 		return false;
 	while ((*p >= 'a' && *p <= 'z') || *p == '-')
@@ -208,19 +207,21 @@ static int apply_preset(struct sidecar_spec *spec, const char *name, size_t n, c
 		return -EINVAL;
 	}
 	spec->preset = p->name;
+	spec->native = p->helper;
 	str_copy(spec->name, p->name, sizeof(spec->name));
 	spec->match_src = strdup(p->match);
 	if (!spec->match_src)
 		return -ENOMEM;
 	if ((p->ready && set_url(&spec->ready_url, &spec->ready_at, "ready", p->ready, text, err, errlen) < 0) ||
-	    (p->drain && set_url(&spec->drain_url, &spec->drain_at, "drain", p->drain, text, err, errlen) < 0) ||
-	    set_url(&spec->stop_url, &spec->stop_at, "stop", p->stop, text, err, errlen) < 0)
+	    (p->drain && set_url(&spec->drain_url, &spec->drain_at, "drain", p->drain, text, err, errlen) < 0))
 		return -ENOMEM;
-	return 0;
+	/* The row's stop is a URL or signal:NAME, as a user would write it. */
+	return apply(spec, "stop", p->stop, text, err, errlen) < 0 ? -ENOMEM : 0;
 }
 
 int spec_parse(const char *text, struct sidecar_spec *spec, char *err, size_t errlen)
 {
+	bool seen_native = false;
 	unsigned seen = 0;
 	const char *p = text;
 	char rerr[256];
@@ -237,8 +238,7 @@ int spec_parse(const char *text, struct sidecar_spec *spec, char *err, size_t er
 		size_t n = comma ? (size_t)(comma - p) : strlen(p);
 
 		if (memchr(p, '=', n)) {
-			fail(err, errlen, text,
-			     "unknown key \"%.*s\" (keys: name, match, ready, drain, drain-time, stop, native)",
+			fail(err, errlen, text, "unknown key \"%.*s\" (keys: name, match, ready, drain, drain-time, stop, native)",
 			     (int)(strchr(p, '=') - p), p);
 			rc = -EINVAL;
 			goto out;
@@ -255,27 +255,27 @@ int spec_parse(const char *text, struct sidecar_spec *spec, char *err, size_t er
 		char key[16], *value;
 		const char *v, *q;
 
-		/* native: an init container with restartPolicy: Always, which the kubelet runs and stops. */
 		if (native_at(p)) {
-			if (spec->native) {
+			if (seen_native) {
 				fail(err, errlen, text, "native given twice");
 				rc = -EINVAL;
 				goto out;
 			}
+			seen_native = true;
 			spec->native = true;
-			p += p[6] ? 7 : 6;
+			p += p[6] == ',' ? 7 : 6;
 			continue;
-		}
-		if (strncmp(p, "native=", 7) == 0) {
-			fail(err, errlen, text, "native takes no value (write native alone)");
-			rc = -EINVAL;
-			goto out;
 		}
 		if (!klen) {
 			const char *eq = strchr(p, '=');
 
-			fail(err, errlen, text,
-			     "unknown key \"%.*s\" (keys: name, match, ready, drain, drain-time, stop, native)",
+			if (eq && eq - p == 6 && strncmp(p, "native", 6) == 0) {
+				fail(err, errlen, text, "native takes no value (write native, not native=...)");
+				rc = -EINVAL;
+				goto out;
+			}
+
+			fail(err, errlen, text, "unknown key \"%.*s\" (keys: name, match, ready, drain, drain-time, stop, native)",
 			     eq ? (int)(eq - p) : (int)strlen(p), p);
 			rc = -EINVAL;
 			goto out;
@@ -370,35 +370,42 @@ void spec_describe_stop(const struct sidecar_spec *spec, char *out, size_t len)
 }
 
 
-static bool is_preset(const struct sidecar_spec *spec, const char *name)
+/* Whether an advice entry of row p is for this answer to spec's stop request. */
+static bool advice_fits(const struct spec_preset *p, const struct preset_advice *a, const struct sidecar_spec *spec,
+			int result, const char *body)
 {
-	return spec->preset && strcmp(spec->preset, name) == 0;
+	bool ours = spec->preset && strcmp(spec->preset, p->name) == 0;
+
+	if (a->result == PRESET_ANY_4XX ? result < 400 || result >= 500 : result != a->result)
+		return false;
+	if (a->body)
+		return body && strncmp(body, a->body, strlen(a->body)) == 0;
+	if (a->port)
+		return ours || (spec->stop_url && spec->stop_at.port == (unsigned)a->port);
+	return ours;
 }
 
 const char *spec_stop_advice(const struct sidecar_spec *spec, int result, const char *body)
 {
-	if (result == 404 && body && strncmp(body, "shutdown endpoint is not enabled", 32) == 0)
-		return "Linkerd's shutdown endpoint is off (the default since 2.16): enable it with the pod "
-		       "annotation config.linkerd.io/proxy-admin-shutdown: enabled "
-		       "(or LINKERD2_PROXY_SHUTDOWN_ENDPOINT_ENABLED=true in the proxy)";
-	if (result == -ECONNREFUSED && spec->stop_url && spec->stop_at.port == 15020)
-		return "nothing listens on pilot-agent's status port 15020: the pod annotation "
-		       "status.sidecar.istio.io/port: \"0\" turns it off; remove that annotation, or stop Istio with "
-		       "stop=signal:TERM (rearguard then needs uid 1337 or the KILL capability)";
-	if (result == -ECONNREFUSED && is_preset(spec, "cloudsql"))
-		return "nothing listens on the Cloud SQL Auth Proxy's admin port: start it with --quitquitquit "
-		       "(and --exit-zero-on-sigterm, so that a SIGTERM does not end it with 143 and fail the Job)";
-	if (result >= 400 && result < 500 && is_preset(spec, "vault"))
-		return "Vault Agent answers its quit endpoint only with enable_quit = true in its listener "
-		       "(injector annotation vault.hashicorp.com/agent-enable-quit: \"true\")";
+	size_t i, k;
+
+	/* A body or a port tells the program by itself, whatever the spec was built from. */
+	for (i = 0; i < spec_npresets; i++) {
+		const struct spec_preset *p = &spec_presets[i];
+
+		for (k = 0; k < ARRAY_SIZE(p->advice) && p->advice[k].text; k++)
+			if (advice_fits(p, &p->advice[k], spec, result, body))
+				return p->advice[k].text;
+	}
 	return NULL;
 }
 
 const char *spec_exit_fix(const struct sidecar_spec *spec)
 {
-	if (is_preset(spec, "cloudsql"))
-		return "start the Cloud SQL Auth Proxy with --exit-zero-on-sigterm, and with --quitquitquit so that "
-		       "its stop endpoint is used at all";
+	const struct spec_preset *p = spec->preset ? presets_find(spec->preset) : NULL;
+
+	if (p && p->exit_fix)
+		return p->exit_fix;
 	if (spec->stop_url)
 		return "a stop over HTTP ends a proxy with 0: a non-zero code means the stop request did not end it "
 		       "and a signal did (see its requests and statuses in the summary)";
@@ -408,9 +415,16 @@ const char *spec_exit_fix(const struct sidecar_spec *spec)
 
 const char *spec_warning(const struct sidecar_spec *spec)
 {
-	if (spec->stop_url && spec->stop_at.port == 15000 && strncmp(spec->stop_at.path, "/quitquitquit", 13) == 0 &&
-	    spec_matches(spec, "pilot-agent"))
-		return "stop= posts to Envoy's admin port 15000, which stops Envoy only: pilot-agent keeps the "
-		       "container running; use pilot-agent's http://127.0.0.1:15020/quitquitquit (the istio preset)";
+	size_t i;
+
+	/* A stop URL some known program does not end on, given for a spec that matches that program. */
+	for (i = 0; spec->stop_url && i < spec_npresets; i++) {
+		const struct spec_preset *p = &spec_presets[i];
+		const char *path = p->wrong_stop.path;
+
+		if (p->wrong_stop.why && spec->stop_at.port == (unsigned)p->wrong_stop.port &&
+		    strncmp(spec->stop_at.path, path, strlen(path)) == 0 && spec_matches(spec, p->forms[0].names[0]))
+			return p->wrong_stop.why;
+	}
 	return NULL;
 }

@@ -5,8 +5,8 @@
  *
  * Keys: name, match, ready, drain, drain-time, stop (URL, signal:NAME to the
  * container's main process, signal-all:NAME to each of its processes), and
- * native, which takes no value (the sidecar is a native one: never stopped). A value runs to the next
- * comma that is followed by "word=", so a regex may contain other commas
+ * the word native (no value). A value runs to the next comma that is
+ * followed by "word=" or by "native", so a regex may contain other commas
  * (match=a{1,3}) while a misspelt key is still caught.
  * Keys override the preset's values. match is a POSIX extended regex that
  * must match a whole process name (comm, or the basename of argv[0]).
@@ -37,10 +37,18 @@ struct sidecar_spec {
 	char *stop_url;     /* NULL: stop with stop_signal */
 	int stop_signal;
 	bool signal_all;    /* signal-all: the stop signal goes to every process, not the root alone */
-	bool native;        /* a native sidecar (an init container with restartPolicy: Always): the kubelet
-			       restarts and stops it; never waited for, never signalled */
 	bool detected;      /* a preset found by detection (--sidecar auto): it counts once a process of it
 			       is seen, and its processes are told by presets_detect, not by match */
+	/*
+	 * native: the container runs as a native sidecar (an init container
+	 * with restartPolicy Always, which the kubelet starts first, restarts,
+	 * and stops after the apps), or is a helper that ends by itself once
+	 * the others did (a preset row's helper). Its processes are recognised
+	 * by match as this sidecar's, so that they are no app; it is never
+	 * waited for and never stopped. rearguard inject writes it for each
+	 * native sidecar of a template.
+	 */
+	bool native;
 	/* The URLs taken apart once, here: their paths point into the strings above. */
 	struct url ready_at, drain_at, stop_at;
 };

@@ -222,6 +222,7 @@ static int on_event(struct ystream *s, const yaml_event_t *e, struct ynode **sta
 		    struct anchor **anchors, struct cursor *cur, char *err, size_t errlen)
 {
 	struct ynode *n = NULL;
+	size_t start, end;
 	bool oom = false;
 
 	switch (e->type) {
@@ -285,10 +286,17 @@ static int on_event(struct ystream *s, const yaml_event_t *e, struct ynode **sta
 	}
 	n->line = e->start_mark.line + 1;
 	n->column = e->start_mark.column + 1;
+	/* Marks come in order: the start first, then the end, so the cursor only walks forward. */
+	start = byte_at(cur, e->start_mark.index);
+	end = byte_at(cur, e->end_mark.index);
+	if (n->kind == YNODE_SCALAR) {
+		n->src = start;
+		n->src_end = end;
+	}
 	if (*depth == 0 && !doc->root) {
 		doc->root = n;
-		doc->body = byte_at(cur, e->start_mark.index);
-		doc->body_end = byte_at(cur, e->end_mark.index);
+		doc->body = start;
+		doc->body_end = end;
 	} else if (*depth > 0 && add_item(s, stack[*depth - 1], n) < 0) {
 		return -ENOMEM;
 	}
@@ -299,6 +307,40 @@ static int on_event(struct ystream *s, const yaml_event_t *e, struct ynode **sta
 		stack[(*depth)++] = n;
 	}
 	return 0;
+}
+
+/*
+ * How a document is written, read from its bytes: its line ends, and
+ * whether it is JSON (a flow mapping or sequence from its first byte, as
+ * kubectl get -o json prints) and with what indentation.
+ */
+static void doc_style(const char *input, struct ydoc *d)
+{
+	const char *p = input + d->start, *end = input + d->end, *nl;
+
+	d->crlf = false;
+	for (; p + 1 < end; p++)
+		if (p[0] == '\r' && p[1] == '\n') {
+			d->crlf = true;
+			break;
+		}
+	d->json = d->root &&
+		  ((d->root->kind == YNODE_MAP && d->root->style == YAML_FLOW_MAPPING_STYLE) ||
+		   (d->root->kind == YNODE_SEQ && d->root->style == YAML_FLOW_SEQUENCE_STYLE)) &&
+		  d->body < d->end && (input[d->body] == '{' || input[d->body] == '[');
+	d->json_indent = 0;
+	if (!d->json)
+		return;
+	/* The indentation of the line after the opening bracket, when there is one. */
+	nl = memchr(input + d->body, '\n', d->body_end - d->body);
+	if (!nl) {
+		d->json_spaced = memmem(input + d->body, d->body_end - d->body, "\": ", 3) != NULL;
+		return;
+	}
+	for (nl++; nl < input + d->body_end && *nl == ' ' && d->json_indent < 16; nl++)
+		d->json_indent++;
+	if (d->json_indent == 0)
+		d->json_indent = 4;
 }
 
 int ydoc_parse(const char *input, size_t len, struct ystream *s, char *err, size_t errlen)
@@ -357,6 +399,7 @@ int ydoc_parse(const char *input, size_t len, struct ystream *s, char *err, size
 			doc->end = prev_end = byte_at(&cur, e.end_mark.index);
 			if (!doc->root)
 				doc->body = doc->body_end = doc->end;
+			doc_style(input, doc);
 		} else if (doc) {
 			rc = on_event(s, &e, stack, &depth, doc, &anchors, &cur, err, errlen);
 		}
@@ -379,10 +422,58 @@ static int write_handler(void *data, unsigned char *buffer, size_t size)
 	return ybuf_add(data, (const char *)buffer, size) == 0;
 }
 
+/*
+ * The quoted scalars of the input that stand on one line are written as
+ * they were: libyaml's emitter would requote some of them (a tab in single
+ * quotes becomes "\t" in double quotes) and respell escapes. Each is
+ * emitted as a token in its own quotes, and the token is replaced by the
+ * scalar's bytes afterwards; tokens come out in the order they went in.
+ */
+struct keep {
+	const char *input; /* NULL: keep nothing */
+	char nonce[24];
+	const struct ynode **nodes;
+	size_t n, cap;
+};
+
+/* Whether the scalar's bytes can stand for it anywhere it was: one line, quoted, no anchor or tag. */
+static bool keepable(const struct keep *k, const struct ynode *n)
+{
+	const char *p, *q;
+
+	if (!k->input || n->src_end <= n->src + 1 || n->anchor || n->tag ||
+	    (n->style != YAML_SINGLE_QUOTED_SCALAR_STYLE && n->style != YAML_DOUBLE_QUOTED_SCALAR_STYLE))
+		return false;
+	p = k->input + n->src;
+	q = k->input + n->src_end - 1;
+	if (*p != (n->style == YAML_SINGLE_QUOTED_SCALAR_STYLE ? '\'' : '"') || *q != *p)
+		return false;
+	for (; p <= q; p++)
+		if (*p == '\n' || *p == '\r')
+			return false;
+	return true;
+}
+
+/* A nonce that the input does not hold, so that no token can be mistaken for a scalar of it. */
+static void keep_init(struct keep *k, const char *input, size_t len)
+{
+	unsigned i;
+
+	memset(k, 0, sizeof(*k));
+	for (i = 0; input && i < 1000; i++) {
+		snprintf(k->nonce, sizeof(k->nonce), "rgkeep%u_", i);
+		if (!memmem(input, len, k->nonce, strlen(k->nonce))) {
+			k->input = input;
+			return;
+		}
+	}
+}
+
 /* The events of one node and its children, as the parser reported them. */
-static int emit_node(yaml_emitter_t *em, const struct ynode *n, int depth)
+static int emit_node(yaml_emitter_t *em, const struct ynode *n, int depth, struct keep *k)
 {
 	yaml_event_t e;
+	char token[48];
 	size_t i;
 	int ok;
 
@@ -390,6 +481,22 @@ static int emit_node(yaml_emitter_t *em, const struct ynode *n, int depth)
 		return -EINVAL;
 	switch (n->kind) {
 	case YNODE_SCALAR:
+		if (keepable(k, n)) {
+			if (k->n == k->cap) {
+				size_t cap = k->cap ? k->cap * 2 : 64;
+				const struct ynode **nodes = realloc(k->nodes, cap * sizeof(*nodes));
+
+				if (!nodes)
+					return -ENOMEM;
+				k->nodes = nodes;
+				k->cap = cap;
+			}
+			k->nodes[k->n] = n;
+			snprintf(token, sizeof(token), "%s%zu", k->nonce, k->n++);
+			ok = yaml_scalar_event_initialize(&e, NULL, NULL, (yaml_char_t *)token, (int)strlen(token), 0,
+							  1, (yaml_scalar_style_t)n->style);
+			break;
+		}
 		/*
 		 * An untagged scalar that the emitter cannot write plain where it
 		 * now stands (a flow context) is quoted without a "!" tag: such a
@@ -417,7 +524,7 @@ static int emit_node(yaml_emitter_t *em, const struct ynode *n, int depth)
 	if (n->kind != YNODE_SEQ && n->kind != YNODE_MAP)
 		return 0;
 	for (i = 0; i < n->n; i++) {
-		int rc = emit_node(em, n->items[i], depth + 1);
+		int rc = emit_node(em, n->items[i], depth + 1, k);
 
 		if (rc < 0)
 			return rc;
@@ -428,7 +535,8 @@ static int emit_node(yaml_emitter_t *em, const struct ynode *n, int depth)
 	return 0;
 }
 
-int ydoc_emit(const struct ynode *root, struct ybuf *out)
+/* One document from the tree, with libyaml's emitter; crlf ends its lines with CR LF. */
+static int emit_doc(const struct ynode *root, struct keep *k, bool crlf, struct ybuf *out)
 {
 	yaml_emitter_t em;
 	yaml_event_t e;
@@ -440,11 +548,12 @@ int ydoc_emit(const struct ynode *root, struct ybuf *out)
 	yaml_emitter_set_unicode(&em, 1);
 	yaml_emitter_set_width(&em, -1);
 	yaml_emitter_set_indent(&em, 2);
+	yaml_emitter_set_break(&em, crlf ? YAML_CRLN_BREAK : YAML_LN_BREAK);
 	if (!yaml_stream_start_event_initialize(&e, YAML_UTF8_ENCODING) || !yaml_emitter_emit(&em, &e))
 		goto out;
 	if (!yaml_document_start_event_initialize(&e, NULL, NULL, NULL, 1) || !yaml_emitter_emit(&em, &e))
 		goto out;
-	rc = emit_node(&em, root, 0);
+	rc = emit_node(&em, root, 0, k);
 	if (rc < 0)
 		goto out;
 	rc = -ENOMEM;
@@ -456,6 +565,202 @@ int ydoc_emit(const struct ynode *root, struct ybuf *out)
 out:
 	yaml_emitter_delete(&em);
 	return rc;
+}
+
+/* The emitted text with every token replaced by its scalar's bytes; -EINVAL when a token is not where it should be. */
+static int put_back(const struct keep *k, const struct ybuf *in, struct ybuf *out)
+{
+	const char *p = in->p ? in->p : "", *end = p + in->len;
+	char token[48];
+	size_t i;
+
+	for (i = 0; i < k->n; i++) {
+		const struct ynode *n = k->nodes[i];
+		char q = n->style == YAML_SINGLE_QUOTED_SCALAR_STYLE ? '\'' : '"';
+		const char *at;
+		size_t tl;
+
+		snprintf(token + 1, sizeof(token) - 2, "%s%zu", k->nonce, i);
+		token[0] = q;
+		tl = strlen(token);
+		token[tl++] = q;
+		token[tl] = '\0';
+		at = memmem(p, (size_t)(end - p), token, tl);
+		if (!at)
+			return -EINVAL;
+		if (ybuf_add(out, p, (size_t)(at - p)) < 0 || ybuf_add(out, k->input + n->src, n->src_end - n->src) < 0)
+			return -ENOMEM;
+		p = at + tl;
+	}
+	return ybuf_add(out, p, (size_t)(end - p));
+}
+
+int ydoc_emit(const struct ynode *root, struct ybuf *out)
+{
+	struct keep k;
+
+	keep_init(&k, NULL, 0);
+	return emit_doc(root, &k, false, out);
+}
+
+/* One changed document's YAML: the quoted scalars as they were, when that can be done. */
+static int emit_kept(const struct ystream *s, const struct ydoc *d, struct ybuf *out)
+{
+	struct ybuf raw = {0};
+	struct keep k;
+	int rc;
+
+	keep_init(&k, s->input, s->len);
+	rc = emit_doc(d->root, &k, d->crlf, &raw);
+	if (rc == 0 && k.n > 0) {
+		rc = put_back(&k, &raw, out);
+		if (rc == -EINVAL) {
+			/* The emitter wrote a token otherwise than asked: libyaml's own quoting, then. */
+			out->len = 0;
+			keep_init(&k, NULL, 0);
+			ybuf_free(&raw);
+			rc = emit_doc(d->root, &k, d->crlf, &raw);
+			if (rc == 0)
+				rc = ybuf_add(out, raw.p ? raw.p : "", raw.len);
+		}
+	} else if (rc == 0) {
+		rc = ybuf_add(out, raw.p ? raw.p : "", raw.len);
+	}
+	free(k.nodes);
+	ybuf_free(&raw);
+	return rc;
+}
+
+/* ---- JSON ------------------------------------------------------------------------ */
+
+/* Whether v is a JSON number, as the grammar of RFC 8259 has it. */
+static bool json_number(const char *v)
+{
+	const char *p = v;
+
+	if (*p == '-')
+		p++;
+	if (*p == '0')
+		p++;
+	else if (*p >= '1' && *p <= '9')
+		while (*p >= '0' && *p <= '9')
+			p++;
+	else
+		return false;
+	if (*p == '.') {
+		if (!(*++p >= '0' && *p <= '9'))
+			return false;
+		while (*p >= '0' && *p <= '9')
+			p++;
+	}
+	if (*p == 'e' || *p == 'E') {
+		p++;
+		if (*p == '+' || *p == '-')
+			p++;
+		if (!(*p >= '0' && *p <= '9'))
+			return false;
+		while (*p >= '0' && *p <= '9')
+			p++;
+	}
+	return *p == '\0';
+}
+
+/* A scalar as JSON: a quoted scalar of a JSON input as it was, a literal where it is one, else a string. */
+static int json_scalar(const struct ystream *s, const struct ynode *n, struct ybuf *out)
+{
+	static const char hex[] = "0123456789abcdef";
+	const unsigned char *p;
+	size_t i;
+	int rc;
+
+	if (n->src_end > n->src && n->style == YAML_DOUBLE_QUOTED_SCALAR_STYLE && s->input[n->src] == '"' &&
+	    !memchr(s->input + n->src, '\n', n->src_end - n->src))
+		return ybuf_add(out, s->input + n->src, n->src_end - n->src);
+	if (!n->text && !n->tag && n->style == YAML_PLAIN_SCALAR_STYLE) {
+		if (n->len == 0 || strcmp(n->value, "~") == 0 || strcmp(n->value, "null") == 0)
+			return ybuf_add(out, "null", 4);
+		if (strcmp(n->value, "true") == 0 || strcmp(n->value, "false") == 0 || json_number(n->value))
+			return ybuf_add(out, n->value, n->len);
+	}
+	if (n->style == YAML_ANY_SCALAR_STYLE && !n->text && !n->src_end && n->len > 0)
+		return ybuf_add(out, n->value, n->len); /* made here as a literal (YDOC_RAW) */
+	rc = ybuf_add(out, "\"", 1);
+	for (i = 0, p = (const unsigned char *)n->value; rc == 0 && i < n->len; i++) {
+		char esc[7] = {'\\', 'u', '0', '0', hex[p[i] >> 4], hex[p[i] & 15], 0};
+
+		if (p[i] == '"' || p[i] == '\\') {
+			esc[1] = (char)p[i];
+			rc = ybuf_add(out, esc, 2);
+		} else if (p[i] == '\n') {
+			rc = ybuf_add(out, "\\n", 2);
+		} else if (p[i] == '\t') {
+			rc = ybuf_add(out, "\\t", 2);
+		} else if (p[i] < 0x20 || p[i] == 0x7f) {
+			rc = ybuf_add(out, esc, 6);
+		} else {
+			rc = ybuf_add(out, (const char *)p + i, 1);
+		}
+	}
+	return rc ? rc : ybuf_add(out, "\"", 1);
+}
+
+/* A line break and the indentation of depth, or nothing when the JSON is on one line. */
+static int json_break(const struct ydoc *d, int depth, struct ybuf *out)
+{
+	int i, rc;
+
+	if (d->json_indent == 0)
+		return 0;
+	rc = ybuf_add(out, d->crlf ? "\r\n" : "\n", d->crlf ? 2 : 1);
+	for (i = 0; rc == 0 && i < depth * d->json_indent; i++)
+		rc = ybuf_add(out, " ", 1);
+	return rc;
+}
+
+/* A node as JSON, kubectl's way: one member a line, the input's indentation. */
+static int json_node(const struct ystream *s, const struct ydoc *d, const struct ynode *n, int depth, struct ybuf *out)
+{
+	bool map = n->kind == YNODE_MAP;
+	size_t i, step = map ? 2 : 1;
+	int rc;
+
+	if (depth > YDOC_MAX_DEPTH || n->kind == YNODE_ALIAS)
+		return -EINVAL;
+	if (n->kind == YNODE_SCALAR)
+		return json_scalar(s, n, out);
+	rc = ybuf_add(out, map ? "{" : "[", 1);
+	for (i = 0; rc == 0 && i + step - 1 < n->n; i += step) {
+		if (i > 0)
+			rc = ybuf_add(out, ", ", d->json_spaced ? 2 : 1);
+		if (rc == 0)
+			rc = json_break(d, depth + 1, out);
+		if (rc == 0 && map) {
+			if (n->items[i]->kind != YNODE_SCALAR)
+				return -EINVAL;
+			rc = json_scalar(s, n->items[i], out);
+			if (rc == 0)
+				rc = ybuf_add(out, ": ", d->json_indent || d->json_spaced ? 2 : 1);
+		}
+		if (rc == 0)
+			rc = json_node(s, d, n->items[i + step - 1], depth + 1, out);
+	}
+	if (rc == 0 && n->n > 0)
+		rc = json_break(d, depth, out);
+	return rc ? rc : ybuf_add(out, map ? "}" : "]", 1);
+}
+
+/* A changed JSON document: its members in their order, written as JSON again. */
+static int emit_json(const struct ystream *s, const struct ydoc *d, struct ybuf *out)
+{
+	size_t mark = out->len;
+	int rc = json_node(s, d, d->root, 0, out);
+
+	if (rc == -EINVAL) {
+		/* A key that is no string, an alias: no JSON for it, YAML then. */
+		out->len = mark;
+		return emit_kept(s, d, out);
+	}
+	return rc ? rc : ybuf_add(out, d->crlf ? "\r\n" : "\n", d->crlf ? 2 : 1);
 }
 
 int ydoc_write(struct ystream *s, struct ybuf *out)
@@ -480,12 +785,17 @@ int ydoc_write(struct ystream *s, struct ybuf *out)
 			pre--;
 		rc = ybuf_add(out, s->input + d->start, pre);
 		if (rc == 0 && pre > 0 && s->input[d->start + pre - 1] != '\n')
-			rc = ybuf_add(out, "\n", 1);
+			rc = ybuf_add(out, d->crlf ? "\r\n" : "\n", d->crlf ? 2 : 1);
 		if (rc == 0)
-			rc = ydoc_emit(d->root, &body);
+			rc = d->json ? emit_json(s, d, &body) : emit_kept(s, d, &body);
 		/* libyaml ends a stream that may continue with "..."; the next document's "---" follows here. */
-		if (rc == 0 && body.len >= 4 && memcmp(body.p + body.len - 4, "...\n", 4) == 0)
-			body.len -= 4;
+		if (rc == 0 && !d->json) {
+			const char *dots = d->crlf ? "...\r\n" : "...\n";
+			size_t n = strlen(dots);
+
+			if (body.len >= n && memcmp(body.p + body.len - n, dots, n) == 0)
+				body.len -= n;
+		}
 		if (rc == 0)
 			rc = ybuf_add(out, body.p ? body.p : "", body.len);
 		/* Whatever followed the root (an explicit "...") stays too. */
@@ -513,6 +823,17 @@ int ydoc_write(struct ystream *s, struct ybuf *out)
 const char *ydoc_str(const struct ynode *n)
 {
 	return n && n->kind == YNODE_SCALAR ? n->value : NULL;
+}
+
+bool ydoc_is_null(const struct ynode *n)
+{
+	if (!n || n->kind != YNODE_SCALAR)
+		return false;
+	if (n->tag)
+		return strcmp(n->tag, "tag:yaml.org,2002:null") == 0 || strcmp(n->tag, "!!null") == 0;
+	return n->style == YAML_PLAIN_SCALAR_STYLE &&
+	       (n->len == 0 || strcmp(n->value, "~") == 0 || strcmp(n->value, "null") == 0 ||
+		strcmp(n->value, "Null") == 0 || strcmp(n->value, "NULL") == 0);
 }
 
 struct ynode *ydoc_get(const struct ynode *map, const char *key)
@@ -594,6 +915,7 @@ struct ynode *ydoc_scalar(struct ystream *s, const char *value, enum ydoc_scalar
 		return NULL;
 	n->plain_implicit = true;
 	n->quoted_implicit = true;
+	n->text = k == YDOC_TEXT;
 	n->style = k == YDOC_TEXT && needs_quotes(value) ? YAML_DOUBLE_QUOTED_SCALAR_STYLE : YAML_ANY_SCALAR_STYLE;
 	return n;
 }
@@ -614,6 +936,11 @@ struct ynode *ydoc_new_seq(struct ystream *s, bool flow)
 	if (n)
 		n->style = flow ? YAML_FLOW_SEQUENCE_STYLE : YAML_BLOCK_SEQUENCE_STYLE;
 	return n;
+}
+
+char *ydoc_strndup(struct ystream *s, const char *p, size_t n)
+{
+	return arena_strndup(s, p, n);
 }
 
 struct ynode *ydoc_copy(struct ystream *s, const struct ynode *n)
@@ -679,16 +1006,25 @@ int ydoc_set(struct ystream *s, struct ynode *map, const char *key, struct ynode
 	return 0;
 }
 
-struct ynode *ydoc_want_map(struct ystream *s, struct ynode *map, const char *key)
+/* A collection of kind under key: the one there, or a new one where the key is missing or null. */
+static struct ynode *want(struct ystream *s, struct ynode *map, const char *key, enum ynode_kind kind)
 {
 	struct ynode *n = ydoc_get(map, key);
 
-	/* An empty value (key:, key: null, key: ~) may give way to a mapping. */
-	if (n && !(n->kind == YNODE_SCALAR && n->style == YAML_PLAIN_SCALAR_STYLE && !n->tag &&
-		   (n->len == 0 || strcmp(n->value, "null") == 0 || strcmp(n->value, "~") == 0)))
-		return n->kind == YNODE_MAP ? n : NULL;
-	n = ydoc_new_map(s, false);
+	if (n && !ydoc_is_null(n))
+		return n->kind == kind ? n : NULL;
+	n = kind == YNODE_MAP ? ydoc_new_map(s, false) : ydoc_new_seq(s, false);
 	if (!n || ydoc_set(s, map, key, n, false) < 0)
 		return NULL;
 	return n;
+}
+
+struct ynode *ydoc_want_map(struct ystream *s, struct ynode *map, const char *key)
+{
+	return want(s, map, key, YNODE_MAP);
+}
+
+struct ynode *ydoc_want_seq(struct ystream *s, struct ynode *map, const char *key)
+{
+	return want(s, map, key, YNODE_SEQ);
 }

@@ -18,8 +18,11 @@
  *
  * Every node lives in the stream's arena and goes with ydoc_free. Comments
  * are not part of the tree: a document that is written from the tree loses
- * them (those before its first node stay). Errors are -errno; the parse
- * error says where, 1-based.
+ * them (those before its first node stay). What it keeps of a changed
+ * document: its line endings (CR LF stays CR LF), the text of each quoted
+ * scalar that stands on one line (libyaml's emitter would requote a tab in
+ * single quotes), and JSON stays JSON. Errors are -errno; the parse error
+ * says where, 1-based.
  */
 #ifndef RG_YAMLDOC_H
 #define RG_YAMLDOC_H
@@ -40,6 +43,8 @@ struct ynode {
 	struct ynode **items; /* sequences: the items; mappings: key, value, key, value... */
 	size_t n, cap;
 	size_t line, column; /* 1-based, where the node starts in the input (0: made here) */
+	size_t src, src_end; /* scalars: their bytes in the input (src_end 0: made here) */
+	bool text;	     /* made here as a string (YDOC_TEXT): JSON output quotes it */
 };
 
 struct ydoc {
@@ -47,6 +52,10 @@ struct ydoc {
 	size_t start, end;     /* the document's bytes: from the end of the previous one */
 	size_t body, body_end; /* the root node's bytes within them */
 	bool changed;	       /* written from the tree instead of copied */
+	bool crlf;	       /* its lines end in CR LF: so do the lines written for it */
+	bool json;	       /* it is JSON (kubectl get -o json): it is written back as JSON */
+	int json_indent;       /* the JSON's indentation in spaces; 0: all on one line... */
+	bool json_spaced;      /* ...with a space after each ':' and ',' */
 };
 
 struct yarena;
@@ -56,7 +65,7 @@ struct ystream {
 	size_t len;
 	struct ydoc *docs;
 	size_t ndocs;
-	size_t tail; /* where the bytes after the last document start */
+	size_t tail;	    /* where the bytes after the last document start */
 	size_t failed_line; /* ydoc_write's -EINVAL: the line of the document libyaml could not write */
 	struct yarena *arena;
 };
@@ -91,6 +100,8 @@ void ybuf_free(struct ybuf *b);
 /* Reading. Each returns NULL for a node of another kind. */
 struct ynode *ydoc_get(const struct ynode *map, const char *key);
 const char *ydoc_str(const struct ynode *n); /* a scalar's value */
+/* Whether n is YAML's null (key:, key: ~, key: null): an empty list or map where one is expected. */
+bool ydoc_is_null(const struct ynode *n);
 /* "a.b.c": nested mappings; NULL as soon as one is missing. */
 struct ynode *ydoc_path(const struct ynode *map, const char *path);
 
@@ -100,6 +111,8 @@ enum ydoc_scalar_kind { YDOC_TEXT, YDOC_RAW };
 struct ynode *ydoc_scalar(struct ystream *s, const char *value, enum ydoc_scalar_kind k);
 struct ynode *ydoc_new_map(struct ystream *s, bool flow);
 struct ynode *ydoc_new_seq(struct ystream *s, bool flow);
+/* A copy of n bytes of p, NUL-terminated, in s's arena: freed with the stream. NULL when out of memory. */
+char *ydoc_strndup(struct ystream *s, const char *p, size_t n);
 /* A deep copy of n into s's arena (a node made for one document, reused). */
 struct ynode *ydoc_copy(struct ystream *s, const struct ynode *n);
 
@@ -108,7 +121,9 @@ int ydoc_append(struct ystream *s, struct ynode *coll, struct ynode *item);
 int ydoc_insert(struct ystream *s, struct ynode *seq, size_t at, struct ynode *item);
 /* Sets key to value: in place when the key exists, else at the front or the end. */
 int ydoc_set(struct ystream *s, struct ynode *map, const char *key, struct ynode *value, bool front);
-/* A mapping under key, made (block style, at the end) when missing; NULL when key holds something else. */
+/* A mapping under key, made (block style, at the end) when missing or null; NULL when key holds something else. */
 struct ynode *ydoc_want_map(struct ystream *s, struct ynode *map, const char *key);
+/* The same for a sequence. */
+struct ynode *ydoc_want_seq(struct ystream *s, struct ynode *map, const char *key);
 
 #endif

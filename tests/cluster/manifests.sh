@@ -25,6 +25,7 @@ def no_kind(kind, version):
 
 # Rejected by 1.20, each for the reason given.
 CRONJOB_V1 = no_kind("CronJob", "batch/v1")  # batch/v1 CronJob: 1.21 and later
+NATIVE = r'unknown field "restartPolicy" in io\.k8s\.api\.core\.v1\.Container'  # native sidecars: 1.28
 EXPECTED = {
     "manifests/cronjob-istio.yaml": [CRONJOB_V1],
     "manifests/kyverno/rearguard-inject.yaml": [no_kind("ClusterPolicy", "kyverno.io/v1")],  # Kyverno's CRD
@@ -38,8 +39,17 @@ EXPECTED = {
     "kubectl kustomize manifests/kustomize/rearguard":
         [r'cannot unmarshal object into Go struct field Kustomization\.patchesStrategicMerge'],
     # A kustomize function's configuration, not an object of the apiserver.
-    "docs/inject.md:218": [no_kind("Inject", "rearguard.io/v1")],
+    "docs/inject.md:401": [no_kind("Inject", "rearguard.io/v1")],
     "inject tests/inject/cases/cronjob-linkerd.yaml": [CRONJOB_V1],
+    "inject tests/inject/cases/cronjob-v1-uid.yaml": [CRONJOB_V1],
+    "inject tests/inject/cases/helm-nulls.yaml": [CRONJOB_V1],
+    "inject tests/inject/cases/job-log-shippers.yaml": [CRONJOB_V1],
+    # Native sidecars (an init container's restartPolicy) came with 1.28.
+    "inject tests/inject/cases/job-native-istio.yaml": [NATIVE],
+    "inject tests/inject/cases/job-native-cloudsql.yaml": [NATIVE, CRONJOB_V1],
+    # inject passes a template without containers through, with a warning; the apiserver refuses it.
+    "inject tests/inject/cases/no-containers.yaml": [r'spec\.template\.spec\.containers: Required value'],
+    "inject tests/inject/cases/volcano.yaml": [no_kind("Job", "batch.volcano.sh/v1alpha1")],
     # Kinds inject passes through, a document that is a list, and a Job
     # without a restartPolicy (inject leaves it alone, with a note).
     "inject tests/inject/cases/notes.yaml": [

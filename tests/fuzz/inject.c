@@ -42,9 +42,10 @@ static int yaml_reads(const char *text, size_t len)
 	return ok;
 }
 
-static void notes(const void *data, const char *line)
+static void notes(const void *data, bool warning, const char *line)
 {
 	(void)data;
+	(void)warning;
 	FUZZ_CHECK(line && !strchr(line, '\n'));
 }
 

@@ -29,7 +29,8 @@ refused() {
 
 "$bin" inject --help >"$tmp/out" 2>&1
 check $? "--help exits 0"
-for word in --image --mesh --gate REARGUARD_IMAGE REARGUARD_MESH REARGUARD_GATE ResourceList docs/inject.md; do
+for word in --image --mesh --gate --sidecar --quiet REARGUARD_IMAGE REARGUARD_MESH REARGUARD_GATE rearguard.io/sidecars \
+	ResourceList docs/inject.md DIR; do
 	grep -qF -- "$word" "$tmp/out"
 	check $? "--help mentions $word"
 done
@@ -39,7 +40,10 @@ check $? "rearguard --help lists inject"
 refused 2 "unknown option --bogus" -- --bogus "$job"
 refused 2 "--mesh: \"consul\" is not istio or linkerd" -- --mesh consul "$job"
 refused 2 "option --image needs a value" -- "$job" --image
-refused 2 "unexpected argument" -- "$job" "$job"
+refused 2 "--sidecar \"=signal:TERM\": CONTAINER[=SPEC] needs a container's name" -- --sidecar =signal:TERM "$job"
+refused 2 "\"kill\" is no preset, stop" -- --sidecar caddy=kill "$job"
+refused 2 "unknown signal" -- --sidecar caddy=signal:NOPE "$job"
+refused 2 "unknown key \"colour\"" -- --sidecar caddy=colour=red "$job"
 refused 2 "REARGUARD_MESH" REARGUARD_MESH=kuma -- "$job"
 refused 2 "REARGUARD_GATE" REARGUARD_GATE=maybe -- "$job"
 refused 1 "cannot open /nonexistent/job.yaml" -- /nonexistent/job.yaml
@@ -54,6 +58,42 @@ grep -q 'image: example.com/flag:2' "$tmp/out" && ! grep -q env:1 "$tmp/out"
 check $? "--image wins over REARGUARD_IMAGE"
 "$bin" inject <"$job" 2>/dev/null | cmp -s - <("$bin" inject "$job" 2>/dev/null)
 check $? "no FILE reads standard input, as - does"
+# Several files and a directory, as kubectl -f takes them: one stream, "---" between the files.
+mkdir -p "$tmp/dir/sub"
+cp "$RG_SRCDIR/tests/inject/cases/job-cloudsql.yaml" "$tmp/dir/b.yml"
+cp "$RG_SRCDIR/tests/inject/cases/pod-dapr.yaml" "$tmp/dir/a.yaml"
+cp "$RG_SRCDIR/tests/inject/cases/job-vault.yaml" "$tmp/dir/sub/c.yaml"
+echo 'not: [a manifest' >"$tmp/dir/notes.txt"
+"$bin" inject "$job" "$tmp/dir" >"$tmp/out" 2>"$tmp/err"
+check $? "a file and a directory: exit 0 ($(tail -n 1 "$tmp/err"))"
+[ "$(grep -c 'REARGUARD_APPS' "$tmp/out")" = 3 ]
+check $? "three workloads injected: the file's and the directory's manifests, not its subdirectory's nor its .txt"
+grep -n '^rearguard: inject: ' "$tmp/err" | grep -E 'job-istio-nohold.yaml:|dir/a.yaml:|dir/b.yml:' | cut -d: -f1 |
+	tr '\n' ' ' | grep -qE '^[0-9]+ [0-9]+ [0-9]+ [0-9]+ $'
+check $? "notes name each file"
+grep -A1 'sizeLimit: 1Mi}$' "$tmp/out" | grep -q '^---$'
+check $? "a --- line between two files' documents"
+"$bin" inject "$tmp/dir/a.yaml" "$tmp/dir/b.yml" 2>/dev/null | "$bin" inject - 2>/dev/null >"$tmp/again"
+"$bin" inject "$tmp/dir/a.yaml" "$tmp/dir/b.yml" 2>/dev/null | cmp -s - "$tmp/again"
+check $? "the stream of several files injected again is the same"
+printf 'a: [\n' >"$tmp/dir/z.yaml"
+"$bin" inject "$job" "$tmp/dir" >"$tmp/out" 2>"$tmp/err"
+[ $? = 2 ] && [ ! -s "$tmp/out" ] && [ "$(wc -l <"$tmp/err")" -ge 1 ] && tail -n 1 "$tmp/err" | grep -q 'dir/z.yaml:2:1: '
+check $? "one malformed file among several: exit 2, nothing written, the error last ($(tail -n 1 "$tmp/err"))"
+
+# -q: warnings only, no summary.
+"$bin" inject -q "$RG_SRCDIR/tests/inject/cases/styles.yaml" >/dev/null 2>"$tmp/err"
+[ "$(wc -l <"$tmp/err")" -gt 0 ] && ! grep -v ': warning: ' "$tmp/err" | grep -q .
+check $? "-q keeps only the warnings"
+"$bin" inject "$RG_SRCDIR/tests/inject/cases/styles.yaml" >/dev/null 2>"$tmp/err"
+tail -n 1 "$tmp/err" | grep -qE '^rearguard: inject: 2 changed, 0 left unchanged, [0-9]+ warnings$'
+check $? "without -q, a summary line last ($(tail -n 1 "$tmp/err"))"
+"$bin" inject --image example.com/rg:1 "$job" 2>&1 >/dev/null | grep -q placeholder
+[ $? = 1 ]
+check $? "no placeholder warning with --image"
+"$bin" inject "$job" 2>&1 >/dev/null | grep -q 'warning: the agent.s image is the placeholder'
+check $? "a placeholder warning without it"
+
 REARGUARD_GATE=true REARGUARD_MESH=linkerd "$bin" inject "$RG_SRCDIR/tests/inject/cases/job-mesh.yaml" 2>/dev/null >"$tmp/out"
 grep -q 'value: linkerd' "$tmp/out" && grep -q 'postStart' "$tmp/out"
 check $? "REARGUARD_MESH and REARGUARD_GATE=true take effect"

@@ -1,6 +1,6 @@
 #!/bin/bash
 # rearguard inject against the golden files in cases/: for each
-# CASE.yaml (options in CASE.args, one a line), standard output must equal
+# CASE.yaml or CASE.json (options in CASE.args, one a line), standard output must equal
 # CASE.out byte for byte, standard error CASE.err, and the exit status
 # CASE.rc (0 when absent); a failed run writes nothing to standard output.
 # Every output is injected once more and must come back byte for byte the
@@ -29,8 +29,8 @@ check() {
 	fi
 }
 
-for input in *.yaml; do
-	case=${input%.yaml}
+for input in *.yaml *.json; do
+	case=${input%.*}
 	args=()
 	[ -f "$case.args" ] && mapfile -t args <"$case.args"
 	"$bin" inject "${args[@]}" "$input" >"$tmp/out" 2>"$tmp/err"

@@ -204,8 +204,18 @@ def template_of(obj):
     return obj["spec"]["jobTemplate"]["spec"]["template"]
 
 
+def no_nulls(v):
+    """What the API server keeps of a value: a null field is no field (Helm renders empty lists as null)."""
+    if isinstance(v, dict):
+        return {k: no_nulls(x) for k, x in v.items() if x is not None}
+    if isinstance(v, list):
+        return [no_nulls(x) for x in v]
+    return v
+
+
 def pod_of(job, template):
     """The pod the Job controller creates from the template."""
+    template = no_nulls(template)
     name = job["metadata"].get("name", "job")
     meta = copy.deepcopy(template.get("metadata") or {})
     labels = dict(meta.get("labels") or {})
@@ -270,13 +280,13 @@ def main():
         if injected is None:
             tap.ok(False, what + ": inject runs", err)
             continue
-        want = template_of(injected)
+        want = no_nulls(template_of(injected))
         got = apply_policy(policy, pod_of(job, template_of(job)), OPT_IN)
         tap.ok(got["spec"] == want["spec"], what + ": the policy's pod spec is inject's", diff(got["spec"], want["spec"]))
         want_ann = (want.get("metadata") or {}).get("annotations") or {}
         tap.ok((got["metadata"].get("annotations") or {}) == want_ann, what + ": and so are its annotations",
                diff(got["metadata"].get("annotations"), want_ann))
-        if want["spec"] != template_of(job)["spec"]:
+        if want["spec"] != no_nulls(template_of(job)["spec"]):
             changed += 1
     tap.ok(changed >= 5, "the corpus has Jobs both policies change (%d of %d)" % (changed, len(jobs)))
 

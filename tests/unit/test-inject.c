@@ -12,12 +12,18 @@
 static char err[1024];
 static int notes;
 static char last_note[1024];
+static char all_notes[16384];
+static int warnings;
 
-static void count_note(const void *data, const char *line)
+static void count_note(const void *data, bool warning, const char *line)
 {
+	size_t n = strlen(all_notes);
+
 	(void)data;
 	notes++;
+	warnings += warning;
 	str_copy(last_note, line, sizeof(last_note));
+	snprintf(all_notes + n, sizeof(all_notes) - n, "%s\n", line);
 }
 
 /* inject_buffer on a string; returns the output (static until the next call) or NULL. */
@@ -30,7 +36,8 @@ static const char *run_opts(const char *in, const struct inject_options *o, int 
 	free(out);
 	out = NULL;
 	err[0] = '\0';
-	notes = 0;
+	all_notes[0] = '\0';
+	notes = warnings = 0;
 	opt.note = count_note;
 	*rc = inject_buffer(in, strlen(in), &opt, &out, &outlen, err, sizeof(err));
 	if (*rc == 0 && strlen(out) != outlen)
@@ -76,13 +83,67 @@ static void malformed(void)
 		deep[i] = '\0';
 		bad(deep, "1:201: nested deeper", "nesting past the limit");
 	}
-	bad("apiVersion: batch/v1\nkind: Job\nmetadata: {name: x}\nspec: {template: {spec: {restartPolicy: Never}}}\n",
-	    "1:1: Job \"x\": spec.template.spec.containers is missing", "a template without containers");
-	bad("apiVersion: batch/v1\nkind: Job\nmetadata: {name: x}\nspec:\n  template:\n    spec:\n      containers: "
-	    "[]\n",
-	    "7:19: Job \"x\": spec.template.spec.containers is empty", "an empty container list");
-	bad("apiVersion: batch/v1\nkind: CronJob\nmetadata: {name: c}\nspec: {schedule: x}\n",
-	    "1:1: CronJob \"c\": spec.jobTemplate.spec.template is missing", "a CronJob without a template");
+}
+
+/*
+ * Valid YAML in a shape no Kubernetes object has where inject looks: the
+ * document comes out as it went in, with a warning naming the field by its
+ * own line and column, and the rest of the stream goes on.
+ */
+static void left_alone(const char *in, const char *where, const char *what)
+{
+	int rc;
+	const char *out = run(in, &rc);
+
+	is_int(rc, 0, "%s: no error", what);
+	is_str(out, in, "%s: the document as it was", what);
+	ok(warnings == 1 && strncmp(last_note, where, strlen(where)) == 0, "%s: a warning at %s (%s)", what, where,
+	   last_note);
+}
+
+static void misshapen(void)
+{
+	static const char two[] = "apiVersion: batch/v1\nkind: Job\nmetadata: {name: a}\nspec:\n  template:\n"
+				  "    spec:\n      restartPolicy: Never\n      volumes: data\n"
+				  "      containers: [{name: linkerd-proxy, image: cr.l5d.io/linkerd/proxy}, {name: app, image: x}]\n"
+				  "---\napiVersion: batch/v1\nkind: Job\nmetadata: {name: b}\nspec:\n  template:\n"
+				  "    spec:\n      restartPolicy: Never\n"
+				  "      containers: [{name: linkerd-proxy, image: cr.l5d.io/linkerd/proxy}, {name: app, image: x}]\n";
+	const char *out;
+	int rc;
+
+	left_alone("apiVersion: batch/v1\nkind: Job\nmetadata: {name: x}\nspec: {template: {spec: {restartPolicy: "
+		   "Never}}}\n",
+		   "4:25: warning: Job \"x\": spec.template.spec.containers is missing", "a template without containers");
+	left_alone("apiVersion: batch/v1\nkind: Job\nmetadata: {name: x}\nspec:\n  template:\n    spec:\n"
+		   "      containers: []\n",
+		   "7:19: warning: Job \"x\": spec.template.spec.containers is empty", "an empty container list");
+	left_alone("apiVersion: batch/v1\nkind: CronJob\nmetadata: {name: c}\nspec: {schedule: x}\n",
+		   "1:1: warning: CronJob \"c\": spec.jobTemplate.spec.template is missing", "a CronJob without a template");
+	left_alone("apiVersion: batch/v1\nkind: Job\nmetadata: {name: x}\nspec:\n  template: [a]\n",
+		   "5:13: warning: Job \"x\": spec.template is a list, not a mapping", "a template that is a list");
+	left_alone("apiVersion: batch/v1\nkind: Job\nmetadata: {name: x}\nspec:\n  template:\n    spec:\n"
+		   "      restartPolicy: Never\n      containers: [{name: cloud-sql-proxy, image: i, args: x}]\n",
+		   "8:60: warning: Job \"x\": spec.template.spec.containers[0]: args is a scalar",
+		   "args that are a string");
+	left_alone("apiVersion: batch/v1\nkind: Job\nmetadata: {name: x}\nspec:\n  template:\n    metadata:\n"
+		   "      annotations: [a]\n    spec: {}\n",
+		   "7:20: warning: Job \"x\": spec.template.metadata.annotations is a list",
+		   "annotations that are a list");
+	/* An unrendered chart that happens to be YAML: {{ .Values.x }} reads as a mapping. */
+	left_alone("apiVersion: batch/v1\nkind: Job\nmetadata: {name: x}\nspec:\n  template:\n    spec:\n"
+		   "      restartPolicy: Never\n      containers:\n      - name: app\n        image: {{ .Values.image }}\n",
+		   "10:17: warning: Job \"x\": an unrendered Helm template", "a {{ }} that is YAML");
+	left_alone("apiVersion: batch/v1\nkind: Job\nmetadata: {name: x}\nspec:\n  template:\n    spec:\n"
+		   "      restartPolicy: Never\n      containers:\n      - name: app\n        image: \"{{ .Values.image }}\"\n",
+		   "10:16: warning: Job \"x\": an unrendered Helm template", "a quoted {{ }}");
+	/* One misshapen document does not cost the others. */
+	out = run(two, &rc);
+	is_int(rc, 0, "a stream with a misshapen Job");
+	ok(out && strncmp(out, two, strstr(two, "---") - two) == 0, "the misshapen one as it was");
+	ok(out && strstr(out, "name: rearguard") && strstr(out, "name: b"), "the next one injected");
+	ok(strstr(all_notes, "8:16: warning: Job \"a\": spec.template.spec.volumes is a scalar, not a list") != NULL,
+	   "the warning names the field where it is");
 }
 
 /* Streams with no workload come out exactly as they went in. */
@@ -198,6 +259,96 @@ static void every_kind(void)
 	   "CronJob: the Cloud SQL proxy's flags, first and in order");
 }
 
+/*
+ * The flags the Cloud SQL proxy's stop needs, read as Go reads them: one
+ * set false (--quitquitquit=false) is off, and is turned on where it
+ * stands; one set true in Go's other spellings is left alone.
+ */
+static void go_flags(void)
+{
+	static const char off[] =
+	    "apiVersion: batch/v1\nkind: Job\nmetadata: {name: j}\nspec:\n  template:\n    spec:\n"
+	    "      restartPolicy: Never\n      containers:\n"
+	    "      - name: sql\n        image: gcr.io/cloud-sql-connectors/cloud-sql-proxy:2\n"
+	    "        args: [-exit-zero-on-sigterm=True, --health-check, --quitquitquit=false, p:r:i]\n"
+	    "      - {name: app, image: busybox}\n";
+	const char *out;
+	int rc;
+
+	out = run(off, &rc);
+	is_int(rc, 0, "a Cloud SQL proxy with --quitquitquit=false");
+	ok(out && strstr(out, "args: [-exit-zero-on-sigterm=True, --health-check, --quitquitquit, 'p:r:i']"),
+	   "--quitquitquit=false is turned on in place; the flags set true stay as written");
+	ok(strstr(all_notes, "--quitquitquit=false turned off") && strstr(all_notes, "set to --quitquitquit"), "  (%s)",
+	   all_notes);
+}
+
+/* The agent's REARGUARD_SIDECARS in inject's output, or "" (static until the next call). */
+static const char *sidecars_of(const char *out)
+{
+	static char v[1024];
+	const char *p = out ? strstr(out, "REARGUARD_SIDECARS, value: ") : NULL;
+	size_t n;
+
+	v[0] = '\0';
+	if (!p)
+		return v;
+	p += strlen("REARGUARD_SIDECARS, value: ");
+	if (*p == '\'')
+		p++;
+	n = strcspn(p, "'}");
+	snprintf(v, sizeof(v), "%.*s", (int)n, p);
+	return v;
+}
+
+/*
+ * Native sidecars are neither apps nor the agent's to stop: a template
+ * whose known sidecars are all native is left alone; beside plain ones
+ * they go to the agent marked native; an annotation that asks the
+ * injector for a native sidecar counts, also over --mesh.
+ */
+static void native_sidecars(void)
+{
+	static const char native_only[] =
+	    "apiVersion: batch/v1\nkind: Job\nmetadata: {name: n}\nspec:\n  template:\n    spec:\n"
+	    "      restartPolicy: Never\n      initContainers:\n"
+	    "      - {name: cloud-sql-proxy, image: gcr.io/cloud-sql-connectors/cloud-sql-proxy:2, restartPolicy: Always,"
+	    " args: [p:r:i]}\n      - {name: init-db, image: busybox}\n"
+	    "      containers:\n      - {name: app, image: busybox}\n";
+	static const char mixed[] =
+	    "apiVersion: batch/v1\nkind: Job\nmetadata: {name: m}\nspec:\n  template:\n"
+	    "    metadata: {annotations: {linkerd.io/inject: enabled}}\n    spec:\n"
+	    "      restartPolicy: Never\n      initContainers:\n"
+	    "      - {name: sql, image: gcr.io/cloud-sql-connectors/cloud-sql-proxy:2, restartPolicy: Always,"
+	    " args: [p:r:i]}\n      - {name: web, image: nginx, restartPolicy: Always, command: [/usr/sbin/nginx]}\n"
+	    "      containers:\n      - {name: app, image: busybox}\n";
+	static const char asked[] = "apiVersion: batch/v1\nkind: Job\nmetadata: {name: a}\nspec:\n  template:\n"
+				    "    metadata: {annotations: {sidecar.istio.io/nativeSidecar: \"true\"}}\n"
+				    "    spec:\n      restartPolicy: Never\n      containers: [{name: app, image: busybox}]\n";
+	static const char linkerd_order[] =
+	    "apiVersion: batch/v1\nkind: Job\nmetadata: {name: l}\nspec:\n  template:\n"
+	    "    metadata: {annotations: {linkerd.io/inject: enabled, config.linkerd.io/proxy-enable-native-sidecar: "
+	    "\"false\", config.alpha.linkerd.io/proxy-enable-native-sidecar: \"true\"}}\n"
+	    "    spec:\n      restartPolicy: Never\n      containers: [{name: app, image: busybox}]\n";
+	struct inject_options o = {.mesh = "istio"};
+	const char *out;
+	int rc;
+
+	out = run(native_only, &rc);
+	is_str(out, native_only, "a native Cloud SQL proxy alone: left as it was");
+	ok(strstr(last_note, "native sidecars") != NULL, "  said so (%s)", last_note);
+	out = run(mixed, &rc);
+	is_str(sidecars_of(out), "linkerd;cloudsql,native;name=web,match=nginx,native",
+	       "mixed: the plain one stopped, the native ones told to the agent by their programs");
+	ok(out && !strstr(out, "--quitquitquit"), "a native Cloud SQL proxy gets no stop flags");
+	ok(out && strstr(out, "REARGUARD_APPS, value: \"1\""), "native sidecars are no apps");
+	out = run_opts(asked, &o, &rc);
+	is_str(out, asked, "--mesh istio, but the template asks for a native proxy: no agent beside it");
+	out = run(linkerd_order, &rc);
+	is_str(sidecars_of(out), "linkerd",
+	       "Linkerd's current annotation (false) wins over its alpha one (true): a plain proxy, stopped");
+}
+
 static void idempotent(void)
 {
 	static const char *const inputs[] = {
@@ -241,7 +392,7 @@ static void neighbours(void)
 	ok(out && strstr(out, "---\n# the Job's own comment\napiVersion: batch/v1\n"),
 	   "the Job keeps the comment before it");
 	ok(out && !strstr(out, "# the app"), "comments inside a changed document are not kept");
-	is_int(notes, 2, "one note for each document left alone");
+	is_int(notes, 1, "one note: the Job's, none for a ConfigMap or a Service");
 }
 
 static int count(const char *hay, const char *needle)
@@ -299,19 +450,22 @@ static void control_characters(void)
 
 	run("apiVersion: v1\nkind: \"Config\\nMap\\r\\x1b[2J\"\nmetadata: {name: \"a\\nb\"}\n", &rc);
 	is_int(rc, 0, "a kind with a newline in it is left alone");
-	is_int(notes, 1, "with a note");
+	is_int(notes, 0, "without a note: it is no workload");
+	run("apiVersion: batch/v1\nkind: Job\nmetadata: {name: \"x\\ny\\r\\x1b[2J\"}\nspec: {}\n", &rc);
+	is_int(rc, 0, "a Job without a template is left alone");
 	ok(!strchr(last_note, '\n') && !strchr(last_note, '\r') && !strchr(last_note, '\x1b'),
 	   "the note is one line without control characters: %s", last_note);
-	ok(strstr(last_note, "Config?Map") != NULL, "the newline shows as '?'");
-	bad("apiVersion: batch/v1\nkind: Job\nmetadata: {name: \"x\\ny\"}\nspec: {}\n", "1:1:", "a Job without a template");
-	ok(strstr(err, "x?y") != NULL, "the name in the error has its newline as '?': %s", err);
+	ok(strstr(last_note, "x?y") != NULL, "the name's newline shows as '?'");
 }
 
 int main(void)
 {
 	malformed();
+	misshapen();
 	passthrough();
 	every_kind();
+	go_flags();
+	native_sidecars();
 	idempotent();
 	neighbours();
 	options_and_function_config();

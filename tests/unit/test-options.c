@@ -444,7 +444,7 @@ int main(void)
 	ok(o.sidecars[0].detected && strcmp(o.sidecars[0].name, "istio") == 0, "as detected sidecars, named after the presets");
 	options_free(&o);
 	is_int(parse(&o, "-s", "name=mesh,istio", NULL), OPTIONS_ERROR, "a preset after a key is no preset");
-	is_int(parse(&o, "-s", "istio,name=mesh", "-s", "auto", "-s", "match=fluent-bit", NULL), OPTIONS_OK,
+	is_int(parse(&o, "-s", "istio,name=mesh", "-s", "auto", "-s", "match=fluentd", NULL), OPTIONS_OK,
 	       "auto beside explicit specs");
 	ok(o.detect, "detect");
 	is_int(o.nsidecars, 2 + spec_npresets - 1, "the explicit two, and every preset but istio");

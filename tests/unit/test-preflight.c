@@ -51,8 +51,9 @@ int main(void)
 	f.argv = v2_bare;
 	f.argc = 3;
 	is_int(check("cloudsql", &f), 2, "a bare Cloud SQL proxy: two findings");
-	ok(strstr(said[PREFLIGHT_CLOUDSQL_QUIT], "add --quitquitquit") != NULL, "--quitquitquit missing, with the fix");
-	ok(strstr(said[PREFLIGHT_CLOUDSQL_SIGTERM], "143") && strstr(said[PREFLIGHT_CLOUDSQL_SIGTERM], "add --exit-zero-on-sigterm"),
+	ok(strstr(said[PREFLIGHT_NO_ENDPOINT], "add --quitquitquit") != NULL,
+	   "--quitquitquit missing: no stop endpoint, with the fix");
+	ok(strstr(said[PREFLIGHT_FLAG + 2], "143") && strstr(said[PREFLIGHT_FLAG + 2], "add --exit-zero-on-sigterm"),
 	   "--exit-zero-on-sigterm missing: 143 fails the pod, with the fix");
 	f.argv = v2_good;
 	f.argc = 5;
@@ -60,13 +61,16 @@ int main(void)
 	f.argv = v2_off;
 	f.argc = 4;
 	is_int(check("cloudsql", &f), 1, "--quitquitquit=false is no --quitquitquit");
-	ok(said[PREFLIGHT_CLOUDSQL_QUIT][0] != '\0', "said");
+	ok(said[PREFLIGHT_NO_ENDPOINT][0] != '\0', "said");
 	f.name = "cloud_sql_proxy";
 	f.argv = v1;
 	f.argc = 2;
-	is_int(check("cloudsql", &f), 1, "the v1 proxy");
-	ok(strstr(said[PREFLIGHT_CLOUDSQL_V1], "stop=signal:TERM") != NULL, "has no stop endpoint: a signal, said so");
+	is_int(check("cloudsql", &f), 1, "the v1 proxy under the v2 preset");
+	ok(strstr(said[PREFLIGHT_NO_ENDPOINT], "no stop endpoint") && strstr(said[PREFLIGHT_NO_ENDPOINT], "cloudsql-v1"),
+	   "has no stop endpoint: its own preset, said so");
+	ok(strstr(said[PREFLIGHT_NO_ENDPOINT], "v2") != NULL, "with the upgrade path");
 	is_int(check("cloudsql,stop=signal:TERM", &f), 0, "stopped by a signal already: nothing to say");
+	is_int(check("cloudsql-v1", &f), 0, "its own preset: nothing to say");
 	f.argv = NULL;
 	f.name = "cloud-sql-proxy";
 	is_int(check("cloudsql", &f), 0, "an unreadable command line: no guess");
@@ -103,8 +107,12 @@ int main(void)
 	f.nprocs = 1;
 	is_int(check("match=sh|fluent-bit,stop=signal:TERM", &f), 0, "a shell alone is the program");
 
-	ok(preflight_flag(v2_good, 5, "health-check"), "--health-check");
-	ok(!preflight_flag(v2_good, 5, "health"), "a prefix is no flag");
-	ok(!preflight_flag(v2_good, 1, "quitquitquit"), "argv[0] is no flag");
+	/* Nothing known of a preset without rules, nor of a spec without a preset. */
+	f.name = "daprd";
+	f.argv = v2_bare;
+	f.argc = 3;
+	is_int(check("dapr", &f), 0, "dapr: no rules");
+	is_int(check("match=cloud-sql-proxy,stop=http://127.0.0.1:9091/quitquitquit", &f), 0,
+	       "a spec of no preset: the rows are not guessed");
 	return done_testing();
 }

@@ -4,6 +4,7 @@
 #include "tap.h"
 #include "util.h"
 
+#include <errno.h>
 #include <string.h>
 
 static char ev[PRESET_EVIDENCE_MAX];
@@ -53,7 +54,7 @@ static void sidecars_detected(void)
 	sidecar("linkerd-proxy", "linkerd-proxy", "linkerd", "linkerd-proxy");
 	sidecar("cloud-sql-proxy", "/cloud-sql-proxy --quitquitquit --port=5432 p:r:i", "cloudsql",
 		"argv[0]=cloud-sql-proxy");
-	sidecar("cloud_sql_proxy", "/cloud_sql_proxy -instances=p:r:i=tcp:5432", "cloudsql", "cloud_sql_proxy");
+	sidecar("cloud_sql_proxy", "/cloud_sql_proxy -instances=p:r:i=tcp:5432", "cloudsql-v1", "cloud_sql_proxy");
 	sidecar("daprd", "/daprd --app-id batch --dapr-http-port 3500", "dapr", "argv[0]=daprd");
 	sidecar("vault", "vault agent -config=/vault/configs/config.hcl", "vault", "argv[0]=vault, argv[1]=agent");
 	sidecar("vault", "/bin/vault proxy -config=/etc/proxy.hcl", "vault", "argv[1]=proxy");
@@ -61,6 +62,11 @@ static void sidecars_detected(void)
 	sidecar("consul-dataplan", "/usr/local/bin/consul-dataplane -addresses consul-server", "consul",
 		"argv[0]=consul-dataplane");
 	sidecar("consul-dataplan", "", "consul", "comm=consul-dataplan (no command line)");
+	sidecar("otelcol-contrib", "/otelcol-contrib --config=env:OTEL_CONFIG", "otel", "argv[0]=otelcol-contrib");
+	sidecar("otelcol-k8s", "/otelcol-k8s --config=/conf/collector.yaml", "otel", "argv[0]=otelcol-k8s");
+	sidecar("fluent-bit", "/fluent-bit/bin/fluent-bit -c /fluent-bit/etc/fluent-bit.conf", "fluent-bit",
+		"argv[0]=fluent-bit");
+	sidecar("vector", "/usr/bin/vector --config /etc/vector/vector.yaml", "vector", "argv[0]=vector");
 	/* A renamed binary is found by its comm. */
 	sidecar("daprd", "/opt/bin/runtime --app-id x", "dapr", "comm=daprd");
 }
@@ -77,17 +83,27 @@ static void oneshots_are_apps(void)
 	app("envoy", "envoy -c /etc/envoy.yaml --mode=validate", "--mode=validate");
 	app("envoy", "envoy --mode init_only -c x.yaml", "one-shot");
 	app("envoy", "envoy --version", "--version");
+	/* Flags are read as Go reads them: a boolean set false asks for nothing. */
+	sidecar("daprd", "daprd --version=false --app-id x", "dapr", "argv[0]=daprd");
+	app("daprd", "daprd --app-id x -version=true", "-version=true");
 	app("cloud-sql-proxy", "cloud-sql-proxy --version", "--version");
 	app("cloud-sql-proxy", "cloud-sql-proxy -v", "-v");
 	app("cloud-sql-proxy", "cloud-sql-proxy wait --max 30s", "argv[1]=wait");
 	app("cloud-sql-proxy", "/cloud-sql-proxy shutdown", "argv[1]=shutdown");
 	app("cloud_sql_proxy", "/cloud_sql_proxy -version", "-version");
+	app("cloud_sql_proxy", "/cloud_sql_proxy --version", "--version");
 	app("pilot-agent", "pilot-agent wait --url http://localhost:15020/healthz/ready", "argv[1]=wait");
 	app("pilot-agent", "pilot-agent request GET /quitquitquit", "argv[1]=request");
 	app("pilot-agent", "pilot-agent version", "not a long-running istio");
 	app("pilot-agent", "pilot-agent proxy --help", "a one-shot run");
 	app("daprd", "daprd --version", "--version");
 	app("consul-dataplan", "consul-dataplane -version", "-version");
+	app("otelcol-contrib", "/otelcol-contrib validate --config=/etc/otel.yaml", "argv[1]=validate");
+	app("otelcol", "otelcol components", "argv[1]=components");
+	app("fluent-bit", "fluent-bit --dry-run -c /etc/fb.conf", "--dry-run");
+	app("fluent-bit", "fluent-bit -V", "-V");
+	app("vector", "vector validate /etc/vector/vector.yaml", "argv[1]=validate");
+	app("vector", "vector test /etc/vector/tests.yaml", "argv[1]=test");
 	/* Without a command line a program that needs a subcommand cannot be told. */
 	app("vault", "", "cannot tell");
 	app("pilot-agent", "", "cannot tell");
@@ -103,11 +119,10 @@ static void not_ours(void)
 	sidecar("cloud-sql-proxy", "cloud-sql-proxy p:r:i -- --version", "cloudsql", "cloud-sql-proxy");
 }
 
-static void container(const char *name, const char *image, const char *cmdline, const char *want, const char *want_spec)
+static void container(const char *name, const char *image, const char *cmdline, const char *want)
 {
 	static char buf[512];
 	const char *argv[32];
-	const char *spec = NULL;
 	size_t argc = 0;
 	char *save = NULL, *w;
 	const struct spec_preset *p;
@@ -117,44 +132,114 @@ static void container(const char *name, const char *image, const char *cmdline, 
 		argv[argc++] = NULL;
 	for (w = strtok_r(buf[0] == '+' ? buf + 1 : buf, " ", &save); w && argc < 32; w = strtok_r(NULL, " ", &save))
 		argv[argc++] = w;
-	p = presets_container(name, image, argv, argc, &spec);
+	p = presets_container(name, image, argv, argc);
 	is_str(p ? p->name : NULL, want, "container %s (%s, %s) is %s", name, image, cmdline ? cmdline : "-",
 	       want ? want : "an app");
-	if (want)
-		is_str(spec, want_spec, "its spec");
 }
 
 static void templates(void)
 {
-	container("istio-proxy", "docker.io/istio/proxyv2:1.22.3", "+proxy sidecar", "istio", "istio");
-	container("proxy", "gcr.io/istio-release/proxyv2:1.20.0@sha256:00ff", "+proxy sidecar", "istio", "istio");
-	container("istio-debug", "docker.io/istio/proxyv2:1.22.3", "+request GET stats", NULL, NULL);
-	container("linkerd-proxy", "cr.l5d.io/linkerd/proxy:edge-24.1.1", NULL, "linkerd", "linkerd");
-	container("sidecar", "cr.l5d.io/linkerd/proxy:stable-2.14", NULL, "linkerd", "linkerd");
-	container("x", "registry.local:5000/proxy:1", NULL, NULL, NULL);
-	container("sql", "gcr.io/cloud-sql-connectors/cloud-sql-proxy:2.11.4", "+--port=5432 p:r:i", "cloudsql",
-		  "cloudsql");
-	container("sql", "gcr.io/cloud-sql-connectors/cloud-sql-proxy:2.11.4", "/cloud-sql-proxy p:r:i", "cloudsql",
-		  "cloudsql");
-	container("wait-db", "gcr.io/cloud-sql-connectors/cloud-sql-proxy:2.11.4", "+wait --max 30s", NULL, NULL);
+	container("istio-proxy", "docker.io/istio/proxyv2:1.22.3", "+proxy sidecar", "istio");
+	container("proxy", "gcr.io/istio-release/proxyv2:1.20.0@sha256:00ff", "+proxy sidecar", "istio");
+	container("istio-debug", "docker.io/istio/proxyv2:1.22.3", "+request GET stats", NULL);
+	container("linkerd-proxy", "cr.l5d.io/linkerd/proxy:edge-24.1.1", NULL, "linkerd");
+	container("sidecar", "cr.l5d.io/linkerd/proxy:stable-2.14", NULL, "linkerd");
+	container("x", "registry.local:5000/proxy:1", NULL, NULL);
+	container("sql", "gcr.io/cloud-sql-connectors/cloud-sql-proxy:2.11.4", "+--port=5432 p:r:i", "cloudsql");
+	container("sql", "gcr.io/cloud-sql-connectors/cloud-sql-proxy:2.11.4", "/cloud-sql-proxy p:r:i", "cloudsql");
+	container("wait-db", "gcr.io/cloud-sql-connectors/cloud-sql-proxy:2.11.4", "+wait --max 30s", NULL);
 	container("sql", "gcr.io/cloudsql-docker/gce-proxy:1.33.2", "/cloud_sql_proxy -instances=p:r:i=tcp:5432",
-		  "cloudsql", "cloudsql,name=cloudsql-v1,ready=,stop=signal:TERM");
-	container("cloud-sql-proxy", "example.com/mirror/sqlproxy:2", NULL, "cloudsql", "cloudsql");
+		  "cloudsql-v1");
+	/* The v1 proxy under the v2 proxy's container name: its command line and image say v1. */
+	container("cloud-sql-proxy", "gcr.io/cloudsql-docker/gce-proxy:1.33.2", "+-instances=p:r:i=tcp:5432",
+		  "cloudsql-v1");
+	container("cloud-sql-proxy", "example.com/mirror/sqlproxy:1", "/cloud_sql_proxy -instances=p:r:i=tcp:5432",
+		  "cloudsql-v1");
+	container("cloud-sql-proxy", "example.com/mirror/sqlproxy:2", NULL, "cloudsql");
 	container("proxy", "gcr.io/cloud-sql-connectors/cloud-sql-proxy:2", "sh -c exec /cloud-sql-proxy p:r:i",
-		  "cloudsql", "cloudsql");
-	container("vault-agent", "hashicorp/vault:1.16", "+agent -config=/vault/config.hcl", "vault", "vault");
-	container("secrets", "hashicorp/vault:1.16", "vault kv get secret/x", NULL, NULL);
-	container("dev", "hashicorp/vault:1.16", NULL, NULL, NULL);
-	container("daprd", "ghcr.io/dapr/daprd:1.13.0", NULL, "dapr", "dapr");
-	container("consul-dataplane", "hashicorp/consul-dataplane:1.4", NULL, "consul", "consul");
-	container("envoy", "envoyproxy/envoy:v1.30-latest", "+-c /etc/envoy.yaml", "envoy", "envoy");
-	container("check", "envoyproxy/envoy:v1.30-latest", "envoy --mode validate -c /etc/envoy.yaml", NULL, NULL);
-	container("app", "busybox:1.36", "sh -c echo", NULL, NULL);
+		  "cloudsql");
+	container("vault-agent", "hashicorp/vault:1.16", "+agent -config=/vault/config.hcl", "vault");
+	container("secrets", "hashicorp/vault:1.16", "vault kv get secret/x", NULL);
+	container("dev", "hashicorp/vault:1.16", NULL, NULL);
+	container("daprd", "ghcr.io/dapr/daprd:1.13.0", NULL, "dapr");
+	container("consul-dataplane", "hashicorp/consul-dataplane:1.4", NULL, "consul");
+	container("envoy", "envoyproxy/envoy:v1.30-latest", "+-c /etc/envoy.yaml", "envoy");
+	container("check", "envoyproxy/envoy:v1.30-latest", "envoy --mode validate -c /etc/envoy.yaml", NULL);
+	container("app", "busybox:1.36", "sh -c echo", NULL);
+	container("otc-container",
+		  "ghcr.io/open-telemetry/opentelemetry-collector-releases/opentelemetry-collector:0.110.0",
+		  "+--config=env:OTEL_CONFIG", "otel");
+	container("collector", "otel/opentelemetry-collector-contrib:0.110.0", NULL, "otel");
+	container("shipper", "cr.fluentbit.io/fluent/fluent-bit:3.1.9", NULL, "fluent-bit");
+	container("vector", "timberio/vector:0.42.0-distroless-libc", "+--config /etc/vector.yaml", "vector");
+	container("vector-check", "timberio/vector:0.42.0-distroless-libc", "+validate /etc/vector.yaml", NULL);
 
 	ok(presets_image_is("registry:5000/cloud-sql-proxy", "cloud-sql-proxy"), "a registry port is no tag");
 	ok(!presets_image_is("gcr.io/x/not-cloud-sql-proxy:1", "cloud-sql-proxy"), "repository names match whole");
 	ok(!presets_image_is("cr.l5d.io/notlinkerd/proxy:1", "linkerd/proxy"), "two components match whole");
 	ok(presets_image_is("linkerd/proxy", "linkerd/proxy"), "a bare two-component repository");
+}
+
+/* The spec of a sidecar: where its flags and the template's annotations put its URLs. */
+static const char *ann_value;
+
+static const char *ann(const void *data, const char *key)
+{
+	return strcmp(key, (const char *)data) == 0 ? ann_value : NULL;
+}
+
+static void specs(void)
+{
+	char out[PRESET_SPEC_MAX];
+	const char *bare[] = {"cloud-sql-proxy", "p:r:i"};
+
+	ok(presets_spec(presets_find("cloudsql"), bare, 2, NULL, NULL, false, out, sizeof(out)) == 0, "cloudsql");
+	is_str(out, "cloudsql,ready=", "without --health-check: no readiness URL");
+	ok(presets_spec(presets_find("linkerd"), NULL, 0, NULL, NULL, true, out, sizeof(out)) == 0, "linkerd");
+	is_str(out, "linkerd,stop=signal:TERM", "a signal stop where the endpoint is off");
+	ok(presets_spec(presets_find("cloudsql-v1"), NULL, 0, NULL, NULL, true, out, sizeof(out)) == 0, "v1");
+	is_str(out, "cloudsql-v1", "a signal stop already: nothing to add");
+	ok(presets_spec(presets_find("cloudsql"), bare, 2, NULL, NULL, false, out, 5) == -ENOSPC, "too small");
+
+	{
+		const char *ports[] = {"cloud-sql-proxy",  "--health-check", "--admin-port", "9192",
+				       "--http-port=9190", "p:r:i"};
+		const char *nohc[] = {"cloud-sql-proxy", "--admin-port=9192", "p:r:i"};
+
+		ok(presets_spec(presets_find("cloudsql"), ports, 6, NULL, NULL, false, out, sizeof(out)) == 0, "ports");
+		is_str(out, "cloudsql,ready=http://127.0.0.1:9190/startup,stop=http://127.0.0.1:9192/quitquitquit",
+		       "--admin-port moves the stop, --http-port the readiness");
+		ok(presets_spec(presets_find("cloudsql"), nohc, 3, NULL, NULL, false, out, sizeof(out)) == 0,
+		   "no health");
+		is_str(out, "cloudsql,ready=,stop=http://127.0.0.1:9192/quitquitquit",
+		       "without --health-check there is no readiness endpoint");
+	}
+	ann_value = "15030";
+	ok(presets_spec(presets_find("istio"), NULL, 0, ann, "status.sidecar.istio.io/port", false, out, sizeof(out)) ==
+	       0,
+	   "istio");
+	is_str(out, "istio,stop=http://127.0.0.1:15030/quitquitquit", "the status port annotation moves the stop");
+	ann_value = "0";
+	ok(presets_spec(presets_find("istio"), NULL, 0, ann, "status.sidecar.istio.io/port", false, out, sizeof(out)) ==
+	       0,
+	   "istio");
+	is_str(out, "istio,stop=signal:TERM", "status port 0: no endpoint, a signal");
+	ann_value = "x80";
+	ok(presets_spec(presets_find("istio"), NULL, 0, ann, "status.sidecar.istio.io/port", false, out, sizeof(out)) ==
+	       0,
+	   "istio");
+	is_str(out, "istio", "a port that is no number is not taken");
+	ann_value = "4192";
+	ok(presets_spec(presets_find("linkerd"), NULL, 0, ann, "config.linkerd.io/admin-port", false, out,
+			sizeof(out)) == 0,
+	   "linkerd");
+	is_str(out, "linkerd,ready=http://127.0.0.1:4192/ready,stop=http://127.0.0.1:4192/shutdown",
+	       "Linkerd's admin port moves both");
+	ann_value = "8100";
+	ok(presets_spec(presets_find("vault"), NULL, 0, ann, "vault.hashicorp.com/agent-cache-listener-port", false,
+			out, sizeof(out)) == 0,
+	   "vault");
+	is_str(out, "vault,stop=http://127.0.0.1:8100/agent/v1/quit", "Vault's listener port");
 }
 
 static void words(void)
@@ -187,6 +272,7 @@ int main(void)
 	oneshots_are_apps();
 	not_ours();
 	templates();
+	specs();
 	words();
 	table();
 	return done_testing();

@@ -41,14 +41,19 @@ static void presets_as_designed(void)
 		  "http://127.0.0.1:4191/shutdown" },
 		{ "cloudsql", "cloud-sql-proxy|cloud_sql_proxy", "http://127.0.0.1:9090/startup", NULL,
 		  "http://127.0.0.1:9091/quitquitquit" },
+		{ "cloudsql-v1", "cloud_sql_proxy", NULL, NULL, NULL },
 		{ "dapr", "daprd", "http://127.0.0.1:3500/v1.0/healthz", NULL, "http://127.0.0.1:3500/v1.0/shutdown" },
 		{ "vault", "vault", NULL, NULL, "http://127.0.0.1:8200/agent/v1/quit" },
 		{ "consul", "consul-dataplane", NULL, NULL, "http://127.0.0.1:20600/graceful_shutdown" },
+		{ "otel", "otelcol|otelcol-contrib|otelcol-k8s|otelcol-otlp", NULL, NULL, NULL },
+		{ "fluent-bit", "fluent-bit|td-agent-bit", NULL, NULL, NULL },
+		{ "vector", "vector", NULL, NULL, NULL },
+		{ "linkerd-proxy-terminator", "proxy-terminator", NULL, NULL, NULL },
 	};
 	struct sidecar_spec s;
 	size_t i;
 
-	is_int(spec_npresets, ARRAY_SIZE(want), "seven presets");
+	is_int(spec_npresets, ARRAY_SIZE(want), "every preset is listed here");
 	for (i = 0; i < ARRAY_SIZE(want); i++) {
 		is_int(parse(want[i].name, &s), 0, "%s parses", want[i].name);
 		is_str(s.match_src, want[i].match, "%s match", want[i].name);
@@ -56,6 +61,8 @@ static void presets_as_designed(void)
 		is_str(s.drain_url, want[i].drain, "%s drain", want[i].name);
 		is_str(s.stop_url, want[i].stop, "%s stop", want[i].name);
 		is_int(s.drain_time_ms, 0, "%s drain-time 0", want[i].name);
+		if (!want[i].stop)
+			ok(s.stop_signal == SIGTERM && !s.signal_all, "%s: SIGTERM to the main process", want[i].name);
 		spec_free(&s);
 	}
 }
@@ -153,6 +160,26 @@ static void advice(void)
 	is_int(parse("vault", &s), 0, "vault");
 	a = spec_stop_advice(&s, 404, "");
 	ok(a && strstr(a, "agent-enable-quit"), "vault 404 names enable_quit");
+	ok(spec_stop_advice(&s, 500, "") == NULL, "vault 500: no advice");
+	ok(spec_stop_advice(&s, -ECONNREFUSED, "") == NULL, "vault refused: no advice");
+	spec_free(&s);
+
+	/* Linkerd's 404 body tells Linkerd by itself, whatever the spec. */
+	is_int(parse("match=linkerd2-proxy,stop=http://127.0.0.1:4191/shutdown", &s), 0, "custom linkerd");
+	a = spec_stop_advice(&s, 404, "shutdown endpoint is not enabled\n");
+	ok(a && strstr(a, "proxy-admin-shutdown"), "the body is enough");
+	ok(strstr(spec_exit_fix(&s), "stop over HTTP") != NULL, "no row: the stop's kind says the exit fix");
+	spec_free(&s);
+
+	/* A refused stop names the Cloud SQL flags only for a Cloud SQL spec. */
+	is_int(parse("dapr", &s), 0, "dapr");
+	ok(spec_stop_advice(&s, -ECONNREFUSED, "") == NULL, "dapr refused: no advice");
+	spec_free(&s);
+
+	is_int(parse("cloudsql-v1", &s), 0, "cloudsql-v1");
+	a = spec_exit_fix(&s);
+	ok(a && strstr(a, "-term_timeout"), "the v1 proxy's exit fix is its own");
+	ok(s.ready_url == NULL && s.stop_url == NULL, "no endpoints: ready at once, stopped by SIGTERM");
 	spec_free(&s);
 }
 
@@ -230,6 +257,25 @@ int main(void)
 	is_str(s.stop_url, "http://127.0.0.1:9091/quitquitquit", "stop URL");
 	spec_free(&s);
 
+	/* native: recognised, never waited for, never stopped (its handling is the agent's). */
+	is_int(parse("cloudsql,native", &s), 0, "a preset, native");
+	ok(s.native && strcmp(s.preset, "cloudsql") == 0, "native, with the preset's match");
+	spec_free(&s);
+	is_int(parse("name=foo,match=a{1,3}|foo,native", &s), 0, "keys, then native");
+	ok(s.native && strcmp(s.match_src, "a{1,3}|foo") == 0, "native ends the regex, as a key does");
+	spec_free(&s);
+	is_int(parse("native,match=x", &s), 0, "native first");
+	ok(s.native && strcmp(s.match_src, "x") == 0, "then the keys");
+	spec_free(&s);
+	is_int(parse("istio", &s), 0, "istio");
+	ok(!s.native, "not native unless said");
+	spec_free(&s);
+	is_int(parse("linkerd-proxy-terminator", &s), 0, "a terminator helper's preset");
+	ok(s.native, "is native: never waited for, never stopped");
+	spec_free(&s);
+	refused("match=x,native,native", "native given twice");
+	refused("match=x,native=true", "native takes no value");
+
 	presets_as_designed();
 	overrides();
 	native();
@@ -243,6 +289,7 @@ int main(void)
 	refused("", "empty");
 	refused("istoi", "unknown preset \"istoi\"");
 	refused("foo=bar", "unknown key \"foo\"");
+	refused("match=x,colour=red", "keys: name, match, ready, drain, drain-time, stop, native");
 	refused("match=x,color=red", "unknown key \"color\"");
 	refused("stop=signal:TERM", "match=REGEX is required");
 	refused("match=x,stop=signal:NOPE", "unknown signal");

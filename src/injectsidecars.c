@@ -1,0 +1,619 @@
+/*
+ * What a pod template shows of its sidecars, for rearguard inject: the ones
+ * its annotations ask an injector for (native or not), its own sidecar
+ * containers, the ones the user named, its native sidecars; then their
+ * specs, the fixes their stops need, and the pre-flight of signal stops.
+ * Everything a sidecar is known by comes from its preset row (presets.h).
+ */
+#include "config.h"
+
+#include "injectint.h"
+
+#include "argv.h"
+#include "spec.h"
+#include "util.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+/* ---- the sidecars a template shows -------------------------------------------- */
+
+static int named_spec(const char *ctr, const char *const *argv, size_t argc, const char *spec, char *out, size_t len);
+
+/* Adds a sidecar once: a mesh both asked for and already in the template is one sidecar. */
+static struct sidecar *add_sidecar(struct found *f, const struct spec_preset *p, size_t ctr, struct ynode *node,
+				   bool native)
+{
+	size_t i;
+
+	for (i = 0; p && i < f->n; i++)
+		if (f->sc[i].p == p && (!f->sc[i].node || !node))
+			return NULL;
+	if (f->n == MAX_SIDECARS)
+		return NULL;
+	memset(&f->sc[f->n], 0, sizeof(f->sc[0]));
+	f->sc[f->n].p = p;
+	f->sc[f->n].ctr = ctr;
+	f->sc[f->n].node = node;
+	f->sc[f->n].native = native || (p && p->helper);
+	f->sc[f->n].named = "";
+	f->plain += !f->sc[f->n].native;
+	return &f->sc[f->n++];
+}
+
+/*
+ * Whether the template asks a row's injector for a native sidecar: the
+ * first of its native annotations that is there decides, read as Go's
+ * ParseBool reads it (Linkerd's current, beta and alpha names in that order).
+ */
+static bool native_asked(const struct spec_preset *p, const struct ynode *meta)
+{
+	size_t k;
+	bool on;
+
+	for (k = 0; k < ARRAY_SIZE(p->native_keys) && p->native_keys[k]; k++) {
+		const char *v = inject_annotation(meta, p->native_keys[k]);
+
+		if (v)
+			return argv_gobool(v, &on) == 0 && on;
+	}
+	return false;
+}
+
+/* Whether a template's annotation asks for its row's injector: one of its values, or --mesh. */
+static bool asked_for(const struct run *r, const struct spec_preset *p, const struct ynode *meta)
+{
+	const char *v = inject_meta_value(meta, p->inject_key);
+	size_t k;
+
+	if (v && p->inject_off && strcmp(v, p->inject_off) == 0)
+		return false;
+	if (v && p->inject_any && *v)
+		return true;
+	for (k = 0; v && k < ARRAY_SIZE(p->inject_on) && p->inject_on[k]; k++)
+		if (strcmp(v, p->inject_on[k]) == 0)
+			return true;
+	return r->o.mesh && p->mesh && strcmp(r->o.mesh, p->mesh) == 0;
+}
+
+/* Whether CONTAINER[=SPEC] names the container called name; *spec gets the SPEC ("" when none). */
+static bool names(const char *entry, size_t len, const char *name, const char **spec)
+{
+	const char *eq = memchr(entry, '=', len);
+	size_t n = eq ? (size_t)(eq - entry) : len;
+
+	if (!name || strlen(name) != n || strncmp(entry, name, n) != 0)
+		return false;
+	*spec = eq ? eq + 1 : "";
+	return true;
+}
+
+/* The user's SPEC for the container called name (CLI first, then the annotation's entries), or NULL. */
+static const char *named_for(const struct run *r, char *const *entries, size_t n, const char *name)
+{
+	const char *spec = NULL;
+	size_t k;
+
+	for (k = 0; k < r->o.nnamed; k++)
+		if (names(r->o.named[k], strlen(r->o.named[k]), name, &spec))
+			return spec;
+	for (k = 0; k < n; k++)
+		if (names(entries[k], strlen(entries[k]), name, &spec))
+			return spec;
+	return NULL;
+}
+
+/*
+ * The sidecars the user named: --sidecar CONTAINER[=SPEC] and the
+ * template's annotation (entries separated by ';', or by ',' when no entry
+ * has a whole spec with commas in it). Each named container, or init
+ * container, is a sidecar whatever it runs; f->named[i] gets its SPEC (""
+ * for none). An entry of the annotation that names no container is said.
+ */
+static int find_named(struct run *r, const struct ynode *meta, const struct ynode *ctrs, const struct ynode *inits,
+		      struct found *f, const char *what)
+{
+	const char *v = inject_annotation(meta, INJECT_SIDECARS), *sep = v && strchr(v, ';') ? ";" : ",", *spec;
+	char *copy = NULL, *save = NULL, *e, *entries[64];
+	size_t i, k, n = 0;
+
+	if (v) {
+		copy = ydoc_strndup(r->s, v, strlen(v)); /* the entries live as long as the stream */
+		if (!copy)
+			return -ENOMEM;
+		for (e = strtok_r(copy, sep, &save); e && n < ARRAY_SIZE(entries); e = strtok_r(NULL, sep, &save)) {
+			while (*e == ' ')
+				e++;
+			if (*e)
+				entries[n++] = e;
+		}
+	}
+	for (i = 0; i < ctrs->n && i < MAX_CONTAINERS; i++)
+		f->named[i] = named_for(r, entries, n, ydoc_str(ydoc_get(ctrs->items[i], "name")));
+	for (i = 0; inits && i < inits->n && i < MAX_CONTAINERS; i++)
+		f->named_init[i] = named_for(r, entries, n, ydoc_str(ydoc_get(inits->items[i], "name")));
+	for (k = 0; k < n; k++) {
+		bool hit = false;
+
+		for (i = 0; i < ctrs->n; i++)
+			hit |= names(entries[k], strlen(entries[k]), ydoc_str(ydoc_get(ctrs->items[i], "name")), &spec);
+		for (i = 0; inits && i < inits->n; i++)
+			hit |=
+			    names(entries[k], strlen(entries[k]), ydoc_str(ydoc_get(inits->items[i], "name")), &spec);
+		if (!hit)
+			inject_say(r, WARN, ydoc_get(ydoc_get(meta, "annotations"), INJECT_SIDECARS), what,
+				   "%s names \"%.*s\", which is no container of the template", INJECT_SIDECARS,
+				   (int)(strchr(entries[k], '=') ? (size_t)(strchr(entries[k], '=') - entries[k])
+								 : strlen(entries[k])),
+				   entries[k]);
+	}
+	return 0;
+}
+
+/*
+ * Checks a named container's SPEC before anything changes: one that does
+ * not parse leaves the template alone (-1, with a warning).
+ */
+static int check_named(struct run *r, const struct ynode *c, const char *spec, const char *what)
+{
+	const char *argv[MAX_ARGV], *name = ydoc_str(ydoc_get(c, "name"));
+	size_t argc = inject_argv(c, argv, NULL);
+	char text[PRESET_SPEC_MAX], why[512];
+	struct sidecar_spec s;
+
+	if (named_spec(name, argv, argc, spec, text, sizeof(text)) < 0) {
+		inject_say(
+		    r, WARN, c, what,
+		    "container %s: \"%s\" is no preset, stop (signal:TERM, http://...) or spec (keys): left unchanged",
+		    name, spec);
+		return -1;
+	}
+	if (spec_parse(text, &s, why, sizeof(why)) < 0) {
+		inject_say(r, WARN, c, what, "container %s: %s: left unchanged", name, why);
+		return -1;
+	}
+	spec_free(&s);
+	return 0;
+}
+
+/*
+ * The native sidecars: init containers with restartPolicy Always, which
+ * the kubelet starts before the apps, restarts when they end, and stops
+ * after them. Neither apps nor the agent's to stop: each goes to the agent
+ * as native, so that it knows their processes. A known one's spec is its
+ * preset's; another's names its program, which is a guess when the
+ * template gives no command (said).
+ */
+static int find_native(struct run *r, const struct ynode *inits, struct found *f, const char *what)
+{
+	size_t i;
+
+	for (i = 0; inits && i < inits->n && i < MAX_CONTAINERS; i++) {
+		struct ynode *c = inits->items[i];
+		const char *argv[MAX_ARGV], *name = ydoc_str(ydoc_get(c, "name"));
+		size_t argc = inject_argv(c, argv, NULL);
+		const struct spec_preset *p = NULL;
+		struct sidecar *sc;
+
+		if (!inject_is(ydoc_get(c, "restartPolicy"), "Always"))
+			continue;
+		if (f->named_init[i] && presets_find(f->named_init[i]))
+			p = presets_find(f->named_init[i]);
+		else if (f->named_init[i] && check_named(r, c, f->named_init[i], what) < 0)
+			return -1;
+		else if (!f->named_init[i])
+			p = presets_container(name, ydoc_str(ydoc_get(c, "image")), argv, argc);
+		sc = add_sidecar(f, p, NO_CTR, c, true);
+		if (sc && f->named_init[i] && !p)
+			sc->named = f->named_init[i];
+		if (sc && !p && !f->named_init[i] && (argc == 0 || !argv[0]))
+			inject_say(
+			    r, WARN, c, what,
+			    "init container %s runs as a native sidecar: rearguard is told its program is called %s, "
+			    "the "
+			    "container's name, for want of a command; if it is not, name it with " INJECT_SIDECARS
+			    ": \"%s=match=PROGRAM,native\"",
+			    name ? name : "?", name ? name : "?", name ? name : "?");
+	}
+	return 0;
+}
+
+/*
+ * The sidecars a template shows: those its annotations (or --mesh) ask an
+ * injector for, in the table's order (native when the template asks the
+ * injector for that), then its own sidecar containers in their order (by
+ * what they run, their image or name, or because the user named them),
+ * then its native sidecars. Every other container is an app.
+ */
+int inject_find_sidecars(struct run *r, const struct ynode *meta, const struct ynode *ctrs, const struct ynode *inits,
+			 struct found *f, const struct ynode *at, const char *what)
+{
+	size_t i;
+	int rc;
+
+	memset(f, 0, sizeof(*f));
+	f->first_app = NO_CTR;
+	for (i = 0; i < spec_npresets; i++) {
+		const struct spec_preset *p = &spec_presets[i];
+
+		if (!p->inject_key || !asked_for(r, p, meta))
+			continue;
+		if (p->none_key && inject_meta_value(meta, p->none_key) &&
+		    strcasecmp(inject_meta_value(meta, p->none_key), "true") == 0) {
+			inject_say(r, INFO, at, what, "%s=true: %s runs as an init container only, no sidecar to stop",
+				   p->none_key, p->name);
+			continue;
+		}
+		add_sidecar(f, p, NO_CTR, NULL, native_asked(p, meta));
+	}
+	rc = find_named(r, meta, ctrs, inits, f, what);
+	if (rc < 0)
+		return rc;
+	for (i = 0; i < ctrs->n; i++) {
+		struct ynode *c = ctrs->items[i];
+		const char *argv[MAX_ARGV];
+		size_t argc = inject_argv(c, argv, NULL);
+		const struct spec_preset *p = NULL;
+		struct sidecar *sc;
+
+		if (f->named[i] && presets_find(f->named[i])) {
+			p = presets_find(f->named[i]);
+		} else if (f->named[i]) {
+			if (check_named(r, c, f->named[i], what) < 0)
+				return -1;
+			sc = add_sidecar(f, NULL, i, c, false);
+			if (sc)
+				sc->named = f->named[i];
+			f->sidecar_ctr[i] = true;
+			continue;
+		} else {
+			p = presets_container(ydoc_str(ydoc_get(c, "name")), ydoc_str(ydoc_get(c, "image")), argv,
+					      argc);
+		}
+		if (p) {
+			f->sidecar_ctr[i] = true;
+			add_sidecar(f, p, i, c, false);
+			if (p->note)
+				inject_say(r, INFO, c, what, "container %s: %s %s", ydoc_str(ydoc_get(c, "name")),
+					   p->title, p->note);
+		} else {
+			if (f->first_app == NO_CTR)
+				f->first_app = i;
+			f->apps++;
+		}
+	}
+	return find_native(r, inits, f, what);
+}
+
+/* ---- the specs ------------------------------------------------------------------ */
+
+/* Appends s to a regex, each character that means something there escaped. */
+static void regex_quote(char *out, size_t len, const char *s)
+{
+	size_t n = strlen(out);
+
+	for (; *s && n + 2 < len; s++) {
+		if (strchr(".[]{}()\\*+?|^$", *s))
+			out[n++] = '\\';
+		out[n++] = *s;
+	}
+	out[n] = '\0';
+}
+
+/*
+ * The spec of a container the user named: its SPEC as written when it is a
+ * whole spec (keys), else name= the container, match= its program (the
+ * command's, else the container's name), and the SPEC as its stop.
+ */
+static int named_spec(const char *ctr, const char *const *argv, size_t argc, const char *spec, char *out, size_t len)
+{
+	const char *prog = argc > 0 && argv[0] ? base_name(argv[0]) : ctr;
+	char match[128] = "";
+	bool keys = strchr(spec, '=') != NULL;
+	int n;
+
+	regex_quote(match, sizeof(match), prog);
+	if (!keys && *spec && strncmp(spec, "signal:", 7) != 0 && strncmp(spec, "signal-all:", 11) != 0 &&
+	    strncasecmp(spec, "http", 4) != 0)
+		return -EINVAL;
+	if (keys)
+		n = snprintf(out, len, "%s%s%s%s%s%s",
+			     strstr(spec, "name=") == spec || strstr(spec, ",name=") ? "" : "name=",
+			     strstr(spec, "name=") == spec || strstr(spec, ",name=") ? "" : ctr,
+			     strstr(spec, "name=") == spec || strstr(spec, ",name=") ? "" : ",", spec,
+			     strstr(spec, "match=") == spec || strstr(spec, ",match=") ? "" : ",match=",
+			     strstr(spec, "match=") == spec || strstr(spec, ",match=") ? "" : match);
+	else
+		n = snprintf(out, len, "name=%s,match=%s%s%s", ctr, match, *spec ? ",stop=" : "", spec);
+	return n < 0 || (size_t)n >= len ? -ENOSPC : 0;
+}
+
+int inject_check_named(const char *named, char *err, size_t errlen)
+{
+	const char *eq = strchr(named, '='), *spec = eq ? eq + 1 : "";
+	char text[PRESET_SPEC_MAX];
+	struct sidecar_spec s;
+	char why[512];
+
+	if (eq == named || !*named) {
+		snprintf(err, errlen, "--sidecar \"%s\": CONTAINER[=SPEC] needs a container's name", named);
+		return -EINVAL;
+	}
+	if (presets_find(spec))
+		return 0;
+	if (named_spec("x", NULL, 0, spec, text, sizeof(text)) < 0) {
+		snprintf(err, errlen,
+			 "--sidecar \"%s\": \"%s\" is no preset, stop (signal:TERM, http://...) or spec (keys)", named,
+			 spec);
+		return -EINVAL;
+	}
+	if (spec_parse(text, &s, why, sizeof(why)) < 0) {
+		snprintf(err, errlen, "--sidecar \"%s\": %s", named, why);
+		return -EINVAL;
+	}
+	spec_free(&s);
+	return 0;
+}
+
+/*
+ * The --sidecar SPEC of each sidecar, once the fixes are in: a
+ * container's URLs where its flags put them, an injected one's where the
+ * annotations do; native ones last, marked so. Two containers of one
+ * program with the same spec are one sidecar to the agent (its spec finds both).
+ */
+int inject_write_specs(struct run *r, const struct ynode *meta, struct found *f, const struct ynode *at,
+		       const char *what)
+{
+	struct sidecar sorted[MAX_SIDECARS];
+	size_t i, k, n = 0, pass;
+
+	/* The sidecars it stops first, in their order, then the native ones. */
+	for (pass = 0; pass < 2; pass++)
+		for (i = 0; i < f->n; i++)
+			if (f->sc[i].native == (pass == 1))
+				sorted[n++] = f->sc[i];
+	memcpy(f->sc, sorted, n * sizeof(sorted[0]));
+	n = 0;
+	for (i = 0; i < f->n; i++) {
+		struct sidecar *sc = &f->sc[i];
+		const struct ynode *c = sc->node;
+		const char *argv[MAX_ARGV];
+		size_t argc = c ? inject_argv(c, argv, NULL) : 0;
+		bool dup = false;
+		int rc;
+
+		if (sc->p && sc->native && !sc->p->helper)
+			/* Never stopped nor polled: its URLs do not matter, its processes do. */
+			rc = snprintf(sc->spec, sizeof(sc->spec), "%s", sc->p->name) < (int)sizeof(sc->spec) ? 0
+													     : -ENOSPC;
+		else if (sc->p)
+			rc = presets_spec(sc->p, argv, argc, inject_annotation, meta, sc->signal_stop, sc->spec,
+					  sizeof(sc->spec));
+		else
+			rc = named_spec(ydoc_str(ydoc_get(c, "name")), argv, argc, sc->named, sc->spec,
+					sizeof(sc->spec));
+		if (rc == 0 && sc->native && !(sc->p && sc->p->helper) && !strstr(sc->spec, ",native") &&
+		    strlen(sc->spec) + 8 < sizeof(sc->spec))
+			strcat(sc->spec, ",native");
+		if (rc < 0)
+			return inject_fail(r, c ? c : at, what, "the spec of %s is too long",
+					   sc->p ? sc->p->name : "a sidecar");
+		for (k = 0; k < n; k++)
+			dup |= strcmp(f->sc[k].spec, sc->spec) == 0;
+		if (dup)
+			continue;
+		if (n != i)
+			f->sc[n] = *sc;
+		n++;
+	}
+	f->n = n;
+	return 0;
+}
+
+/* ---- the fixes the sidecars need ------------------------------------------ */
+
+/* An annotation the sidecar's stop endpoint needs; false when the template refuses it. */
+static int fix_annotation(struct run *r, struct ynode *tmpl, struct ynode **meta, const char *key, const char *value,
+			  const struct ynode *at, const char *what)
+{
+	struct ynode *ann;
+	const char *v = ydoc_str(ydoc_get(ydoc_get(*meta, "annotations"), key));
+
+	if (v) {
+		if (strcmp(v, value) == 0)
+			return 1;
+		inject_say(r, WARN, ydoc_get(ydoc_get(*meta, "annotations"), key), what,
+			   "%s is \"%s\", not %s: left as it is, so the sidecar is stopped by SIGTERM", key, v, value);
+		return 0;
+	}
+	ann = inject_annotations(r, tmpl, meta);
+	if (!ann)
+		return -ENOMEM;
+	return ydoc_set(r->s, ann, key, ydoc_scalar(r->s, value, YDOC_TEXT), false) < 0 ? -ENOMEM : 1;
+}
+
+/*
+ * The flags a sidecar's stop needs (its row's), each only when it is not
+ * on: put first in args (cobra takes flags anywhere), or, where the
+ * command line turns it off (--quitquitquit=false), turned on in place.
+ */
+static int fix_flags(struct run *r, struct ynode *c, const struct spec_preset *p, const char *what)
+{
+	struct ynode *args, *flag;
+	size_t i, added = 0;
+
+	for (i = 0; i < ARRAY_SIZE(p->flags) && p->flags[i].name; i++) {
+		const char *argv[MAX_ARGV];
+		struct ynode **slots[MAX_ARGV];
+		size_t argc = inject_argv(c, argv, slots);
+		char word[64];
+		struct goflag g;
+
+		argv_goflag(argv, argc, p->flags[i].name, true, &g);
+		if (g.on)
+			continue;
+		if (g.set && slots[g.at]) {
+			/* The same dashes, without the value: the last one wins in Go, and it is this one. */
+			const char *eq = strchr(argv[g.at], '=');
+			struct ynode *old = *slots[g.at];
+
+			snprintf(word, sizeof(word), "%.*s", eq ? (int)(eq - argv[g.at]) : 48, argv[g.at]);
+			flag = ydoc_scalar(r->s, word, YDOC_TEXT);
+			if (!flag)
+				return -ENOMEM;
+			flag->style = old->style;
+			inject_say(r, INFO, old, what, "%s turned off what %s's stop needs: set to %s", argv[g.at],
+				   p->name, word);
+			*slots[g.at] = flag;
+			continue;
+		}
+		/* Absent or null (Helm's empty list): a list of the flags. */
+		args = ydoc_want_seq(r->s, c, "args");
+		if (!args)
+			return -ENOMEM;
+		snprintf(word, sizeof(word), "--%s", p->flags[i].name);
+		flag = ydoc_scalar(r->s, word, YDOC_TEXT);
+		/* Quoted like the arguments around it. */
+		if (flag && args->n > added && args->items[added]->kind == YNODE_SCALAR)
+			flag->style = args->items[added]->style;
+		if (ydoc_insert(r->s, args, added++, flag) < 0)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/* What each sidecar of the template needs to be stopped cleanly. */
+int inject_fix_sidecars(struct run *r, struct ynode *tmpl, struct ynode **meta, struct found *f, const struct ynode *at,
+			const char *what)
+{
+	size_t i;
+	int rc;
+
+	for (i = 0; i < f->n; i++) {
+		const struct spec_preset *p = f->sc[i].native ? NULL : f->sc[i].p;
+
+		if (p && p->fix_key) {
+			rc = fix_annotation(r, tmpl, meta, p->fix_key, p->fix_value, at, what);
+			if (rc < 0)
+				return rc;
+			f->sc[i].signal_stop = rc == 0;
+		}
+	}
+	for (i = 0; i < f->n; i++) {
+		if (!f->sc[i].node || f->sc[i].native || !f->sc[i].p || !f->sc[i].p->flags[0].name)
+			continue;
+		rc = fix_flags(r, f->sc[i].node, f->sc[i].p, what);
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
+/*
+ * Pre-flight of the signal stops: the agent (uid 65532, no capabilities)
+ * may signal only a sidecar of its own uid. The sidecar's uid is its
+ * container's runAsUser, else the pod's, else what its injector or image
+ * runs it as (its row).
+ */
+void inject_check_signals(struct run *r, const struct ynode *meta, const struct ynode *podspec, const struct found *f,
+			  const struct ynode *at, const char *what)
+{
+	size_t i;
+
+	for (i = 0; i < f->n; i++) {
+		const struct sidecar *sc = &f->sc[i];
+		const struct ynode *c = sc->node;
+		const char *uid = NULL, *name = c ? ydoc_str(ydoc_get(c, "name")) : NULL;
+		struct sidecar_spec s;
+		char why[512], label[160];
+		bool signal;
+
+		if (sc->native || spec_parse(sc->spec, &s, why, sizeof(why)) < 0)
+			continue;
+		signal = !s.stop_url;
+		spec_free(&s);
+		if (!signal)
+			continue;
+		if (c)
+			uid = inject_uid_of(ydoc_str(ydoc_path(c, "securityContext.runAsUser")));
+		if (!uid && sc->p && sc->p->uid_key)
+			uid = inject_uid_of(inject_annotation(meta, sc->p->uid_key));
+		if (!uid && c)
+			uid = inject_uid_of(ydoc_str(ydoc_path(podspec, "securityContext.runAsUser")));
+		if (!uid && sc->p)
+			uid = sc->p->uid;
+		snprintf(label, sizeof(label), "%s%s%s", name ? "container " : "", name ? name : "",
+			 name ? "" : (sc->p ? sc->p->title : "a sidecar"));
+		if (!uid)
+			inject_say(
+			    r, WARN, c ? c : at, what,
+			    "%s is stopped by a signal, and runs as its image's user, which the template does not "
+			    "show: rearguard (uid " AGENT_UID ") may signal it only as the same uid; set its "
+			    "securityContext.runAsUser and rearguard's to one uid, or give it an HTTP stop (stop=URL)",
+			    label);
+		else if (strcmp(uid, AGENT_UID) != 0)
+			inject_say(
+			    r, WARN, c ? c : at, what,
+			    "%s is stopped by a signal and runs as uid %s, rearguard as uid " AGENT_UID
+			    ", which may not signal it: run rearguard as uid %s (its securityContext.runAsUser%s), or "
+			    "give the sidecar an HTTP stop (stop=URL)",
+			    label, uid, uid, strcmp(uid, "0") == 0 ? ", without runAsNonRoot" : "");
+	}
+}
+
+/* ---- start gating ---------------------------------------------------------- */
+
+/*
+ * Whether start gating can work: every sidecar a webhook injects must be
+ * put before the apps (and so before the agent, whose postStart hook holds
+ * back the containers after it). Says why not.
+ */
+bool inject_can_gate(struct run *r, const struct ynode *meta, const struct found *f, const struct ynode *at,
+		     const char *what)
+{
+	size_t i;
+
+	for (i = 0; i < f->n; i++) {
+		const struct spec_preset *p = f->sc[i].p;
+		const char *v = p && p->first_key ? inject_meta_value(meta, p->first_key) : NULL;
+		bool first;
+
+		if (f->sc[i].node || f->sc[i].native)
+			continue;
+		if (!v)
+			first = p->first_default;
+		else if (p->first_word)
+			first = presets_word_true(v, p->first_word);
+		else
+			first = !(p->first_off && strcmp(v, p->first_off) == 0);
+		if (first)
+			continue;
+		if (p->first_word)
+			inject_say(
+			    r, WARN, at, what,
+			    "not gated: %s's injector puts its sidecar after the containers unless %s sets "
+			    "%s: true, so the agent's postStart hook would hold the sidecar back until it times out "
+			    "(with %s it gates the app by itself)",
+			    p->name, p->first_key, p->first_word, p->first_word);
+		else if (p->first_key)
+			inject_say(r, WARN, at, what, "not gated: %s=%s puts %s's sidecar after the containers",
+				   p->first_key, p->first_off, p->name);
+		else
+			inject_say(r, WARN, at, what,
+				   "not gated: %s's injector adds its sidecar after the containers, where the agent's "
+				   "postStart hook would hold it back until it times out",
+				   p->name);
+		return false;
+	}
+	return true;
+}
+
+/* How notes name a sidecar: its preset, else its container. */
+const char *inject_sidecar_name(const struct sidecar *sc)
+{
+	const char *name = sc->node ? ydoc_str(ydoc_get(sc->node, "name")) : NULL;
+
+	return sc->p ? sc->p->name : name ? name : "?";
+}

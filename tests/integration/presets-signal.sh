@@ -1,0 +1,69 @@
+#!/bin/bash
+# The presets stopped by a signal, each in a pod of its own, against the fake
+# process under the program's name, behaving as the program's source says
+# (src/presets.c has where): the OpenTelemetry Collector, Fluent Bit and
+# Vector take SIGTERM, drain a while, and exit 0. The agent runs as the
+# sidecar's uid, which a signal needs. Each is ready once its process runs,
+# gets one SIGTERM after the app's exit, and is reported stopped. Then
+# zero-config: the three detected by their processes, while a one-shot run of
+# one of them (vector validate) is an app the drain waits for.
+. "$RG_SRCDIR/tests/integration/lib.sh"
+
+alias_bin job otelcol-contrib fluent-bit vector
+
+# signal_preset PRESET PROGRAM DRAIN [WORD...]: one pod, checked end to end.
+signal_preset() {
+	local preset=$1 prog=$2 drain=$3 app_exit term
+	shift 3
+	say "preset $preset"
+	if [ -n "$PAUSE" ]; then new_pod; else pod_start; fi
+	ctr_start agent 10001 "$BIN/rearguard" --sidecar "$preset" --apps 1 --dir "$EMPTYDIR" \
+		--termination-log "$RUN/termination-log"
+	agent_scanned
+	fake_start side 10001 "$prog" "$@" --on "TERM:delay:$drain:0"
+	wait_for 5 test -e "$EMPTYDIR/ready" || fail "$preset: no ready file once its process ran"
+	grep -qx "$preset" "$EMPTYDIR/ready" || fail "$preset: the ready file does not name it"
+	fake_start app 1001 job --run 200ms
+	expect_exit agent 15 0
+	expect_exit side 5 0
+	app_exit=$(event_ms job "exit 0")
+	term=$(event_ms "$prog" "got SIGTERM")
+	[ -n "$app_exit" ] && [ -n "$term" ] || fail "$preset: app exit '$app_exit', SIGTERM '$term'"
+	[ "$term" -ge "$app_exit" ] || fail "$preset: SIGTERM at $term, before the app's exit at $app_exit"
+	[ "$(events_count "$prog" "got SIGTERM")" = 1 ] || fail "$preset: more than one SIGTERM: an escalation"
+	summary_is "$preset" sidecars 0 name
+	summary_is stopped sidecars 0 outcome
+	summary_is signal:TERM sidecars 0 method
+}
+
+signal_preset otel otelcol-contrib 300ms
+signal_preset fluent-bit fluent-bit 500ms
+signal_preset vector vector 300ms
+
+say "zero-config"
+new_pod
+ctr_start agent 10001 "$BIN/rearguard" --apps 2 --dir "$EMPTYDIR" --termination-log "$RUN/termination-log"
+agent_scanned
+fake_start otel 10001 otelcol-contrib --on TERM:delay:100ms:0
+fake_start logs 10001 fluent-bit --on TERM:delay:100ms:0
+fake_start metrics 10001 vector --on TERM:delay:100ms:0
+fake_start app 1001 job --run 200ms
+fake_start check 1001 vector validate --run 900ms
+expect_exit agent 15 0
+for preset in otel fluent-bit vector; do
+	grep -q "sidecar detected sidecar=$preset " "$T/agent.log" || fail "$preset: its detection is not logged"
+done
+grep -q "a sidecar's program run once: an app, not a sidecar.*argv\[1\]=validate" "$T/agent.log" ||
+	fail "vector validate is not logged as an app"
+check_exit=$(awk '$2 == "vector" && /exit 0/ { print $1; exit }' "$EVENTS")
+for prog in otelcol-contrib fluent-bit vector; do
+	term=$(event_ms "$prog" "got SIGTERM")
+	[ -n "$term" ] || fail "$prog got no SIGTERM"
+	[ "$term" -ge "$check_exit" ] || fail "$prog was stopped at $term, before the one-shot vector validate ended"
+done
+expect_exit otel 5 0
+expect_exit logs 5 0
+expect_exit metrics 5 0
+[ "$(json_get "$RUN/termination-log" sidecars | python3 -c 'import json,sys; print(len(json.load(sys.stdin)))')" = 3 ] ||
+	fail "the summary lists other sidecars than the three detected"
+exit 0
