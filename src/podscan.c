@@ -297,6 +297,23 @@ static struct container *container_get(struct podscan *ps, const char *key, bool
 	return c;
 }
 
+/*
+ * A container that is over gains no new main process. A process with
+ * parent pid 0 in its cgroup is a runtime's init that has not been moved
+ * into its own cgroup yet (runc moves it only after it is visible in the
+ * pod), filed where an earlier container's init was seen, which exited
+ * before it moved: the key was that cgroup's for a moment, never the
+ * container's. The old container gives the key up, and the newcomer is a
+ * container of its own. Without this, a sidecar started right after an app
+ * that exits at once was taken for a process of the app's finished
+ * container, never seen, and waited for until --sidecar-wait.
+ */
+static struct container *take_over_key(struct podscan *ps, struct container *over, const char *key, bool *created)
+{
+	over->pub.key[0] = '\0';
+	return container_get(ps, key, created);
+}
+
 /* The most arguments of a command line handed to classify. */
 #define ARGS_MAX 32
 
@@ -428,6 +445,8 @@ static void classify_new(struct podscan *ps, pid_t pid)
 	} else {
 		rc = key_of(ps, &st, key, sizeof(key));
 		c = rc == 0 ? container_get(ps, key, &created) : NULL;
+		if (c && !created && st.ppid == 0 && c->pub.root_gone)
+			c = take_over_key(ps, c, key, &created);
 		if (!c) {
 			/* Not filed under any container: forgotten, so that the next refresh reads it again. */
 			table_remove(ps, e);
@@ -479,6 +498,33 @@ static void name_from_root(struct podscan *ps, struct container *c)
 }
 
 /*
+ * Container c has just moved out of the cgroup it was first seen in, a
+ * runtime's for a moment. Any other process with parent pid 0 filed under
+ * it was another container's init seen in that same cgroup, not a process
+ * of c's: it is forgotten, and read afresh (its own cgroup) at the next
+ * refresh.
+ */
+static void forget_other_roots(struct podscan *ps, struct container *c)
+{
+	struct proc_entry *e;
+	size_t i;
+
+	do {
+		e = NULL;
+		for (i = 0; i < ps->cap && !e; i++)
+			if (ps->slots[i].pid && ps->slots[i].container == c->index + 1 && ps->slots[i].ppid == 0 &&
+			    ps->slots[i].pid != c->pub.root)
+				e = &ps->slots[i];
+		if (e) {
+			/* Removal shifts entries back: the scan starts over. */
+			table_remove(ps, e);
+			if (c->pub.nprocs)
+				c->pub.nprocs--;
+		}
+	} while (e);
+}
+
+/*
  * A runtime may move its init into the container's cgroup only after the
  * process is visible in the pod (crun does): while a container is pending,
  * its root's cgroup is read again. A new key either renames the container,
@@ -511,6 +557,7 @@ static void rekey_pending(struct podscan *ps, struct container *c)
 		c->pub.key = copy;
 		c->pub.display = shown;
 		proc_cgroup_display(key, shown, strlen(key) + 1);
+		forget_other_roots(ps, c);
 		return;
 	}
 	for (i = 0; i < ps->cap; i++)

@@ -808,6 +808,53 @@ static void no_descriptor_left(void)
 	podscan_free(ps);
 }
 
+/*
+ * Runtime inits seen in a cgroup that is not yet theirs (the runtime's own,
+ * "/runtime" here), before they are moved into their container's.
+ */
+static void transient_cgroup(void)
+{
+	struct podscan_container *app, *side, *c;
+	struct podscan *ps;
+
+	reset();
+	mkproc(1, 0, "pause", 100, CG("/pause"), "/pause");
+	mkproc(3, 0, "rearguard", 150, CG("/agent"), "/rearguard");
+	mkproc(7, 0, "runc:[2:INIT]", 200, CG("/runtime"), "runc\0init");
+	ps = open_scan(3);
+	podscan_refresh(ps, NULL);
+	app = by_root(ps, 7);
+	ok(app && app->role == ROLE_PENDING, "an init in the runtime's cgroup: pending");
+
+	/* It exits before it moves (an app that ends at once); the next init shows up there too. */
+	rmproc(7);
+	podscan_settle_pending(ps, app);
+	mkproc(8, 0, "runc:[2:INIT]", 300, CG("/runtime"), "runc\0init");
+	podscan_refresh(ps, NULL);
+	side = by_root(ps, 8);
+	ok(side && side != app && side->role == ROLE_PENDING, "the next init is a container of its own");
+	mkproc(8, 0, "envoy", 300, CG("/istio"), "envoy");
+	podscan_refresh(ps, NULL);
+	side = by_root(ps, 8);
+	ok(side && side->role == ROLE_SIDECAR && side->sidecar == 0, "and is the sidecar once it execs");
+
+	/* Two inits in the runtime's cgroup at once: when the first moves, the second is its own. */
+	mkproc(9, 0, "runc:[2:INIT]", 400, CG("/runtime"), "runc\0init");
+	podscan_refresh(ps, NULL);
+	mkproc(10, 0, "runc:[2:INIT]", 410, CG("/runtime"), "runc\0init");
+	podscan_refresh(ps, NULL);
+	ok(by_root(ps, 10) == NULL, "the second is a process of the first while they share the cgroup");
+	mkproc(9, 0, "job", 400, CG("/app2"), "job");
+	podscan_refresh(ps, NULL);
+	mkproc(10, 0, "consul-dataplane", 410, CG("/consul"), "consul-dataplane");
+	podscan_refresh(ps, NULL);
+	c = by_root(ps, 9);
+	ok(c && c->role == ROLE_APP && c->nprocs == 1, "the first moved: an app of one process");
+	c = by_root(ps, 10);
+	ok(c && c->role == ROLE_SIDECAR && c->sidecar == 1, "the second, read afresh: the sidecar");
+	podscan_free(ps);
+}
+
 int main(void)
 {
 	const char *tmp = getenv("TMPDIR");
@@ -826,6 +873,7 @@ int main(void)
 	names_only();
 	long_cgroup();
 	pending_settled();
+	transient_cgroup();
 	exec_under_way();
 	pid_counter();
 	catches();
