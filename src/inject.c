@@ -231,14 +231,17 @@ static struct ynode *agent_container(struct run *r, const struct found *f, const
 	struct ynode *c = ydoc_new_map(s, false), *env = ydoc_new_seq(s, false), *mounts = ydoc_new_seq(s, false);
 	struct ynode *sc = ydoc_new_map(s, false), *drop = ydoc_new_seq(s, true), *res = ydoc_new_map(s, false);
 	char apps[32], sidecars[MAX_SIDECARS * PRESET_SPEC_MAX] = "";
+	bool natives = false;
 	size_t i;
 
 	if (!c || !env || !mounts || !sc || !drop || !res)
 		return NULL;
 	snprintf(apps, sizeof(apps), "%zu", f->apps);
-	for (i = 0; i < f->n; i++)
+	for (i = 0; i < f->n; i++) {
 		snprintf(sidecars + strlen(sidecars), sizeof(sidecars) - strlen(sidecars), "%s%s", i ? ";" : "",
 			 f->sc[i].spec);
+		natives |= f->sc[i].native && !(f->sc[i].p && f->sc[i].p->helper);
+	}
 	if (!r->o.image)
 		r->c.placeholder = true;
 	if (ydoc_set(s, c, "name", text(s, AGENT_NAME), false) < 0 ||
@@ -246,6 +249,12 @@ static struct ynode *agent_container(struct run *r, const struct found *f, const
 	    ydoc_append(s, env, env_var(s, "REARGUARD_APPS", apps)) < 0 ||
 	    ydoc_append(s, env, env_var(s, "REARGUARD_RESTART_POLICY", policy)) < 0 ||
 	    ydoc_append(s, env, env_var(s, "REARGUARD_SIDECARS", sidecars)) < 0 ||
+	    /*
+	     * The agent is listed first: with native sidecars, whatever runs
+	     * before it is one of them, also where their program's name is
+	     * only a guess (--first).
+	     */
+	    (natives && ydoc_append(s, env, env_var(s, "REARGUARD_FIRST", "true")) < 0) ||
 	    ydoc_set(s, c, "env", env, false) < 0)
 		return NULL;
 	if (gate) {
