@@ -255,6 +255,15 @@ static struct decide_app *add_app(struct decide *d, unsigned id, const char *nam
 	return a;
 }
 
+/* a is the restart of the failed attempt old. */
+static void replace_attempt(struct decide_app *old, struct decide_app *a)
+{
+	old->superseded = true;
+	a->restart = true;
+	log_msg(LOG_INFO, FIELDS(LF_STR("app", a->name), LF_INT("container", a->id), LF_INT("replaces", old->id)),
+		"app restarted: waiting for the new attempt");
+}
+
 /*
  * OnFailure: a failed container coming back under a new cgroup is the same
  * app, restarted; a is the new one, under the name it has now. Looked at
@@ -267,6 +276,7 @@ static struct decide_app *add_app(struct decide *d, unsigned id, const char *nam
  */
 static void match_restart(struct decide *d, struct decide_app *a)
 {
+	struct decide_app *unnamed = NULL;
 	size_t i;
 
 	if (d->cfg.policy != POLICY_ON_FAILURE || a->restart || d->phase >= PHASE_DRAINING)
@@ -274,16 +284,23 @@ static void match_restart(struct decide *d, struct decide_app *a)
 	for (i = 0; i < d->napps; i++) {
 		struct decide_app *old = &d->apps[i];
 
-		if (old == a || old->superseded || !old->exited || old->code == 0 || old->exited_us > a->seen_us ||
-		    strcmp(old->name, a->name) != 0)
+		if (old == a || old->superseded || !old->exited || old->code == 0 || old->exited_us > a->seen_us)
 			continue;
-		old->superseded = true;
-		a->restart = true;
-		log_msg(LOG_INFO,
-			FIELDS(LF_STR("app", a->name), LF_INT("container", a->id), LF_INT("replaces", old->id)),
-			"app restarted: waiting for the new attempt");
-		return;
+		if (strcmp(old->name, a->name) == 0) {
+			replace_attempt(old, a);
+			return;
+		}
+		/*
+		 * An attempt that exited before its program was seen bears its
+		 * runtime's name, and so may the restart: either may be any
+		 * app's. The earliest such failure is the one replaced, when no
+		 * name matches (one app per attempt, as the kubelet restarts).
+		 */
+		if (!unnamed && (runtime_init_name(old->name) || runtime_init_name(a->name)))
+			unnamed = old;
 	}
+	if (unnamed)
+		replace_attempt(unnamed, a);
 }
 
 void decide_app_seen(struct decide *d, unsigned id, const char *name, int64_t now)

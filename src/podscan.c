@@ -245,12 +245,6 @@ static uint32_t hash_str(const char *s)
 	return h;
 }
 
-/* The process a runtime forks into the container before it execs the entrypoint. */
-static bool runtime_init(const char *comm)
-{
-	return strncmp(comm, "runc:[", 6) == 0 || strcmp(comm, "runc") == 0 || strcmp(comm, "crun") == 0 ||
-	       strcmp(comm, "youki") == 0;
-}
 
 /* ---- containers -------------------------------------------------------- */
 
@@ -367,7 +361,7 @@ static enum podscan_role role_of(const struct container *c, int64_t now)
 		return ROLE_SELF;
 	if (c->match_sidecar >= 0)
 		return ROLE_SIDECAR;
-	if (c->pub.root && !c->pub.root_gone && (runtime_init(c->root_comm) || c->root_unread) &&
+	if (c->pub.root && !c->pub.root_gone && (runtime_init_name(c->root_comm) || c->root_unread) &&
 	    now - c->pub.pending_since_us < PENDING_MAX_US)
 		return ROLE_PENDING;
 	return c->match_app ? ROLE_APP : ROLE_OTHER;
@@ -588,7 +582,7 @@ static void recheck_root(struct podscan *ps, struct container *c, const struct p
 
 	if (strcmp(st->comm, c->root_comm) == 0 && !c->root_unread)
 		return;
-	if (runtime_init(c->root_comm)) {
+	if (runtime_init_name(c->root_comm)) {
 		/* What the runtime's init matched says nothing about the container. */
 		c->match_app = false;
 		c->match_sidecar = -1;
@@ -918,7 +912,7 @@ void podscan_settle_pending(struct podscan *ps, struct podscan_container *pub)
 	else if (c->root_unread)
 		apply_match(ps, c, c->root_comm, NULL);
 	c->root_unread = false;
-	if (runtime_init(c->root_comm))
+	if (runtime_init_name(c->root_comm))
 		str_copy(pub->name, c->root_comm, sizeof(pub->name));
 	pub->root_gone = true;
 	pub->role = role_of(c, mono_us());

@@ -141,3 +141,9 @@ const char *base_name(const char *s)
 
 	return slash ? slash + 1 : s;
 }
+
+bool runtime_init_name(const char *name)
+{
+	return strncmp(name, "runc:[", 6) == 0 || strcmp(name, "runc") == 0 || strcmp(name, "crun") == 0 ||
+	       strcmp(name, "youki") == 0;
+}

@@ -51,6 +51,13 @@ int write_atomic_at(int dirfd, const char *path, const void *data, size_t len, m
 /* Writes all of buf to fd, retrying on EINTR and short writes. */
 int write_all(int fd, const void *buf, size_t len);
 
+/*
+ * Whether a process name is a container runtime's init (runc:[2:INIT],
+ * runc, crun, youki): what a container's main process is called before it
+ * execs its program. A container named so had its program never seen.
+ */
+bool runtime_init_name(const char *name);
+
 /* strlcpy semantics: always terminates, returns strlen(src). */
 size_t str_copy(char *dst, const char *src, size_t cap);
 

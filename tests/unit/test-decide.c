@@ -535,6 +535,52 @@ static void natives(void)
  * OnFailure behind an entrypoint that execs: the failed attempt was last
  * seen under the program's name, its restart first shows the script's.
  */
+/*
+ * OnFailure on a loaded kubelet: the second attempt exits before a rescan
+ * sees its program, so it bears its runtime's name; the third is the
+ * program again. Each replaces the one before.
+ */
+static void restart_unnamed(void)
+{
+	setup(POLICY_ON_FAILURE, 1, 1);
+	decide_app_seen(&d, 4, "sh", T);
+	T += S;
+	decide_app_exited(&d, 4, T);
+	decide_app_status(&d, 4, 1, T);
+	T += S;
+	decide_app_seen(&d, 5, "runc:[2:INIT]", T);
+	ok(d.apps[0].superseded, "an attempt whose program was not seen replaces the failed one");
+	decide_app_exited(&d, 5, T);
+	decide_app_status(&d, 5, 1, T);
+	is_int(next_skipping_rescans(), NONE, "it failed too: awaiting its restart");
+	T += 10 * S;
+	decide_app_seen(&d, 6, "sh", T);
+	ok(d.apps[1].superseded, "the program's third attempt replaces the unnamed second");
+	T += S;
+	decide_app_exited(&d, 6, T);
+	decide_app_status(&d, 6, 0, T);
+	is_int(next_skipping_rescans(), DECIDE_APPS_DONE, "succeeded on the third attempt: done at once");
+
+	/* Two apps: a name that matches wins over the unnamed failure. */
+	setup(POLICY_ON_FAILURE, 2, 1);
+	decide_app_seen(&d, 3, "a", T);
+	decide_app_seen(&d, 4, "b", T);
+	T += S;
+	decide_app_exited(&d, 3, T);
+	decide_app_status(&d, 3, 1, T);
+	T += S;
+	decide_app_seen(&d, 5, "runc:[2:INIT]", T);
+	decide_app_exited(&d, 5, T);
+	decide_app_status(&d, 5, 1, T);
+	decide_app_exited(&d, 4, T);
+	decide_app_status(&d, 4, 1, T);
+	T += S;
+	decide_app_seen(&d, 6, "b", T);
+	ok(d.apps[1].superseded && !d.apps[2].superseded, "b's restart replaces b, not the unnamed attempt");
+	decide_app_seen(&d, 7, "a", T);
+	ok(d.apps[2].superseded, "a's next attempt replaces the unnamed one, a's own restart");
+}
+
 static void restart_renamed(void)
 {
 	setup(POLICY_ON_FAILURE, 0, 1);
@@ -1870,6 +1916,7 @@ int main(void)
 	confirm_finds_new_app();
 	on_failure();
 	restart_renamed();
+	restart_unnamed();
 	terminate();
 	drain_file();
 	startup_timeout();
