@@ -141,3 +141,19 @@ const char *base_name(const char *s)
 
 	return slash ? slash + 1 : s;
 }
+
+void *array_grow(void *items, size_t n, size_t *cap, size_t size, size_t first)
+{
+	size_t want;
+	void *grown;
+
+	if (n < *cap)
+		return items;
+	want = *cap ? *cap * 2 : first;
+	if (want <= n || want > SIZE_MAX / size)
+		return NULL;
+	grown = realloc(items, want * size);
+	if (grown)
+		*cap = want;
+	return grown;
+}
