@@ -6,6 +6,7 @@
 #include "http.h"
 #include "json.h"
 #include "log.h"
+#include "notes.h"
 #include "options.h"
 #include "parse.h"
 #include "pidwatch.h"
@@ -46,7 +47,8 @@ struct agent {
 	const struct agent_options *opt;
 	const struct run_options *run; /* the wrapper's */
 	struct pod pod;
-	struct decide d;
+	struct decide *d;
+	struct notes notes;            /* what decide's notes name besides what it knows */
 	struct decide_sidecar_config *sc_cfg;
 	struct http *http;
 	struct stopper *stoppers;      /* one per sidecar */
@@ -66,6 +68,8 @@ struct agent {
 	bool starting;                 /* before the loop: events are gathered, not acted upon */
 	bool decide_ready;             /* decide exists: file events go to it */
 	bool found_apps_done, found_done;
+	char *done_text;               /* the done file an earlier run left, as found */
+	size_t done_len;
 	bool blind;                    /* no other container of the pod is visible */
 	bool deciding, again;          /* run_decisions is on the stack; asked again meanwhile */
 	bool finished;
@@ -94,18 +98,22 @@ static const char *sidecar_name(const struct agent *a, size_t k)
 static void sidecar_gone(struct agent *a, size_t k)
 {
 	pod_check_sidecar(&a->pod, k);
-	decide_sidecar_gone(&a->d, k, mono_us());
+	decide_sidecar_gone(a->d, k, mono_us());
 }
 
 /* A sidecar being collected whose processes are all gone, as of a fresh scan. */
 static void confirm_stops(struct agent *a)
 {
+	struct decide_sidecar_view v;
 	size_t k;
 
 	for (k = 0; k < a->opt->nsidecars; k++) {
 		struct stopper *st = &a->stoppers[k];
 
-		if (!st->collecting || a->d.sidecars[k].state == SC_GONE)
+		if (!st->collecting)
+			continue;
+		decide_sidecar_view(a->d, k, &v);
+		if (v.stage == DECIDE_SIDECAR_GONE)
 			continue;
 		stopper_collect(st);
 		if (stopper_gone(st))
@@ -122,8 +130,9 @@ static int rescan(struct agent *a)
 		a->scan_iter = ev_iteration(a->loop) + 1;
 		confirm_stops(a);
 		update_polling(a);
+		DECIDE_TELL(a->d, 0, .kind = DECIDE_EV_CONTAINERS, .count = pod_containers(&a->pod));
 	}
-	decide_rescanned(&a->d, rc, mono_us());
+	decide_rescanned(a->d, rc, mono_us());
 	return rc;
 }
 
@@ -135,7 +144,7 @@ static void update_polling(struct agent *a)
 
 	for (i = 0; i < a->opt->nsidecars; i++)
 		n += stopper_polled(&a->stoppers[i]);
-	decide_polling(&a->d, n);
+	decide_polling(a->d, n);
 }
 
 static void poll_watches(struct agent *a)
@@ -170,7 +179,7 @@ static void on_finding(void *data, enum preflight_kind kind, const char *message
 	log_msg(LOG_WARN, FIELDS(LF_STR("sidecar", sidecar_name(ctx->a, ctx->k))), "pre-flight: %s", message);
 	/* A stop endpoint known to be missing is said once: not again when it refuses, nor by the stop's answer. */
 	if (kind == PREFLIGHT_CLOUDSQL_QUIT || kind == PREFLIGHT_CLOUDSQL_V1) {
-		decide_sidecar_no_endpoint(&ctx->a->d, ctx->k);
+		decide_sidecar_no_endpoint(ctx->a->d, ctx->k);
 		ctx->a->stoppers[ctx->k].advised = true;
 	}
 }
@@ -202,7 +211,7 @@ static void on_stopper_http(struct stopper *st, enum decide_http_purpose purpose
 {
 	struct agent *a = st->cfg.data;
 
-	decide_http_result(&a->d, st->cfg.index, purpose, result, mono_us());
+	decide_http_result(a->d, st->cfg.index, purpose, result, mono_us());
 	run_decisions(a);
 }
 
@@ -245,7 +254,7 @@ static void signal_sidecar(struct agent *a, size_t k, int sig, bool all)
 		FIELDS(LF_STR("sidecar", sidecar_name(a, k)), LF_INT("processes", sent),
 		       LF_STR("error", err ? strerror(-err) : NULL)),
 		"sent SIG%s", signal_name(sig));
-	decide_signal_result(&a->d, k, err, mono_us());
+	decide_signal_result(a->d, k, err, mono_us());
 }
 
 /* ---- readiness ------------------------------------------------------------- */
@@ -255,7 +264,7 @@ static void on_poll_done(struct http_request *r)
 	struct agent *a = r->data;
 	size_t k = (size_t)(r - a->polls);
 
-	decide_http_result(&a->d, k, DECIDE_HTTP_READY, r->err ? r->err : (int)r->status, mono_us());
+	decide_http_result(a->d, k, DECIDE_HTTP_READY, r->err ? r->err : (int)r->status, mono_us());
 	run_decisions(a);
 }
 
@@ -281,7 +290,7 @@ static void start_request(struct agent *a, const struct decide_action *act)
 	if (rc < 0) {
 		log_msg(LOG_ERROR, FIELDS(LF_STR("url", act->url), LF_STR("error", strerror(-rc))),
 			"cannot start an HTTP request");
-		decide_http_result(&a->d, act->sidecar, act->purpose, rc, mono_us());
+		decide_http_result(a->d, act->sidecar, act->purpose, rc, mono_us());
 	}
 }
 
@@ -301,12 +310,9 @@ static void write_report(struct agent *a)
 /* The command is over, or will never start: an app that exited with code. */
 static void child_over(struct agent *a, int code)
 {
-	int64_t now = mono_us();
-
 	a->child_over = true;
 	a->child_code = code;
-	decide_app_exited(&a->d, DECIDE_APP_COMMAND, now);
-	decide_app_status(&a->d, DECIDE_APP_COMMAND, code, now);
+	DECIDE_TELL(a->d, mono_us(), .kind = DECIDE_EV_COMMAND_ENDED, .code = code);
 	run_decisions(a);
 	/* After the decisions: the stop is out before the report is written. */
 	write_report(a);
@@ -380,7 +386,7 @@ static const struct jbuf *summary(struct agent *a)
 {
 	if (!a->summary.buf && !a->summary.failed) {
 		jbuf_init(&a->summary);
-		summary_build(&a->summary, &a->d, a->opt, mono_us());
+		summary_build(&a->summary, a->d, a->opt, mono_us());
 	}
 	return &a->summary;
 }
@@ -415,27 +421,16 @@ static void carry_out_write(struct agent *a, enum decide_file file, const char *
 	case DECIDE_NFILES:
 		break;
 	}
-	decide_written(&a->d, file, rc, mono_us());
+	decide_written(a->d, file, rc, mono_us());
 }
 
 /* ---- the end ------------------------------------------------------------ */
 
-/* The termination log: the summary, or its short form when the kubelet would cut it. */
-static void write_summary_log(struct agent *a, const char *text, size_t len)
+/* The termination log: the summary, or its short form when the kubelet would cut it (decide says how short). */
+static void write_summary_log(struct agent *a, const char *text, size_t len, unsigned containers)
 {
-	unsigned containers = pod_containers(&a->pod);
 	struct jbuf t;
-	size_t i;
 
-	/* Attempts an OnFailure restart replaced are one container of the pod's spec. */
-	for (i = 0; a->d.apps && i < a->d.napps; i++)
-		containers -= a->d.apps[i].superseded && containers > 1;
-	/*
-	 * Init containers share the 12 KiB too, and ran before the agent
-	 * could see them (istio-init, linkerd-init, a migration): one is
-	 * assumed, so that a pod with one still gets a message whole.
-	 */
-	containers++;
 	jbuf_init(&t);
 	summary_termination(&t, text, len, summary_budget(containers));
 	if (!t.failed)
@@ -443,22 +438,29 @@ static void write_summary_log(struct agent *a, const char *text, size_t len)
 	jbuf_free(&t);
 }
 
-static void finish(struct agent *a, int code)
+static void finish(struct agent *a, const struct decide_action *act)
 {
-	const struct jbuf *j = summary(a);
+	const struct jbuf *j;
 
-	if (!j->failed)
-		write_summary_log(a, j->buf, j->len);
-	log_msg(LOG_INFO, FIELDS(LF_INT("exit_code", code), LF_JSON("summary", j->failed ? "null" : j->buf)), "finished");
 	a->finished = true;
-	a->exit_code = code;
+	a->exit_code = act->status >= 0 ? act->status : RUN_FAILED;
 	ev_break(a->loop, EVBREAK_ALL);
+	/* An earlier run's summary: its done file, as it was found. */
+	if (act->resumed) {
+		if (a->done_text)
+			write_summary_log(a, a->done_text, a->done_len, act->containers);
+		return;
+	}
+	j = summary(a);
+	if (!j->failed)
+		write_summary_log(a, j->buf, j->len, act->containers);
+	log_msg(LOG_INFO, FIELDS(LF_INT("exit_code", act->exit_code), LF_JSON("summary", j->failed ? "null" : j->buf)),
+		"finished");
 }
 
 /* The drain began: in the wrapper, a command that never started ends with a code of its own. */
-static void apps_done(struct agent *a, const char *reason)
+static void apps_done(struct agent *a, const struct decide_action *act)
 {
-	int64_t now = mono_us();
 	size_t k;
 
 	/* From here on the stop must not wait on a process stuck in the kernel. */
@@ -470,13 +472,12 @@ static void apps_done(struct agent *a, const char *reason)
 	 */
 	for (k = 0; k < a->opt->nsidecars; k++)
 		pod_check_sidecar(&a->pod, k);
-	if (a->mode != MODE_WRAPPER || a->child_started || a->child_over || strcmp(reason, "ready-timeout") != 0)
-		return;
-	a->child_over = true;
-	a->child_code = RUN_READY_TIMEOUT;
-	decide_app_exited(&a->d, DECIDE_APP_COMMAND, now);
-	decide_app_status(&a->d, DECIDE_APP_COMMAND, RUN_READY_TIMEOUT, now);
-	write_report(a);
+	/* decide ended the command that never started (its sidecars were not ready): it is reported. */
+	if (act->command_ended) {
+		a->child_over = true;
+		a->child_code = act->exit_code;
+		write_report(a);
+	}
 }
 
 /* ---- the decisions ------------------------------------------------------ */
@@ -497,7 +498,7 @@ static void carry_out(struct agent *a, const struct decide_action *act)
 		pod_catches(&a->pod, act->sidecar, act->signo, mono_us());
 		break;
 	case DECIDE_APPS_DONE:
-		apps_done(a, act->reason);
+		apps_done(a, act);
 		break;
 	case DECIDE_WATCH:
 		stop_watch(a, act->sidecar);
@@ -512,7 +513,7 @@ static void carry_out(struct agent *a, const struct decide_action *act)
 		carry_out_write(a, act->file, act->reason);
 		break;
 	case DECIDE_EXIT:
-		finish(a, act->exit_code);
+		finish(a, act);
 		break;
 	}
 }
@@ -522,7 +523,7 @@ static void arm_timer(struct agent *a)
 	int64_t deadline, delay;
 
 	ev_timer_stop(a->loop, &a->timer);
-	if (!a->finished && !a->no_pidtick && decide_expects_process(&a->d, mono_us())) {
+	if (!a->finished && !a->no_pidtick && decide_expects_process(a->d, mono_us())) {
 		if (!ev_is_active(&a->pidtick))
 			ev_timer_again(a->loop, &a->pidtick);
 	} else {
@@ -531,7 +532,7 @@ static void arm_timer(struct agent *a)
 	/* While a stop is on its way, the idle watcher brings the decisions back. */
 	if (a->finished || ev_is_active(&a->later))
 		return;
-	deadline = decide_deadline(&a->d, mono_us());
+	deadline = decide_deadline(a->d, mono_us());
 	if (deadline == INT64_MAX)
 		return;
 	/* libev measures from its cached loop time: bring it up to date first. */
@@ -561,7 +562,7 @@ static void run_decisions(struct agent *a)
 	ev_idle_stop(a->loop, &a->later);
 	do {
 		a->again = false;
-		while (!a->finished && decide_next(&a->d, mono_us(), &act)) {
+		while (!a->finished && decide_next(a->d, mono_us(), &act)) {
 			carry_out(a, &act);
 			if (act.urgent && !a->finished) {
 				ev_idle_start(a->loop, &a->later);
@@ -597,7 +598,7 @@ static void on_pidtick(struct ev_loop *loop, ev_timer *t, int revents)
 		return;
 	}
 	if (moved) {
-		decide_pids_moved(&a->d);
+		decide_pids_moved(a->d);
 		run_decisions(a);
 	}
 }
@@ -655,7 +656,7 @@ static void on_signal(struct ev_loop *loop, ev_signal *s, int revents)
 		    (s->signum == SIGTERM || s->signum == SIGINT || s->signum == SIGQUIT)) {
 			log_msg(LOG_INFO, FIELDS(LF_STR("signal", signal_name(s->signum))),
 				"signal received while waiting for ready: not starting the command");
-			decide_drain_now(&a->d, "signal", mono_us());
+			decide_drain_now(a->d, "signal", mono_us());
 			child_over(a, 128 + s->signum);
 			return;
 		}
@@ -673,7 +674,7 @@ static void on_signal(struct ev_loop *loop, ev_signal *s, int revents)
 		return;
 	}
 	log_msg(LOG_INFO, FIELDS(LF_STR("signal", signal_name(s->signum))), "signal received");
-	decide_terminate(&a->d, mono_us());
+	decide_terminate(a->d, mono_us());
 	run_decisions(a);
 }
 
@@ -717,12 +718,12 @@ static void on_file(struct sentinel *s, enum sentinel_what what, const char *nam
 		/* Read again once decide exists (see engine()). */
 		if (!a->decide_ready)
 			return;
-		decide_app_report(&a->d, name, code, now);
+		decide_app_report(a->d, name, code, now);
 		break;
 	case SENTINEL_DRAIN:
 		if (!a->decide_ready)
 			return;
-		if (decide_drain_now(&a->d, "drain-file", now))
+		if (decide_drain_now(a->d, "drain-file", now))
 			log_msg(LOG_INFO, FIELDS(LF_STR("dir", a->opt->dir)), "drain file found: draining now");
 		break;
 	case SENTINEL_APPS_DONE:
@@ -762,22 +763,22 @@ static void open_files(struct agent *a)
 /*
  * A previous run of the agent in this pod finished (it was restarted after
  * that, as under restartPolicy OnFailure): its summary goes to this run's
- * termination log too, where the kubelet looks for it.
+ * termination log too, where the kubelet looks for it. Read as it is found.
  */
-static void resume_done(struct agent *a)
+static void read_done(struct agent *a)
 {
 	/* done is ours, whatever its size (a summary of many apps is long), but not without bound. */
 	const size_t max = 1 << 20;
 	char *buf = malloc(max);
 	size_t len = 0;
 
-	if (buf && read_small_at(a->files.dirfd, "done", O_NOFOLLOW | O_NONBLOCK, buf, max, &len) == 0 && len < max - 1)
-		write_summary_log(a, buf, len > 0 && buf[len - 1] == '\n' ? len - 1 : len);
-	else
-		log_msg(LOG_WARN, FIELDS(LF_STR("dir", a->opt->dir)), "cannot read done: the termination log stays empty");
+	if (buf && read_small_at(a->files.dirfd, "done", O_NOFOLLOW | O_NONBLOCK, buf, max, &len) == 0 && len < max - 1) {
+		a->done_text = buf;
+		a->done_len = len > 0 && buf[len - 1] == '\n' ? len - 1 : len;
+		return;
+	}
+	log_msg(LOG_WARN, FIELDS(LF_STR("dir", a->opt->dir)), "cannot read done: the termination log stays empty");
 	free(buf);
-	log_msg(LOG_INFO, FIELDS(LF_STR("dir", a->opt->dir)),
-		"done found: an earlier run of rearguard finished the drain; exiting");
 }
 
 /* ---- start-up ----------------------------------------------------------- */
@@ -787,7 +788,6 @@ static void configure_sidecar(struct agent *a, size_t k)
 {
 	const struct sidecar_spec *spec = &a->opt->sidecars[k];
 	struct decide_sidecar_config *c = &a->sc_cfg[k];
-	const char *warning = spec_warning(spec);
 
 	str_copy(c->name, spec->name, sizeof(c->name));
 	/* An HTTP stop has no stop signal: SIGTERM is then the escalation, not a repeat. */
@@ -800,8 +800,17 @@ static void configure_sidecar(struct agent *a, size_t k)
 	c->optional = spec->detected;
 	c->exit_fix = spec_exit_fix(spec);
 	c->confirm = a->blind ? CONFIRM_PORT : CONFIRM_PROCESSES;
-	if (warning)
-		log_msg(LOG_WARN, FIELDS(LF_STR("sidecar", spec->name)), "%s", warning);
+}
+
+/* What the specs themselves give away, said once the agent is to act on the pod. */
+static void warn_specs(const struct agent *a)
+{
+	const char *warning;
+	size_t k;
+
+	for (k = 0; k < a->opt->nsidecars; k++)
+		if ((warning = spec_warning(&a->opt->sidecars[k])))
+			log_msg(LOG_WARN, FIELDS(LF_STR("sidecar", a->opt->sidecars[k].name)), "%s", warning);
 }
 
 static int init_decide(struct agent *a)
@@ -822,6 +831,8 @@ static int init_decide(struct agent *a)
 		.files = a->files_open,
 		.nsidecars = opt->nsidecars,
 		.sidecars = a->sc_cfg,
+		.sink = notes_log,
+		.sink_data = &a->notes,
 	};
 	size_t k;
 
@@ -833,8 +844,11 @@ static int init_decide(struct agent *a)
 		dc.apps_expected = 1;
 		dc.readiness = dc.ready_gates_apps = !a->run->no_wait;
 		dc.ready_timeout_us = a->run->timeout_ms * US_PER_MS;
+		dc.command = true;
+		dc.command_not_ready = RUN_READY_TIMEOUT;
 	}
-	return decide_init(&a->d, &dc, mono_us());
+	a->notes.dir = opt->dir;
+	return decide_new(&dc, mono_us(), &a->d);
 }
 
 /* The requests of every sidecar, built now: when a stop is due, it only has to be sent. */
@@ -922,8 +936,9 @@ static void cleanup(struct agent *a)
 	if (a->files_open)
 		sentinel_close(&a->files);
 	free(a->sc_cfg);
+	free(a->done_text);
 	jbuf_free(&a->summary);
-	decide_free(&a->d);
+	decide_free(a->d);
 	if (a->loop)
 		ev_loop_destroy(a->loop);
 	/* The last lines (the summary among them) get a moment, not more, to reach a slow log. */
@@ -1000,12 +1015,20 @@ static int engine(const struct agent_options *opt, const struct run_options *run
 	a.starting = true;
 	if (mode == MODE_AGENT)
 		open_files(&a);
-	if (a.found_done) {
-		resume_done(&a);
-		a.exit_code = 0;
+	if (init_decide(&a) < 0) {
+		log_error("out of memory");
 		goto out;
 	}
-	if (init_decide(&a) < 0 || prepare_http(&a) < 0) {
+	DECIDE_TELL(a.d, 0, .kind = DECIDE_EV_CONTAINERS, .count = pod_containers(&a.pod));
+	/* An earlier run finished: its summary is all there is to pass on; nothing in the pod is touched. */
+	if (a.found_done) {
+		read_done(&a);
+		DECIDE_TELL(a.d, mono_us(), .kind = DECIDE_EV_FOUND, .file = DECIDE_FILE_DONE);
+		run_decisions(&a);
+		goto out;
+	}
+	warn_specs(&a);
+	if (prepare_http(&a) < 0) {
 		log_error("out of memory");
 		goto out;
 	}
@@ -1016,27 +1039,24 @@ static int engine(const struct agent_options *opt, const struct run_options *run
 			log_msg(LOG_WARN, FIELDS(LF_STR("dir", run->dir), LF_STR("report", run->name),
 						 LF_STR("error", strerror(-rc))),
 				"cannot remove the report of an earlier attempt");
-		decide_app_seen(&a.d, DECIDE_APP_COMMAND, run->name, mono_us());
+		decide_app_seen(a.d, DECIDE_APP_COMMAND, run->name, mono_us());
 		if (run->no_wait)
 			start_child(&a);
 	}
-	if (a.found_apps_done) {
-		log_msg(LOG_INFO, FIELDS(LF_STR("dir", opt->dir)),
-			"apps-done found: an earlier run of rearguard had decided the apps are done; draining now");
-		decide_drain_now(&a.d, "resume", mono_us());
-	}
+	if (a.found_apps_done)
+		DECIDE_TELL(a.d, mono_us(), .kind = DECIDE_EV_FOUND, .file = DECIDE_FILE_APPS_DONE);
 	/* What the directory held at start (a drain file, reports) was read before decide existed. */
 	a.decide_ready = true;
 	if (a.files_open)
 		sentinel_reread(&a.files);
-	pod_follow(&a.pod, &a.d);
+	pod_follow(&a.pod, a.d);
 	update_polling(&a);
 	/* Reports found in the directory can be matched now that the pod is known. */
-	decide_rescanned(&a.d, 0, mono_us());
+	decide_rescanned(a.d, 0, mono_us());
 	a.starting = false;
 	watch_signals(&a);
 	if (mode == MODE_DRAIN)
-		decide_drain_now(&a.d, "drain-command", mono_us());
+		decide_drain_now(a.d, "drain-command", mono_us());
 
 	/* From here on the log is written once per loop iteration (on_prepare). */
 	log_hold();
@@ -1052,13 +1072,9 @@ static int engine(const struct agent_options *opt, const struct run_options *run
 		ev_ref(a.loop);
 		ev_io_stop(a.loop, &a.log_io);
 	}
-	a.exit_code = a.finished ? a.exit_code : 1;
-	if (mode == MODE_WRAPPER) {
-		if (a.exit_code != 0)
-			log_msg(LOG_ERROR, FIELDS(LF_INT("drain_exit_code", a.exit_code)),
-				"not every sidecar could be stopped");
-		a.exit_code = a.child_over ? a.child_code : RUN_FAILED;
-	}
+	/* decide chose the exit status; a loop that ended without it failed. */
+	if (!a.finished)
+		a.exit_code = mode != MODE_WRAPPER ? 1 : a.child_over ? a.child_code : RUN_FAILED;
 out:
 	rc = a.exit_code;
 	cleanup(&a);

@@ -1,9 +1,7 @@
 #include "config.h"
 
-#include "decide.h"
+#include "decide-private.h"
 
-#include "log.h"
-#include "parse.h"
 #include "util.h"
 
 #include <errno.h>
@@ -66,12 +64,6 @@
 
 static const char *const file_names[DECIDE_NFILES] = { "ready", "apps-done", "done" };
 
-static const char *fmt_us(int64_t us, char buf[32])
-{
-	format_duration(us / US_PER_MS, buf);
-	return buf;
-}
-
 static int64_t min64(int64_t a, int64_t b)
 {
 	return a < b ? a : b;
@@ -87,6 +79,24 @@ static bool is_refusal(int result)
 {
 	return result >= 400 && result < 500 && result != 408 && result != 429;
 }
+
+/* ---- notes ---------------------------------------------------------------- */
+
+/* Hands a note to the sink: decide's only way of saying anything. */
+static void say(const struct decide *d, const struct decide_note *n)
+{
+	if (d->cfg.sink)
+		d->cfg.sink(d->cfg.sink_data, n);
+}
+
+#define SAY(d, ...) say((d), &(const struct decide_note){ __VA_ARGS__ })
+/* A note about sidecar k: its name and index come with it. */
+#define SAY_SC(d, idx, ...) SAY((d), .sidecar = (d)->cfg.sidecars[(idx)].name, .k = (idx), __VA_ARGS__)
+/* A note about app a. */
+#define SAY_APP(d, a, ...) SAY((d), .app = (a)->name, .container = (a)->id, __VA_ARGS__)
+
+static bool sidecar_status(struct decide *d, size_t sidecar, int code, int64_t now);
+static void exit_action(struct decide *d, struct decide_action *act);
 
 /* ---- results in words ----------------------------------------------------- */
 
@@ -135,17 +145,21 @@ const char *decide_result_phrase(int result, char buf[64])
 
 /* ---- set-up -------------------------------------------------------------- */
 
-int decide_init(struct decide *d, const struct decide_config *cfg, int64_t now)
+int decide_new(const struct decide_config *cfg, int64_t now, struct decide **out)
 {
+	struct decide *d = calloc(1, sizeof(*d));
 	size_t i;
 
-	memset(d, 0, sizeof(*d));
+	if (!d)
+		return -ENOMEM;
 	d->cfg = *cfg;
 	d->started_us = now;
 	d->last_rescan_us = now;
 	d->sidecars = calloc(cfg->nsidecars ? cfg->nsidecars : 1, sizeof(*d->sidecars));
-	if (!d->sidecars)
+	if (!d->sidecars) {
+		free(d);
 		return -ENOMEM;
+	}
 	for (i = 0; i < cfg->nsidecars; i++) {
 		d->sidecars[i].ready_next_us = now;
 		d->sidecars[i].ready_backoff_us = READY_POLL_FAST_US;
@@ -154,15 +168,18 @@ int decide_init(struct decide *d, const struct decide_config *cfg, int64_t now)
 	}
 	for (i = 0; i < DECIDE_NFILES; i++)
 		d->files[i].backoff_us = WRITE_RETRY_FIRST_US;
+	*out = d;
 	return 0;
 }
 
 void decide_free(struct decide *d)
 {
+	if (!d)
+		return;
 	free(d->apps);
 	free(d->reports);
 	free(d->sidecars);
-	memset(d, 0, sizeof(*d));
+	free(d);
 }
 
 /* ---- apps ----------------------------------------------------------------- */
@@ -229,21 +246,21 @@ static bool any_awaiting_restart(const struct decide *d)
 	return false;
 }
 
+/*
+ * A new app. Without memory for it, it is counted as lost: it may still
+ * run, so the apps are never done by themselves from then on (the drain
+ * waits for a drain file, --term-grace or --startup-timeout), never early.
+ */
 static struct decide_app *add_app(struct decide *d, unsigned id, const char *name, int64_t now)
 {
-	struct decide_app *a;
+	struct decide_app *a = array_grow(d->apps, d->napps, &d->capapps, sizeof(*a), 8);
 
-	if (d->napps == d->capapps) {
-		size_t cap = d->capapps ? d->capapps * 2 : 8;
-
-		a = realloc(d->apps, cap * sizeof(*a));
-		if (!a) {
-			log_error("out of memory: app %s not tracked", name);
-			return NULL;
-		}
-		d->apps = a;
-		d->capapps = cap;
+	if (!a) {
+		d->lost_apps++;
+		SAY(d, .kind = NOTE_APP_NOT_TRACKED, .app = name, .container = id);
+		return NULL;
 	}
+	d->apps = a;
 	a = &d->apps[d->napps++];
 	memset(a, 0, sizeof(*a));
 	a->id = id;
@@ -254,12 +271,12 @@ static struct decide_app *add_app(struct decide *d, unsigned id, const char *nam
 	return a;
 }
 
-void decide_app_seen(struct decide *d, unsigned id, const char *name, int64_t now)
+static bool app_seen(struct decide *d, unsigned id, const char *name, int64_t now)
 {
 	size_t i;
 
 	if (find_app(d, id) || d->phase >= PHASE_DRAINING)
-		return;
+		return false;
 	d->last_container_us = now;
 	if (d->cfg.policy == POLICY_ON_FAILURE) {
 		/* A failed container coming back under a new cgroup: the same app, restarted. */
@@ -269,49 +286,43 @@ void decide_app_seen(struct decide *d, unsigned id, const char *name, int64_t no
 			if (old->superseded || !old->exited || old->code == 0 || strcmp(old->name, name) != 0)
 				continue;
 			old->superseded = true;
-			log_msg(LOG_INFO, FIELDS(LF_STR("app", name), LF_INT("container", id), LF_INT("replaces", old->id)),
-				"app restarted: waiting for the new attempt");
+			SAY(d, .kind = NOTE_APP_RESTARTED, .app = name, .container = id, .other = old->id);
 			break;
 		}
 	}
 	add_app(d, id, name, now);
+	return true;
 }
 
-void decide_app_exited(struct decide *d, unsigned id, int64_t now)
+static bool app_exited(struct decide *d, unsigned id, int64_t now)
 {
 	struct decide_app *a = find_app(d, id);
 
 	if (!a || a->root_exited)
-		return;
+		return false;
 	a->root_exited = true;
 	/* The kernel is asked for the code at once, then less and less often. */
 	a->status_next_us = now;
 	a->status_backoff_us = STATUS_FIRST_US;
 	if (a->exited)
-		return;
+		return true;
 	a->exited = true;
 	a->exited_us = now;
+	return true;
 }
 
 /* Says why the sidecars stay, when a new code makes the app one that is expected back. */
 static void note_restart_wait(struct decide *d, const struct decide_app *a, int64_t now)
 {
-	char grace[32];
-
 	if (awaiting_restart(d, a))
-		log_msg(LOG_INFO, FIELDS(LF_STR("app", a->name), LF_INT("container", a->id)),
-			"app %s under restartPolicy OnFailure: keeping the sidecars for its restart (at most %s)",
-			a->code == DECIDE_CODE_UNKNOWN ? "exit code unknown" : "failed",
-			fmt_us(d->cfg.restart_grace_us - (now - a->exited_us), grace));
+		SAY_APP(d, a, .kind = NOTE_RESTART_WAIT, .code = a->code,
+			.us = d->cfg.restart_grace_us - (now - a->exited_us));
 }
 
 /* The kubelet restarts (or not) by the container's own exit code: that one decides. */
-static void log_disagreement(const struct decide_app *a, int kernel)
+static void note_disagreement(const struct decide *d, const struct decide_app *a, int kernel)
 {
-	log_msg(LOG_WARN,
-		FIELDS(LF_STR("app", a->name), LF_INT("container", a->id), LF_STR("report", a->report),
-		       LF_INT("reported", a->reported), LF_INT("exit_code", kernel)),
-		"the app's report and its container's exit code differ: acting on the container's");
+	SAY_APP(d, a, .kind = NOTE_CODES_DIFFER, .report = a->report, .reported = a->reported, .code = kernel);
 }
 
 /* Whether the kernel's code for a is still to be asked for. */
@@ -320,18 +331,20 @@ static bool status_wanted(const struct decide_app *a)
 	return a->root_exited && !a->kernel_code && a->status_backoff_us > 0;
 }
 
-void decide_app_status(struct decide *d, unsigned id, int code, int64_t now)
+static bool app_status(struct decide *d, unsigned id, int code, int64_t now)
 {
 	struct decide_app *a = find_app(d, id);
 	int before;
 
-	if (!a || code == DECIDE_CODE_PENDING)
-		return; /* not yet: DECIDE_STATUS comes again on decide's clock */
+	if (!a)
+		return false;
+	if (code == DECIDE_CODE_PENDING)
+		return true; /* not yet: DECIDE_STATUS comes again on decide's clock */
 	a->status_backoff_us = 0;
 	before = a->code;
 	if (code >= 0) {
 		if (a->reported >= 0 && a->reported != code)
-			log_disagreement(a, code);
+			note_disagreement(d, a, code);
 		a->code = code;
 		a->kernel_code = true;
 	} else if (a->reported < 0) {
@@ -339,6 +352,7 @@ void decide_app_status(struct decide *d, unsigned id, int code, int64_t now)
 	}
 	if (a->code != before)
 		note_restart_wait(d, a, now);
+	return true;
 }
 
 /* Which app a report is about (see decide.h); NULL: none yet. */
@@ -374,12 +388,14 @@ static struct decide_app *report_target(struct decide *d, const char *name)
 	return NULL;
 }
 
-void decide_app_reports_as(struct decide *d, unsigned id, const char *name)
+static bool app_reports_as(struct decide *d, unsigned id, const char *name)
 {
 	struct decide_app *a = find_app(d, id);
 
-	if (a)
-		str_copy(a->reports_as, name, sizeof(a->reports_as));
+	if (!a)
+		return false;
+	str_copy(a->reports_as, name, sizeof(a->reports_as));
+	return true;
 }
 
 static void match_report(struct decide *d, const char *name, int code, int64_t now)
@@ -391,8 +407,7 @@ static void match_report(struct decide *d, const char *name, int code, int64_t n
 		a = add_app(d, 0, name, now);
 		if (!a)
 			return;
-		log_msg(LOG_INFO, FIELDS(LF_STR("report", name)),
-			"apps/NAME matches no app container: counting it as an app of its own");
+		SAY(d, .kind = NOTE_REPORT_ALONE, .report = name);
 	}
 	/* The same report read again (after an overflow, or written twice): nothing new. */
 	if (a->reported == code && strcmp(a->report, name) == 0)
@@ -400,16 +415,14 @@ static void match_report(struct decide *d, const char *name, int code, int64_t n
 	before = a->code;
 	str_copy(a->report, name, sizeof(a->report));
 	a->reported = code;
-	log_msg(LOG_INFO, FIELDS(LF_STR("app", a->name), LF_INT("container", a->id), LF_STR("report", name),
-				 LF_INT("exit_code", code), LF_STR("running", a->exited ? NULL : "yes")),
-		"app reported that it finished");
+	SAY_APP(d, a, .kind = NOTE_REPORTED, .report = name, .code = code, .flag = !a->exited);
 	if (!a->exited) {
 		a->exited = true;
 		a->exited_us = now;
 	}
 	if (a->kernel_code) {
 		if (a->code != code)
-			log_disagreement(a, a->code);
+			note_disagreement(d, a, a->code);
 	} else {
 		a->code = code;
 	}
@@ -417,63 +430,62 @@ static void match_report(struct decide *d, const char *name, int code, int64_t n
 		note_restart_wait(d, a, now);
 }
 
-void decide_app_report(struct decide *d, const char *name, int code, int64_t now)
+static bool app_report(struct decide *d, const char *name, int code, int64_t now)
 {
 	struct decide_report *r;
 	size_t i;
 
 	if (d->phase == PHASE_DONE)
-		return;
+		return false;
 	/* Draining: no rescan is needed any more; the report only completes the summary. */
 	if (d->phase == PHASE_DRAINING) {
 		match_report(d, name, code, now);
-		return;
+		return true;
 	}
 	for (i = 0; i < d->nreports; i++) {
 		if (strcmp(d->reports[i].name, name) == 0) {
 			d->reports[i].code = code;
-			return;
+			return true;
 		}
 	}
-	if (d->nreports == d->capreports) {
-		size_t cap = d->capreports ? d->capreports * 2 : 4;
-
-		r = realloc(d->reports, cap * sizeof(*r));
-		if (!r) {
-			log_error("out of memory: report %s ignored", name);
-			return;
-		}
-		d->reports = r;
-		d->capreports = cap;
+	r = array_grow(d->reports, d->nreports, &d->capreports, sizeof(*r), 4);
+	if (!r) {
+		/* The app it is about is not done as far as decide knows: the drain waits, as it should. */
+		SAY(d, .kind = NOTE_REPORT_NOT_TRACKED, .report = name);
+		return false;
 	}
+	d->reports = r;
 	r = &d->reports[d->nreports++];
 	str_copy(r->name, name, sizeof(r->name));
 	r->code = code;
+	return true;
 }
 
-void decide_app_renamed(struct decide *d, unsigned id, const char *name)
+static bool app_renamed(struct decide *d, unsigned id, const char *name)
 {
 	struct decide_app *a = find_app(d, id);
 
 	/* The name that identifies it across restarts is its program's, not the shell's before it. */
-	if (a && !a->exited)
-		str_copy(a->name, name, sizeof(a->name));
+	if (!a || a->exited)
+		return false;
+	str_copy(a->name, name, sizeof(a->name));
+	return true;
 }
 
-void decide_app_forget(struct decide *d, unsigned id)
+static bool app_forget(struct decide *d, unsigned id)
 {
 	struct decide_app *a = find_app(d, id);
 
 	if (!a)
-		return;
+		return false;
 	memmove(a, a + 1, (size_t)(d->apps + d->napps - a - 1) * sizeof(*a));
 	d->napps--;
+	return true;
 }
 
 /* OnFailure apps that did not come back within --restart-grace are done. */
 static void expire_restart_grace(struct decide *d, int64_t now)
 {
-	char grace[32];
 	size_t i;
 
 	for (i = 0; i < d->napps; i++) {
@@ -482,9 +494,7 @@ static void expire_restart_grace(struct decide *d, int64_t now)
 		if (!awaiting_restart(d, a) || now < a->exited_us + d->cfg.restart_grace_us)
 			continue;
 		a->gave_up = true;
-		log_msg(LOG_WARN, FIELDS(LF_STR("app", a->name), LF_INT("container", a->id)),
-			"app did not come back within --restart-grace %s: treating it as done",
-			fmt_us(d->cfg.restart_grace_us, grace));
+		SAY_APP(d, a, .kind = NOTE_RESTART_GIVEN_UP, .us = d->cfg.restart_grace_us);
 	}
 }
 
@@ -498,15 +508,14 @@ static void expire_statuses(struct decide *d, int64_t now)
 
 		if (!status_wanted(a) || now < a->exited_us + STATUS_GIVE_UP_US)
 			continue;
-		log_msg(LOG_DEBUG, FIELDS(LF_STR("app", a->name), LF_INT("container", a->id)),
-			"exit code not published by the kernel: unknown");
-		decide_app_status(d, a->id, DECIDE_CODE_UNKNOWN, now);
+		SAY_APP(d, a, .kind = NOTE_CODE_UNPUBLISHED);
+		app_status(d, a->id, DECIDE_CODE_UNKNOWN, now);
 	}
 	for (i = 0; i < d->cfg.nsidecars; i++) {
 		struct decide_sidecar *sc = &d->sidecars[i];
 
 		while (sc->codes_pending && sc->status_backoff_us && now >= sc->exited_us + STATUS_GIVE_UP_US)
-			decide_sidecar_status(d, i, DECIDE_CODE_UNKNOWN, now);
+			sidecar_status(d, i, DECIDE_CODE_UNKNOWN, now);
 	}
 }
 
@@ -578,50 +587,39 @@ static void plan_check(struct decide *d, size_t k)
 	sc->check_due = true;
 }
 
-void decide_sidecar_seen(struct decide *d, size_t sidecar, int64_t now)
+static bool sidecar_seen(struct decide *d, size_t sidecar, int64_t now)
 {
-	if (sidecar >= d->cfg.nsidecars)
-		return;
 	d->sidecars[sidecar].seen = true;
 	d->sidecars[sidecar].seen_us = now;
 	d->sidecars[sidecar].containers++;
 	plan_check(d, sidecar);
+	return true;
 }
 
-void decide_sidecar_exited(struct decide *d, size_t sidecar, int64_t now)
+/* A root of the sidecar exited; pid: it was watched (0: gone before it could be). */
+static bool sidecar_exited(struct decide *d, size_t sidecar, unsigned container, int pid, int64_t now)
 {
-	struct decide_sidecar *sc;
+	struct decide_sidecar *sc = &d->sidecars[sidecar];
 
-	if (sidecar >= d->cfg.nsidecars)
-		return;
-	sc = &d->sidecars[sidecar];
+	/* Not of our doing: said, for it may fail the pod or leave the apps without their proxy. */
+	if (pid && sc->state == SC_UP)
+		SAY_SC(d, sidecar, .kind = NOTE_SIDECAR_EXITED_EARLY, .container = container, .pid = pid,
+		       .flag = d->phase >= PHASE_DRAINING);
 	if (sc->containers > 0)
 		sc->containers--;
 	sc->codes_pending++;
 	sc->exited_us = now;
 	sc->status_next_us = now;
 	sc->status_backoff_us = STATUS_FIRST_US;
+	return true;
 }
 
-/* Says what a sidecar's non-zero exit will do to the pod, and what to change. */
-static void warn_exit_code(const struct decide *d, size_t k, int code)
+static bool sidecar_status(struct decide *d, size_t sidecar, int code, int64_t now)
 {
-	const struct decide_sidecar_config *cfg = &d->cfg.sidecars[k];
+	struct decide_sidecar *sc = &d->sidecars[sidecar];
 
-	log_msg(LOG_WARN, FIELDS(LF_STR("sidecar", cfg->name), LF_INT("exit_code", code), LF_STR("fix", cfg->exit_fix)),
-		"the sidecar exited %d: %s", code,
-		d->cfg.policy == POLICY_NEVER
-			? "under restartPolicy Never the pod will be marked Failed although the apps succeeded"
-			: "under restartPolicy OnFailure the kubelet will restart it, and the pod will not complete");
-}
-
-void decide_sidecar_status(struct decide *d, size_t sidecar, int code, int64_t now)
-{
-	struct decide_sidecar *sc;
-
-	if (sidecar >= d->cfg.nsidecars || code == DECIDE_CODE_PENDING)
-		return;
-	sc = &d->sidecars[sidecar];
+	if (code == DECIDE_CODE_PENDING)
+		return true;
 	if (sc->codes_pending > 0)
 		sc->codes_pending--;
 	if (!sc->codes_pending)
@@ -629,46 +627,44 @@ void decide_sidecar_status(struct decide *d, size_t sidecar, int code, int64_t n
 	if (code == DECIDE_CODE_UNKNOWN) {
 		if (sc->exit_code == DECIDE_CODE_PENDING && !sc->codes_pending)
 			sc->exit_code = DECIDE_CODE_UNKNOWN;
-		return;
+		return true;
 	}
 	/* Of several containers, the first that fails the pod is the one to tell. */
 	if (sc->exit_code <= 0)
 		sc->exit_code = code;
+	/* What a non-zero exit will do to the pod, and what to change. */
 	if (code != 0)
-		warn_exit_code(d, sidecar, code);
+		SAY_SC(d, sidecar, .kind = NOTE_SIDECAR_CODE, .code = code, .text = d->cfg.sidecars[sidecar].exit_fix,
+		       .flag = d->cfg.policy == POLICY_NEVER);
+	return true;
 }
 
-void decide_sidecar_no_endpoint(struct decide *d, size_t sidecar)
+static bool sidecar_no_endpoint(struct decide *d, size_t sidecar)
 {
-	if (sidecar < d->cfg.nsidecars) {
-		d->sidecars[sidecar].no_check = true;
-		d->sidecars[sidecar].check_due = false;
-	}
+	d->sidecars[sidecar].no_check = true;
+	d->sidecars[sidecar].check_due = false;
+	return true;
 }
 
-void decide_sidecar_gone(struct decide *d, size_t sidecar, int64_t now)
+static bool sidecar_gone(struct decide *d, size_t sidecar, int64_t now)
 {
-	struct decide_sidecar *sc;
+	struct decide_sidecar *sc = &d->sidecars[sidecar];
 
-	if (sidecar >= d->cfg.nsidecars)
-		return;
-	sc = &d->sidecars[sidecar];
 	/* A failed sidecar stays failed: the stop was not ours. */
 	if (sc->state == SC_GONE || sc->state == SC_UP || sc->state == SC_FAILED)
-		return;
+		return false;
 	sc->gone_from = sc->state;
 	sc->state = SC_GONE;
 	sc->gone_us = now;
 	sc->signal_due = false;
+	return true;
 }
 
-void decide_sidecar_catches(struct decide *d, size_t sidecar, int result, int64_t now)
+static bool sidecar_catches(struct decide *d, size_t sidecar, int result)
 {
-	(void)now;
-	if (sidecar >= d->cfg.nsidecars)
-		return;
 	d->sidecars[sidecar].catch_inflight = false;
 	d->sidecars[sidecar].catch_result = result;
+	return true;
 }
 
 /* Failures that pass: the same signal is sent again shortly. */
@@ -678,30 +674,28 @@ static bool transient(int err)
 	       err == -ENOBUFS;
 }
 
-void decide_signal_result(struct decide *d, size_t sidecar, int err, int64_t now)
+static bool signal_result(struct decide *d, size_t sidecar, int err, int64_t now)
 {
-	const struct decide_sidecar_config *cfg = &d->cfg.sidecars[sidecar];
 	struct decide_sidecar *sc = &d->sidecars[sidecar];
 
 	/* ESRCH: it exited meanwhile; its watch reports that. */
-	if (err == 0 || err == -ESRCH || sc->state == SC_GONE || sc->state == SC_FAILED)
-		return;
+	if (err == 0 || err == -ESRCH)
+		return true;
+	if (sc->state == SC_GONE || sc->state == SC_FAILED)
+		return false;
 	if (transient(err)) {
 		sc->signal_due = true;
 		sc->retry_us = now + SIGNAL_RETRY_US;
-		log_msg(LOG_WARN, FIELDS(LF_STR("sidecar", cfg->name), LF_STR("error", strerror(-err))),
-			"cannot signal the sidecar now: trying again shortly");
-		return;
+		SAY_SC(d, sidecar, .kind = NOTE_SIGNAL_RETRY, .result = err);
+		return true;
 	}
 	sc->state = SC_FAILED;
 	sc->err = err;
 	if (err == -EPERM)
-		log_msg(LOG_ERROR, FIELDS(LF_STR("sidecar", cfg->name), LF_STR("signal", signal_name(sc->last_signal))),
-			"not permitted to signal the sidecar: run rearguard with the sidecar's uid "
-			"(securityContext.runAsUser) or add the KILL capability");
+		SAY_SC(d, sidecar, .kind = NOTE_SIGNAL_NOT_PERMITTED, .signo = sc->last_signal);
 	else
-		log_msg(LOG_ERROR, FIELDS(LF_STR("sidecar", cfg->name), LF_STR("error", strerror(-err))),
-			"cannot signal the sidecar");
+		SAY_SC(d, sidecar, .kind = NOTE_SIGNAL_FAILED, .result = err);
+	return true;
 }
 
 /* ---- readiness ---------------------------------------------------------- */
@@ -735,13 +729,8 @@ static void mark_ready(struct decide *d, size_t k, int64_t now)
 	sc->ready = true;
 	sc->ready_us = now;
 	plan_check(d, k);
-	log_msg(LOG_INFO,
-		FIELDS(LF_STR("sidecar", d->cfg.sidecars[k].name), LF_MS("after", now - d->started_us),
-		       LF_INT("polls", sc->ready_polls)),
-		"sidecar ready%s",
-		d->cfg.sidecars[k].ready_url ? ""
-		: d->cfg.sidecars[k].confirm == CONFIRM_PORT ? " (no ready URL, and its process cannot be seen)"
-							     : " (no ready URL: its process is running)");
+	SAY_SC(d, k, .kind = NOTE_READY, .us = now - d->started_us, .count = sc->ready_polls,
+	       .flag = !d->cfg.sidecars[k].ready_url, .blind = d->cfg.sidecars[k].confirm == CONFIRM_PORT);
 }
 
 /* A sidecar without a ready URL is ready when its process shows up: rescans find it. */
@@ -759,9 +748,10 @@ static bool awaiting_sidecar_process(const struct decide *d)
 	return none_detected(d);
 }
 
-static void log_ready_timeout(struct decide *d)
+/* Says which sidecars --ready-timeout found not ready, and why each. */
+static void note_ready_timeout(struct decide *d)
 {
-	char list[512] = "", what[64], dur[32];
+	char list[512] = "", what[64];
 	size_t i, n = 0;
 
 	for (i = 0; i < d->cfg.nsidecars; i++) {
@@ -773,18 +763,13 @@ static void log_ready_timeout(struct decide *d)
 				      !d->cfg.sidecars[i].ready_url ? "no process seen"
 				      : sc->ready_last ? decide_result_phrase(sc->ready_last, what) : "no answer yet");
 		if (d->cfg.ready_gates_apps)
-			log_msg(LOG_ERROR, FIELDS(LF_STR("sidecar", d->cfg.sidecars[i].name),
-						  LF_STR("url", d->cfg.sidecars[i].ready_url)),
-				"sidecar not ready within %s: not starting the command (--no-wait starts it regardless)",
-				fmt_us(d->cfg.ready_timeout_us, dur));
+			SAY_SC(d, i, .kind = NOTE_NOT_READY_COMMAND, .text = d->cfg.sidecars[i].ready_url,
+			       .us = d->cfg.ready_timeout_us);
 	}
 	if (none_detected(d))
-		log_msg(LOG_ERROR, NULL, "no known sidecar detected within --ready-timeout %s: the ready file will not "
-			"be written; still watching the apps", fmt_us(d->cfg.ready_timeout_us, dur));
+		SAY(d, .kind = NOTE_NONE_DETECTED, .us = d->cfg.ready_timeout_us);
 	else if (!d->cfg.ready_gates_apps)
-		log_msg(LOG_ERROR, FIELDS(LF_STR("not_ready", list)),
-			"sidecars not ready within --ready-timeout %s: the ready file will not be written; "
-			"still watching the apps", fmt_us(d->cfg.ready_timeout_us, dur));
+		SAY(d, .kind = NOTE_NOT_READY, .text = list, .us = d->cfg.ready_timeout_us);
 }
 
 /* Whether sidecar k is ready, or is as good as ready (seen, without a ready URL). */
@@ -813,9 +798,9 @@ static void readiness_update(struct decide *d, int64_t now)
 		/* The file, or the command that waits for it; without the file protocol only this line. */
 		d->files[DECIDE_FILE_READY].wanted = d->cfg.files || d->cfg.ready_gates_apps;
 		d->files[DECIDE_FILE_READY].next_us = now;
-		log_info(d->cfg.ready_gates_apps ? "every sidecar is ready: starting the command"
-			 : d->cfg.files		 ? "every sidecar is ready: writing the ready file"
-						 : "every sidecar is ready (no ready file: the file protocol is unavailable)");
+		SAY(d, .kind = d->cfg.ready_gates_apps ? NOTE_ALL_READY_COMMAND
+			       : d->cfg.files	       ? NOTE_ALL_READY
+						       : NOTE_ALL_READY_NO_FILE);
 	}
 }
 
@@ -860,12 +845,12 @@ static void expire_readiness(struct decide *d, int64_t now)
 		if (!counts(d, k) || ready_now(d, k))
 			continue;
 		d->ready_expired = true;
-		log_ready_timeout(d);
+		note_ready_timeout(d);
 		return;
 	}
 	if (none_detected(d)) {
 		d->ready_expired = true;
-		log_ready_timeout(d);
+		note_ready_timeout(d);
 	}
 }
 
@@ -886,25 +871,24 @@ static int64_t readiness_deadline(const struct decide *d)
 	return t;
 }
 
-static void ready_result(struct decide *d, size_t k, int result, int64_t now)
+static bool ready_result(struct decide *d, size_t k, int result, int64_t now)
 {
 	struct decide_sidecar *sc = &d->sidecars[k];
-	char what[64], dur[32];
 
 	sc->ready_inflight = false;
 	sc->ready_last = result;
 	if (sc->ready || !readiness_pending(d))
-		return;
+		return false;
 	if (is_2xx(result)) {
 		mark_ready(d, k, now);
-		return;
+		return true;
 	}
 	/* Fast while the proxy may be starting, then backing off. */
 	if (now - d->started_us >= READY_FAST_WINDOW_US)
 		sc->ready_backoff_us = min64(sc->ready_backoff_us * 2, READY_POLL_MAX_US);
 	sc->ready_next_us = now + sc->ready_backoff_us;
-	log_msg(LOG_DEBUG, FIELDS(LF_STR("sidecar", d->cfg.sidecars[k].name)), "not ready yet (%s): next poll in %s",
-		decide_result_phrase(result, what), fmt_us(sc->ready_backoff_us, dur));
+	SAY_SC(d, k, .kind = NOTE_NOT_READY_YET, .result = result, .us = sc->ready_backoff_us);
+	return true;
 }
 
 /* Pre-flight: whether each ready sidecar's stop endpoint accepts connections. */
@@ -970,23 +954,21 @@ static int64_t files_deadline(const struct decide *d)
 	return t;
 }
 
-void decide_written(struct decide *d, enum decide_file file, int err, int64_t now)
+static bool written(struct decide *d, enum decide_file file, int err, int64_t now)
 {
 	struct decide_file_state *fs;
-	char dur[32];
 
 	if (file >= DECIDE_NFILES)
-		return;
+		return false;
 	fs = &d->files[file];
 	if (!fs->inflight)
-		return;
+		return false;
 	fs->inflight = false;
 	if (err == 0) {
 		fs->written = true;
 		if (fs->failures)
-			log_msg(LOG_INFO, FIELDS(LF_STR("file", file_names[file]), LF_INT("attempts", fs->failures + 1)),
-				"wrote the file after all");
-		return;
+			SAY(d, .kind = NOTE_WRITTEN_AFTER_ALL, .file = file, .count = fs->failures + 1);
+		return true;
 	}
 	if (!fs->failures)
 		fs->first_failure_us = now;
@@ -995,16 +977,10 @@ void decide_written(struct decide *d, enum decide_file file, int err, int64_t no
 	fs->next_us = now + fs->backoff_us;
 	/* The first failure, and every tenth, are worth a line. */
 	if (fs->failures % 10 == 1)
-		log_msg(LOG_WARN,
-			FIELDS(LF_STR("file", file_names[file]), LF_STR("error", strerror(-err)),
-			       LF_INT("attempts", fs->failures)),
-			"cannot write the file: trying again in %s", fmt_us(fs->backoff_us, dur));
+		SAY(d, .kind = NOTE_WRITE_FAILED, .file = file, .result = err, .count = fs->failures,
+		    .us = fs->backoff_us);
 	fs->backoff_us = min64(fs->backoff_us * 2, WRITE_RETRY_MAX_US);
-}
-
-bool decide_ready_written(const struct decide *d)
-{
-	return d->files[DECIDE_FILE_READY].written;
+	return true;
 }
 
 /* ---- HTTP ------------------------------------------------------------------- */
@@ -1016,120 +992,89 @@ static void note_status(struct decide_sidecar *sc, int result)
 		sc->statuses[sc->requests - 1] = result;
 }
 
-static void http_stop_result(struct decide *d, size_t k, int result, int64_t now)
+static bool http_stop_result(struct decide *d, size_t k, int result, int64_t now)
 {
 	const struct decide_sidecar_config *cfg = &d->cfg.sidecars[k];
 	struct decide_sidecar *sc = &d->sidecars[k];
-	char what[64], dur[32];
 
 	if (sc->state != SC_STOPPING || sc->stop_accepted || sc->stop_refused)
-		return;
+		return false;
 	if (is_2xx(result)) {
 		sc->stop_accepted = true;
 		if (cfg->confirm == CONFIRM_PORT) {
 			/* Nothing to watch: look at the door instead. */
 			sc->retry_us = now;
 			sc->backoff_us = GONE_PROBE_FIRST_US;
-			log_msg(LOG_INFO, FIELDS(LF_STR("sidecar", cfg->name)),
-				"stop request %s: waiting for it to stop accepting connections (--stop-timeout %s)",
-				decide_result_phrase(result, what), fmt_us(d->cfg.stop_timeout_us, dur));
-		} else {
-			log_msg(LOG_INFO, FIELDS(LF_STR("sidecar", cfg->name)),
-				"stop request %s: waiting for its processes to exit (--stop-timeout %s)",
-				decide_result_phrase(result, what), fmt_us(d->cfg.stop_timeout_us, dur));
 		}
-		return;
+		SAY_SC(d, k, .kind = NOTE_STOP_ACCEPTED, .result = result, .us = d->cfg.stop_timeout_us,
+		       .blind = cfg->confirm == CONFIRM_PORT);
+		return true;
 	}
 	if (is_refusal(result)) {
 		sc->stop_refused = true;
-		if (cfg->confirm == CONFIRM_PORT)
-			log_msg(LOG_ERROR, FIELDS(LF_STR("sidecar", cfg->name)),
-				"stop endpoint %s, and without a shared PID namespace no signal can be sent: "
-				"giving up on it", decide_result_phrase(result, what));
-		else
-			log_msg(LOG_WARN, FIELDS(LF_STR("sidecar", cfg->name)),
-				"stop endpoint %s: falling back to SIGTERM", decide_result_phrase(result, what));
-		return;
+		SAY_SC(d, k, .kind = NOTE_STOP_REFUSED, .result = result, .blind = cfg->confirm == CONFIRM_PORT);
+		return true;
 	}
 	if (now + sc->backoff_us >= sc->deadline_us) {
-		log_msg(LOG_WARN, FIELDS(LF_STR("sidecar", cfg->name)),
-			"stop request %s: no time left for another try within --stop-timeout",
-			decide_result_phrase(result, what));
-		return;
+		SAY_SC(d, k, .kind = NOTE_STOP_NO_TIME, .result = result);
+		return true;
 	}
 	sc->retry_us = now + sc->backoff_us;
-	log_msg(LOG_INFO, FIELDS(LF_STR("sidecar", cfg->name), LF_INT("attempt", sc->requests)),
-		"stop request %s: trying again in %s", decide_result_phrase(result, what), fmt_us(sc->backoff_us, dur));
+	SAY_SC(d, k, .kind = NOTE_STOP_RETRY, .result = result, .count = sc->requests, .us = sc->backoff_us);
 	sc->backoff_us = min64(sc->backoff_us * 2, STOP_RETRY_MAX_US);
+	return true;
 }
 
-void decide_http_result(struct decide *d, size_t sidecar, enum decide_http_purpose purpose, int result, int64_t now)
+static bool http_result(struct decide *d, size_t sidecar, enum decide_http_purpose purpose, int result, int64_t now)
 {
-	const struct decide_sidecar_config *cfg;
-	struct decide_sidecar *sc;
-	char what[64], dur[32];
+	const struct decide_sidecar_config *cfg = &d->cfg.sidecars[sidecar];
+	struct decide_sidecar *sc = &d->sidecars[sidecar];
 
-	if (sidecar >= d->cfg.nsidecars)
-		return;
-	cfg = &d->cfg.sidecars[sidecar];
-	sc = &d->sidecars[sidecar];
 	switch (purpose) {
 	case DECIDE_HTTP_READY:
-		ready_result(d, sidecar, result, now);
-		return;
+		return ready_result(d, sidecar, result, now);
 	case DECIDE_HTTP_DRAIN:
 		sc->http_inflight = false;
 		note_status(sc, result);
 		if (sc->state != SC_DRAINING)
-			return;
+			return false;
 		if (is_2xx(result)) {
 			sc->deadline_us = now + cfg->drain_time_us;
 			if (cfg->drain_time_us)
-				log_msg(LOG_INFO, FIELDS(LF_STR("sidecar", cfg->name)),
-					"drain request %s: the stop request follows after drain-time %s",
-					decide_result_phrase(result, what), fmt_us(cfg->drain_time_us, dur));
+				SAY_SC(d, sidecar, .kind = NOTE_DRAIN_ACCEPTED, .result = result, .us = cfg->drain_time_us);
 		} else {
 			sc->deadline_us = now;
-			log_msg(LOG_WARN, FIELDS(LF_STR("sidecar", cfg->name)),
-				"drain request %s: going on with the stop request", decide_result_phrase(result, what));
+			SAY_SC(d, sidecar, .kind = NOTE_DRAIN_FAILED, .result = result);
 		}
-		return;
+		return true;
 	case DECIDE_HTTP_STOP:
 		sc->http_inflight = false;
 		note_status(sc, result);
-		http_stop_result(d, sidecar, result, now);
-		return;
+		return http_stop_result(d, sidecar, result, now);
 	case DECIDE_HTTP_CHECK:
 		sc->check_inflight = false;
 		if (result == -ECONNREFUSED)
-			log_msg(LOG_WARN, FIELDS(LF_STR("sidecar", cfg->name), LF_STR("url", cfg->stop_url)),
-				"the sidecar is ready, but its stop endpoint refuses connections: the stop request will "
-				"fail and a signal will have to stop it");
-		return;
+			SAY_SC(d, sidecar, .kind = NOTE_STOP_ENDPOINT_SHUT, .text = cfg->stop_url);
+		return true;
 	case DECIDE_HTTP_GONE:
 		sc->http_inflight = false;
 		if (sc->state != SC_STOPPING)
-			return;
+			return false;
 		if (result == -ECONNREFUSED) {
-			log_msg(LOG_INFO, FIELDS(LF_STR("sidecar", cfg->name)),
-				"sidecar no longer accepts connections: stopped");
-			decide_sidecar_gone(d, sidecar, now);
-			return;
+			SAY_SC(d, sidecar, .kind = NOTE_PORT_CLOSED);
+			sidecar_gone(d, sidecar, now);
+			return true;
 		}
 		sc->retry_us = now + sc->backoff_us;
 		sc->backoff_us = min64(sc->backoff_us * 2, GONE_PROBE_MAX_US);
-		return;
+		return true;
 	}
+	return false;
 }
 
 /* ---- the pod's processes ----------------------------------------------------- */
 
-void decide_pending(struct decide *d, unsigned n)
-{
-	d->pending_containers = n;
-}
-
-void decide_polling(struct decide *d, unsigned n)
+static void polling(struct decide *d, unsigned n)
 {
 	if (n && !d->polled)
 		d->next_poll_us = 0;
@@ -1138,7 +1083,7 @@ void decide_polling(struct decide *d, unsigned n)
 		d->polled_most = n;
 }
 
-void decide_rescanned(struct decide *d, int err, int64_t now)
+static void rescanned(struct decide *d, int err, int64_t now)
 {
 	size_t i;
 
@@ -1147,14 +1092,13 @@ void decide_rescanned(struct decide *d, int err, int64_t now)
 	if (err < 0) {
 		/* Nothing was learnt: no confirmation, no report matched; again shortly. */
 		if (!d->rescan_err)
-			log_msg(LOG_WARN, FIELDS(LF_STR("error", strerror(-err))),
-				"cannot rescan /proc: trying again shortly");
+			SAY(d, .kind = NOTE_RESCAN_FAILED, .result = err);
 		d->rescan_err = err;
 		d->rescan_retry_us = now + RESCAN_RETRY_US;
 		return;
 	}
 	if (d->rescan_err)
-		log_info("rescanning /proc works again");
+		SAY(d, .kind = NOTE_RESCAN_WORKS);
 	d->rescan_err = 0;
 	d->last_rescan_us = now;
 	if (d->phase == PHASE_CONFIRMING)
@@ -1196,11 +1140,6 @@ bool decide_expects_process(const struct decide *d, int64_t now)
 	return every > 0 && every <= RESCAN_FAST_US;
 }
 
-void decide_pids_moved(struct decide *d)
-{
-	d->pids_moved = true;
-}
-
 /* When the next rescan is due while watching (a failed one is retried); INT64_MAX: none. */
 static int64_t rescan_due(const struct decide *d, int64_t now)
 {
@@ -1238,30 +1177,47 @@ static int64_t poll_deadline(const struct decide *d)
 
 /* ---- signals from outside ----------------------------------------------------- */
 
-void decide_terminate(struct decide *d, int64_t now)
-{
-	char grace[32];
-
-	if (d->phase >= PHASE_DRAINING) {
-		log_info("signal received: already draining");
-		return;
-	}
-	if (d->term_us) {
-		decide_drain_now(d, "second-signal", now);
-		return;
-	}
-	d->term_us = now;
-	log_info("termination requested: keeping the sidecars until the apps exit, at most %s "
-		 "(a second signal drains at once)", fmt_us(d->cfg.term_grace_us, grace));
-}
-
-bool decide_drain_now(struct decide *d, const char *reason, int64_t now)
+static bool drain_now(struct decide *d, const char *reason)
 {
 	if (d->phase >= PHASE_DRAINING || d->drain_requested)
 		return false;
 	d->drain_requested = true;
 	d->drain_reason = reason;
 	return true;
+}
+
+static void terminate(struct decide *d, int64_t now)
+{
+	if (d->phase >= PHASE_DRAINING) {
+		SAY(d, .kind = NOTE_TERMINATE_DRAINING);
+		return;
+	}
+	if (d->term_us) {
+		drain_now(d, "second-signal");
+		return;
+	}
+	d->term_us = now;
+	SAY(d, .kind = NOTE_TERMINATE, .us = d->cfg.term_grace_us);
+}
+
+/* What an earlier run of the agent left: apps-done, the drain again; done, the exit. */
+static bool found(struct decide *d, enum decide_file f)
+{
+	if (d->phase != PHASE_WATCHING)
+		return false;
+	switch (f) {
+	case DECIDE_FILE_APPS_DONE:
+		SAY(d, .kind = NOTE_RESUME_APPS_DONE);
+		return drain_now(d, "resume");
+	case DECIDE_FILE_DONE:
+		SAY(d, .kind = NOTE_RESUME_DONE);
+		d->resumed_done = true;
+		return true;
+	case DECIDE_FILE_READY:
+	case DECIDE_NFILES:
+		break;
+	}
+	return false;
 }
 
 /* ---- the conclusion ------------------------------------------------------------ */
@@ -1281,6 +1237,9 @@ static const char *conclusion(struct decide *d, int64_t now)
 	for (i = 0; i < d->napps; i++)
 		if (!d->apps[i].superseded && !app_finished(d, &d->apps[i]))
 			all = false;
+	/* An app that could not be tracked may still be running: never done without it. */
+	if (d->lost_apps)
+		all = false;
 	if (fewer_than_expected(d)) {
 		/* Only when the apps that did appear are all finished: a running one still needs the proxy. */
 		if (all && now >= d->started_us + d->cfg.startup_timeout_us)
@@ -1306,7 +1265,7 @@ static bool never_started(const struct decide *d, size_t k)
  */
 static bool awaiting_named_sidecar(struct decide *d, const char *reason, int64_t now)
 {
-	char list[512] = "", dur[32];
+	char list[512] = "";
 	size_t k, n = 0;
 
 	if (d->sidecar_wait_over || d->cfg.sidecar_wait_us <= 0 || strcmp(reason, "apps-done") != 0)
@@ -1317,27 +1276,20 @@ static bool awaiting_named_sidecar(struct decide *d, const char *reason, int64_t
 					      d->cfg.sidecars[k].name);
 	if (!n) {
 		if (d->sidecar_wait_from_us) {
-			log_msg(LOG_INFO, FIELDS(LF_MS("waited", now - d->sidecar_wait_from_us)),
-				"the awaited sidecar started: stopping it");
+			SAY(d, .kind = NOTE_SIDECAR_WAIT_OVER, .us = now - d->sidecar_wait_from_us);
 			d->sidecar_wait_over = true;
 		}
 		return false;
 	}
 	if (!d->sidecar_wait_from_us) {
 		d->sidecar_wait_from_us = now;
-		log_msg(LOG_WARN, FIELDS(LF_STR("sidecars", list)),
-			"apps done, but sidecar %s has not started yet: waiting for it up to --sidecar-wait %s, "
-			"to stop it (the kubelet starts a sidecar listed after the apps after them)",
-			list, fmt_us(d->cfg.sidecar_wait_us, dur));
+		SAY(d, .kind = NOTE_SIDECAR_WAIT, .text = list, .us = d->cfg.sidecar_wait_us);
 		return true;
 	}
 	if (now < d->sidecar_wait_from_us + d->cfg.sidecar_wait_us)
 		return true;
 	d->sidecar_wait_over = true;
-	log_msg(LOG_WARN, FIELDS(LF_STR("sidecars", list)),
-		"sidecar %s did not start within --sidecar-wait %s: draining without it (if it starts "
-		"later nothing stops it; check its match= against the start-up log)",
-		list, fmt_us(d->cfg.sidecar_wait_us, dur));
+	SAY(d, .kind = NOTE_SIDECAR_WAIT_EXPIRED, .text = list, .us = d->cfg.sidecar_wait_us);
 	return false;
 }
 
@@ -1351,39 +1303,41 @@ static bool needs_confirmation(const struct decide *d, const char *reason)
 	return strcmp(reason, "apps-done") == 0 && !d->confirmed && !all_expected_seen(d);
 }
 
-static void log_drain_start(struct decide *d, const char *reason, int64_t now)
+/* run --drain's command is over: an app that exited with code. */
+static bool command_ended(struct decide *d, int code, int64_t now)
 {
-	char dur[32];
-	unsigned live = live_apps(d);
-
-	if (strcmp(reason, "startup-timeout") == 0)
-		log_msg(LOG_ERROR, FIELDS(LF_STR("reason", reason), LF_INT("apps_seen", live)),
-			"%s within --startup-timeout %s: draining the sidecars",
-			live ? "fewer app containers than --apps appeared" : "no app container appeared",
-			fmt_us(d->cfg.startup_timeout_us, dur));
-	else if (strcmp(reason, "term-grace") == 0)
-		log_msg(LOG_WARN, FIELDS(LF_STR("reason", reason)),
-			"apps still running %s after the termination request: draining the sidecars",
-			fmt_us(d->cfg.term_grace_us, dur));
-	else if (strcmp(reason, "apps-done") == 0)
-		log_msg(LOG_INFO, FIELDS(LF_STR("reason", reason), LF_INT("apps", live)),
-			"apps done: draining the sidecars");
-	else
-		log_msg(LOG_INFO, FIELDS(LF_STR("reason", reason), LF_INT("apps", live)),
-			"drain requested: draining the sidecars");
+	if (!d->cfg.command || d->command_over)
+		return false;
+	d->command_over = true;
+	d->command_code = code;
+	app_exited(d, DECIDE_APP_COMMAND, now);
+	app_status(d, DECIDE_APP_COMMAND, code, now);
+	return true;
 }
 
 static void start_drain(struct decide *d, const char *reason, int64_t now, struct decide_action *act)
 {
+	int64_t limit = 0;
+
 	d->phase = PHASE_DRAINING;
 	d->decided_us = now;
 	d->reason = reason;
 	d->current = d->cfg.nsidecars;
 	d->files[DECIDE_FILE_APPS_DONE].wanted = d->cfg.files;
 	d->files[DECIDE_FILE_APPS_DONE].next_us = now;
-	log_drain_start(d, reason, now);
+	if (strcmp(reason, "startup-timeout") == 0)
+		limit = d->cfg.startup_timeout_us;
+	else if (strcmp(reason, "term-grace") == 0)
+		limit = d->cfg.term_grace_us;
+	SAY(d, .kind = NOTE_DRAIN, .reason = reason, .count = live_apps(d), .us = limit);
 	act->kind = DECIDE_APPS_DONE;
 	act->reason = reason;
+	/* The sidecars were not ready in time: the command that waited for them never starts. */
+	if (strcmp(reason, "ready-timeout") == 0 && !d->files[DECIDE_FILE_READY].written &&
+	    !d->files[DECIDE_FILE_READY].inflight && command_ended(d, d->cfg.command_not_ready, now)) {
+		act->command_ended = true;
+		act->exit_code = d->cfg.command_not_ready;
+	}
 }
 
 /* ---- the drain ------------------------------------------------------------------- */
@@ -1460,8 +1414,6 @@ static int catch_step(struct decide *d, size_t k, int64_t now, struct decide_act
 {
 	const struct decide_sidecar_config *cfg = &d->cfg.sidecars[k];
 	struct decide_sidecar *sc = &d->sidecars[k];
-	const char *sig = signal_name(cfg->stop_signal);
-	char dur[32], err[64];
 
 	if (sc->catch_over)
 		return -1;
@@ -1478,36 +1430,25 @@ static int catch_step(struct decide *d, size_t k, int64_t now, struct decide_act
 	}
 	if (!sc->catch_inflight && sc->catch_result > 0) {
 		sc->catch_over = true;
-		log_msg(LOG_INFO,
-			FIELDS(LF_STR("sidecar", cfg->name), LF_STR("signal", sig),
-			       LF_MS("waited", now - sc->catch_from_us)),
-			"%s catches SIG%s: stopping", cfg->name, sig);
+		SAY_SC(d, k, .kind = NOTE_CATCHES, .signo = cfg->stop_signal, .us = now - sc->catch_from_us);
 		return -1;
 	}
 	if (!sc->catch_inflight && sc->catch_result < 0) {
 		sc->catch_over = true;
-		log_msg(LOG_WARN,
-			FIELDS(LF_STR("sidecar", cfg->name), LF_STR("signal", sig),
-			       LF_STR("error", decide_result_phrase(sc->catch_result, err))),
-			"cannot tell whether %s catches SIG%s: stopping", cfg->name, sig);
+		SAY_SC(d, k, .kind = NOTE_CATCHES_UNKNOWN, .signo = cfg->stop_signal, .result = sc->catch_result);
 		return -1;
 	}
 	if (now >= sc->catch_from_us + CATCH_WAIT_US) {
 		sc->catch_over = true;
-		log_msg(LOG_WARN, FIELDS(LF_STR("sidecar", cfg->name), LF_STR("signal", sig)),
-			"%s does not catch SIG%s after %s: stopping anyway (it may die of the signal)", cfg->name, sig,
-			fmt_us(CATCH_WAIT_US, dur));
+		SAY_SC(d, k, .kind = NOTE_CATCHES_NOT, .signo = cfg->stop_signal, .us = CATCH_WAIT_US);
 		return -1;
 	}
 	if (sc->catch_inflight || now < sc->catch_next_us)
 		return 0;
 	/* The first look said not yet: say why the stop waits. */
 	if (sc->catch_looks++ == 1)
-		log_msg(
-		    LOG_INFO,
-		    FIELDS(LF_STR("sidecar", cfg->name), LF_STR("signal", sig), LF_MS("seen_ago", now - sc->seen_us)),
-		    "waiting for %s to catch SIG%s (seen only just now; at most %s)", cfg->name, sig,
-		    fmt_us(CATCH_WAIT_US, dur));
+		SAY_SC(d, k, .kind = NOTE_CATCHES_WAIT, .signo = cfg->stop_signal, .us = CATCH_WAIT_US,
+		       .limit_us = now - sc->seen_us);
 	sc->catch_inflight = true;
 	sc->catch_next_us = now + CATCH_CHECK_US;
 	act->kind = DECIDE_CATCHES;
@@ -1566,7 +1507,6 @@ static bool escalate(struct decide *d, size_t k, int64_t now, struct decide_acti
 {
 	const struct decide_sidecar_config *cfg = &d->cfg.sidecars[k];
 	struct decide_sidecar *sc = &d->sidecars[k];
-	char dur[32], dur2[32];
 
 	if (sc->stop_refused) {
 		if (cannot_signal(d, k, -EACCES))
@@ -1577,23 +1517,18 @@ static bool escalate(struct decide *d, size_t k, int64_t now, struct decide_acti
 		return true;
 	}
 	if (cannot_signal(d, k, -ETIMEDOUT)) {
-		log_msg(LOG_ERROR, FIELDS(LF_STR("sidecar", cfg->name)),
-			"%s within --stop-timeout %s, and without a shared PID namespace no signal can "
-			"be sent: giving up on it",
-			sc->stop_accepted ? "still accepting connections" : "the stop request was not accepted",
-			fmt_us(d->cfg.stop_timeout_us, dur));
+		SAY_SC(d, k, .kind = NOTE_BLIND_TIMEOUT, .us = d->cfg.stop_timeout_us, .flag = sc->stop_accepted);
 		return false;
 	}
 	sc->state = SC_TERMINATING;
 	sc->deadline_us = now + d->cfg.kill_after_us;
 	if (cfg->stop_signal == SIGTERM) {
 		/* It has had its SIGTERM: a second one would only rush a drain. */
-		log_msg(LOG_WARN, FIELDS(LF_STR("sidecar", cfg->name)), "still running %s after SIGTERM: SIGKILL in %s",
-			fmt_us(d->cfg.stop_timeout_us, dur), fmt_us(d->cfg.kill_after_us, dur2));
+		SAY_SC(d, k, .kind = NOTE_SIGTERM_WAS_STOP, .us = d->cfg.stop_timeout_us,
+		       .limit_us = d->cfg.kill_after_us);
 		return false;
 	}
-	log_msg(LOG_WARN, FIELDS(LF_STR("sidecar", cfg->name)), "still running %s after the stop request: sending SIGTERM",
-		fmt_us(d->cfg.stop_timeout_us, dur));
+	SAY_SC(d, k, .kind = NOTE_SENDING_SIGTERM, .us = d->cfg.stop_timeout_us);
 	signal_action(d, k, SIGTERM, act);
 	return true;
 }
@@ -1627,9 +1562,7 @@ static bool sidecar_step(struct decide *d, size_t k, int64_t now, struct decide_
 		}
 		if (cfg->confirm == CONFIRM_PORT && !cfg->stop_url) {
 			cannot_signal(d, k, -ENXIO);
-			log_msg(LOG_ERROR, FIELDS(LF_STR("sidecar", cfg->name)),
-				"cannot stop the sidecar with a signal: its processes are not visible "
-				"(the pod needs shareProcessNamespace: true)");
+			SAY_SC(d, k, .kind = NOTE_NO_SIGNAL_BLIND);
 			return false;
 		}
 		/*
@@ -1671,7 +1604,7 @@ static bool sidecar_step(struct decide *d, size_t k, int64_t now, struct decide_
 		sc->state = SC_KILLING;
 		sc->deadline_us = now + (d->cfg.kill_after_us > KILL_CONFIRM_MIN_US ? d->cfg.kill_after_us
 										   : KILL_CONFIRM_MIN_US);
-		log_msg(LOG_WARN, FIELDS(LF_STR("sidecar", cfg->name)), "still running after SIGTERM: sending SIGKILL");
+		SAY_SC(d, k, .kind = NOTE_SENDING_SIGKILL);
 		signal_action(d, k, SIGKILL, act);
 		return true;
 	case SC_KILLING:
@@ -1679,8 +1612,7 @@ static bool sidecar_step(struct decide *d, size_t k, int64_t now, struct decide_
 			return false;
 		sc->state = SC_FAILED;
 		sc->err = -ETIMEDOUT;
-		log_msg(LOG_ERROR, FIELDS(LF_STR("sidecar", cfg->name)),
-			"still running after SIGKILL (stuck in the kernel?): giving up on it");
+		SAY_SC(d, k, .kind = NOTE_KILL_FAILED);
 		return false;
 	case SC_GONE:
 	case SC_FAILED:
@@ -1739,7 +1671,6 @@ static int64_t sidecar_deadline(const struct decide *d)
 static bool finish_step(struct decide *d, int64_t now, struct decide_action *act)
 {
 	struct decide_file_state *done = &d->files[DECIDE_FILE_DONE];
-	char dur[32];
 	size_t i;
 
 	if (!d->settled_us) {
@@ -1767,14 +1698,10 @@ static bool finish_step(struct decide *d, int64_t now, struct decide_action *act
 				return true;
 			return false;
 		}
-		log_msg(LOG_ERROR, FIELDS(LF_STR("error", strerror(-done->err))),
-			"could not write the done file within %s: exiting without it (a restarted agent will drain again)",
-			fmt_us(DONE_GIVE_UP_US, dur));
+		SAY(d, .kind = NOTE_DONE_GIVEN_UP, .result = done->err, .us = DONE_GIVE_UP_US);
 		done->wanted = false;
 	}
-	d->phase = PHASE_DONE;
-	act->kind = DECIDE_EXIT;
-	act->exit_code = d->exit_code;
+	exit_action(d, act);
 	return true;
 }
 
@@ -1792,6 +1719,40 @@ static int64_t finish_deadline(const struct decide *d)
 	}
 	t = d->settled_us + STATUS_WAIT_US;
 	return min64(t, status_deadline(d));
+}
+
+/*
+ * The containers the kubelet shares the termination messages' 12 KiB
+ * among: the pod's, an attempt an OnFailure restart replaced not counted
+ * again, and one init container assumed (istio-init, linkerd-init, a
+ * migration ran before the agent could see it), so that a pod with one
+ * still gets a message whole.
+ */
+static unsigned spec_containers(const struct decide *d)
+{
+	unsigned n = d->pod_containers;
+	size_t i;
+
+	for (i = 0; i < d->napps; i++)
+		n -= d->apps[i].superseded && n > 1;
+	return n + 1;
+}
+
+/* The end: the summary's exit code, and the process's exit status (run --drain: the command's code). */
+static void exit_action(struct decide *d, struct decide_action *act)
+{
+	d->phase = PHASE_DONE;
+	act->kind = DECIDE_EXIT;
+	act->exit_code = d->exit_code;
+	act->status = d->exit_code;
+	act->resumed = d->resumed_done;
+	act->containers = spec_containers(d);
+	if (d->cfg.command && !d->resumed_done) {
+		if (d->exit_code != 0)
+			SAY(d, .kind = NOTE_STOP_FAILED, .code = d->exit_code);
+		/* A command that never ended: none of its codes can be told (run --drain says 125). */
+		act->status = d->command_over ? d->command_code : DECIDE_CODE_UNKNOWN;
+	}
 }
 
 /* ---- the next action ---------------------------------------------------------- */
@@ -1838,6 +1799,11 @@ static bool watching_step(struct decide *d, int64_t now, struct decide_action *a
 bool decide_next(struct decide *d, int64_t now, struct decide_action *act)
 {
 	memset(act, 0, sizeof(*act));
+	/* An earlier run finished: nothing is left to do but to say so. */
+	if (d->resumed_done && d->phase != PHASE_DONE) {
+		exit_action(d, act);
+		return true;
+	}
 	expire_statuses(d, now);
 	switch (d->phase) {
 	case PHASE_WATCHING:
@@ -1859,11 +1825,13 @@ bool decide_next(struct decide *d, int64_t now, struct decide_action *act)
 	return false;
 }
 
-int64_t decide_deadline(const struct decide *d, int64_t now)
+int64_t decide_deadline(struct decide *d, int64_t now)
 {
 	int64_t t = INT64_MAX;
 	size_t i;
 
+	if (d->resumed_done && d->phase != PHASE_DONE)
+		return now;
 	switch (d->phase) {
 	case PHASE_WATCHING:
 	case PHASE_CONFIRMING:
@@ -1905,7 +1873,9 @@ int64_t decide_deadline(const struct decide *d, int64_t now)
 	return t;
 }
 
-const char *decide_outcome(const struct decide_sidecar *sc)
+/* ---- views ------------------------------------------------------------------- */
+
+static const char *outcome(const struct decide_sidecar *sc)
 {
 	switch (sc->state) {
 	case SC_GONE:
@@ -1931,4 +1901,187 @@ const char *decide_outcome(const struct decide_sidecar *sc)
 size_t decide_app_count(const struct decide *d)
 {
 	return d->napps;
+}
+
+bool decide_draining(const struct decide *d)
+{
+	return d->phase >= PHASE_DRAINING;
+}
+
+void decide_view(const struct decide *d, struct decide_view *v)
+{
+	memset(v, 0, sizeof(*v));
+	v->phase = d->phase;
+	v->started_us = d->started_us;
+	v->decided_us = d->decided_us;
+	v->reason = d->reason;
+	v->exit_code = d->exit_code;
+	v->settled_us = d->settled_us;
+	v->polled_most = d->polled_most;
+	v->ready_written = d->files[DECIDE_FILE_READY].written;
+	v->ready_expired = d->ready_expired;
+	v->apps = d->napps;
+}
+
+void decide_app_view(const struct decide *d, size_t i, struct decide_app_view *v)
+{
+	const struct decide_app *a = &d->apps[i];
+
+	memset(v, 0, sizeof(*v));
+	v->id = a->id;
+	v->name = a->name;
+	v->state = a->superseded ? DECIDE_APP_RESTARTED : a->exited ? DECIDE_APP_EXITED : DECIDE_APP_RUNNING;
+	v->code = a->code;
+	v->gave_up = a->gave_up;
+	v->report = a->report[0] ? a->report : NULL;
+	v->reported = a->reported;
+	v->seen_us = a->seen_us;
+	v->exited_us = a->exited_us;
+}
+
+static enum decide_stage stage(const struct decide_sidecar *sc)
+{
+	switch (sc->state) {
+	case SC_UP: return DECIDE_SIDECAR_UP;
+	case SC_GONE: return DECIDE_SIDECAR_GONE;
+	case SC_FAILED: return DECIDE_SIDECAR_FAILED;
+	default: return DECIDE_SIDECAR_STOPPING;
+	}
+}
+
+void decide_sidecar_view(const struct decide *d, size_t k, struct decide_sidecar_view *v)
+{
+	const struct decide_sidecar *sc = &d->sidecars[k];
+
+	memset(v, 0, sizeof(*v));
+	v->name = d->cfg.sidecars[k].name;
+	v->stage = stage(sc);
+	v->outcome = outcome(sc);
+	v->seen = sc->seen;
+	v->counts = counts(d, k);
+	v->ready = sc->ready;
+	v->ready_us = sc->ready_us;
+	v->ready_polls = sc->ready_polls;
+	v->ready_last = sc->ready_last;
+	v->stop_sent_us = sc->stop_sent_us;
+	v->gone_us = sc->gone_us;
+	v->deadline_us = sc->deadline_us;
+	v->exit_code = sc->exit_code;
+	v->requests = sc->requests;
+	memcpy(v->statuses, sc->statuses, sizeof(v->statuses));
+}
+
+const char *decide_file_name(enum decide_file f)
+{
+	return f < DECIDE_NFILES ? file_names[f] : "?";
+}
+
+/* ---- events ------------------------------------------------------------------- */
+
+static const char *const event_names[] = {
+	[DECIDE_EV_APP_SEEN] = "app-seen",
+	[DECIDE_EV_APP_EXITED] = "app-exited",
+	[DECIDE_EV_APP_STATUS] = "app-status",
+	[DECIDE_EV_APP_RENAMED] = "app-renamed",
+	[DECIDE_EV_APP_FORGET] = "app-forget",
+	[DECIDE_EV_APP_REPORTS_AS] = "app-reports-as",
+	[DECIDE_EV_APP_REPORT] = "app-report",
+	[DECIDE_EV_COMMAND_ENDED] = "command-ended",
+	[DECIDE_EV_SIDECAR_SEEN] = "sidecar-seen",
+	[DECIDE_EV_SIDECAR_EXITED] = "sidecar-exited",
+	[DECIDE_EV_SIDECAR_STATUS] = "sidecar-status",
+	[DECIDE_EV_SIDECAR_GONE] = "sidecar-gone",
+	[DECIDE_EV_NO_ENDPOINT] = "no-endpoint",
+	[DECIDE_EV_CATCHES] = "catches",
+	[DECIDE_EV_SIGNAL_RESULT] = "signal-result",
+	[DECIDE_EV_HTTP_RESULT] = "http-result",
+	[DECIDE_EV_WRITTEN] = "written",
+	[DECIDE_EV_FOUND] = "found",
+	[DECIDE_EV_PENDING] = "pending",
+	[DECIDE_EV_POLLING] = "polling",
+	[DECIDE_EV_CONTAINERS] = "containers",
+	[DECIDE_EV_PIDS_MOVED] = "pids-moved",
+	[DECIDE_EV_RESCANNED] = "rescanned",
+	[DECIDE_EV_TERMINATE] = "terminate",
+	[DECIDE_EV_DRAIN_NOW] = "drain-now",
+};
+
+const char *decide_event_name(enum decide_event_kind kind)
+{
+	return (size_t)kind < ARRAY_SIZE(event_names) && event_names[kind] ? event_names[kind] : "?";
+}
+
+/* Whether the event is about one sidecar (ev->sidecar). */
+static bool about_sidecar(enum decide_event_kind kind)
+{
+	switch (kind) {
+	case DECIDE_EV_SIDECAR_SEEN:
+	case DECIDE_EV_SIDECAR_EXITED:
+	case DECIDE_EV_SIDECAR_STATUS:
+	case DECIDE_EV_SIDECAR_GONE:
+	case DECIDE_EV_NO_ENDPOINT:
+	case DECIDE_EV_CATCHES:
+	case DECIDE_EV_SIGNAL_RESULT:
+	case DECIDE_EV_HTTP_RESULT:
+		return true;
+	default:
+		return false;
+	}
+}
+
+static bool dispatch(struct decide *d, const struct decide_event *ev, int64_t now)
+{
+	switch (ev->kind) {
+	case DECIDE_EV_APP_SEEN: return app_seen(d, ev->id, ev->name, now);
+	case DECIDE_EV_APP_EXITED: return app_exited(d, ev->id, now);
+	case DECIDE_EV_APP_STATUS: return app_status(d, ev->id, ev->code, now);
+	case DECIDE_EV_APP_RENAMED: return app_renamed(d, ev->id, ev->name);
+	case DECIDE_EV_APP_FORGET: return app_forget(d, ev->id);
+	case DECIDE_EV_APP_REPORTS_AS: return app_reports_as(d, ev->id, ev->name);
+	case DECIDE_EV_APP_REPORT: return app_report(d, ev->name, ev->code, now);
+	case DECIDE_EV_COMMAND_ENDED: return command_ended(d, ev->code, now);
+	case DECIDE_EV_SIDECAR_SEEN: return sidecar_seen(d, ev->sidecar, now);
+	case DECIDE_EV_SIDECAR_EXITED: return sidecar_exited(d, ev->sidecar, ev->id, ev->pid, now);
+	case DECIDE_EV_SIDECAR_STATUS: return sidecar_status(d, ev->sidecar, ev->code, now);
+	case DECIDE_EV_SIDECAR_GONE: return sidecar_gone(d, ev->sidecar, now);
+	case DECIDE_EV_NO_ENDPOINT: return sidecar_no_endpoint(d, ev->sidecar);
+	case DECIDE_EV_CATCHES: return sidecar_catches(d, ev->sidecar, ev->result);
+	case DECIDE_EV_SIGNAL_RESULT: return signal_result(d, ev->sidecar, ev->result, now);
+	case DECIDE_EV_HTTP_RESULT: return http_result(d, ev->sidecar, ev->purpose, ev->result, now);
+	case DECIDE_EV_WRITTEN: return written(d, ev->file, ev->result, now);
+	case DECIDE_EV_FOUND: return found(d, ev->file);
+	case DECIDE_EV_PENDING:
+		d->pending_containers = ev->count;
+		return true;
+	case DECIDE_EV_POLLING:
+		polling(d, ev->count);
+		return true;
+	case DECIDE_EV_CONTAINERS:
+		d->pod_containers = ev->count;
+		return true;
+	case DECIDE_EV_PIDS_MOVED:
+		d->pids_moved = true;
+		return true;
+	case DECIDE_EV_RESCANNED:
+		rescanned(d, ev->result, now);
+		return true;
+	case DECIDE_EV_TERMINATE:
+		terminate(d, now);
+		return true;
+	case DECIDE_EV_DRAIN_NOW: return drain_now(d, ev->name);
+	}
+	return false;
+}
+
+bool decide_event(struct decide *d, const struct decide_event *ev, int64_t now)
+{
+	bool sidecar = about_sidecar(ev->kind);
+
+	/* Every sidecar event is checked here, once, against the sidecars there are. */
+	if ((!sidecar || ev->sidecar < d->cfg.nsidecars) && dispatch(d, ev, now))
+		return true;
+	SAY(d, .kind = NOTE_IGNORED, .event = ev->kind,
+	    .sidecar = sidecar && ev->sidecar < d->cfg.nsidecars ? d->cfg.sidecars[ev->sidecar].name : NULL,
+	    .k = ev->sidecar);
+	return false;
 }

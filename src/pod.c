@@ -90,8 +90,10 @@ static void log_container(const struct pod *p, const struct pod_container *c, co
 /*
  * A root is gone: its container is over, and decide hears of it. unwatched:
  * it was gone before it could be watched, so its exit code is unknown.
+ * pid: the root, when its watch saw it exit (decide notes a sidecar's).
  */
-static void root_gone(struct pod *p, struct pod_root *r, struct pod_container *c, int64_t when, bool unwatched)
+static void root_gone(struct pod *p, struct pod_root *r, struct pod_container *c, int64_t when, bool unwatched,
+		      int pid)
 {
 	podscan_root_exited(p->ps, c);
 	if (r->role == ROLE_APP) {
@@ -99,7 +101,8 @@ static void root_gone(struct pod *p, struct pod_root *r, struct pod_container *c
 		if (unwatched)
 			decide_app_status(p->d, r->id, DECIDE_CODE_UNKNOWN, when);
 	} else if (r->role == ROLE_SIDECAR) {
-		decide_sidecar_exited(p->d, (size_t)r->sidecar, when);
+		DECIDE_TELL(p->d, when, .kind = DECIDE_EV_SIDECAR_EXITED, .sidecar = (size_t)r->sidecar, .id = r->id,
+			    .pid = pid);
 		if (unwatched)
 			decide_sidecar_status(p->d, (size_t)r->sidecar, DECIDE_CODE_UNKNOWN, when);
 	}
@@ -121,7 +124,7 @@ static void pending_gone(struct pod *p, struct pod_root *r, struct pod_container
 		decide_app_seen(p->d, c->id, c->name, when);
 	else if (c->role == ROLE_SIDECAR)
 		decide_sidecar_seen(p->d, (size_t)c->sidecar, when);
-	root_gone(p, r, c, when, unwatched);
+	root_gone(p, r, c, when, unwatched, 0);
 }
 
 static void root_exited(struct ev_loop *loop, struct pidwatch *pw)
@@ -142,14 +145,7 @@ static void root_exited(struct ev_loop *loop, struct pidwatch *pw)
 	if (r->role == ROLE_APP)
 		log_msg(LOG_INFO, FIELDS(LF_INT("container", c->id), LF_STR("name", c->name), LF_INT("pid", c->root)),
 			"app container exited");
-	else if (r->role == ROLE_SIDECAR && p->d->sidecars[r->sidecar].state == SC_UP)
-		log_msg(LOG_WARN,
-			FIELDS(LF_INT("container", c->id), LF_STR("sidecar", sidecar_name(p, r->sidecar)),
-			       LF_INT("pid", c->root)),
-			"sidecar container exited %s",
-			p->d->phase < PHASE_DRAINING ? "before the apps were done"
-						     : "before its stop: the stop was not ours");
-	root_gone(p, r, c, pw->exited_us, false);
+	root_gone(p, r, c, pw->exited_us, false, c->root);
 	if (!p->checking)
 		p->cfg.on_exit(p->cfg.data);
 }
@@ -188,7 +184,7 @@ static void watch_root(struct pod *p, struct pod_container *c)
 	p->roots[p->nroots++] = r;
 	c->data = r;
 	if (c->root_gone) {
-		root_gone(p, r, c, mono_us(), true);
+		root_gone(p, r, c, mono_us(), true, 0);
 		return;
 	}
 	if (pidwatch_start(p->cfg.loop, &r->pw, p->ps, c->root, c->root_start) == -ESRCH) {
@@ -196,7 +192,7 @@ static void watch_root(struct pod *p, struct pod_container *c)
 		if (r->role == ROLE_PENDING)
 			pending_gone(p, r, c, mono_us(), true);
 		else
-			root_gone(p, r, c, mono_us(), true);
+			root_gone(p, r, c, mono_us(), true, 0);
 	} else if (r->pw.polled)
 		log_msg(LOG_WARN, FIELDS(LF_INT("container", c->id), LF_INT("pid", c->root),
 					 LF_STR("error", strerror(-r->pw.why_polled))),

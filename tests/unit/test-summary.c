@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static struct decide d;
+static struct decide *d;
 static struct agent_options opt;
 
 static void setup(unsigned napps, unsigned fail_every)
@@ -29,17 +29,18 @@ static void setup(unsigned napps, unsigned fail_every)
 	char name[80], err[256];
 	unsigned i;
 
-	decide_free(&d);
-	decide_init(&d, &dc, 0);
+	decide_free(d);
+	if (decide_new(&dc, 0, &d) < 0)
+		bail_out("decide_new");
 	for (i = 0; i < napps; i++) {
 		snprintf(name, sizeof(name), "a-rather-long-application-container-name-number-%u", i);
-		decide_app_seen(&d, i + 3, name, 0);
-		decide_app_exited(&d, i + 3, US_PER_S);
-		decide_app_status(&d, i + 3, i % fail_every == 0 ? 1 : 0, US_PER_S);
+		decide_app_seen(d, i + 3, name, 0);
+		decide_app_exited(d, i + 3, US_PER_S);
+		decide_app_status(d, i + 3, i % fail_every == 0 ? 1 : 0, US_PER_S);
 	}
-	decide_sidecar_seen(&d, 1, 0);
-	decide_sidecar_exited(&d, 1, 2 * US_PER_S);
-	decide_sidecar_status(&d, 1, 143, 2 * US_PER_S);
+	decide_sidecar_seen(d, 1, 0);
+	decide_sidecar_exited(d, 1, 2 * US_PER_S);
+	decide_sidecar_status(d, 1, 143, 2 * US_PER_S);
 	if (!opt.sidecars) {
 		opt.sidecars = calloc(2, sizeof(*opt.sidecars));
 		opt.nsidecars = 2;
@@ -47,6 +48,20 @@ static void setup(unsigned napps, unsigned fail_every)
 		    spec_parse("match=fluent-bit", &opt.sidecars[1], err, sizeof(err)) < 0)
 			bail_out(err);
 	}
+}
+
+/* A drain in which no sidecar may be signalled: the agent's exit code is 1. */
+static void fail_the_drain(void)
+{
+	struct decide_action act;
+	int i;
+
+	decide_drain_now(d, "drain-file", 3 * US_PER_S);
+	for (i = 0; i < 100 && decide_next(d, 3 * US_PER_S, &act) && act.kind != DECIDE_EXIT; i++)
+		if (act.kind == DECIDE_SIGNAL)
+			decide_signal_result(d, act.sidecar, -EPERM, 3 * US_PER_S);
+	if (act.kind != DECIDE_EXIT || act.exit_code != 1)
+		bail_out("the drain did not fail");
 }
 
 /* The text of member key (its JSON), "" when missing. */
@@ -71,7 +86,7 @@ int main(void)
 
 	setup(2, 3);
 	jbuf_init(&full);
-	summary_build(&full, &d, &opt, 3 * US_PER_S);
+	summary_build(&full, d, &opt, 3 * US_PER_S);
 	is_str(member(full.buf, full.len, "fails_pod"),
 	       "[{\"role\":\"app\",\"name\":\"a-rather-long-application-container-name-number-0\",\"exit_code\":1},"
 	       "{\"role\":\"sidecar\",\"name\":\"fluent-bit\",\"exit_code\":143}]",
@@ -89,9 +104,9 @@ int main(void)
 
 	/* 45 apps with long names: over 4096 bytes. */
 	setup(45, 3);
-	d.exit_code = 1;
+	fail_the_drain();
 	jbuf_init(&full);
-	summary_build(&full, &d, &opt, 3 * US_PER_S);
+	summary_build(&full, d, &opt, 3 * US_PER_S);
 	ok(full.len > SUMMARY_TERMINATION_MAX, "45 apps: %zu bytes", full.len);
 	jbuf_init(&term);
 	summary_termination(&term, full.buf, full.len, SUMMARY_TERMINATION_MAX);
@@ -100,7 +115,7 @@ int main(void)
 	is_str(member(term.buf, term.len, "truncated"), "true", "says it is cut");
 	is_str(member(term.buf, term.len, "full"), "\"done\"", "and where the whole one is");
 	is_str(member(term.buf, term.len, "exit_code"), "1", "the exit code");
-	is_str(member(term.buf, term.len, "reason"), "null", "the reason");
+	is_str(member(term.buf, term.len, "reason"), "\"drain-file\"", "the reason");
 	is_str(member(term.buf, term.len, "apps"), "45", "the apps, counted");
 	ok(strncmp(member(term.buf, term.len, "fails_pod"), "[{\"role\":\"app\"", 14) == 0, "the failures first");
 	ok(strstr(member(term.buf, term.len, "fails_pod"), "number-42\",\"exit_code\":1},{\"role\":\"sidecar\"") &&
@@ -113,7 +128,7 @@ int main(void)
 	jbuf_free(&full);
 	setup(45, 1);
 	jbuf_init(&full);
-	summary_build(&full, &d, &opt, 3 * US_PER_S);
+	summary_build(&full, d, &opt, 3 * US_PER_S);
 	jbuf_init(&term);
 	summary_termination(&term, full.buf, full.len, SUMMARY_TERMINATION_MAX);
 	ok(term.len <= SUMMARY_TERMINATION_MAX, "45 failed apps: it fits (%zu bytes)", term.len);
@@ -150,7 +165,7 @@ int main(void)
 	is_int(summary_budget(0), 4096, "none known: 4096");
 	setup(45, 3);
 	jbuf_init(&full);
-	summary_build(&full, &d, &opt, 3 * US_PER_S);
+	summary_build(&full, d, &opt, 3 * US_PER_S);
 	jbuf_init(&term);
 	summary_termination(&term, full.buf, full.len, summary_budget(47));
 	ok(term.len <= 261, "47 containers: the short form fits in 261 bytes (%zu)", term.len);
@@ -162,6 +177,6 @@ int main(void)
 	spec_free(&opt.sidecars[0]);
 	spec_free(&opt.sidecars[1]);
 	free(opt.sidecars);
-	decide_free(&d);
+	decide_free(d);
 	return done_testing();
 }
