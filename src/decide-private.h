@@ -1,11 +1,23 @@
 /*
- * decide's own structures: nothing outside decide's files reads them (the
- * others read views, decide.h). Included by decide.c only.
+ * decide's own structures and the steps its two files share: decide.c
+ * (apps, reports, rescans, the conclusion, the files, the end) and
+ * decide-sidecar.c (each sidecar's readiness, stop and exit code). Nothing
+ * outside those two files includes this: the others read views (decide.h).
+ *
+ * Every step runs in a pass (struct pass). decide_next makes a pass with
+ * an action to fill: the first step that is due takes it. decide_deadline
+ * makes the same pass without one: then no step changes anything, and
+ * each says instead when it will be due. A step's action and its deadline
+ * come from the same lines, so the two cannot disagree.
  */
 #ifndef RG_DECIDE_PRIVATE_H
 #define RG_DECIDE_PRIVATE_H
 
 #include "decide.h"
+
+#include <stdint.h>
+
+/* ---- apps ------------------------------------------------------------------ */
 
 struct decide_app {
 	unsigned id;            /* the container's id; 0: known only from its apps/NAME report */
@@ -20,7 +32,7 @@ struct decide_app {
 	char report[DECIDE_NAME_MAX]; /* the apps/NAME matched to it, "" */
 	int reported;           /* the code in that report, -1: none */
 	int64_t seen_us, exited_us;
-	int64_t status_next_us, status_backoff_us; /* when to ask the kernel for the code again */
+	int64_t status_next_us, status_backoff_us; /* when to ask the kernel for the code again; 0: asked enough */
 };
 
 /* A report waiting for the rescan that comes before it is matched to an app. */
@@ -29,65 +41,111 @@ struct decide_report {
 	int code;
 };
 
-enum sidecar_state {
+/* ---- a sidecar: readiness, stop, exit code ------------------------------------ */
+
+/* Its readiness, before the drain. */
+enum ready_state {
+	READY_NOT,    /* not ready; with a ready URL, polled when next_us comes */
+	READY_ASKING, /* a poll is in flight (one at a time) */
+	READY_YES,    /* it answered 2xx, or (no ready URL) a process of it was seen */
+};
+
+/* The pre-flight look at its stop endpoint, once it is ready and was seen. */
+enum check_state {
+	CHECK_NOT_YET,
+	CHECK_DUE,      /* DECIDE_HTTP_CHECK is to go */
+	CHECK_ASKING,
+	CHECK_DONE,     /* looked at, or pre-flight already said what there is to say */
+};
+
+struct sidecar_ready {
+	enum ready_state state;
+	int64_t at_us;          /* when it turned ready; 0: not yet */
+	int64_t next_us;        /* when the next poll is due */
+	int64_t backoff_us;
+	unsigned polls;
+	int last;               /* the last poll's result: status or -errno; 0: none yet */
+	enum check_state check;
+};
+
+/* Where its stop is: the transition list in decide-sidecar.c says how it moves. */
+enum stop_state {
 	SC_UP,          /* not being stopped yet */
 	SC_WATCHING,    /* no live container of it was known: its processes are looked for first */
 	SC_DRAINING,    /* drain request sent, or drain-time running; the stop request comes next */
 	SC_STOPPING,    /* stop request sent (and retried), waiting up to --stop-timeout */
 	SC_TERMINATING, /* SIGTERM sent, waiting up to --kill-after */
 	SC_KILLING,     /* SIGKILL sent */
-	SC_GONE,
-	SC_FAILED,
+	SC_GONE,        /* its processes are gone: settled */
+	SC_FAILED,      /* it could not be stopped: settled */
+};
+
+/* What the stop URL answered. */
+enum stop_answer {
+	ANSWER_NONE,     /* nothing yet, or a failure worth another try */
+	ANSWER_ACCEPTED, /* 2xx: the processes (or the port) confirm the stop */
+	ANSWER_REFUSED,  /* 4xx: a signal must do it */
+};
+
+/* The look at whether a sidecar seen only just now catches its stop signal yet. */
+enum catch_state {
+	CATCH_UNASKED,  /* not looked at: whether a look is needed is decided when the stop is due */
+	CATCH_WAITING,  /* waiting for the next look (result: the last one's) */
+	CATCH_LOOKING,  /* DECIDE_CATCHES given, its result not back */
+	CATCH_OVER,     /* the stop signal may go */
+};
+
+struct sidecar_catch {
+	enum catch_state state;
+	int64_t from_us;        /* the wait for a handler began */
+	int64_t next_us;        /* when to look again */
+	unsigned looks;
+	int result;             /* the last look: 1 catches, 0 not yet, -errno */
+};
+
+struct sidecar_stop {
+	enum stop_state state;
+	enum stop_state gone_from; /* the state it was in when its processes were gone */
+	/*
+	 * DECIDE_WATCH was given: its processes are collected. Set on the way
+	 * out of SC_UP (by the watch, or after the first request or signal),
+	 * never cleared.
+	 */
+	bool watched;
+	int err;                /* SC_FAILED: the -errno that says why (-EPERM, -ETIMEDOUT, ...) */
+	int last_signal;
+	/* last_signal failed for want of resources: sent again at retry_us (SC_STOPPING to SC_KILLING only). */
+	bool signal_due;
+	int64_t deadline_us;    /* of the current state: drain-time, --stop-timeout, --kill-after */
+	int64_t stop_sent_us, gone_us; /* 0: not yet */
+	struct sidecar_catch catch;
+	/* HTTP while stopping: one request or probe in flight at a time. */
+	bool http_inflight;
+	enum stop_answer answer;
+	int64_t retry_us;       /* when the next stop request, gone probe or signal is due */
+	int64_t backoff_us;
+	unsigned requests;      /* drain and stop requests made */
+	int statuses[DECIDE_STATUSES_MAX]; /* the first ones' results: status or -errno */
+};
+
+/* Its own exit code: its containers' roots', the first non-zero one, else 0. */
+struct sidecar_exit {
+	int code;               /* DECIDE_CODE_PENDING: none exited yet, or on its way */
+	unsigned pending;       /* roots exited whose code has not come in */
+	int64_t exited_us;      /* the last root's exit */
+	int64_t next_us, backoff_us; /* the next time the kernel is asked; backoff 0: not asked any more */
 };
 
 struct decide_sidecar {
-	enum sidecar_state state;
-	enum sidecar_state gone_from; /* the state it was in when its processes were gone */
-	bool seen;                  /* a process of it was ever seen */
-	int64_t seen_us;            /* when a container of it was last seen */
-	unsigned containers;        /* its containers seen and not exited */
-	bool watched;               /* DECIDE_WATCH was given: its processes are collected */
-	int err;                    /* -errno that made it fail (-EPERM), 0 */
-	int last_signal;
-	bool signal_due;            /* last_signal is to be sent (again, after a transient failure) */
-	int64_t deadline_us;
-	int64_t stop_sent_us, gone_us; /* 0: not yet */
-
-	/* Readiness, before the drain. */
-	bool ready;
-	bool ready_inflight;
-	int64_t ready_us;           /* when it turned ready; 0: not yet */
-	int64_t ready_next_us;      /* when the next poll is due */
-	int64_t ready_backoff_us;
-	unsigned ready_polls;
-	int ready_last;             /* the last poll's result: status or -errno; 0: none yet */
-	bool check_due, check_inflight; /* DECIDE_HTTP_CHECK, once it is ready and was seen */
-	bool checked;               /* that check was made due once */
-	bool no_check;              /* pre-flight said it all */
-
-	/* Just seen: its roots may not handle the stop signal yet (no handler installed). */
-	int64_t catch_from_us;      /* the wait for a handler began; 0: none */
-	int64_t catch_next_us;      /* when to look again */
-	bool catch_inflight;        /* DECIDE_CATCHES given, decide_sidecar_catches() not yet */
-	unsigned catch_looks;       /* DECIDE_CATCHES given so far */
-	bool catch_over;            /* looked at (or no need): the stop signal may go */
-	int catch_result;           /* the last look: 1 catches, 0 not yet, -errno */
-
-	/* HTTP while stopping. */
-	bool http_inflight;         /* a drain, stop or gone probe is in flight */
-	bool stop_accepted;         /* the stop URL answered 2xx */
-	bool stop_refused;          /* it answered 4xx: fall back to a signal */
-	int64_t retry_us;           /* when the next stop request or gone probe is due */
-	int64_t backoff_us;
-	unsigned requests;          /* drain and stop requests made */
-	int statuses[DECIDE_STATUSES_MAX]; /* the first ones' results: status or -errno */
-
-	/* Its own exit code: its containers' roots', the first non-zero one, else 0. */
-	int exit_code;              /* DECIDE_CODE_PENDING: none exited yet, or on its way */
-	unsigned codes_pending;     /* roots exited whose code has not come in */
-	int64_t exited_us;          /* the last root's exit */
-	int64_t status_next_us, status_backoff_us;
+	bool seen;              /* a process of it was ever seen */
+	int64_t seen_us;        /* when a container of it was last seen */
+	unsigned containers;    /* its containers seen and not exited */
+	struct sidecar_ready ready;
+	struct sidecar_stop stop;
+	struct sidecar_exit exit;
 };
+
+/* ---- files, and the whole ------------------------------------------------------ */
 
 struct decide_file_state {
 	bool wanted;     /* to be written */
@@ -141,5 +199,82 @@ struct decide {
 	int64_t sidecar_wait_from_us; /* apps done, a named sidecar not seen: the wait began; 0: none */
 	bool sidecar_wait_over; /* it ended (each missing one was named in a warning) */
 };
+
+/* ---- passes ------------------------------------------------------------------- */
+
+struct pass {
+	int64_t now;
+	struct decide_action *act; /* NULL: a plan (decide_deadline): nothing changes */
+	int64_t next;              /* the earliest time a step will be due */
+};
+
+static inline int64_t min64(int64_t a, int64_t b)
+{
+	return a < b ? a : b;
+}
+
+/* Whether when has come; when it has not, the pass learns when it will. */
+static inline bool reached(struct pass *p, int64_t when)
+{
+	if (when <= p->now)
+		return true;
+	p->next = min64(p->next, when);
+	return false;
+}
+
+/*
+ * Whether to make a change (with or without an action) now. A real pass
+ * makes it. A plan makes none: it learns that decide_next has something
+ * to do now, which is all a deadline needs to know.
+ */
+static inline bool go(struct pass *p)
+{
+	if (p->act)
+		return true;
+	p->next = min64(p->next, p->now);
+	return false;
+}
+
+/* ---- notes ---------------------------------------------------------------------- */
+
+static inline void decide_say(const struct decide *d, const struct decide_note *n)
+{
+	if (d->cfg.sink)
+		d->cfg.sink(d->cfg.sink_data, n);
+}
+
+#define SAY(d, ...) decide_say((d), &(const struct decide_note){ __VA_ARGS__ })
+/* A note about sidecar idx: its name and index come with it. */
+#define SAY_SC(d, idx, ...) SAY((d), .sidecar = (d)->cfg.sidecars[(idx)].name, .k = (idx), __VA_ARGS__)
+
+/* Durations decide-sidecar.c shares with decide.c. */
+#define CONNECT_TIMEOUT_US (1 * US_PER_S) /* on loopback a connect succeeds or is refused at once */
+#define STATUS_FIRST_US (1 * US_PER_MS)   /* exit statuses: asked at once, then less and less often */
+#define STATUS_MAX_US (128 * US_PER_MS)
+#define STATUS_GIVE_UP_US (2 * US_PER_S)
+
+/* ---- decide-sidecar.c, for decide.c --------------------------------------------- */
+
+void sidecars_init(struct decide *d, int64_t now);
+/* Whether sidecar k counts: named with --sidecar, or detection saw a process of it. */
+bool sidecar_counts(const struct decide *d, size_t k);
+/* A sidecar named with --sidecar whose container was never seen: the kubelet may still start it. */
+bool sidecar_never_started(const struct decide *d, size_t k);
+/* Readiness waits for a sidecar's process, which only rescans can find. */
+bool awaiting_sidecar_process(const struct decide *d);
+bool readiness_step(struct decide *d, struct pass *p);
+bool check_step(struct decide *d, struct pass *p);
+/* --ready-timeout: looked at before the conclusion, which it may make (ready_gates_apps). */
+void expire_readiness(struct decide *d, struct pass *p);
+/* The sidecars, one by one in reverse order, each settled before the next. */
+bool drain_step(struct decide *d, struct pass *p);
+/* The sidecars' exit codes: asked for when due (with the apps', one DECIDE_STATUS), given up after a while. */
+bool codes_step(struct decide *d, struct pass *p);
+void expire_codes(struct decide *d, struct pass *p);
+/* Whether a sidecar's answer or exit code is still on its way (the exit waits a little for them). */
+bool sidecars_awaited(const struct decide *d);
+bool sidecars_failed(const struct decide *d);
+bool sidecar_event(struct decide *d, const struct decide_event *ev, int64_t now);
+void sidecar_view(const struct decide *d, size_t k, struct decide_sidecar_view *v);
 
 #endif

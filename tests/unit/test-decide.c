@@ -206,11 +206,21 @@ static void setup(enum restart_policy policy, unsigned apps, size_t nsidecars)
 	setup_with(policy, apps, sidecars, nsidecars, false);
 }
 
+/*
+ * Where decide_next had nothing to do but its deadline had already come:
+ * the engine would wake up at once, find nothing, and spin.
+ */
+static int spins;
+
 static int next(void)
 {
-	if (!decide_next(d, T, &last))
-		return NONE;
-	return (int)last.kind;
+	if (decide_next(d, T, &last))
+		return (int)last.kind;
+	if (decide_deadline(d, T) <= T) {
+		if (!spins++)
+			printf("# a deadline in the past with nothing to do, at %lld\n", (long long)(T - view().started_us));
+	}
+	return NONE;
 }
 
 /* A report arrives; the agent rescans (finding nothing new) as asked. */
@@ -1840,6 +1850,19 @@ static void command(void)
 	ok(!noted(NOTE_STOP_FAILED), "the stop worked: no note");
 }
 
+/* --startup-timeout passed, fewer apps than --apps, one still running: nothing to do, and no deadline in the past. */
+static void after_startup_timeout(void)
+{
+	setup(POLICY_NEVER, 2, 1);
+	decide_app_seen(d, 3, "a", T);
+	T += 601 * S;
+	is_int(next_skipping_rescans(), NONE, "one app runs: no drain");
+	ok(decide_deadline(d, T) > T, "the next deadline is ahead (the rescan's), not --startup-timeout's, past");
+	decide_app_exited(d, 3, T);
+	is_int(next_skipping_rescans(), DECIDE_APPS_DONE, "it exits: the startup timeout drains");
+	is_str(last.reason, "startup-timeout", "reason startup-timeout");
+}
+
 int main(void)
 {
 	one_app_never();
@@ -1882,6 +1905,8 @@ int main(void)
 	resume();
 	termination_share();
 	command();
+	after_startup_timeout();
+	is_int(spins, 0, "decide_next never had nothing to do with its deadline come");
 	decide_free(d);
 	return done_testing();
 }
