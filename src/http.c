@@ -413,6 +413,11 @@ bool http_busy(const struct http_request *r)
 	return r->running || r->finished;
 }
 
+bool http_request_built(const struct http_request *r)
+{
+	return r->easy != NULL;
+}
+
 void http_request_cancel(struct http_request *r)
 {
 	if (r->h && (r->running || r->finished))
