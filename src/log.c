@@ -32,6 +32,8 @@ static const char *const level_names[] = { "error", "warn", "info", "debug" };
 static char pending[65536];
 static size_t npending;
 static bool held, nonblocking;
+/* stderr as rearguard was given it, kept for its children when the log's own replaced it. */
+static int inherit_fd = -1;
 static unsigned long dropped, dropped_total;
 
 /* Writes what the output takes now; blocking only where the output was left blocking. */
@@ -148,6 +150,9 @@ int log_nonblocking(void)
 	fd = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
+	/* A command run as a child keeps the stderr it would have had: blocking, and its own. */
+	if (out_fd == STDERR_FILENO && inherit_fd < 0)
+		inherit_fd = fcntl(out_fd, F_DUPFD_CLOEXEC, 3);
 	/* The new description replaces ours; the old one stays with whoever else has it. */
 	if (dup3(fd, out_fd, O_CLOEXEC) < 0) {
 		close(fd);
@@ -176,9 +181,9 @@ void log_setup(enum log_level level, enum log_format fmt, int fd)
 	with_mono = mono && strcmp(mono, "1") == 0;
 }
 
-bool log_enabled(enum log_level level)
+int log_inherited_fd(void)
 {
-	return level <= max_level;
+	return inherit_fd;
 }
 
 /* Text values are quoted only when they would otherwise be ambiguous. */

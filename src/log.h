@@ -40,7 +40,6 @@ struct log_field {
 
 /* Sets the level, the format and where lines go (2 for stderr). */
 void log_setup(enum log_level level, enum log_format format, int fd);
-bool log_enabled(enum log_level level);
 
 /*
  * While held, lines are formatted and kept, not written: the agent holds
@@ -62,6 +61,12 @@ void log_release(void);
  * there is room again.
  */
 int log_nonblocking(void);
+/*
+ * The stderr a child should get: the one rearguard was given, when
+ * log_nonblocking replaced it with a non-blocking description of its own
+ * (which, close-on-exec, a child would not inherit at all); -1 otherwise.
+ */
+int log_inherited_fd(void);
 /* At the end: what waits is written if the output takes it within timeout_ms (a stalled one is left). */
 void log_finish(int timeout_ms);
 bool log_pending(void);
