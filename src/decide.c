@@ -1082,7 +1082,10 @@ static bool dispatch(struct decide *d, const struct decide_event *ev, int64_t no
 	case DECIDE_EV_APP_FORGET: return app_forget(d, ev->id);
 	case DECIDE_EV_APP_REPORTS_AS: return app_reports_as(d, ev->id, ev->name);
 	case DECIDE_EV_APP_REPORT: return app_report(d, ev->name, ev->code, now);
-	case DECIDE_EV_COMMAND_ENDED: return command_ended(d, ev->code, now);
+	case DECIDE_EV_COMMAND_ENDED:
+		if (ev->name && d->cfg.command)
+			drain_now(d, ev->name);
+		return command_ended(d, ev->code, now);
 	case DECIDE_EV_WRITTEN: return written(d, ev->file, ev->result, now);
 	case DECIDE_EV_FOUND: return found(d, ev->file);
 	case DECIDE_EV_PENDING:

@@ -156,7 +156,8 @@ enum decide_event_kind {
 	DECIDE_EV_APP_FORGET,      /* id: the container turned out not to be an app */
 	DECIDE_EV_APP_REPORTS_AS,  /* id, name: it runs `rearguard run`, which will report as apps/name */
 	DECIDE_EV_APP_REPORT,      /* name, code: apps/NAME (see decide_app_report) */
-	DECIDE_EV_COMMAND_ENDED,   /* code: run --drain's command is over (or never starts: 128 + signal) */
+	DECIDE_EV_COMMAND_ENDED,   /* code: run --drain's command is over; with name, it never started
+				      (128 + signal) and the drain begins now for that reason */
 	DECIDE_EV_SIDECAR_SEEN,    /* sidecar: a container of it appeared */
 	DECIDE_EV_SIDECAR_EXITED,  /* sidecar: its root exited (its code follows, as for apps); with id
 				      and pid when the exit was watched, for the note of an early exit */

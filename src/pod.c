@@ -5,9 +5,9 @@
 #include "decide.h"
 #include "install.h"
 #include "log.h"
-#include "options.h"
 #include "pidwatch.h"
 #include "presets.h"
+#include "spec.h"
 #include "util.h"
 
 #include <errno.h>
@@ -26,8 +26,22 @@ struct pod_root {
 
 static const char *sidecar_name(const struct pod *p, int k)
 {
-	return k >= 0 ? p->cfg.opt->sidecars[k].name : NULL;
+	return k >= 0 ? p->cfg.sidecars[k].name : NULL;
 }
+
+static int64_t now_us(const struct pod *p)
+{
+	return p->cfg.clock ? p->cfg.clock() : mono_us();
+}
+
+/* An event for decide, once the pod is followed (before, pod_follow tells the first scan's). */
+static void tell(struct pod *p, const struct decide_event *ev, int64_t when)
+{
+	if (p->following)
+		p->cfg.on_event(p->cfg.data, ev, when);
+}
+
+#define TELL(p, when, ...) tell((p), &(const struct decide_event){ __VA_ARGS__ }, (when))
 
 /* Whether the spec's match= takes the process (its comm, or its argv[0]'s basename). */
 static bool matches(const struct sidecar_spec *spec, const char *comm, const char *argv0)
@@ -45,34 +59,34 @@ static enum podscan_match classify(void *arg, const char *comm, const char *argv
 				   size_t argc, int *sidecar)
 {
 	const struct pod *p = arg;
-	const struct agent_options *opt = p->cfg.opt;
+	const struct pod_config *cfg = &p->cfg;
 	const struct spec_preset *found = NULL;
 	char why[PRESET_EVIDENCE_MAX] = "";
 	size_t i;
 
-	for (i = 0; i < opt->nsidecars && !opt->sidecars[i].detected; i++) {
-		if (matches(&opt->sidecars[i], comm, argv0)) {
+	for (i = 0; i < cfg->nsidecars && !cfg->sidecars[i].detected; i++) {
+		if (matches(&cfg->sidecars[i], comm, argv0)) {
 			*sidecar = (int)i;
 			return MATCH_SIDECAR;
 		}
 	}
-	if (opt->detect && (found = presets_detect(comm, argv, argc, why, sizeof(why)))) {
-		for (i = 0; i < opt->nsidecars; i++) {
-			if (opt->sidecars[i].detected && strcmp(opt->sidecars[i].preset, found->name) == 0) {
-				log_msg(LOG_INFO, FIELDS(LF_STR("sidecar", opt->sidecars[i].name), LF_STR("evidence", why)),
+	if (cfg->detect && (found = presets_detect(comm, argv, argc, why, sizeof(why)))) {
+		for (i = 0; i < cfg->nsidecars; i++) {
+			if (cfg->sidecars[i].detected && strcmp(cfg->sidecars[i].preset, found->name) == 0) {
+				log_msg(LOG_INFO, FIELDS(LF_STR("sidecar", cfg->sidecars[i].name), LF_STR("evidence", why)),
 					"sidecar detected");
 				*sidecar = (int)i;
 				return MATCH_SIDECAR;
 			}
 		}
-	} else if (opt->detect && why[0]) {
+	} else if (cfg->detect && why[0]) {
 		log_msg(LOG_INFO, FIELDS(LF_STR("evidence", why)), "a sidecar's program run once: an app, not a sidecar");
 	}
-	if (!p->cfg.apps)
+	if (!cfg->apps)
 		return MATCH_NONE;
-	if (!opt->app_src)
+	if (!cfg->app_re)
 		return MATCH_APP;
-	return regexec(&opt->app_re, comm, 0, NULL, 0) == 0 || (argv0[0] && regexec(&opt->app_re, argv0, 0, NULL, 0) == 0)
+	return regexec(cfg->app_re, comm, 0, NULL, 0) == 0 || (argv0[0] && regexec(cfg->app_re, argv0, 0, NULL, 0) == 0)
 		       ? MATCH_APP
 		       : MATCH_NONE;
 }
@@ -97,14 +111,14 @@ static void root_gone(struct pod *p, struct pod_root *r, struct pod_container *c
 {
 	podscan_root_exited(p->ps, c);
 	if (r->role == ROLE_APP) {
-		decide_app_exited(p->d, r->id, when);
+		TELL(p, when, .kind = DECIDE_EV_APP_EXITED, .id = r->id);
 		if (unwatched)
-			decide_app_status(p->d, r->id, DECIDE_CODE_UNKNOWN, when);
+			TELL(p, when, .kind = DECIDE_EV_APP_STATUS, .id = r->id, .code = DECIDE_CODE_UNKNOWN);
 	} else if (r->role == ROLE_SIDECAR) {
-		DECIDE_TELL(p->d, when, .kind = DECIDE_EV_SIDECAR_EXITED, .sidecar = (size_t)r->sidecar, .id = r->id,
-			    .pid = pid);
+		TELL(p, when, .kind = DECIDE_EV_SIDECAR_EXITED, .sidecar = (size_t)r->sidecar, .id = r->id, .pid = pid);
 		if (unwatched)
-			decide_sidecar_status(p->d, (size_t)r->sidecar, DECIDE_CODE_UNKNOWN, when);
+			TELL(p, when, .kind = DECIDE_EV_SIDECAR_STATUS, .sidecar = (size_t)r->sidecar,
+			     .code = DECIDE_CODE_UNKNOWN);
 	}
 }
 
@@ -121,9 +135,9 @@ static void pending_gone(struct pod *p, struct pod_root *r, struct pod_container
 	r->sidecar = c->sidecar;
 	log_container(p, c, "container exited before a rescan saw its program run");
 	if (c->role == ROLE_APP)
-		decide_app_seen(p->d, c->id, c->name, when);
+		TELL(p, when, .kind = DECIDE_EV_APP_SEEN, .id = c->id, .name = c->name);
 	else if (c->role == ROLE_SIDECAR)
-		decide_sidecar_seen(p->d, (size_t)c->sidecar, when);
+		TELL(p, when, .kind = DECIDE_EV_SIDECAR_SEEN, .sidecar = (size_t)c->sidecar);
 	root_gone(p, r, c, when, unwatched, 0);
 }
 
@@ -138,16 +152,12 @@ static void root_exited(struct ev_loop *loop, struct pidwatch *pw)
 		if (c->root_gone)
 			return;
 		pending_gone(p, r, c, pw->exited_us, false);
-		if (!p->checking)
-			p->cfg.on_exit(p->cfg.data);
 		return;
 	}
 	if (r->role == ROLE_APP)
 		log_msg(LOG_INFO, FIELDS(LF_INT("container", c->id), LF_STR("name", c->name), LF_INT("pid", c->root)),
 			"app container exited");
 	root_gone(p, r, c, pw->exited_us, false, c->root);
-	if (!p->checking)
-		p->cfg.on_exit(p->cfg.data);
 }
 
 /*
@@ -184,15 +194,15 @@ static void watch_root(struct pod *p, struct pod_container *c)
 	p->roots[p->nroots++] = r;
 	c->data = r;
 	if (c->root_gone) {
-		root_gone(p, r, c, mono_us(), true, 0);
+		root_gone(p, r, c, now_us(p), true, 0);
 		return;
 	}
 	if (pidwatch_start(p->cfg.loop, &r->pw, p->ps, c->root, c->root_start) == -ESRCH) {
 		/* It exited between the scan and now. */
 		if (r->role == ROLE_PENDING)
-			pending_gone(p, r, c, mono_us(), true);
+			pending_gone(p, r, c, now_us(p), true);
 		else
-			root_gone(p, r, c, mono_us(), true, 0);
+			root_gone(p, r, c, now_us(p), true, 0);
 	} else if (r->pw.polled)
 		log_msg(LOG_WARN, FIELDS(LF_INT("container", c->id), LF_INT("pid", c->root),
 					 LF_STR("error", strerror(-r->pw.why_polled))),
@@ -216,23 +226,23 @@ static void note_run_name(struct pod *p, const struct pod_container *c)
 	int argc = 0;
 
 	/* The name it has in the image and where rearguard install puts it. */
-	if (strcmp(c->name, INSTALL_NAME) != 0 || c->root <= 0 ||
+	if (!p->cfg.run_name || strcmp(c->name, INSTALL_NAME) != 0 || c->root <= 0 ||
 	    podscan_cmdline(p->ps, c->root, c->root_start, cmdline, sizeof(cmdline), &n) < 0)
 		return;
 	for (i = 0; i < n && argc < (int)ARRAY_SIZE(argv) - 1; i += strlen(cmdline + i) + 1)
 		argv[argc++] = cmdline + i;
 	argv[argc] = NULL;
-	if (options_run_name(argc, argv, name, sizeof(name)) < 0)
+	if (p->cfg.run_name(argc, argv, name, sizeof(name)) < 0)
 		return;
-	decide_app_reports_as(p->d, c->id, name);
+	TELL(p, now_us(p), .kind = DECIDE_EV_APP_REPORTS_AS, .id = c->id, .name = name);
 	log_msg(LOG_INFO, FIELDS(LF_INT("container", c->id), LF_STR("report", name)),
 		"app container runs rearguard run: its report will be apps/NAME");
 }
 
-/* Tells decide what the last refresh found. */
-static void tell_decide(struct pod *p, bool first)
+/* Tells what the last refresh found. */
+static void tell_scan(struct pod *p, bool first)
 {
-	int64_t now = mono_us();
+	int64_t now = now_us(p);
 	unsigned pending = 0;
 	size_t i;
 
@@ -252,19 +262,19 @@ static void tell_decide(struct pod *p, bool first)
 		if (c->role == ROLE_PENDING)
 			pending++;
 		if (c->renamed && !fresh && c->role == ROLE_APP)
-			decide_app_renamed(p->d, c->id, c->name);
+			TELL(p, now, .kind = DECIDE_EV_APP_RENAMED, .id = c->id, .name = c->name);
 		/* A root not watched yet (no memory last time) is tried again. */
 		if (!fresh && (r || !watched_role))
 			continue;
 		if (fresh) {
 			log_container(p, c, first ? "container" : c->is_new ? "container appeared" : "container role changed");
 			if (r && r->role == ROLE_APP && c->role != ROLE_APP)
-				decide_app_forget(p->d, c->id);
+				TELL(p, now, .kind = DECIDE_EV_APP_FORGET, .id = c->id);
 			if (c->role == ROLE_APP) {
-				decide_app_seen(p->d, c->id, c->name, now);
+				TELL(p, now, .kind = DECIDE_EV_APP_SEEN, .id = c->id, .name = c->name);
 				note_run_name(p, c);
 			} else if (c->role == ROLE_SIDECAR) {
-				decide_sidecar_seen(p->d, (size_t)c->sidecar, now);
+				TELL(p, now, .kind = DECIDE_EV_SIDECAR_SEEN, .sidecar = (size_t)c->sidecar);
 				if (p->cfg.on_sidecar && !c->root_gone)
 					p->cfg.on_sidecar(p->cfg.data, (size_t)c->sidecar, c);
 			}
@@ -272,13 +282,16 @@ static void tell_decide(struct pod *p, bool first)
 		if (watched_role)
 			watch_root(p, c);
 	}
-	decide_pending(p->d, pending);
+	TELL(p, now, .kind = DECIDE_EV_PENDING, .count = pending);
 }
 
 int pod_open(struct pod *p, const struct pod_config *cfg)
 {
 	struct podscan_config pc = {
-		.proc_path = "/proc", .self_pid = getpid(), .classify = classify, .arg = p,
+		.proc_path = cfg->proc ? cfg->proc : "/proc",
+		.self_pid = cfg->self ? cfg->self : getpid(),
+		.classify = classify,
+		.arg = p,
 	};
 	struct podscan_stats st;
 	bool self_seen = false;
@@ -308,10 +321,10 @@ int pod_open(struct pod *p, const struct pod_config *cfg)
 	return 0;
 }
 
-void pod_follow(struct pod *p, struct decide *d)
+void pod_follow(struct pod *p)
 {
-	p->d = d;
-	tell_decide(p, true);
+	p->following = true;
+	tell_scan(p, true);
 }
 
 int pod_refresh(struct pod *p)
@@ -325,7 +338,7 @@ int pod_refresh(struct pod *p)
 		FIELDS(LF_INT("listed", st.listed), LF_INT("classified", st.classified),
 		       LF_INT("cgroup_reads", st.cgroup_reads), LF_MS("elapsed", st.elapsed_us)),
 		"rescanned /proc");
-	tell_decide(p, false);
+	tell_scan(p, false);
 	/* What was read counts; but a picture with holes confirms nothing. */
 	if (st.unreadable) {
 		log_msg(LOG_DEBUG, FIELDS(LF_INT("unreadable", st.unreadable), LF_STR("error", strerror(-st.error))),
@@ -337,7 +350,7 @@ int pod_refresh(struct pod *p)
 
 void pod_statuses(struct pod *p)
 {
-	int64_t now = mono_us();
+	int64_t now = now_us(p);
 	size_t i;
 
 	for (i = 0; i < p->nroots; i++) {
@@ -357,9 +370,10 @@ void pod_statuses(struct pod *p)
 			log_msg(LOG_DEBUG, FIELDS(LF_INT("container", r->id), LF_STR("error", strerror(-rc))),
 				"the kernel cannot give the container's exit code");
 		if (r->role == ROLE_APP)
-			decide_app_status(p->d, r->id, rc == 0 ? code : DECIDE_CODE_UNKNOWN, now);
+			TELL(p, now, .kind = DECIDE_EV_APP_STATUS, .id = r->id, .code = rc == 0 ? code : DECIDE_CODE_UNKNOWN);
 		else
-			decide_sidecar_status(p->d, (size_t)r->sidecar, rc == 0 ? code : DECIDE_CODE_UNKNOWN, now);
+			TELL(p, now, .kind = DECIDE_EV_SIDECAR_STATUS, .sidecar = (size_t)r->sidecar,
+			     .code = rc == 0 ? code : DECIDE_CODE_UNKNOWN);
 	}
 }
 
@@ -367,14 +381,12 @@ void pod_check_sidecar(struct pod *p, size_t sidecar)
 {
 	size_t i;
 
-	p->checking = true;
 	for (i = 0; i < p->nroots; i++)
 		if (p->roots[i]->role == ROLE_SIDECAR && (size_t)p->roots[i]->sidecar == sidecar)
 			pidwatch_check(p->cfg.loop, &p->roots[i]->pw);
-	p->checking = false;
 }
 
-void pod_catches(struct pod *p, size_t sidecar, int signo, int64_t now)
+void pod_catches(struct pod *p, size_t sidecar, int signo)
 {
 	int result = 1;
 	size_t i;
@@ -392,7 +404,7 @@ void pod_catches(struct pod *p, size_t sidecar, int signo, int64_t now)
 		if (rc < 0 || (rc == 0 && result > 0))
 			result = rc;
 	}
-	decide_sidecar_catches(p->d, sidecar, result, now);
+	TELL(p, now_us(p), .kind = DECIDE_EV_CATCHES, .sidecar = sidecar, .result = result);
 }
 
 void pod_poll(struct pod *p)

@@ -1842,9 +1842,9 @@ static void command(void)
 	/* Signalled before it started: it never will; its code is 128 + N. */
 	renew();
 	decide_app_seen(d, DECIDE_APP_COMMAND, "job", T);
-	decide_drain_now(d, "signal", T);
-	DECIDE_TELL(d, T, .kind = DECIDE_EV_COMMAND_ENDED, .code = 128 + SIGTERM);
+	DECIDE_TELL(d, T, .kind = DECIDE_EV_COMMAND_ENDED, .code = 128 + SIGTERM, .name = "signal");
 	is_int(next(), DECIDE_APPS_DONE, "drain");
+	is_str(last.reason, "signal", "for the signal, not because the app is done");
 	drain_quickly();
 	is_int(last.status, 143, "exit 143");
 	ok(!noted(NOTE_STOP_FAILED), "the stop worked: no note");
