@@ -62,7 +62,8 @@ static void on_file(struct sentinel *s, enum sentinel_what what, const char *nam
 	case SENTINEL_DRAIN:
 		if (a->started && engine_tell(a->e, &(const struct decide_event){ .kind = DECIDE_EV_DRAIN_NOW,
 										  .name = "drain-file" }))
-			log_msg(LOG_INFO, FIELDS(LF_STR("dir", engine_options(a->e)->dir)), "drain file found: draining now");
+			log_msg(LOG_INFO, FIELDS(LF_STR("dir", engine_options(a->e)->dir)),
+				"drain file found: draining now");
 		return;
 	case SENTINEL_APPS_DONE:
 	case SENTINEL_DONE:
@@ -124,7 +125,8 @@ static void read_done(struct agent *a, const char *dir)
 	char *buf = malloc(max);
 	size_t len = 0;
 
-	if (buf && read_small_at(a->files.dirfd, "done", O_NOFOLLOW | O_NONBLOCK, buf, max, &len) == 0 && len < max - 1) {
+	if (buf && read_small_at(a->files.dirfd, "done", O_NOFOLLOW | O_NONBLOCK, buf, max, &len) == 0 &&
+	    len < max - 1) {
 		a->done_text = buf;
 		a->done_len = len > 0 && buf[len - 1] == '\n' ? len - 1 : len;
 		return;
@@ -223,7 +225,10 @@ static void write_termination_log(const char *path, const char *text, size_t len
 	close(fd);
 }
 
-/* The termination log: the summary (this run's, or the earlier one's), or its short form when the kubelet would cut it. */
+/*
+ * The termination log: the summary (this run's, or the earlier one's), or
+ * its short form when the kubelet would cut it.
+ */
 static void finish(struct engine *e, const struct decide_action *act, const struct jbuf *summary)
 {
 	const struct agent *a = engine_data(e);

@@ -401,8 +401,8 @@ static bool catch_needed(const struct decide *d, size_t k, int64_t now)
 	const struct decide_sidecar *sc = &d->sidecars[k];
 	bool late = d->sidecar_wait_from_us && sc->seen_us >= d->sidecar_wait_from_us;
 
-	return !cfg->stop_url && cfg->confirm == CONFIRM_PROCESSES && sc->containers && kills_by_default(cfg->stop_signal) &&
-	       (now < sc->seen_us + CATCH_WAIT_US || late);
+	return !cfg->stop_url && cfg->confirm == CONFIRM_PROCESSES && sc->containers &&
+	       kills_by_default(cfg->stop_signal) && (now < sc->seen_us + CATCH_WAIT_US || late);
 }
 
 /*
@@ -542,7 +542,8 @@ static bool escalate(struct decide *d, size_t k, int64_t now, struct decide_acti
 	st->deadline_us = now + d->cfg.kill_after_us;
 	if (cfg->stop_signal == SIGTERM) {
 		/* It has had its SIGTERM: a second one would only rush a drain. */
-		SAY_SC(d, k, .kind = NOTE_SIGTERM_WAS_STOP, .us = d->cfg.stop_timeout_us, .limit_us = d->cfg.kill_after_us);
+		SAY_SC(d, k, .kind = NOTE_SIGTERM_WAS_STOP, .us = d->cfg.stop_timeout_us,
+		       .limit_us = d->cfg.kill_after_us);
 		return false;
 	}
 	SAY_SC(d, k, .kind = NOTE_SENDING_SIGTERM, .us = d->cfg.stop_timeout_us);
@@ -576,7 +577,8 @@ static bool stop_begins(struct decide *d, size_t k, struct pass *p)
 	 * them collected and watched first; so does a sidecar with no live
 	 * container known (there may be nothing to stop).
 	 */
-	if (cfg->confirm == CONFIRM_PORT || (sc->containers > 0 && (cfg->stop_url || cfg->drain_url || !cfg->signal_all)))
+	if (cfg->confirm == CONFIRM_PORT ||
+	    (sc->containers > 0 && (cfg->stop_url || cfg->drain_url || !cfg->signal_all)))
 		return stop_goes(d, k, p);
 	if (!go(p))
 		return false;

@@ -971,11 +971,6 @@ size_t decide_app_count(const struct decide *d)
 	return d->napps;
 }
 
-bool decide_draining(const struct decide *d)
-{
-	return d->phase >= PHASE_DRAINING;
-}
-
 void decide_view(const struct decide *d, struct decide_view *v)
 {
 	memset(v, 0, sizeof(*v));
@@ -988,7 +983,6 @@ void decide_view(const struct decide *d, struct decide_view *v)
 	v->polled_most = d->polled_most;
 	v->ready_written = d->files[DECIDE_FILE_READY].written;
 	v->ready_expired = d->ready_expired;
-	v->apps = d->napps;
 }
 
 void decide_app_view(const struct decide *d, size_t i, struct decide_app_view *v)

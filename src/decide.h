@@ -368,7 +368,6 @@ struct decide_view {
 	unsigned polled_most;   /* the most processes watched by polling at any time */
 	bool ready_written;     /* the ready file (or the start it gates) was carried out */
 	bool ready_expired;     /* --ready-timeout passed first */
-	size_t apps;            /* decide_app_count() */
 };
 
 enum decide_app_state {
@@ -419,8 +418,6 @@ size_t decide_app_count(const struct decide *d);
 void decide_app_view(const struct decide *d, size_t i, struct decide_app_view *v);
 /* Sidecar k, in --sidecar order. */
 void decide_sidecar_view(const struct decide *d, size_t k, struct decide_sidecar_view *v);
-/* Whether the drain has begun (or is over). */
-bool decide_draining(const struct decide *d);
 
 /*
  * A request's result in one word for the summary (200, "refused",

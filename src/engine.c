@@ -708,12 +708,6 @@ int engine_open(struct engine **out, const struct engine_mode *mode, const struc
 	return 0;
 }
 
-void engine_turn(struct engine *e)
-{
-	if (!e->finished)
-		ev_run(e->loop, EVRUN_NOWAIT);
-}
-
 bool engine_finished(const struct engine *e)
 {
 	return e->finished;
@@ -742,7 +736,7 @@ int engine_run(const struct engine_mode *mode, const struct agent_options *opt, 
 
 	if (!e)
 		return rc;
-	if (!e->finished)
+	if (!engine_finished(e))
 		ev_run(e->loop, 0);
 	return engine_close(e);
 }
@@ -762,9 +756,4 @@ const struct agent_options *engine_options(const struct engine *e)
 struct ev_loop *engine_loop(const struct engine *e)
 {
 	return e->loop;
-}
-
-const struct decide *engine_decisions(const struct engine *e)
-{
-	return e->d;
 }

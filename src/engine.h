@@ -12,7 +12,7 @@
  * clock):
  *
  *	engine_open(&e, &mode, opt, data, &world);
- *	while (!engine_finished(e)) { engine_turn(e); ... engine_decide(e); }
+ *	while (!engine_finished(e)) { ev_run(engine_loop(e), EVRUN_NOWAIT); ... engine_decide(e); }
  *	status = engine_close(e);
  *
  * Every event, whoever learns of it (the pod, a sidecar's adapter, the
@@ -83,8 +83,7 @@ int engine_run(const struct engine_mode *mode, const struct agent_options *opt, 
 /* The same in steps. engine_open: 0, or the exit status when it cannot start (e is then NULL). */
 int engine_open(struct engine **e, const struct engine_mode *mode, const struct agent_options *opt, void *data,
 		const struct engine_world *world);
-/* One turn of the loop, without waiting. */
-void engine_turn(struct engine *e);
+/* Whether decide's exit was carried out: nothing is left but engine_close. */
 bool engine_finished(const struct engine *e);
 /* Frees everything; the exit status. */
 int engine_close(struct engine *e);
@@ -95,7 +94,6 @@ void *engine_data(const struct engine *e);
 const struct agent_options *engine_options(const struct engine *e);
 struct ev_loop *engine_loop(const struct engine *e);
 int64_t engine_now(const struct engine *e);
-const struct decide *engine_decisions(const struct engine *e);
 /* Tells decide what happened; the decisions follow unless the engine is scanning or starting. */
 bool engine_tell(struct engine *e, const struct decide_event *ev);
 /* Asks decide for what is to be done, and does it. */

@@ -85,11 +85,6 @@ void log_hold(void)
 	held = true;
 }
 
-void log_release(void)
-{
-	held = false;
-	log_flush();
-}
 
 void log_finish(int timeout_ms)
 {
@@ -219,7 +214,7 @@ static void text_field(struct jbuf *j, const struct log_field *f)
 		snprintf(num, sizeof(num), "%lld", f->i);
 		jbuf_append(j, num, strlen(num));
 		break;
-	case LOGF_MS:
+	case LOGF_DURATION:
 		snprintf(num, sizeof(num), "%lld.%03lldms", f->i / 1000, f->i % 1000);
 		jbuf_append(j, num, strlen(num));
 		break;
@@ -235,7 +230,7 @@ static void json_field(struct jbuf *j, const struct log_field *f)
 	switch (f->type) {
 	case LOGF_STR: jbuf_str(j, f->s); break;
 	case LOGF_INT: jbuf_int(j, f->i); break;
-	case LOGF_MS: jbuf_ms(j, f->i); break;
+	case LOGF_DURATION: jbuf_duration(j, f->i); break;
 	case LOGF_JSON: jbuf_raw_value(j, f->s); break;
 	}
 }

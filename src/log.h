@@ -23,18 +23,18 @@
 enum log_level { LOG_ERROR, LOG_WARN, LOG_INFO, LOG_DEBUG };
 enum log_format { LOG_TEXT, LOG_JSON };
 
-enum log_field_type { LOGF_STR, LOGF_INT, LOGF_MS, LOGF_JSON };
+enum log_field_type { LOGF_STR, LOGF_INT, LOGF_DURATION, LOGF_JSON };
 
 struct log_field {
 	const char *key; /* NULL ends a list */
 	enum log_field_type type;
 	const char *s;   /* LOGF_STR (NULL: the field is left out), LOGF_JSON */
-	long long i;     /* LOGF_INT; LOGF_MS: microseconds */
+	long long i;     /* LOGF_INT; LOGF_DURATION: microseconds */
 };
 
 #define LF_STR(k, v) { .key = (k), .type = LOGF_STR, .s = (v) }
 #define LF_INT(k, v) { .key = (k), .type = LOGF_INT, .i = (long long)(v) }
-#define LF_MS(k, us) { .key = (k), .type = LOGF_MS, .i = (long long)(us) }
+#define LF_DURATION(k, us) { .key = (k), .type = LOGF_DURATION, .i = (long long)(us) }
 #define LF_JSON(k, v) { .key = (k), .type = LOGF_JSON, .s = (v) }
 #define FIELDS(...) ((const struct log_field[]){ __VA_ARGS__, { .key = NULL } })
 
@@ -45,12 +45,11 @@ void log_setup(enum log_level level, enum log_format format, int fd);
  * While held, lines are formatted and kept, not written: the agent holds
  * the log while its loop runs and writes the lines once per loop
  * iteration, before it waits again (log_flush), so that a stop request
- * goes out before the lines that explain it are written. log_release()
+ * goes out before the lines that explain it are written. log_finish()
  * writes what was kept and stops holding.
  */
 void log_hold(void);
 void log_flush(void);
-void log_release(void);
 
 /*
  * Log writes never block the loop: log_nonblocking() makes the output

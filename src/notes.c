@@ -28,7 +28,8 @@ static bool log_pod(const struct decide_note *n, const struct notes *ctx)
 
 	switch (n->kind) {
 	case NOTE_APP_RESTARTED:
-		log_msg(LOG_INFO, FIELDS(LF_STR("app", n->app), LF_INT("container", n->container), LF_INT("replaces", n->other)),
+		log_msg(LOG_INFO,
+			FIELDS(LF_STR("app", n->app), LF_INT("container", n->container), LF_INT("replaces", n->other)),
 			"app restarted: waiting for the new attempt");
 		return true;
 	case NOTE_RESTART_WAIT:
@@ -75,7 +76,8 @@ static bool log_pod(const struct decide_note *n, const struct notes *ctx)
 		return true;
 	case NOTE_TERMINATE:
 		log_info("termination requested: keeping the sidecars until the apps exit, at most %s "
-			 "(a second signal drains at once)", dur(n->us, d1));
+			 "(a second signal drains at once)",
+			 dur(n->us, d1));
 		return true;
 	case NOTE_TERMINATE_DRAINING:
 		log_info("signal received: already draining");
@@ -95,7 +97,7 @@ static bool log_pod(const struct decide_note *n, const struct notes *ctx)
 			n->text, dur(n->us, d1));
 		return true;
 	case NOTE_SIDECAR_WAIT_OVER:
-		log_msg(LOG_INFO, FIELDS(LF_MS("waited", n->us)), "the awaited sidecar started: stopping it");
+		log_msg(LOG_INFO, FIELDS(LF_DURATION("waited", n->us)), "the awaited sidecar started: stopping it");
 		return true;
 	case NOTE_SIDECAR_WAIT_EXPIRED:
 		log_msg(LOG_WARN, FIELDS(LF_STR("sidecars", n->text)),
@@ -131,9 +133,10 @@ static bool log_pod(const struct decide_note *n, const struct notes *ctx)
 			"cannot write the file: trying again in %s", dur(n->us, d1));
 		return true;
 	case NOTE_DONE_GIVEN_UP:
-		log_msg(LOG_ERROR, FIELDS(LF_STR("error", err(n->result))),
-			"could not write the done file within %s: exiting without it (a restarted agent will drain again)",
-			dur(n->us, d1));
+		log_msg(
+		    LOG_ERROR, FIELDS(LF_STR("error", err(n->result))),
+		    "could not write the done file within %s: exiting without it (a restarted agent will drain again)",
+		    dur(n->us, d1));
 		return true;
 	case NOTE_STOP_FAILED:
 		log_msg(LOG_ERROR, FIELDS(LF_INT("drain_exit_code", n->code)), "not every sidecar could be stopped");
@@ -154,10 +157,12 @@ static bool log_ready(const struct decide_note *n)
 
 	switch (n->kind) {
 	case NOTE_READY:
-		log_msg(LOG_INFO, FIELDS(LF_STR("sidecar", n->sidecar), LF_MS("after", n->us), LF_INT("polls", n->count)),
+		log_msg(LOG_INFO,
+			FIELDS(LF_STR("sidecar", n->sidecar), LF_DURATION("after", n->us), LF_INT("polls", n->count)),
 			"sidecar ready%s",
-			!n->flag ? "" : n->blind ? " (no ready URL, and its process cannot be seen)"
-						 : " (no ready URL: its process is running)");
+			!n->flag   ? ""
+			: n->blind ? " (no ready URL, and its process cannot be seen)"
+				   : " (no ready URL: its process is running)");
 		return true;
 	case NOTE_NOT_READY_YET:
 		log_msg(LOG_DEBUG, FIELDS(LF_STR("sidecar", n->sidecar)), "not ready yet (%s): next poll in %s",
@@ -178,13 +183,16 @@ static bool log_ready(const struct decide_note *n)
 			dur(n->us, d1));
 		return true;
 	case NOTE_NONE_DETECTED:
-		log_msg(LOG_ERROR, NULL, "no known sidecar detected within --ready-timeout %s: the ready file will not "
-			"be written; still watching the apps", dur(n->us, d1));
+		log_msg(LOG_ERROR, NULL,
+			"no known sidecar detected within --ready-timeout %s: the ready file will not "
+			"be written; still watching the apps",
+			dur(n->us, d1));
 		return true;
 	case NOTE_NOT_READY:
 		log_msg(LOG_ERROR, FIELDS(LF_STR("not_ready", n->text)),
 			"sidecars not ready within --ready-timeout %s: the ready file will not be written; "
-			"still watching the apps", dur(n->us, d1));
+			"still watching the apps",
+			dur(n->us, d1));
 		return true;
 	case NOTE_STOP_ENDPOINT_SHUT:
 		log_msg(LOG_WARN, FIELDS(LF_STR("sidecar", n->sidecar), LF_STR("url", n->text)),
@@ -198,10 +206,13 @@ static bool log_ready(const struct decide_note *n)
 			n->flag ? "before its stop: the stop was not ours" : "before the apps were done");
 		return true;
 	case NOTE_SIDECAR_CODE:
-		log_msg(LOG_WARN, FIELDS(LF_STR("sidecar", n->sidecar), LF_INT("exit_code", n->code), LF_STR("fix", n->text)),
-			"the sidecar exited %d: %s", n->code,
-			n->flag ? "under restartPolicy Never the pod will be marked Failed although the apps succeeded"
-				: "under restartPolicy OnFailure the kubelet will restart it, and the pod will not complete");
+		log_msg(
+		    LOG_WARN,
+		    FIELDS(LF_STR("sidecar", n->sidecar), LF_INT("exit_code", n->code), LF_STR("fix", n->text)),
+		    "the sidecar exited %d: %s", n->code,
+		    n->flag
+			? "under restartPolicy Never the pod will be marked Failed although the apps succeeded"
+			: "under restartPolicy OnFailure the kubelet will restart it, and the pod will not complete");
 		return true;
 	default:
 		return false;
@@ -216,18 +227,19 @@ static bool log_stop(const struct decide_note *n)
 
 	switch (n->kind) {
 	case NOTE_STOP_ACCEPTED:
-		log_msg(LOG_INFO, FIELDS(LF_STR("sidecar", n->sidecar)), "stop request %s: waiting for %s (--stop-timeout %s)",
-			decide_result_phrase(n->result, what),
+		log_msg(LOG_INFO, FIELDS(LF_STR("sidecar", n->sidecar)),
+			"stop request %s: waiting for %s (--stop-timeout %s)", decide_result_phrase(n->result, what),
 			n->blind ? "it to stop accepting connections" : "its processes to exit", dur(n->us, d1));
 		return true;
 	case NOTE_STOP_REFUSED:
 		if (n->blind)
 			log_msg(LOG_ERROR, FIELDS(LF_STR("sidecar", n->sidecar)),
 				"stop endpoint %s, and without a shared PID namespace no signal can be sent: "
-				"giving up on it", decide_result_phrase(n->result, what));
-		else
-			log_msg(LOG_WARN, FIELDS(LF_STR("sidecar", n->sidecar)), "stop endpoint %s: falling back to SIGTERM",
+				"giving up on it",
 				decide_result_phrase(n->result, what));
+		else
+			log_msg(LOG_WARN, FIELDS(LF_STR("sidecar", n->sidecar)),
+				"stop endpoint %s: falling back to SIGTERM", decide_result_phrase(n->result, what));
 		return true;
 	case NOTE_STOP_NO_TIME:
 		log_msg(LOG_WARN, FIELDS(LF_STR("sidecar", n->sidecar)),
@@ -244,11 +256,12 @@ static bool log_stop(const struct decide_note *n)
 			decide_result_phrase(n->result, what), dur(n->us, d1));
 		return true;
 	case NOTE_DRAIN_FAILED:
-		log_msg(LOG_WARN, FIELDS(LF_STR("sidecar", n->sidecar)), "drain request %s: going on with the stop request",
-			decide_result_phrase(n->result, what));
+		log_msg(LOG_WARN, FIELDS(LF_STR("sidecar", n->sidecar)),
+			"drain request %s: going on with the stop request", decide_result_phrase(n->result, what));
 		return true;
 	case NOTE_PORT_CLOSED:
-		log_msg(LOG_INFO, FIELDS(LF_STR("sidecar", n->sidecar)), "sidecar no longer accepts connections: stopped");
+		log_msg(LOG_INFO, FIELDS(LF_STR("sidecar", n->sidecar)),
+			"sidecar no longer accepts connections: stopped");
 		return true;
 	case NOTE_NO_SIGNAL_BLIND:
 		log_msg(LOG_ERROR, FIELDS(LF_STR("sidecar", n->sidecar)),
@@ -262,15 +275,16 @@ static bool log_stop(const struct decide_note *n)
 			n->flag ? "still accepting connections" : "the stop request was not accepted", dur(n->us, d1));
 		return true;
 	case NOTE_SIGTERM_WAS_STOP:
-		log_msg(LOG_WARN, FIELDS(LF_STR("sidecar", n->sidecar)), "still running %s after SIGTERM: SIGKILL in %s",
-			dur(n->us, d1), dur(n->limit_us, d2));
+		log_msg(LOG_WARN, FIELDS(LF_STR("sidecar", n->sidecar)),
+			"still running %s after SIGTERM: SIGKILL in %s", dur(n->us, d1), dur(n->limit_us, d2));
 		return true;
 	case NOTE_SENDING_SIGTERM:
 		log_msg(LOG_WARN, FIELDS(LF_STR("sidecar", n->sidecar)),
 			"still running %s after the stop request: sending SIGTERM", dur(n->us, d1));
 		return true;
 	case NOTE_SENDING_SIGKILL:
-		log_msg(LOG_WARN, FIELDS(LF_STR("sidecar", n->sidecar)), "still running after SIGTERM: sending SIGKILL");
+		log_msg(LOG_WARN, FIELDS(LF_STR("sidecar", n->sidecar)),
+			"still running after SIGTERM: sending SIGKILL");
 		return true;
 	case NOTE_KILL_FAILED:
 		log_msg(LOG_ERROR, FIELDS(LF_STR("sidecar", n->sidecar)),
@@ -290,7 +304,8 @@ static bool log_stop(const struct decide_note *n)
 			"cannot signal the sidecar");
 		return true;
 	case NOTE_CATCHES:
-		log_msg(LOG_INFO, FIELDS(LF_STR("sidecar", n->sidecar), LF_STR("signal", sig), LF_MS("waited", n->us)),
+		log_msg(LOG_INFO,
+			FIELDS(LF_STR("sidecar", n->sidecar), LF_STR("signal", sig), LF_DURATION("waited", n->us)),
 			"%s catches SIG%s: stopping", n->sidecar, sig);
 		return true;
 	case NOTE_CATCHES_UNKNOWN:
@@ -305,8 +320,10 @@ static bool log_stop(const struct decide_note *n)
 			dur(n->us, d1));
 		return true;
 	case NOTE_CATCHES_WAIT:
-		log_msg(LOG_INFO, FIELDS(LF_STR("sidecar", n->sidecar), LF_STR("signal", sig), LF_MS("seen_ago", n->limit_us)),
-			"waiting for %s to catch SIG%s (seen only just now; at most %s)", n->sidecar, sig, dur(n->us, d1));
+		log_msg(
+		    LOG_INFO,
+		    FIELDS(LF_STR("sidecar", n->sidecar), LF_STR("signal", sig), LF_DURATION("seen_ago", n->limit_us)),
+		    "waiting for %s to catch SIG%s (seen only just now; at most %s)", n->sidecar, sig, dur(n->us, d1));
 		return true;
 	default:
 		return false;

@@ -21,10 +21,6 @@ bool pidwatch_uses_pidfd(void)
 	return !no_pidfd;
 }
 
-bool pidwatch_exit_codes(void)
-{
-	return !no_exit_info;
-}
 
 static void mark_exited(struct ev_loop *loop, struct pidwatch *w)
 {

@@ -85,7 +85,5 @@ int pidwatch_kill(struct pidwatch *w, int sig);
 
 /* Whether pidfd_open works at all here (false after ENOSYS, EPERM or EACCES). */
 bool pidwatch_uses_pidfd(void);
-/* Whether the kernel gives exit statuses (false once it said it cannot). */
-bool pidwatch_exit_codes(void);
 
 #endif

@@ -167,22 +167,17 @@ static void root_exited(struct ev_loop *loop, struct pidwatch *pw)
  */
 static void watch_root(struct pod *p, struct pod_container *c)
 {
-	struct pod_root *r = c->data;
+	struct pod_root *r = c->data, **grown;
 
 	if (r) {
 		r->role = c->role;
 		r->sidecar = c->sidecar;
 		return;
 	}
-	if (p->nroots == p->caproots) {
-		size_t cap = p->caproots ? p->caproots * 2 : 16;
-		struct pod_root **grown = realloc(p->roots, cap * sizeof(*grown));
-
-		if (!grown)
-			goto oom;
-		p->roots = grown;
-		p->caproots = cap;
-	}
+	grown = array_grow(p->roots, p->nroots, &p->caproots, sizeof(*p->roots), 16);
+	if (!grown)
+		goto oom;
+	p->roots = grown;
 	r = calloc(1, sizeof(*r));
 	if (!r)
 		goto oom;
@@ -316,7 +311,7 @@ int pod_open(struct pod *p, const struct pod_config *cfg)
 			 "(exec sessions will look like containers)");
 	log_msg(LOG_INFO,
 		FIELDS(LF_INT("containers", podscan_count(p->ps)), LF_INT("processes", st.listed),
-		       LF_MS("scan", st.elapsed_us), LF_STR("pidfd", pidwatch_uses_pidfd() ? "yes" : "no")),
+		       LF_DURATION("scan", st.elapsed_us), LF_STR("pidfd", pidwatch_uses_pidfd() ? "yes" : "no")),
 		"pod scanned");
 	return 0;
 }
@@ -336,7 +331,7 @@ int pod_refresh(struct pod *p)
 		return rc;
 	log_msg(LOG_DEBUG,
 		FIELDS(LF_INT("listed", st.listed), LF_INT("classified", st.classified),
-		       LF_INT("cgroup_reads", st.cgroup_reads), LF_MS("elapsed", st.elapsed_us)),
+		       LF_INT("cgroup_reads", st.cgroup_reads), LF_DURATION("elapsed", st.elapsed_us)),
 		"rescanned /proc");
 	tell_scan(p, false);
 	/* What was read counts; but a picture with holes confirms nothing. */
@@ -370,7 +365,8 @@ void pod_statuses(struct pod *p)
 			log_msg(LOG_DEBUG, FIELDS(LF_INT("container", r->id), LF_STR("error", strerror(-rc))),
 				"the kernel cannot give the container's exit code");
 		if (r->role == ROLE_APP)
-			TELL(p, now, .kind = DECIDE_EV_APP_STATUS, .id = r->id, .code = rc == 0 ? code : DECIDE_CODE_UNKNOWN);
+			TELL(p, now, .kind = DECIDE_EV_APP_STATUS, .id = r->id,
+			     .code = rc == 0 ? code : DECIDE_CODE_UNKNOWN);
 		else
 			TELL(p, now, .kind = DECIDE_EV_SIDECAR_STATUS, .sidecar = (size_t)r->sidecar,
 			     .code = rc == 0 ? code : DECIDE_CODE_UNKNOWN);

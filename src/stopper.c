@@ -123,7 +123,7 @@ static void on_request_done(struct http_request *r)
 			FIELDS(LF_STR("sidecar", spec->name), LF_STR("url", purpose == DECIDE_HTTP_STOP ? spec->stop_url
 										       : spec->drain_url),
 			       LF_INT("status", r->status), LF_STR("body", r->body_len ? first_line(r->body, line) : NULL),
-			       LF_STR("error", r->err ? r->error : NULL), LF_MS("elapsed", r->elapsed_us)),
+			       LF_STR("error", r->err ? r->error : NULL), LF_DURATION("elapsed", r->elapsed_us)),
 			"%s request finished", purpose == DECIDE_HTTP_STOP ? "stop" : "drain");
 	if ((purpose == DECIDE_HTTP_STOP || purpose == DECIDE_HTTP_CHECK) && !st->advised &&
 	    (advice = spec_stop_advice(spec, result, r->body))) {
@@ -149,15 +149,19 @@ static void on_finding(void *data, enum preflight_kind kind, const char *message
 	/* A stop endpoint known to be missing is said once: not again when it refuses, nor by the stop's answer. */
 	if (kind == PREFLIGHT_CLOUDSQL_QUIT || kind == PREFLIGHT_CLOUDSQL_V1) {
 		st->advised = true;
-		st->cfg.on_event(st->cfg.data,
-				 &(const struct decide_event){ .kind = DECIDE_EV_NO_ENDPOINT, .sidecar = st->cfg.index });
+		st->cfg.on_event(st->cfg.data, &(const struct decide_event){ .kind = DECIDE_EV_NO_ENDPOINT,
+									      .sidecar = st->cfg.index });
 	}
 }
 
 void stopper_check(struct stopper *st, const struct pod_container *c)
 {
 	struct preflight_facts f = {
-		.name = c->name, .nprocs = c->nprocs, .my_ruid = getuid(), .my_euid = geteuid(), .can_kill = st->cfg.can_kill,
+		.name = c->name,
+		.nprocs = c->nprocs,
+		.my_ruid = getuid(),
+		.my_euid = geteuid(),
+		.can_kill = st->cfg.can_kill,
 	};
 	char cmdline[4096];
 	const char *argv[64];
@@ -211,18 +215,13 @@ static bool spared(const struct stopper *st, pid_t pid)
 /* Watches one process; false when it could not be (it is then counted as missed). */
 static bool watch(struct stopper *st, pid_t pid, uint64_t start)
 {
-	struct stopper_proc *p;
+	struct stopper_proc *p, **grown;
 	int rc;
 
-	if (st->n == st->cap) {
-		size_t cap = st->cap ? st->cap * 2 : 8;
-		struct stopper_proc **grown = realloc(st->procs, cap * sizeof(*grown));
-
-		if (!grown)
-			return false;
-		st->procs = grown;
-		st->cap = cap;
-	}
+	grown = array_grow(st->procs, st->n, &st->cap, sizeof(*st->procs), 8);
+	if (!grown)
+		return false;
+	st->procs = grown;
 	p = calloc(1, sizeof(*p));
 	if (!p)
 		return false;

@@ -41,7 +41,7 @@ static void app_json(struct jbuf *j, const struct decide_view *dv, const struct 
 	jbuf_key(j, "state");
 	jbuf_str(j, !exited ? "running" : a->state == DECIDE_APP_RESTARTED ? "restarted" : "exited");
 	jbuf_key(j, "exited_after_ms");
-	jbuf_ms(j, exited ? a->exited_us - dv->started_us : -1);
+	jbuf_duration(j, exited ? a->exited_us - dv->started_us : -1);
 	jbuf_end(j, '}');
 }
 
@@ -75,14 +75,14 @@ static void sidecar_json(struct jbuf *j, const struct decide_view *dv, const str
 	jbuf_str(j, sc->outcome);
 	/* From the stop request to the last process gone. */
 	jbuf_key(j, "stop_latency_ms");
-	jbuf_ms(j, sc->stop_sent_us && sc->gone_us ? sc->gone_us - sc->stop_sent_us : -1);
+	jbuf_duration(j, sc->stop_sent_us && sc->gone_us ? sc->gone_us - sc->stop_sent_us : -1);
 	/* From the apps-done decision to the stop request, and to the sidecar's exit. */
 	jbuf_key(j, "decision_to_stop_ms");
-	jbuf_ms(j, sc->stop_sent_us && dv->decided_us ? sc->stop_sent_us - dv->decided_us : -1);
+	jbuf_duration(j, sc->stop_sent_us && dv->decided_us ? sc->stop_sent_us - dv->decided_us : -1);
 	jbuf_key(j, "decision_to_exit_ms");
-	jbuf_ms(j, sc->gone_us && dv->decided_us ? sc->gone_us - dv->decided_us : -1);
+	jbuf_duration(j, sc->gone_us && dv->decided_us ? sc->gone_us - dv->decided_us : -1);
 	jbuf_key(j, "ready_after_ms");
-	jbuf_ms(j, sc->ready_us ? sc->ready_us - dv->started_us : -1);
+	jbuf_duration(j, sc->ready_us ? sc->ready_us - dv->started_us : -1);
 	/* Its main process's own exit code, from the kernel: what the kubelet will see. */
 	jbuf_key(j, "exit_code");
 	if (sc->exit_code >= 0)
@@ -125,7 +125,7 @@ static void fails_pod(struct jbuf *j, const struct decide *d, const struct decid
 	size_t i;
 
 	jbuf_begin(j, '[');
-	for (i = 0; i < dv->apps; i++) {
+	for (i = 0; i < decide_app_count(d); i++) {
 		decide_app_view(d, i, &a);
 		if (a.state == DECIDE_APP_EXITED && a.code > 0)
 			failing(j, "app", a.name, a.code);
@@ -156,9 +156,9 @@ void summary_build(struct jbuf *j, const struct decide *d, const struct agent_op
 	jbuf_key(j, "reason");
 	jbuf_str(j, dv.reason);
 	jbuf_key(j, "decided_after_ms");
-	jbuf_ms(j, dv.decided_us ? dv.decided_us - dv.started_us : -1);
+	jbuf_duration(j, dv.decided_us ? dv.decided_us - dv.started_us : -1);
 	jbuf_key(j, "finished_after_ms");
-	jbuf_ms(j, now_us - dv.started_us);
+	jbuf_duration(j, now_us - dv.started_us);
 	jbuf_key(j, "fails_pod");
 	fails_pod(j, d, &dv, opt);
 	/* What could not be done the usual way: processes without a pidfd, log lines not written. */
@@ -168,7 +168,7 @@ void summary_build(struct jbuf *j, const struct decide *d, const struct agent_op
 	jbuf_int(j, (long long)log_dropped());
 	jbuf_key(j, "apps");
 	jbuf_begin(j, '[');
-	for (i = 0; i < dv.apps; i++) {
+	for (i = 0; i < decide_app_count(d); i++) {
 		decide_app_view(d, i, &a);
 		app_json(j, &dv, &a);
 	}
