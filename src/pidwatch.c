@@ -25,7 +25,6 @@ bool pidwatch_uses_pidfd(void)
 static void mark_exited(struct ev_loop *loop, struct pidwatch *w)
 {
 	w->exited = true;
-	w->exited_us = mono_us();
 	ev_io_stop(loop, &w->io);
 	if (w->on_exit)
 		w->on_exit(loop, w);

@@ -43,7 +43,6 @@ struct pidwatch {
 	bool polled;
 	bool exited;
 	bool status_done; /* pidwatch_status gave its final answer */
-	int64_t exited_us; /* monotonic time the exit was noticed */
 	pidwatch_cb *on_exit;
 	void *data;
 };

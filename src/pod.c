@@ -151,13 +151,13 @@ static void root_exited(struct ev_loop *loop, struct pidwatch *pw)
 		/* Over already: it was an exec session's runtime init, merged into its container. */
 		if (c->root_gone)
 			return;
-		pending_gone(p, r, c, pw->exited_us, false);
+		pending_gone(p, r, c, now_us(p), false);
 		return;
 	}
 	if (r->role == ROLE_APP)
 		log_msg(LOG_INFO, FIELDS(LF_INT("container", c->id), LF_STR("name", c->name), LF_INT("pid", c->root)),
 			"app container exited");
-	root_gone(p, r, c, pw->exited_us, false, c->root);
+	root_gone(p, r, c, now_us(p), false, c->root);
 }
 
 /*
