@@ -14,6 +14,7 @@
 #ifndef RG_FAKEPOD_H
 #define RG_FAKEPOD_H
 
+#include "pod.h"
 #include "util.h"
 
 #include <errno.h>
@@ -161,6 +162,18 @@ static inline void fake_release(int release, int code)
 	if (write(release, &c, 1) != 1)
 		abort();
 	close(release);
+}
+
+/* How a pod follows the fake tree: this process as the agent, the test's clock, the one sidecar spec. */
+static inline void fake_pod_config(struct pod_config *cfg, struct ev_loop *loop, const struct sidecar_spec *spec)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->loop = loop;
+	cfg->proc = fake_root;
+	cfg->self = getpid();
+	cfg->clock = fake_clock;
+	cfg->sidecars = spec;
+	cfg->nsidecars = 1;
 }
 
 /* Whether pid is gone (exited, and reaped by libev or by us). */

@@ -84,7 +84,7 @@ int main(void)
 {
 	static const char run_cmdline[] = "rearguard\0run\0--name\0batch\0--\0job";
 	struct sidecar_spec spec;
-	struct pod_config cfg = { 0 };
+	struct pod_config cfg;
 	const struct told *t;
 	struct pod pod;
 	char err[256];
@@ -107,12 +107,7 @@ int main(void)
 	sc = fake_child(CHILD_TERM_EXITS, &sc_rel);
 	fake_proc(sc, 0, "fluent-bit", CG("/proxy"), "/usr/bin/fluent-bit");
 
-	cfg.loop = loop;
-	cfg.proc = fake_root;
-	cfg.self = getpid();
-	cfg.clock = fake_clock;
-	cfg.sidecars = &spec;
-	cfg.nsidecars = 1;
+	fake_pod_config(&cfg, loop, &spec);
 	cfg.apps = true;
 	cfg.run_name = options_run_name;
 	cfg.on_event = on_event;

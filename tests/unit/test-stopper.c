@@ -73,7 +73,7 @@ int main(void)
 {
 	static const char cloudsql_cmdline[] = "/cloud-sql-proxy\0project:region:db";
 	struct sidecar_spec spec, cloudsql;
-	struct pod_config cfg = { 0 };
+	struct pod_config cfg;
 	const struct pod_container *c;
 	const struct decide_event *ev;
 	struct stopper st, sq;
@@ -105,12 +105,7 @@ int main(void)
 	fake_proc(sql, 0, "cloud-sql-proxy", CG("/cloudsql"), NULL);
 	fake_cmdline(sql, cloudsql_cmdline, sizeof(cloudsql_cmdline));
 
-	cfg.loop = loop;
-	cfg.proc = fake_root;
-	cfg.self = getpid();
-	cfg.clock = fake_clock;
-	cfg.sidecars = &spec;
-	cfg.nsidecars = 1;
+	fake_pod_config(&cfg, loop, &spec);
 	cfg.on_event = ignore;
 	if (pod_open(&pod, &cfg) < 0 || http_new(loop, &h) < 0)
 		bail_out("no pod, or no libcurl");
