@@ -34,7 +34,6 @@ struct engine {
 	struct engine_world world;
 	struct ev_loop *loop;
 	struct pod pod;
-	bool pod_open;
 	struct decide *d;
 	struct notes notes;            /* what decide's notes name besides what it knows */
 	struct decide_sidecar_config *sc_cfg;
@@ -567,7 +566,6 @@ static int open_pod(struct engine *e)
 	};
 	int rc = pod_open(&e->pod, &pc);
 
-	e->pod_open = rc == 0 || rc == -ENXIO;
 	e->scan_iter = ev_iteration(e->loop) + 1;
 	if (rc == -ENXIO && e->mode->blind_ok) {
 		log_warn("cannot see the pod's other containers (no shared PID namespace): a sidecar counts as "
@@ -598,8 +596,7 @@ static void cleanup(struct engine *e)
 	for (i = 0; e->sidecars && i < e->opt->nsidecars; i++)
 		stopper_free(&e->sidecars[i]);
 	http_free(e->http);
-	if (e->pod_open)
-		pod_close(&e->pod);
+	pod_close(&e->pod);
 	free(e->sidecars);
 	free(e->sc_cfg);
 	jbuf_free(&e->summary);
