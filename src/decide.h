@@ -6,17 +6,23 @@
  * arrived) and answers with the next action to carry out. Each action's
  * result comes back as one of those events; until it does, the action is
  * not counted as done. The unit tests drive it with synthetic events and
- * clocks; the agent with the real ones.
+ * clocks; the engine with the real ones.
  *
- *	decide_init(&d, &cfg, now);
- *	... decide_app_seen(&d, id, "job", now); ...
- *	while (decide_next(&d, now, &act))
+ *	decide_new(&cfg, now, &d);
+ *	... decide_event(d, &ev, now), or one of its spellings below:
+ *	    decide_app_seen(d, id, "job", now); ...
+ *	while (decide_next(d, now, &act))
  *		carry out act, and report its result (decide_rescanned,
  *		decide_http_result, decide_written, decide_signal_result, ...);
- *	arm one timer for decide_deadline(&d, now);
+ *	arm one timer for decide_deadline(d, now);
+ *	decide_free(d);
  *
- * Times are monotonic microseconds. decide logs each decision with its
- * reason (see docs/decisions.md for why it logs rather than describes).
+ * Times are monotonic microseconds. What decide decides it also says, as
+ * notes to the sink of its configuration (a kind and its fields, no
+ * words): the engine's sink writes them as log lines (notes.c), the tests
+ * look at them. Everything else decide knows is read through its views
+ * (decide_app_view, decide_sidecar_view, decide_view); its structures are
+ * its own (decide-private.h).
  *
  * The drain stops the sidecars one by one, in reverse order. For each, the
  * stop goes out first where it can: a stop or drain request is sent before
@@ -39,11 +45,14 @@
 enum restart_policy { POLICY_NEVER, POLICY_ON_FAILURE };
 /* --on-sidecar-exit: what a sidecar's failure while the apps run does (Never only). */
 enum sidecar_exit_policy {
-	SIDECAR_EXIT_WARN, /* it is logged, with what it means */
+	SIDECAR_EXIT_WARN, /* it is noted, with what it means */
 	SIDECAR_EXIT_FAIL, /* the apps are stopped, as the kubelet stops a container, so that the pod fails now */
 };
 
 #define DECIDE_STATUSES_MAX 8 /* drain and stop results kept per sidecar */
+
+struct decide;
+struct decide_note;
 
 /* How a sidecar's stop is confirmed. */
 enum decide_confirm {
@@ -61,11 +70,15 @@ struct decide_sidecar_config {
 	const char *stop_url;  /* NULL: stop with stop_signal */
 	bool signal_all;       /* the stop signal (and the SIGTERM after it) to every process, not the roots */
 	bool optional;         /* looked for by detection: it counts once a process of it was seen */
-	bool native;           /* a native sidecar's spec: its containers are told by decide_native_seen(), and it
-				  is never waited for, polled for readiness, nor stopped */
+	bool native;           /* a native sidecar's spec: its containers are told as natives
+				  (DECIDE_EV_NATIVE_SEEN), and it is never waited for, polled for readiness,
+				  nor stopped */
 	const char *exit_fix;  /* what to do when it exits non-zero (for the warning), or NULL */
 	enum decide_confirm confirm;
 };
+
+/* Where decide's notes go: a function and its data. No sink: they go nowhere. */
+typedef void decide_sink_fn(void *data, const struct decide_note *note);
 
 struct decide_config {
 	enum restart_policy policy;
@@ -78,149 +91,41 @@ struct decide_config {
 	int64_t ready_timeout_us;
 	bool ready_gates_apps;  /* no app can start before ready (run --drain): its expiry ends the wait */
 	bool files;             /* the file protocol is there: apps-done and done are written */
+	/*
+	 * run --drain: the one app is the command (DECIDE_APP_COMMAND), which
+	 * the ready file's write starts; the process's exit status is its code,
+	 * and command_not_ready when it never started for want of ready
+	 * sidecars.
+	 */
+	bool command;
+	int command_not_ready;
 	size_t nsidecars;
 	const struct decide_sidecar_config *sidecars; /* in --sidecar order */
+	decide_sink_fn *sink;
+	void *sink_data;
 };
 
 enum decide_phase { PHASE_WATCHING, PHASE_CONFIRMING, PHASE_DRAINING, PHASE_DONE };
 
-struct decide_app {
-	unsigned id;            /* the container's id; 0: known only from its apps/NAME report */
-	char name[DECIDE_NAME_MAX];
-	bool exited;            /* its root exited, or it reported that it finished */
-	bool superseded;        /* OnFailure: a later container of the same name replaced it */
-	bool restart;           /* OnFailure: it replaced a failed container of the same name */
-	bool gave_up;           /* OnFailure: no restart came within --restart-grace */
-	int code;               /* exit code, 128 + signal, or DECIDE_CODE_* */
-	bool kernel_code;       /* code came from the kernel (it wins over a report) */
-	bool root_exited;       /* its root was seen to exit: the kernel may give the code */
-	char reports_as[DECIDE_NAME_MAX]; /* the NAME its `rearguard run` reports as, "" */
-	char report[DECIDE_NAME_MAX]; /* the apps/NAME matched to it, "" */
-	int reported;           /* the code in that report, -1: none */
-	int64_t seen_us, exited_us;
-	int64_t status_next_us, status_backoff_us; /* when to ask the kernel for the code again */
-	/* --on-sidecar-exit=fail: SIGTERM to its main process, then SIGKILL to every process. */
-	int signal;             /* the last signal sent to it, 0 */
-	int64_t signal_next_us; /* when the next one is due */
-	int signal_err;         /* -errno that keeps signals from it (-EPERM), 0 */
-};
-
-/* How a native sidecar's container was known. */
-enum decide_native_by {
-	NATIVE_BY_SPEC,    /* a sidecar spec that says native matches it */
-	NATIVE_BY_START,   /* --first: it ran before the agent started, and no plain sidecar's spec matches it */
-	NATIVE_BY_RESTART, /* it appeared after a native one of the same name exited: the kubelet's restart */
-};
-
-/*
- * A native sidecar's container: an init container with restartPolicy:
- * Always, which the kubelet starts before the regular containers, restarts
- * when it exits, and stops after them. Neither an app nor to be stopped:
- * it is only listed.
- */
-struct decide_native {
-	unsigned id;
-	char name[DECIDE_NAME_MAX]; /* its spec's name, else its root's */
-	enum decide_native_by by;
-	bool exited;
-	bool replaced;          /* a later container took its place (NATIVE_BY_RESTART) */
-	int64_t seen_us, exited_us;
-};
-
-/* A report waiting for the rescan that comes before it is matched to an app. */
-struct decide_report {
-	char name[DECIDE_NAME_MAX];
-	int code;
-};
-
-enum sidecar_state {
-	SC_UP,          /* not being stopped yet */
-	SC_WATCHING,    /* no live container of it was known: its processes are looked for first */
-	SC_DRAINING,    /* drain request sent, or drain-time running; the stop request comes next */
-	SC_STOPPING,    /* stop request sent (and retried), waiting up to --stop-timeout */
-	SC_TERMINATING, /* SIGTERM sent, waiting up to --kill-after */
-	SC_KILLING,     /* SIGKILL sent */
-	SC_GONE,
-	SC_FAILED,
-};
-
-struct decide_sidecar {
-	enum sidecar_state state;
-	enum sidecar_state gone_from; /* the state it was in when its processes were gone */
-	bool seen;                  /* a process of it was ever seen */
-	int64_t seen_us;            /* when a container of it was last seen */
-	unsigned containers;        /* its containers seen and not exited */
-	bool watched;               /* DECIDE_WATCH was given: its processes are collected */
-	int err;                    /* -errno that made it fail (-EPERM), 0 */
-	int last_signal;
-	bool signal_due;            /* last_signal is to be sent (again, after a transient failure) */
-	int64_t deadline_us;
-	int64_t stop_sent_us, gone_us; /* 0: not yet */
-
-	/* Readiness, before the drain. */
-	bool ready;
-	bool ready_inflight;
-	int64_t ready_us;           /* when it turned ready; 0: not yet */
-	int64_t ready_next_us;      /* when the next poll is due */
-	int64_t ready_backoff_us;
-	unsigned ready_polls;
-	int ready_last;             /* the last poll's result: status or -errno; 0: none yet */
-	bool check_due, check_inflight; /* DECIDE_HTTP_CHECK, once it is ready and was seen */
-	bool checked;               /* that check was made due once */
-	bool no_check;              /* pre-flight said it all */
-
-	/* Just seen: its roots may not handle the stop signal yet (no handler installed). */
-	int64_t catch_from_us;      /* the wait for a handler began; 0: none */
-	int64_t catch_next_us;      /* when to look again */
-	bool catch_inflight;        /* DECIDE_CATCHES given, decide_sidecar_catches() not yet */
-	unsigned catch_looks;       /* DECIDE_CATCHES given so far */
-	bool catch_over;            /* looked at (or no need): the stop signal may go */
-	int catch_result;           /* the last look: 1 catches, 0 not yet, -errno */
-
-	/* HTTP while stopping. */
-	bool http_inflight;         /* a drain, stop or gone probe is in flight */
-	bool stop_accepted;         /* the stop URL answered 2xx */
-	bool stop_refused;          /* it answered 4xx: fall back to a signal */
-	int64_t retry_us;           /* when the next stop request or gone probe is due */
-	int64_t backoff_us;
-	unsigned requests;          /* drain and stop requests made */
-	int statuses[DECIDE_STATUSES_MAX]; /* the first ones' results: status or -errno */
-
-	/* Its own exit code: its containers' roots', the first non-zero one, else 0. */
-	int exit_code;              /* DECIDE_CODE_PENDING: none exited yet, or on its way */
-	unsigned codes_pending;     /* roots exited whose code has not come in */
-	unsigned died;              /* of those, roots that exited while the apps ran, with no stop sent */
-	int64_t exited_us;          /* the last root's exit */
-	int64_t status_next_us, status_backoff_us;
-};
-
 /* The files of the protocol the agent writes. */
 enum decide_file { DECIDE_FILE_READY, DECIDE_FILE_APPS_DONE, DECIDE_FILE_DONE, DECIDE_NFILES };
-
-struct decide_file_state {
-	bool wanted;     /* to be written */
-	bool inflight;   /* DECIDE_WRITE given, decide_written() not yet */
-	bool written;
-	int err;         /* the last failure, 0 */
-	unsigned failures;
-	int64_t next_us, backoff_us, first_failure_us;
-};
 
 enum decide_action_kind {
 	DECIDE_RESCAN,    /* rescan /proc, report what changed, then decide_rescanned() */
 	DECIDE_STATUS,    /* ask the kernel for the missing exit codes of exited roots: decide_app_status() */
 	DECIDE_POLL,      /* look at the processes watched without a pidfd (exits are reported as usual) */
-	DECIDE_APPS_DONE, /* the apps are done (reason): the drain starts; nothing to carry out */
+	DECIDE_APPS_DONE, /* the apps are done (reason): the drain starts. With command_ended, the command
+			     (run --drain) will never start: its code is exit_code, to be reported */
 	DECIDE_WATCH,     /* collect and watch every process of sidecar; decide_sidecar_gone() when none is left */
 	DECIDE_SIGNAL,    /* send signo to the roots of sidecar's containers (all: to every process; the
 			     watches come first then); decide_signal_result() */
-	DECIDE_SIGNAL_APP, /* send signo to the main process of app container app (all: to every process of it,
-			      from a fresh look at /proc); decide_app_signal_result() */
+	DECIDE_SIGNAL_APP, /* send signo to the main process of app container app (all: to every process of
+			      it, from a fresh look at /proc); decide_app_signal_result() */
 	DECIDE_CATCHES,   /* whether the roots of sidecar catch signo and sleep (/proc/PID/status):
 			     decide_sidecar_catches() */
 	DECIDE_HTTP,      /* make the request (purpose, url, timeouts); decide_http_result() */
 	DECIDE_WRITE,     /* write file (ready: or start the command that waits for it); decide_written() */
-	DECIDE_EXIT,      /* the summary is out: exit with exit_code */
+	DECIDE_EXIT,      /* the summary is out (resumed: it is the done file's): exit with status */
 };
 
 enum decide_http_purpose {
@@ -237,8 +142,12 @@ struct decide_action {
 	size_t sidecar;
 	unsigned app;           /* DECIDE_SIGNAL_APP: the app container's id */
 	int signo;
-	bool all;               /* DECIDE_SIGNAL to every process, not the roots alone */
-	int exit_code;
+	bool all;               /* DECIDE_SIGNAL(_APP) to every process, not the roots (main process) alone */
+	int exit_code;          /* DECIDE_EXIT: the summary's (0, or 1 when a sidecar could not be stopped) */
+	int status;             /* DECIDE_EXIT: the process's exit status (the command's code for run --drain) */
+	bool resumed;           /* DECIDE_EXIT: an earlier run finished; its done file is the summary */
+	unsigned containers;    /* DECIDE_EXIT: the containers the kubelet shares termination messages among */
+	bool command_ended;     /* DECIDE_APPS_DONE: see there */
 	const char *reason;
 	enum decide_http_purpose purpose;
 	enum decide_file file;
@@ -247,70 +156,114 @@ struct decide_action {
 	bool urgent;            /* a stop on its way: let it out before anything else is done */
 };
 
-struct decide {
-	struct decide_config cfg;
-	enum decide_phase phase;
-	int64_t started_us;
-	int64_t decided_us;     /* when the apps were found done: the drain started */
-	const char *reason;     /* why the drain started */
-	bool confirmed;         /* the rescan before concluding has been done */
-	bool drain_requested;
-	const char *drain_reason;
-	int64_t term_us;        /* when SIGTERM arrived, 0: not yet */
-	int64_t last_rescan_us; /* the last successful rescan */
-	int64_t last_container_us; /* when the last new app container was seen (start-up lasts a while after) */
-	bool rescan_inflight;
-	bool pids_moved;        /* decide_pids_moved since the last rescan began */
-	int rescan_err;         /* the last rescan failed with this; 0 */
-	int64_t rescan_retry_us; /* after a failure: when to try again */
-	unsigned pending_containers; /* containers whose runtime has not exec'd yet */
-	unsigned polled;        /* processes watched without a pidfd */
-	unsigned polled_most;   /* the most at any time, for the summary */
-	int64_t next_poll_us;
-	struct decide_app *apps;
-	size_t napps, capapps;
-	struct decide_report *reports;
-	size_t nreports, capreports;
-	struct decide_native *natives;
-	size_t nnatives, capnatives;
-	struct decide_sidecar *sidecars;
-	size_t current;         /* the sidecar being stopped: reverse --sidecar order */
-	int64_t settled_us;     /* every sidecar settled; the exit may wait for exit codes */
-	int exit_code;
-	struct decide_file_state files[DECIDE_NFILES];
-	bool sidecars_ready;    /* every sidecar turned ready (before the drain) */
-	bool ready_expired;     /* --ready-timeout passed first */
-	int64_t sidecar_wait_from_us; /* apps done, a named sidecar not seen: the wait began; 0: none */
-	bool sidecar_wait_over; /* it ended (each missing one was named in a warning) */
-	int64_t apps_stop_us;   /* --on-sidecar-exit=fail: a sidecar failed and the apps are being stopped; 0: not */
-	size_t apps_stop_for;   /* that sidecar */
+/* How a native sidecar's container was known. */
+enum decide_native_by {
+	NATIVE_BY_SPEC,    /* a sidecar spec that says native matches it */
+	NATIVE_BY_START,   /* --first: it ran before the agent started, and no plain sidecar's spec matches it */
+	NATIVE_BY_RESTART, /* it appeared after a native one of the same name exited: the kubelet's restart */
 };
 
-int decide_init(struct decide *d, const struct decide_config *cfg, int64_t now);
-void decide_free(struct decide *d);
+/* ---- events: everything decide is told comes through decide_event ---------- */
 
-/* An app container appeared (name: its root's name, the identity across restarts). */
-void decide_app_seen(struct decide *d, unsigned id, const char *name, int64_t now);
-/* Its root exited; the status follows with decide_app_status(). */
-void decide_app_exited(struct decide *d, unsigned id, int64_t now);
+enum decide_event_kind {
+	DECIDE_EV_APP_SEEN,        /* id, name: an app container appeared (name: its root's, the identity
+				      across restarts) */
+	DECIDE_EV_APP_EXITED,      /* id: its root exited; the status follows */
+	DECIDE_EV_APP_STATUS,      /* id, code: exit code (128 + signal), DECIDE_CODE_UNKNOWN (never known),
+				      or DECIDE_CODE_PENDING (not published yet: asked again, as DECIDE_STATUS says) */
+	DECIDE_EV_APP_RENAMED,     /* id, name: its root exec'd another program (sh -c 'exec job'); under
+				      OnFailure it may now be the restart of a failed app of that name (one
+				      seen before that app exited never is) */
+	DECIDE_EV_APP_FORGET,      /* id: the container turned out not to be an app */
+	DECIDE_EV_APP_REPORTS_AS,  /* id, name: it runs `rearguard run`, which will report as apps/name */
+	DECIDE_EV_APP_REPORT,      /* name, code: apps/NAME (see decide_app_report) */
+	DECIDE_EV_APP_SIGNAL_RESULT, /* id, result: the outcome of DECIDE_SIGNAL_APP: 0 or -errno */
+	DECIDE_EV_NATIVE_SEEN,     /* id, name, by: a native sidecar's container appeared (name: its spec's,
+				      else its root's) */
+	DECIDE_EV_NATIVE_EXITED,   /* id: its root exited */
+	DECIDE_EV_NATIVE_FORGET,   /* id: taken for a native, but a plain sidecar's spec matches it now */
+	DECIDE_EV_COMMAND_ENDED,   /* code: run --drain's command is over; with name, it never started
+				      (128 + signal) and the drain begins now for that reason */
+	DECIDE_EV_SIDECAR_SEEN,    /* sidecar: a container of it appeared */
+	DECIDE_EV_SIDECAR_EXITED,  /* sidecar: its root exited (its code follows, as for apps); with id
+				      and pid when the exit was watched, for the note of an early exit */
+	DECIDE_EV_SIDECAR_STATUS,  /* sidecar, code: the code of one of its roots */
+	DECIDE_EV_SIDECAR_GONE,    /* sidecar: every process of it is gone (after DECIDE_WATCH, or a port
+				      that refuses) */
+	DECIDE_EV_NO_ENDPOINT,     /* sidecar: pre-flight found its stop endpoint missing, and said so */
+	DECIDE_EV_CATCHES,         /* sidecar, result: the outcome of DECIDE_CATCHES */
+	DECIDE_EV_SIGNAL_RESULT,   /* sidecar, result: the outcome of DECIDE_SIGNAL: 0 or -errno */
+	DECIDE_EV_HTTP_RESULT,     /* sidecar, purpose, result: the outcome of DECIDE_HTTP */
+	DECIDE_EV_WRITTEN,         /* file, result: the outcome of DECIDE_WRITE: 0 or -errno */
+	DECIDE_EV_FOUND,           /* file: left by an earlier run (apps-done: drain now; done: exit now) */
+	DECIDE_EV_PENDING,         /* count: containers still showing the runtime's init */
+	DECIDE_EV_POLLING,         /* count: processes watched by polling */
+	DECIDE_EV_CONTAINERS,      /* count: containers of the pod seen so far (not pause; restarts anew) */
+	DECIDE_EV_PIDS_MOVED,      /* a pid was handed out since the last rescan began */
+	DECIDE_EV_RESCANNED,       /* result: the outcome of a rescan: 0 or -errno */
+	DECIDE_EV_TERMINATE,       /* the agent got SIGTERM or SIGINT; a second one drains at once */
+	DECIDE_EV_DRAIN_NOW,       /* name: drain now, whatever the apps do, for that reason */
+};
+
+struct decide_event {
+	enum decide_event_kind kind;
+	unsigned id;            /* an app's container */
+	const char *name;
+	int code;
+	size_t sidecar;
+	enum decide_http_purpose purpose;
+	enum decide_file file;
+	int result;
+	unsigned count;
+	int pid;                /* DECIDE_EV_SIDECAR_EXITED: its root, 0 when the exit was not watched */
+	enum decide_native_by by; /* DECIDE_EV_NATIVE_SEEN */
+};
+
 /*
- * code: exit code (128 + signal), DECIDE_CODE_UNKNOWN (never known), or
- * DECIDE_CODE_PENDING (the kernel has not published it yet: asked again
- * later, as DECIDE_STATUS says).
+ * Tells decide what happened. False when the event changed nothing (it
+ * came too late, or twice, or names nothing decide knows): a debug note
+ * says so.
  */
-void decide_app_status(struct decide *d, unsigned id, int code, int64_t now);
-/*
- * Its root exec'd another program (sh -c 'exec job'): the app's name is the
- * new one's, and under OnFailure it may now be the restart of a failed app
- * of that name (one seen before that app exited never is).
- */
-void decide_app_renamed(struct decide *d, unsigned id, const char *name);
-/* The container turned out not to be an app (a sidecar's process appeared in it). */
-void decide_app_forget(struct decide *d, unsigned id);
-/* The outcome of DECIDE_SIGNAL_APP: 0, or -errno (-EPERM: not allowed, logged with the fix; -EMFILE...: again). */
-void decide_app_signal_result(struct decide *d, unsigned id, int err, int64_t now);
-/* The app container runs `rearguard run`, which will report as apps/name. */
-void decide_app_reports_as(struct decide *d, unsigned id, const char *name);
+bool decide_event(struct decide *d, const struct decide_event *ev, int64_t now);
+
+#define DECIDE_TELL(d, now, ...) decide_event((d), &(const struct decide_event){ __VA_ARGS__ }, (now))
+
+static inline void decide_app_seen(struct decide *d, unsigned id, const char *name, int64_t now)
+{
+	DECIDE_TELL(d, now, .kind = DECIDE_EV_APP_SEEN, .id = id, .name = name);
+}
+
+static inline void decide_app_exited(struct decide *d, unsigned id, int64_t now)
+{
+	DECIDE_TELL(d, now, .kind = DECIDE_EV_APP_EXITED, .id = id);
+}
+
+static inline void decide_app_status(struct decide *d, unsigned id, int code, int64_t now)
+{
+	DECIDE_TELL(d, now, .kind = DECIDE_EV_APP_STATUS, .id = id, .code = code);
+}
+
+static inline void decide_app_renamed(struct decide *d, unsigned id, const char *name)
+{
+	DECIDE_TELL(d, 0, .kind = DECIDE_EV_APP_RENAMED, .id = id, .name = name);
+}
+
+static inline void decide_app_forget(struct decide *d, unsigned id)
+{
+	DECIDE_TELL(d, 0, .kind = DECIDE_EV_APP_FORGET, .id = id);
+}
+
+/* The outcome of DECIDE_SIGNAL_APP: 0, or -errno (-EPERM: not allowed, noted with the fix; -EMFILE...: again). */
+static inline void decide_app_signal_result(struct decide *d, unsigned id, int err, int64_t now)
+{
+	DECIDE_TELL(d, now, .kind = DECIDE_EV_APP_SIGNAL_RESULT, .id = id, .result = err);
+}
+
+static inline void decide_app_reports_as(struct decide *d, unsigned id, const char *name)
+{
+	DECIDE_TELL(d, 0, .kind = DECIDE_EV_APP_REPORTS_AS, .id = id, .name = name);
+}
+
 /*
  * apps/NAME says an app finished with code: it is done even if its process
  * still runs. While watching, the report is matched after the next rescan
@@ -318,60 +271,139 @@ void decide_app_reports_as(struct decide *d, unsigned id, const char *name);
  * named NAME (or whose rearguard run reports as NAME); else the one that
  * reported as NAME before; else the only app container without a report;
  * else an app known only from the file. A code from the kernel wins over
- * the report (the kubelet acts on it); a difference is logged.
+ * the report (the kubelet acts on it); a difference is noted.
  */
-void decide_app_report(struct decide *d, const char *name, int code, int64_t now);
+static inline void decide_app_report(struct decide *d, const char *name, int code, int64_t now)
+{
+	DECIDE_TELL(d, now, .kind = DECIDE_EV_APP_REPORT, .name = name, .code = code);
+}
 
 /*
- * A native sidecar's container appeared (name: its spec's, else its root's;
- * by: how that is known), or its root exited. It is listed, and nothing
- * else: never an app, never waited for, never signalled.
+ * A native sidecar's container appeared (an init container with
+ * restartPolicy: Always, which the kubelet starts before the apps,
+ * restarts when it exits, and stops after them), or its root exited. It is
+ * listed, and nothing else: never an app, never waited for, never
+ * signalled.
  */
-void decide_native_seen(struct decide *d, unsigned id, const char *name, enum decide_native_by by, int64_t now);
-void decide_native_exited(struct decide *d, unsigned id, int64_t now);
-/* It was taken for a native sidecar, but a plain sidecar's spec matches it now (its root exec'd). */
-void decide_native_forget(struct decide *d, unsigned id);
-/*
- * Whether a container named name, first seen at since, is the kubelet's
- * restart of a native sidecar: one of that name exited before since, and no
- * later container took its place yet.
- */
-bool decide_native_restarted(const struct decide *d, const char *name, int64_t since);
-/* How a native was known, in one word for the log and the summary: spec, first, restart. */
-const char *decide_native_known_by(enum decide_native_by by);
+static inline void decide_native_seen(struct decide *d, unsigned id, const char *name, enum decide_native_by by,
+				      int64_t now)
+{
+	DECIDE_TELL(d, now, .kind = DECIDE_EV_NATIVE_SEEN, .id = id, .name = name, .by = by);
+}
 
-/* A container of the sidecar appeared; its root exited (its code follows, as for apps). */
-void decide_sidecar_seen(struct decide *d, size_t sidecar, int64_t now);
-void decide_sidecar_exited(struct decide *d, size_t sidecar, int64_t now);
-/* The code of one of its roots (DECIDE_CODE_PENDING: not yet; DECIDE_CODE_UNKNOWN: never). */
-void decide_sidecar_status(struct decide *d, size_t sidecar, int code, int64_t now);
-/* Every process of the sidecar is gone (after DECIDE_WATCH, or a port that refuses). */
-void decide_sidecar_gone(struct decide *d, size_t sidecar, int64_t now);
-/* Pre-flight already found that the sidecar's stop endpoint is missing: no DECIDE_HTTP_CHECK to say it again. */
-void decide_sidecar_no_endpoint(struct decide *d, size_t sidecar);
+static inline void decide_native_exited(struct decide *d, unsigned id, int64_t now)
+{
+	DECIDE_TELL(d, now, .kind = DECIDE_EV_NATIVE_EXITED, .id = id);
+}
+
+static inline void decide_native_forget(struct decide *d, unsigned id)
+{
+	DECIDE_TELL(d, 0, .kind = DECIDE_EV_NATIVE_FORGET, .id = id);
+}
+
+static inline void decide_sidecar_seen(struct decide *d, size_t sidecar, int64_t now)
+{
+	DECIDE_TELL(d, now, .kind = DECIDE_EV_SIDECAR_SEEN, .sidecar = sidecar);
+}
+
+static inline void decide_sidecar_exited(struct decide *d, size_t sidecar, int64_t now)
+{
+	DECIDE_TELL(d, now, .kind = DECIDE_EV_SIDECAR_EXITED, .sidecar = sidecar);
+}
+
+static inline void decide_sidecar_status(struct decide *d, size_t sidecar, int code, int64_t now)
+{
+	DECIDE_TELL(d, now, .kind = DECIDE_EV_SIDECAR_STATUS, .sidecar = sidecar, .code = code);
+}
+
+static inline void decide_sidecar_gone(struct decide *d, size_t sidecar, int64_t now)
+{
+	DECIDE_TELL(d, now, .kind = DECIDE_EV_SIDECAR_GONE, .sidecar = sidecar);
+}
+
+static inline void decide_sidecar_no_endpoint(struct decide *d, size_t sidecar)
+{
+	DECIDE_TELL(d, 0, .kind = DECIDE_EV_NO_ENDPOINT, .sidecar = sidecar);
+}
+
 /*
  * The outcome of DECIDE_CATCHES: 1 when every live root of the sidecar
  * catches (ignores, blocks) the signal and sleeps, 0 when one does not yet,
  * -errno when that could not be read.
  */
-void decide_sidecar_catches(struct decide *d, size_t sidecar, int result, int64_t now);
+static inline void decide_sidecar_catches(struct decide *d, size_t sidecar, int result, int64_t now)
+{
+	DECIDE_TELL(d, now, .kind = DECIDE_EV_CATCHES, .sidecar = sidecar, .result = result);
+}
+
 /* The outcome of DECIDE_SIGNAL: 0, or -errno (-EPERM: not allowed; -EMFILE...: tried again). */
-void decide_signal_result(struct decide *d, size_t sidecar, int err, int64_t now);
+static inline void decide_signal_result(struct decide *d, size_t sidecar, int err, int64_t now)
+{
+	DECIDE_TELL(d, now, .kind = DECIDE_EV_SIGNAL_RESULT, .sidecar = sidecar, .result = err);
+}
 
 /*
  * The outcome of DECIDE_HTTP: an HTTP status, 0 when a DECIDE_HTTP_GONE
  * probe connected, or -errno when no answer came (-ECONNREFUSED,
  * -ETIMEDOUT, ...).
  */
-void decide_http_result(struct decide *d, size_t sidecar, enum decide_http_purpose purpose, int result, int64_t now);
+static inline void decide_http_result(struct decide *d, size_t sidecar, enum decide_http_purpose purpose, int result,
+				      int64_t now)
+{
+	DECIDE_TELL(d, now, .kind = DECIDE_EV_HTTP_RESULT, .sidecar = sidecar, .purpose = purpose, .result = result);
+}
 
 /* The outcome of DECIDE_WRITE: 0, or -errno (tried again with a backoff). */
-void decide_written(struct decide *d, enum decide_file file, int err, int64_t now);
+static inline void decide_written(struct decide *d, enum decide_file file, int err, int64_t now)
+{
+	DECIDE_TELL(d, now, .kind = DECIDE_EV_WRITTEN, .file = file, .result = err);
+}
 
 /* Containers still showing the runtime's init; while any, rescans are quick. */
-void decide_pending(struct decide *d, unsigned n);
+static inline void decide_pending(struct decide *d, unsigned n)
+{
+	DECIDE_TELL(d, 0, .kind = DECIDE_EV_PENDING, .count = n);
+}
+
 /* How many processes are watched by polling (no pidfd for them); while any, DECIDE_POLL comes. */
-void decide_polling(struct decide *d, unsigned n);
+static inline void decide_polling(struct decide *d, unsigned n)
+{
+	DECIDE_TELL(d, 0, .kind = DECIDE_EV_POLLING, .count = n);
+}
+
+/* A pid was handed out since the last rescan began: the next action is a rescan. */
+static inline void decide_pids_moved(struct decide *d)
+{
+	DECIDE_TELL(d, 0, .kind = DECIDE_EV_PIDS_MOVED);
+}
+
+/* The outcome of a rescan (DECIDE_RESCAN, or one the agent made itself): 0 or -errno. */
+static inline void decide_rescanned(struct decide *d, int err, int64_t now)
+{
+	DECIDE_TELL(d, now, .kind = DECIDE_EV_RESCANNED, .result = err);
+}
+
+/* The agent got SIGTERM (pod deletion) or SIGINT. A second one drains at once. */
+static inline void decide_terminate(struct decide *d, int64_t now)
+{
+	DECIDE_TELL(d, now, .kind = DECIDE_EV_TERMINATE);
+}
+
+/* Drain now, whatever the apps do (reason: "drain-file", ...); false: already draining or asked to. */
+static inline bool decide_drain_now(struct decide *d, const char *reason, int64_t now)
+{
+	return DECIDE_TELL(d, now, .kind = DECIDE_EV_DRAIN_NOW, .name = reason);
+}
+
+/* ---- decisions ------------------------------------------------------------------ */
+
+int decide_new(const struct decide_config *cfg, int64_t now, struct decide **out);
+void decide_free(struct decide *d);
+
+/* The next action, or false when there is nothing to do before decide_deadline(). */
+bool decide_next(struct decide *d, int64_t now, struct decide_action *act);
+/* When decide_next should be asked again at the latest; INT64_MAX: only on an event. */
+int64_t decide_deadline(struct decide *d, int64_t now);
 /*
  * Whether a new process is expected (an app or sidecar not seen yet, a
  * restart, a container still pending, start-up without --apps): then the
@@ -379,25 +411,96 @@ void decide_polling(struct decide *d, unsigned n);
  * so that a container living less than a rescan interval is not missed.
  */
 bool decide_expects_process(const struct decide *d, int64_t now);
-/* A pid was handed out since the last rescan began: the next action is a rescan. */
-void decide_pids_moved(struct decide *d);
-/* The outcome of a rescan (DECIDE_RESCAN, or one the agent made itself): 0 or -errno. */
-void decide_rescanned(struct decide *d, int err, int64_t now);
 
-/* The agent got SIGTERM (pod deletion) or SIGINT. A second one drains at once. */
-void decide_terminate(struct decide *d, int64_t now);
-/* Drain now, whatever the apps do (reason: "drain-file", ...); false: already draining or asked to. */
-bool decide_drain_now(struct decide *d, const char *reason, int64_t now);
+/* ---- views: what decide knows, for the summary, the engine and the tests -------- */
 
-/* The next action, or false when there is nothing to do before decide_deadline(). */
-bool decide_next(struct decide *d, int64_t now, struct decide_action *act);
-/* When decide_next should be asked again at the latest; INT64_MAX: only on an event. */
-int64_t decide_deadline(const struct decide *d, int64_t now);
+struct decide_view {
+	enum decide_phase phase;
+	int64_t started_us;
+	int64_t decided_us;     /* when the apps were found done: the drain started; 0: not yet */
+	const char *reason;     /* why the drain started, NULL before */
+	int exit_code;          /* 0, 1 when a sidecar could not be stopped (known once settled) */
+	int64_t settled_us;     /* every sidecar settled; 0: not yet */
+	unsigned polled_most;   /* the most processes watched by polling at any time */
+	bool ready_written;     /* the ready file (or the start it gates) was carried out */
+	bool ready_expired;     /* --ready-timeout passed first */
+};
 
-const char *decide_outcome(const struct decide_sidecar *sc);
+enum decide_app_state {
+	DECIDE_APP_RUNNING,
+	DECIDE_APP_EXITED,      /* its root exited, or it reported that it finished */
+	DECIDE_APP_RESTARTED,   /* OnFailure: a later container of the same name replaced it */
+};
+
+struct decide_app_view {
+	unsigned id;            /* the container's id; 0: known only from its report; DECIDE_APP_COMMAND */
+	const char *name;
+	enum decide_app_state state;
+	int code;               /* exit code, 128 + signal, or DECIDE_CODE_* */
+	bool gave_up;           /* OnFailure: no restart came within --restart-grace */
+	const char *report;     /* the apps/NAME matched to it, NULL */
+	int reported;           /* the code in that report, -1: none */
+	int signal;             /* the last signal rearguard sent it (--on-sidecar-exit=fail), 0: none */
+	int64_t seen_us, exited_us;
+};
+
+enum decide_native_state {
+	DECIDE_NATIVE_RUNNING,
+	DECIDE_NATIVE_EXITED,
+	DECIDE_NATIVE_RESTARTED, /* a later container took its place: the kubelet restarted it */
+};
+
+struct decide_native_view {
+	unsigned id;
+	const char *name;       /* its spec's name, else its root's */
+	enum decide_native_by by;
+	enum decide_native_state state;
+	int64_t seen_us, exited_us;
+};
+
+/* Where a sidecar is in its stop. */
+enum decide_stage {
+	DECIDE_SIDECAR_UP,      /* not being stopped (yet) */
+	DECIDE_SIDECAR_STOPPING,
+	DECIDE_SIDECAR_GONE,    /* its processes are gone */
+	DECIDE_SIDECAR_FAILED,  /* it could not be stopped */
+};
+
+struct decide_sidecar_view {
+	const char *name;
+	enum decide_stage stage;
+	const char *outcome;    /* for the summary: "stopped", "killed", "not-found", ... */
+	bool seen;              /* a process of it was ever seen */
+	bool counts;            /* it is the pod's: named with --sidecar, or detection saw it */
+	bool ready;
+	int64_t ready_us;       /* when it turned ready; 0: not yet */
+	unsigned ready_polls;
+	int ready_last;         /* the last poll's result: status or -errno; 0: none yet */
+	int64_t stop_sent_us, gone_us; /* 0: not yet */
+	int64_t deadline_us;    /* the current step's, while stopping */
+	int exit_code;          /* its containers' roots': the first non-zero, else 0; or DECIDE_CODE_* */
+	unsigned requests;      /* drain and stop requests made */
+	int statuses[DECIDE_STATUSES_MAX]; /* the first ones' results: status or -errno */
+};
+
+void decide_view(const struct decide *d, struct decide_view *v);
 size_t decide_app_count(const struct decide *d);
-/* Whether the ready file (or the start it gates) was carried out. */
-bool decide_ready_written(const struct decide *d);
+/* App i (0 <= i < decide_app_count), in the order they were seen. */
+void decide_app_view(const struct decide *d, size_t i, struct decide_app_view *v);
+/* Sidecar k, in --sidecar order. */
+void decide_sidecar_view(const struct decide *d, size_t k, struct decide_sidecar_view *v);
+size_t decide_native_count(const struct decide *d);
+/* Native sidecar container i (0 <= i < decide_native_count), in the order they were seen. */
+void decide_native_view(const struct decide *d, size_t i, struct decide_native_view *v);
+/*
+ * Whether a container named name, first seen at since, is the kubelet's
+ * restart of a native sidecar: one of that name (known by start order or
+ * by an earlier restart; a spec's native comes back by its spec) exited
+ * before since, and no later container took its place yet.
+ */
+bool decide_native_restarted(const struct decide *d, const char *name, int64_t since);
+/* How a native was known, in one word for the log and the summary: spec, first, restart. */
+const char *decide_native_known_by(enum decide_native_by by);
 
 /*
  * A request's result in one word for the summary (200, "refused",
@@ -406,5 +509,113 @@ bool decide_ready_written(const struct decide *d);
  */
 const char *decide_result_word(int result, char buf[16]);
 const char *decide_result_phrase(int result, char buf[64]);
+
+/* ---- notes: what decide says, for the sink (notes.c words them) ------------------ */
+
+enum decide_note_kind {
+	/* apps */
+	NOTE_APP_RESTARTED,        /* app, container, other (the one it replaces) */
+	NOTE_RESTART_WAIT,         /* app, container, code (failed, or unknown), us: how long at most */
+	NOTE_CODES_DIFFER,         /* app, container, report, reported, code (the kernel's, which counts) */
+	NOTE_REPORT_ALONE,         /* report: matches no app container, an app of its own */
+	NOTE_REPORTED,             /* app, container, report, code; flag: its process still runs */
+	NOTE_APP_NOT_TRACKED,      /* app: out of memory; the drain waits (it may be an app not done) */
+	NOTE_REPORT_NOT_TRACKED,   /* report: out of memory */
+	NOTE_RESTART_GIVEN_UP,     /* app, container, us: --restart-grace */
+	NOTE_CODE_UNPUBLISHED,     /* app, container: the kernel never gave its code */
+	/* the pod */
+	NOTE_RESCAN_FAILED,        /* result */
+	NOTE_RESCAN_WORKS,
+	NOTE_TERMINATE,            /* us: --term-grace */
+	NOTE_TERMINATE_DRAINING,   /* a signal while draining */
+	NOTE_RESUME_APPS_DONE,     /* an earlier run decided the apps were done: drain now */
+	NOTE_RESUME_DONE,          /* an earlier run finished: exit */
+	NOTE_SIDECAR_WAIT,         /* text: the sidecars' names, us: --sidecar-wait */
+	NOTE_SIDECAR_WAIT_OVER,    /* us: waited */
+	NOTE_SIDECAR_WAIT_EXPIRED, /* text: the names, us: --sidecar-wait */
+	NOTE_DRAIN,                /* reason, count: apps seen, us: the limit that ran out (startup, term);
+				      sidecar: the one that failed (sidecar-exited) */
+	/* readiness */
+	NOTE_READY,                /* sidecar, us: after start, count: polls; flag: without a ready URL */
+	NOTE_NOT_READY_YET,        /* sidecar, result, us: next poll in */
+	NOTE_ALL_READY,            /* the ready file is to be written */
+	NOTE_ALL_READY_COMMAND,    /* the command (run --drain) is to start */
+	NOTE_ALL_READY_NO_FILE,    /* no file protocol: nothing to write */
+	NOTE_NOT_READY_COMMAND,    /* sidecar, text: its ready URL, us: the timeout */
+	NOTE_NONE_DETECTED,        /* us: --ready-timeout */
+	NOTE_NOT_READY,            /* text: "name (why), ...", us: --ready-timeout */
+	NOTE_STOP_ENDPOINT_SHUT,   /* sidecar, text: its stop URL: ready, but the endpoint refuses */
+	/* files */
+	NOTE_WRITTEN_AFTER_ALL,    /* file, count: attempts */
+	NOTE_WRITE_FAILED,         /* file, result, count: attempts, us: the next try in */
+	NOTE_DONE_GIVEN_UP,        /* result, us: how long it was tried */
+	/* the stop */
+	NOTE_STOP_ACCEPTED,        /* sidecar, result, us: --stop-timeout */
+	NOTE_STOP_REFUSED,         /* sidecar, result (blind: no signal can follow) */
+	NOTE_STOP_NO_TIME,         /* sidecar, result */
+	NOTE_STOP_RETRY,           /* sidecar, result, count: attempt, us: the next in */
+	NOTE_DRAIN_ACCEPTED,       /* sidecar, result, us: drain-time */
+	NOTE_DRAIN_FAILED,         /* sidecar, result */
+	NOTE_PORT_CLOSED,          /* sidecar: no longer accepts connections */
+	NOTE_NO_SIGNAL_BLIND,      /* sidecar: no stop URL, and its processes are not visible */
+	NOTE_BLIND_TIMEOUT,        /* sidecar, us: --stop-timeout; flag: the stop was accepted */
+	NOTE_SIGTERM_WAS_STOP,     /* sidecar, us: --stop-timeout, limit: --kill-after */
+	NOTE_SENDING_SIGTERM,      /* sidecar, us: --stop-timeout */
+	NOTE_SENDING_SIGKILL,      /* sidecar */
+	NOTE_KILL_FAILED,          /* sidecar: still there after SIGKILL */
+	NOTE_SIGNAL_RETRY,         /* sidecar, result */
+	NOTE_SIGNAL_NOT_PERMITTED, /* sidecar, signo */
+	NOTE_SIGNAL_FAILED,        /* sidecar, result */
+	NOTE_CATCHES,              /* sidecar, signo, us: waited */
+	NOTE_CATCHES_UNKNOWN,      /* sidecar, signo, result */
+	NOTE_CATCHES_NOT,          /* sidecar, signo, us: the wait */
+	NOTE_CATCHES_WAIT,         /* sidecar, signo, us: the wait, limit: seen ago */
+	/* the sidecars' exits */
+	NOTE_SIDECAR_EXITED_EARLY, /* sidecar, container, pid; flag: after the apps were done */
+	NOTE_SIDECAR_CODE,         /* sidecar, code, text: the fix */
+	NOTE_SIDECAR_DIED,         /* sidecar, code: it exited while the apps ran, no stop sent; flag: under
+				      Never; hint: --on-sidecar-exit=fail would act on it */
+	/* natives, and the apps stopped after a sidecar failed */
+	NOTE_NATIVE_SEEN,          /* text: its name, container, reason: how it is known (decide_native_known_by);
+				      flag: the kubelet's restart of one that exited */
+	NOTE_NATIVE_EXITED,        /* text: its name, container */
+	NOTE_NATIVE_NOT_LISTED,    /* text: its name: out of memory */
+	NOTE_APPS_STOP,            /* sidecar: it failed; the apps are stopped, us: --kill-after */
+	NOTE_APPS_STOP_NOT,        /* sidecar, reason: why the apps are not stopped ("on-failure", "exit-0",
+				      "deleted") */
+	NOTE_APP_SIGNAL_RETRY,     /* app, container, result */
+	NOTE_APP_SIGNAL_NOT_PERMITTED, /* app, container */
+	NOTE_APP_SIGNAL_FAILED,    /* app, container, result */
+	/* the end */
+	NOTE_STOP_FAILED,          /* code: the summary's exit code (run --drain: not every sidecar stopped) */
+	NOTE_IGNORED,              /* event: what came and changed nothing; sidecar when it was about one */
+};
+
+struct decide_note {
+	enum decide_note_kind kind;
+	const char *sidecar;     /* its name, or NULL */
+	size_t k;                /* its index */
+	const char *app;         /* an app's name */
+	unsigned container, other;
+	const char *report;      /* an apps/NAME */
+	const char *reason;
+	const char *text;        /* names, a URL, a fix: see the kind */
+	int code, reported;      /* exit codes */
+	int result;              /* an HTTP result or -errno */
+	int signo;
+	int pid;
+	enum decide_file file;
+	enum decide_event_kind event;
+	int64_t us, limit_us;    /* durations */
+	unsigned count;
+	bool flag;
+	bool blind;              /* the sidecar's processes are not visible: its port confirms its stop */
+	bool hint;               /* see the kind */
+};
+
+/* A file's name in the protocol ("ready", "apps-done", "done"). */
+const char *decide_file_name(enum decide_file f);
+/* An event's name, for the note that says it was ignored. */
+const char *decide_event_name(enum decide_event_kind kind);
 
 #endif

@@ -408,9 +408,9 @@ int http_request_start(struct http_request *r, int64_t connect_timeout_us, int64
 	return 0;
 }
 
-bool http_busy(const struct http_request *r)
+bool http_request_built(const struct http_request *r)
 {
-	return r->running || r->finished;
+	return r->easy != NULL;
 }
 
 void http_request_cancel(struct http_request *r)

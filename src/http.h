@@ -100,8 +100,8 @@ int http_request_init(struct http *h, struct http_request *r, enum http_method m
  */
 int http_request_start(struct http_request *r, int64_t connect_timeout_us, int64_t timeout_us);
 
-/* Whether r is in flight (started, done() not called yet). */
-bool http_busy(const struct http_request *r);
+/* Whether r was built (http_request_init succeeded): it only has to be started. */
+bool http_request_built(const struct http_request *r);
 
 /* Drops r if it is in flight; done is not called. r can be started again. */
 void http_request_cancel(struct http_request *r);

@@ -209,7 +209,7 @@ void jbuf_null(struct jbuf *j)
 	jbuf_append(j, "null", 4);
 }
 
-void jbuf_ms(struct jbuf *j, int64_t us)
+void jbuf_duration(struct jbuf *j, int64_t us)
 {
 	char num[48];
 	int n;

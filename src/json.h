@@ -43,7 +43,7 @@ void jbuf_int(struct jbuf *j, long long v);
 void jbuf_bool(struct jbuf *j, bool v);
 void jbuf_null(struct jbuf *j);
 /* A duration in microseconds, written as milliseconds with 3 decimals. */
-void jbuf_ms(struct jbuf *j, int64_t us);
+void jbuf_duration(struct jbuf *j, int64_t us);
 /* Already-encoded JSON (an object built elsewhere) as a value. */
 void jbuf_raw_value(struct jbuf *j, const char *json);
 /* Bytes appended as they are: no comma, no quoting. */

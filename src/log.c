@@ -32,6 +32,8 @@ static const char *const level_names[] = { "error", "warn", "info", "debug" };
 static char pending[65536];
 static size_t npending;
 static bool held, nonblocking;
+/* stderr as rearguard was given it, kept for its children when the log's own replaced it. */
+static int inherit_fd = -1;
 static unsigned long dropped, dropped_total;
 
 /* Writes what the output takes now; blocking only where the output was left blocking. */
@@ -83,11 +85,6 @@ void log_hold(void)
 	held = true;
 }
 
-void log_release(void)
-{
-	held = false;
-	log_flush();
-}
 
 void log_finish(int timeout_ms)
 {
@@ -148,6 +145,9 @@ int log_nonblocking(void)
 	fd = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
+	/* A command run as a child keeps the stderr it would have had: blocking, and its own. */
+	if (out_fd == STDERR_FILENO && inherit_fd < 0)
+		inherit_fd = fcntl(out_fd, F_DUPFD_CLOEXEC, 3);
 	/* The new description replaces ours; the old one stays with whoever else has it. */
 	if (dup3(fd, out_fd, O_CLOEXEC) < 0) {
 		close(fd);
@@ -176,9 +176,9 @@ void log_setup(enum log_level level, enum log_format fmt, int fd)
 	with_mono = mono && strcmp(mono, "1") == 0;
 }
 
-bool log_enabled(enum log_level level)
+int log_inherited_fd(void)
 {
-	return level <= max_level;
+	return inherit_fd;
 }
 
 /* Text values are quoted only when they would otherwise be ambiguous. */
@@ -214,7 +214,7 @@ static void text_field(struct jbuf *j, const struct log_field *f)
 		snprintf(num, sizeof(num), "%lld", f->i);
 		jbuf_append(j, num, strlen(num));
 		break;
-	case LOGF_MS:
+	case LOGF_DURATION:
 		snprintf(num, sizeof(num), "%lld.%03lldms", f->i / 1000, f->i % 1000);
 		jbuf_append(j, num, strlen(num));
 		break;
@@ -230,7 +230,7 @@ static void json_field(struct jbuf *j, const struct log_field *f)
 	switch (f->type) {
 	case LOGF_STR: jbuf_str(j, f->s); break;
 	case LOGF_INT: jbuf_int(j, f->i); break;
-	case LOGF_MS: jbuf_ms(j, f->i); break;
+	case LOGF_DURATION: jbuf_duration(j, f->i); break;
 	case LOGF_JSON: jbuf_raw_value(j, f->s); break;
 	}
 }

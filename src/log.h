@@ -23,35 +23,33 @@
 enum log_level { LOG_ERROR, LOG_WARN, LOG_INFO, LOG_DEBUG };
 enum log_format { LOG_TEXT, LOG_JSON };
 
-enum log_field_type { LOGF_STR, LOGF_INT, LOGF_MS, LOGF_JSON };
+enum log_field_type { LOGF_STR, LOGF_INT, LOGF_DURATION, LOGF_JSON };
 
 struct log_field {
 	const char *key; /* NULL ends a list */
 	enum log_field_type type;
 	const char *s;   /* LOGF_STR (NULL: the field is left out), LOGF_JSON */
-	long long i;     /* LOGF_INT; LOGF_MS: microseconds */
+	long long i;     /* LOGF_INT; LOGF_DURATION: microseconds */
 };
 
 #define LF_STR(k, v) { .key = (k), .type = LOGF_STR, .s = (v) }
 #define LF_INT(k, v) { .key = (k), .type = LOGF_INT, .i = (long long)(v) }
-#define LF_MS(k, us) { .key = (k), .type = LOGF_MS, .i = (long long)(us) }
+#define LF_DURATION(k, us) { .key = (k), .type = LOGF_DURATION, .i = (long long)(us) }
 #define LF_JSON(k, v) { .key = (k), .type = LOGF_JSON, .s = (v) }
 #define FIELDS(...) ((const struct log_field[]){ __VA_ARGS__, { .key = NULL } })
 
 /* Sets the level, the format and where lines go (2 for stderr). */
 void log_setup(enum log_level level, enum log_format format, int fd);
-bool log_enabled(enum log_level level);
 
 /*
  * While held, lines are formatted and kept, not written: the agent holds
  * the log while its loop runs and writes the lines once per loop
  * iteration, before it waits again (log_flush), so that a stop request
- * goes out before the lines that explain it are written. log_release()
+ * goes out before the lines that explain it are written. log_finish()
  * writes what was kept and stops holding.
  */
 void log_hold(void);
 void log_flush(void);
-void log_release(void);
 
 /*
  * Log writes never block the loop: log_nonblocking() makes the output
@@ -62,6 +60,12 @@ void log_release(void);
  * there is room again.
  */
 int log_nonblocking(void);
+/*
+ * The stderr a child should get: the one rearguard was given, when
+ * log_nonblocking replaced it with a non-blocking description of its own
+ * (which, close-on-exec, a child would not inherit at all); -1 otherwise.
+ */
+int log_inherited_fd(void);
 /* At the end: what waits is written if the output takes it within timeout_ms (a stalled one is left). */
 void log_finish(int timeout_ms);
 bool log_pending(void);

@@ -2,17 +2,21 @@
  * rearguard: native-sidecar behaviour for pods that cannot have it.
  *
  * main() picks the subcommand, parses its options (every error is one line
- * and exit 2), sets up logging and hands over. The agent is the default.
+ * and exit 2), sets up logging and hands over to the module's *_main: the
+ * agent (the default), drain, run or run --drain (the wrapper), wait,
+ * install, inject. Each subcommand here is a *_cmd.
  */
 #include "config.h"
 
 #include "agent.h"
 #include "await.h"
+#include "drain.h"
 #include "inject.h"
 #include "install.h"
 #include "log.h"
 #include "options.h"
 #include "run.h"
+#include "wrap.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -37,7 +41,7 @@ static int parsed(enum options_result r, const char *err)
 	return -1;
 }
 
-static int agent_main(int argc, char **argv)
+static int agent_cmd(int argc, char **argv)
 {
 	struct agent_options opt;
 	char err[OPTIONS_ERR_MAX];
@@ -46,12 +50,12 @@ static int agent_main(int argc, char **argv)
 	if (rc >= 0)
 		return rc;
 	log_setup(opt.log_level, opt.log_format, 2);
-	rc = agent_run(&opt);
+	rc = agent_main(&opt);
 	options_free(&opt);
 	return rc;
 }
 
-static int drain_main(int argc, char **argv)
+static int drain_cmd(int argc, char **argv)
 {
 	struct agent_options opt;
 	char err[OPTIONS_ERR_MAX];
@@ -60,7 +64,7 @@ static int drain_main(int argc, char **argv)
 	if (rc >= 0)
 		return rc;
 	log_setup(opt.log_level, opt.log_format, 2);
-	rc = agent_drain(&opt);
+	rc = drain_main(&opt);
 	options_free(&opt);
 	return rc;
 }
@@ -74,7 +78,7 @@ static int run_cmd(int argc, char **argv)
 	if (rc >= 0)
 		return rc;
 	log_setup(opt.log_level, opt.log_format, 2);
-	rc = run_main(&opt);
+	rc = opt.drain ? wrap_main(&opt) : run_main(&opt);
 	options_free_run(&opt);
 	return rc;
 }
@@ -118,11 +122,11 @@ int main(int argc, char **argv)
 	char msg[256];
 
 	if (!cmd || cmd[0] == '-')
-		return agent_main(argc, argv);
+		return agent_cmd(argc, argv);
 	if (strcmp(cmd, "agent") == 0)
-		return agent_main(argc - 1, argv + 1);
+		return agent_cmd(argc - 1, argv + 1);
 	if (strcmp(cmd, "drain") == 0)
-		return drain_main(argc - 1, argv + 1);
+		return drain_cmd(argc - 1, argv + 1);
 	if (strcmp(cmd, "version") == 0) {
 		options_print_version();
 		return 0;

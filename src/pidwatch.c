@@ -21,15 +21,10 @@ bool pidwatch_uses_pidfd(void)
 	return !no_pidfd;
 }
 
-bool pidwatch_exit_codes(void)
-{
-	return !no_exit_info;
-}
 
 static void mark_exited(struct ev_loop *loop, struct pidwatch *w)
 {
 	w->exited = true;
-	w->exited_us = mono_us();
 	ev_io_stop(loop, &w->io);
 	if (w->on_exit)
 		w->on_exit(loop, w);

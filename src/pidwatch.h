@@ -43,7 +43,6 @@ struct pidwatch {
 	bool polled;
 	bool exited;
 	bool status_done; /* pidwatch_status gave its final answer */
-	int64_t exited_us; /* monotonic time the exit was noticed */
 	pidwatch_cb *on_exit;
 	void *data;
 };
@@ -85,7 +84,5 @@ int pidwatch_kill(struct pidwatch *w, int sig);
 
 /* Whether pidfd_open works at all here (false after ENOSYS, EPERM or EACCES). */
 bool pidwatch_uses_pidfd(void);
-/* Whether the kernel gives exit statuses (false once it said it cannot). */
-bool pidwatch_exit_codes(void);
 
 #endif

@@ -6,9 +6,9 @@
 #include "decide.h"
 #include "install.h"
 #include "log.h"
-#include "options.h"
 #include "pidwatch.h"
 #include "presets.h"
+#include "spec.h"
 #include "util.h"
 
 #include <errno.h>
@@ -23,14 +23,28 @@ struct pod_root {
 	unsigned id;
 	enum podscan_role role; /* as last told to decide */
 	int sidecar;
-	bool native;        /* told to decide as a native sidecar */
-	int64_t seen_us;    /* when it was first seen */
+	bool native;            /* told to decide as a native sidecar */
+	int64_t seen_us;        /* when it was first seen */
 };
 
 static const char *sidecar_name(const struct pod *p, int k)
 {
-	return k >= 0 ? p->cfg.opt->sidecars[k].name : NULL;
+	return k >= 0 ? p->cfg.sidecars[k].name : NULL;
 }
+
+static int64_t now_us(const struct pod *p)
+{
+	return p->cfg.clock ? p->cfg.clock() : mono_us();
+}
+
+/* An event for decide, once the pod is followed (before, pod_follow tells the first scan's). */
+static void tell(struct pod *p, const struct decide_event *ev, int64_t when)
+{
+	if (p->following)
+		p->cfg.on_event(p->cfg.data, ev, when);
+}
+
+#define TELL(p, when, ...) tell((p), &(const struct decide_event){ __VA_ARGS__ }, (when))
 
 /* Whether the spec's match= takes the process (its comm, or its argv[0]'s basename). */
 static bool matches(const struct sidecar_spec *spec, const char *comm, const char *argv0)
@@ -48,34 +62,34 @@ static enum podscan_match classify(void *arg, const char *comm, const char *argv
 				   size_t argc, int *sidecar)
 {
 	const struct pod *p = arg;
-	const struct agent_options *opt = p->cfg.opt;
+	const struct pod_config *cfg = &p->cfg;
 	const struct spec_preset *found = NULL;
 	char why[PRESET_EVIDENCE_MAX] = "";
 	size_t i;
 
-	for (i = 0; i < opt->nsidecars && !opt->sidecars[i].detected; i++) {
-		if (matches(&opt->sidecars[i], comm, argv0)) {
+	for (i = 0; i < cfg->nsidecars && !cfg->sidecars[i].detected; i++) {
+		if (matches(&cfg->sidecars[i], comm, argv0)) {
 			*sidecar = (int)i;
 			return MATCH_SIDECAR;
 		}
 	}
-	if (opt->detect && (found = presets_detect(comm, argv, argc, why, sizeof(why)))) {
-		for (i = 0; i < opt->nsidecars; i++) {
-			if (opt->sidecars[i].detected && strcmp(opt->sidecars[i].preset, found->name) == 0) {
-				log_msg(LOG_INFO, FIELDS(LF_STR("sidecar", opt->sidecars[i].name), LF_STR("evidence", why)),
+	if (cfg->detect && (found = presets_detect(comm, argv, argc, why, sizeof(why)))) {
+		for (i = 0; i < cfg->nsidecars; i++) {
+			if (cfg->sidecars[i].detected && strcmp(cfg->sidecars[i].preset, found->name) == 0) {
+				log_msg(LOG_INFO, FIELDS(LF_STR("sidecar", cfg->sidecars[i].name), LF_STR("evidence", why)),
 					"sidecar detected");
 				*sidecar = (int)i;
 				return MATCH_SIDECAR;
 			}
 		}
-	} else if (opt->detect && why[0]) {
+	} else if (cfg->detect && why[0]) {
 		log_msg(LOG_INFO, FIELDS(LF_STR("evidence", why)), "a sidecar's program run once: an app, not a sidecar");
 	}
-	if (!p->cfg.apps)
+	if (!cfg->apps)
 		return MATCH_NONE;
-	if (!opt->app_src)
+	if (!cfg->app_re)
 		return MATCH_APP;
-	return regexec(&opt->app_re, comm, 0, NULL, 0) == 0 || (argv0[0] && regexec(&opt->app_re, argv0, 0, NULL, 0) == 0)
+	return regexec(cfg->app_re, comm, 0, NULL, 0) == 0 || (argv0[0] && regexec(cfg->app_re, argv0, 0, NULL, 0) == 0)
 		       ? MATCH_APP
 		       : MATCH_NONE;
 }
@@ -95,20 +109,23 @@ static void log_container(const struct pod *p, const struct podscan_container *c
 /*
  * A root is gone: its container is over, and decide hears of it. unwatched:
  * it was gone before it could be watched, so its exit code is unknown.
+ * pid: the root, when its watch saw it exit (decide notes a sidecar's).
  */
-static void root_gone(struct pod *p, struct pod_root *r, struct podscan_container *c, int64_t when, bool unwatched)
+static void root_gone(struct pod *p, struct pod_root *r, struct podscan_container *c, int64_t when, bool unwatched,
+		      int pid)
 {
 	podscan_root_exited(p->ps, c);
 	if (r->native) {
-		decide_native_exited(p->d, r->id, when);
+		TELL(p, when, .kind = DECIDE_EV_NATIVE_EXITED, .id = r->id);
 	} else if (r->role == ROLE_APP) {
-		decide_app_exited(p->d, r->id, when);
+		TELL(p, when, .kind = DECIDE_EV_APP_EXITED, .id = r->id);
 		if (unwatched)
-			decide_app_status(p->d, r->id, DECIDE_CODE_UNKNOWN, when);
+			TELL(p, when, .kind = DECIDE_EV_APP_STATUS, .id = r->id, .code = DECIDE_CODE_UNKNOWN);
 	} else if (r->role == ROLE_SIDECAR) {
-		decide_sidecar_exited(p->d, (size_t)r->sidecar, when);
+		TELL(p, when, .kind = DECIDE_EV_SIDECAR_EXITED, .sidecar = (size_t)r->sidecar, .id = r->id, .pid = pid);
 		if (unwatched)
-			decide_sidecar_status(p->d, (size_t)r->sidecar, DECIDE_CODE_UNKNOWN, when);
+			TELL(p, when, .kind = DECIDE_EV_SIDECAR_STATUS, .sidecar = (size_t)r->sidecar,
+			     .code = DECIDE_CODE_UNKNOWN);
 	}
 }
 
@@ -125,10 +142,10 @@ static void pending_gone(struct pod *p, struct pod_root *r, struct podscan_conta
 	r->sidecar = c->sidecar;
 	log_container(p, c, "container exited before a rescan saw its program run");
 	if (c->role == ROLE_APP)
-		decide_app_seen(p->d, c->id, c->name, when);
+		TELL(p, when, .kind = DECIDE_EV_APP_SEEN, .id = c->id, .name = c->name);
 	else if (c->role == ROLE_SIDECAR)
-		decide_sidecar_seen(p->d, (size_t)c->sidecar, when);
-	root_gone(p, r, c, when, unwatched);
+		TELL(p, when, .kind = DECIDE_EV_SIDECAR_SEEN, .sidecar = (size_t)c->sidecar);
+	root_gone(p, r, c, when, unwatched, 0);
 }
 
 static void root_exited(struct ev_loop *loop, struct pidwatch *pw)
@@ -141,24 +158,13 @@ static void root_exited(struct ev_loop *loop, struct pidwatch *pw)
 		/* Over already: it was an exec session's runtime init, merged into its container. */
 		if (c->root_gone)
 			return;
-		pending_gone(p, r, c, pw->exited_us, false);
-		if (!p->checking)
-			p->cfg.on_exit(p->cfg.data);
+		pending_gone(p, r, c, now_us(p), false);
 		return;
 	}
 	if (r->role == ROLE_APP && !r->native)
 		log_msg(LOG_INFO, FIELDS(LF_INT("container", c->id), LF_STR("name", c->name), LF_INT("pid", c->root)),
 			"app container exited");
-	else if (r->role == ROLE_SIDECAR && !r->native && p->d->sidecars[r->sidecar].state == SC_UP)
-		log_msg(LOG_WARN,
-			FIELDS(LF_INT("container", c->id), LF_STR("sidecar", sidecar_name(p, r->sidecar)),
-			       LF_INT("pid", c->root)),
-			"sidecar container exited %s",
-			p->d->phase < PHASE_DRAINING ? "before the apps were done"
-						     : "before its stop: the stop was not ours");
-	root_gone(p, r, c, pw->exited_us, false);
-	if (!p->checking)
-		p->cfg.on_exit(p->cfg.data);
+	root_gone(p, r, c, now_us(p), false, c->root);
 }
 
 /*
@@ -168,7 +174,7 @@ static void root_exited(struct ev_loop *loop, struct pidwatch *pw)
  */
 static void watch_root(struct pod *p, struct podscan_container *c, bool native)
 {
-	struct pod_root *r = c->data;
+	struct pod_root *r = c->data, **grown;
 
 	if (r) {
 		r->role = c->role;
@@ -176,15 +182,10 @@ static void watch_root(struct pod *p, struct podscan_container *c, bool native)
 		r->native = native;
 		return;
 	}
-	if (p->nroots == p->caproots) {
-		size_t cap = p->caproots ? p->caproots * 2 : 16;
-		struct pod_root **grown = realloc(p->roots, cap * sizeof(*grown));
-
-		if (!grown)
-			goto oom;
-		p->roots = grown;
-		p->caproots = cap;
-	}
+	grown = array_grow(p->roots, p->nroots, &p->caproots, sizeof(*p->roots), 16);
+	if (!grown)
+		goto oom;
+	p->roots = grown;
 	r = calloc(1, sizeof(*r));
 	if (!r)
 		goto oom;
@@ -193,20 +194,20 @@ static void watch_root(struct pod *p, struct podscan_container *c, bool native)
 	r->role = c->role;
 	r->sidecar = c->sidecar;
 	r->native = native;
-	r->seen_us = mono_us();
+	r->seen_us = now_us(p);
 	r->pw.on_exit = root_exited;
 	p->roots[p->nroots++] = r;
 	c->data = r;
 	if (c->root_gone) {
-		root_gone(p, r, c, mono_us(), true);
+		root_gone(p, r, c, now_us(p), true, 0);
 		return;
 	}
 	if (pidwatch_start(p->cfg.loop, &r->pw, p->ps, c->root, c->root_start) == -ESRCH) {
 		/* It exited between the scan and now. */
 		if (r->role == ROLE_PENDING)
-			pending_gone(p, r, c, mono_us(), true);
+			pending_gone(p, r, c, now_us(p), true);
 		else
-			root_gone(p, r, c, mono_us(), true);
+			root_gone(p, r, c, now_us(p), true, 0);
 	} else if (r->pw.polled)
 		log_msg(LOG_WARN, FIELDS(LF_INT("container", c->id), LF_INT("pid", c->root),
 					 LF_STR("error", strerror(-r->pw.why_polled))),
@@ -230,15 +231,21 @@ static void note_run_name(struct pod *p, const struct podscan_container *c)
 	int argc;
 
 	/* The name it has in the image and where rearguard install puts it. */
-	if (strcmp(c->name, INSTALL_NAME) != 0 || c->root <= 0 ||
+	if (!p->cfg.run_name || strcmp(c->name, INSTALL_NAME) != 0 || c->root <= 0 ||
 	    podscan_cmdline(p->ps, c->root, c->root_start, cmdline, sizeof(cmdline), &n) < 0)
 		return;
 	argc = (int)argv_split(cmdline, n, argv, ARRAY_SIZE(argv));
-	if (options_run_name(argc, argv, name, sizeof(name)) < 0)
+	if (p->cfg.run_name(argc, argv, name, sizeof(name)) < 0)
 		return;
-	decide_app_reports_as(p->d, c->id, name);
+	TELL(p, now_us(p), .kind = DECIDE_EV_APP_REPORTS_AS, .id = c->id, .name = name);
 	log_msg(LOG_INFO, FIELDS(LF_INT("container", c->id), LF_STR("report", name)),
 		"app container runs rearguard run: its report will be apps/NAME");
+}
+
+/* Whether a container named name, first seen at since, is the kubelet's restart of a native one. */
+static bool native_restarted(const struct pod *p, const char *name, int64_t since)
+{
+	return p->cfg.native_restarted && p->cfg.native_restarted(p->cfg.data, name, since);
 }
 
 /*
@@ -259,13 +266,13 @@ static void note_run_name(struct pod *p, const struct podscan_container *c)
 static int native_by(const struct pod *p, const struct podscan_container *c, bool first, int64_t since)
 {
 	if (c->role == ROLE_SIDECAR)
-		return p->cfg.opt->sidecars[c->sidecar].native ? NATIVE_BY_SPEC : -1;
+		return p->cfg.sidecars[c->sidecar].native ? NATIVE_BY_SPEC : -1;
 	if (c->role != ROLE_APP)
 		return -1;
 	if (first && p->cfg.first && !c->root_gone && c->root > 0 && c->root < p->self_root &&
 	    c->root_start <= p->self_start)
 		return NATIVE_BY_START;
-	if (decide_native_restarted(p->d, c->name, since))
+	if (native_restarted(p, c->name, since))
 		return NATIVE_BY_RESTART;
 	return -1;
 }
@@ -279,9 +286,9 @@ static void native_seen(struct pod *p, struct podscan_container *c, int by, int6
 	const struct pod_root *r = c->data;
 
 	if (r && !r->native)
-		decide_app_forget(p->d, c->id);
-	decide_native_seen(p->d, c->id, c->role == ROLE_SIDECAR ? sidecar_name(p, c->sidecar) : c->name,
-			   (enum decide_native_by)by, now);
+		TELL(p, now, .kind = DECIDE_EV_APP_FORGET, .id = c->id);
+	TELL(p, now, .kind = DECIDE_EV_NATIVE_SEEN, .id = c->id,
+	     .name = c->role == ROLE_SIDECAR ? sidecar_name(p, c->sidecar) : c->name, .by = (enum decide_native_by)by);
 	watch_root(p, c, true);
 }
 
@@ -291,25 +298,25 @@ static void native_seen(struct pod *p, struct podscan_container *c, int by, int6
  * may make it the restart of a failed attempt of that program, or the
  * kubelet's restart of a native sidecar of that name.
  */
-static void app_renamed(struct pod *p, struct podscan_container *c)
+static void app_renamed(struct pod *p, struct podscan_container *c, int64_t now)
 {
 	struct pod_root *r = c->data;
 
 	log_msg(LOG_INFO, FIELDS(LF_INT("container", c->id), LF_STR("name", c->name), LF_INT("pid", c->root)),
 		"app container renamed: its main process runs another program");
-	if (r && !r->native && decide_native_restarted(p->d, c->name, r->seen_us)) {
-		native_seen(p, c, NATIVE_BY_RESTART, mono_us());
+	if (r && !r->native && native_restarted(p, c->name, r->seen_us)) {
+		native_seen(p, c, NATIVE_BY_RESTART, now);
 		log_container(p, c, "container role changed");
 		return;
 	}
 	if (!r || !r->native)
-		decide_app_renamed(p->d, c->id, c->name);
+		TELL(p, now, .kind = DECIDE_EV_APP_RENAMED, .id = c->id, .name = c->name);
 }
 
-/* Tells decide what the last refresh found. */
-static void tell_decide(struct pod *p, bool first)
+/* Tells what the last refresh found. */
+static void tell_scan(struct pod *p, bool first)
 {
-	int64_t now = mono_us();
+	int64_t now = now_us(p);
 	unsigned pending = 0;
 	const char *what;
 	size_t i;
@@ -331,7 +338,7 @@ static void tell_decide(struct pod *p, bool first)
 		if (c->role == ROLE_PENDING)
 			pending++;
 		if (c->renamed && !fresh && c->role == ROLE_APP)
-			app_renamed(p, c);
+			app_renamed(p, c, now);
 		/* A root not watched yet (no memory last time) is tried again. */
 		if (!fresh && (r || !watched_role))
 			continue;
@@ -343,19 +350,19 @@ static void tell_decide(struct pod *p, bool first)
 			continue;
 		}
 		/* A plain spec matches it now: it is that sidecar after all. */
-		if (fresh && r && r->native)
-			decide_native_forget(p->d, c->id);
+		if (fresh && r && r->native) {
+			TELL(p, now, .kind = DECIDE_EV_NATIVE_FORGET, .id = c->id);
+			r->native = false;
+		}
 		if (fresh) {
-			if (r)
-				r->native = false;
 			log_container(p, c, what);
 			if (r && r->role == ROLE_APP && c->role != ROLE_APP)
-				decide_app_forget(p->d, c->id);
+				TELL(p, now, .kind = DECIDE_EV_APP_FORGET, .id = c->id);
 			if (c->role == ROLE_APP) {
-				decide_app_seen(p->d, c->id, c->name, now);
+				TELL(p, now, .kind = DECIDE_EV_APP_SEEN, .id = c->id, .name = c->name);
 				note_run_name(p, c);
 			} else if (c->role == ROLE_SIDECAR) {
-				decide_sidecar_seen(p->d, (size_t)c->sidecar, now);
+				TELL(p, now, .kind = DECIDE_EV_SIDECAR_SEEN, .sidecar = (size_t)c->sidecar);
 				if (p->cfg.on_sidecar && !c->root_gone)
 					p->cfg.on_sidecar(p->cfg.data, (size_t)c->sidecar, c);
 			}
@@ -363,13 +370,16 @@ static void tell_decide(struct pod *p, bool first)
 		if (watched_role)
 			watch_root(p, c, false);
 	}
-	decide_pending(p->d, pending);
+	TELL(p, now, .kind = DECIDE_EV_PENDING, .count = pending);
 }
 
 int pod_open(struct pod *p, const struct pod_config *cfg)
 {
 	struct podscan_config pc = {
-		.proc_path = "/proc", .self_pid = getpid(), .classify = classify, .arg = p,
+		.proc_path = cfg->proc ? cfg->proc : "/proc",
+		.self_pid = cfg->self ? cfg->self : getpid(),
+		.classify = classify,
+		.arg = p,
 	};
 	struct podscan_stats st;
 	bool self_seen = false;
@@ -394,16 +404,15 @@ int pod_open(struct pod *p, const struct pod_config *cfg)
 			 "(exec sessions will look like containers)");
 	log_msg(LOG_INFO,
 		FIELDS(LF_INT("containers", podscan_count(p->ps)), LF_INT("processes", st.listed),
-		       LF_MS("scan", st.elapsed_us), LF_STR("pidfd", pidwatch_uses_pidfd() ? "yes" : "no")),
+		       LF_DURATION("scan", st.elapsed_us), LF_STR("pidfd", pidwatch_uses_pidfd() ? "yes" : "no")),
 		"pod scanned");
 	return 0;
 }
 
-void pod_follow(struct pod *p, struct decide *d)
+void pod_follow(struct pod *p)
 {
 	size_t i;
 
-	p->d = d;
 	for (i = 0; i < podscan_count(p->ps); i++) {
 		const struct podscan_container *c = podscan_container(p->ps, i);
 
@@ -412,7 +421,8 @@ void pod_follow(struct pod *p, struct decide *d)
 			p->self_start = c->root_start;
 		}
 	}
-	tell_decide(p, true);
+	p->following = true;
+	tell_scan(p, true);
 }
 
 int pod_refresh(struct pod *p)
@@ -424,9 +434,9 @@ int pod_refresh(struct pod *p)
 		return rc;
 	log_msg(LOG_DEBUG,
 		FIELDS(LF_INT("listed", st.listed), LF_INT("classified", st.classified),
-		       LF_INT("cgroup_reads", st.cgroup_reads), LF_MS("elapsed", st.elapsed_us)),
+		       LF_INT("cgroup_reads", st.cgroup_reads), LF_DURATION("elapsed", st.elapsed_us)),
 		"rescanned /proc");
-	tell_decide(p, false);
+	tell_scan(p, false);
 	/* What was read counts; but a picture with holes confirms nothing. */
 	if (st.unreadable) {
 		log_msg(LOG_DEBUG, FIELDS(LF_INT("unreadable", st.unreadable), LF_STR("error", strerror(-st.error))),
@@ -438,7 +448,7 @@ int pod_refresh(struct pod *p)
 
 void pod_statuses(struct pod *p)
 {
-	int64_t now = mono_us();
+	int64_t now = now_us(p);
 	size_t i;
 
 	for (i = 0; i < p->nroots; i++) {
@@ -458,9 +468,11 @@ void pod_statuses(struct pod *p)
 			log_msg(LOG_DEBUG, FIELDS(LF_INT("container", r->id), LF_STR("error", strerror(-rc))),
 				"the kernel cannot give the container's exit code");
 		if (r->role == ROLE_APP)
-			decide_app_status(p->d, r->id, rc == 0 ? code : DECIDE_CODE_UNKNOWN, now);
+			TELL(p, now, .kind = DECIDE_EV_APP_STATUS, .id = r->id,
+			     .code = rc == 0 ? code : DECIDE_CODE_UNKNOWN);
 		else
-			decide_sidecar_status(p->d, (size_t)r->sidecar, rc == 0 ? code : DECIDE_CODE_UNKNOWN, now);
+			TELL(p, now, .kind = DECIDE_EV_SIDECAR_STATUS, .sidecar = (size_t)r->sidecar,
+			     .code = rc == 0 ? code : DECIDE_CODE_UNKNOWN);
 	}
 }
 
@@ -468,14 +480,12 @@ void pod_check_sidecar(struct pod *p, size_t sidecar)
 {
 	size_t i;
 
-	p->checking = true;
 	for (i = 0; i < p->nroots; i++)
 		if (p->roots[i]->role == ROLE_SIDECAR && (size_t)p->roots[i]->sidecar == sidecar)
 			pidwatch_check(p->cfg.loop, &p->roots[i]->pw);
-	p->checking = false;
 }
 
-void pod_catches(struct pod *p, size_t sidecar, int signo, int64_t now)
+void pod_catches(struct pod *p, size_t sidecar, int signo)
 {
 	int result = 1;
 	size_t i;
@@ -493,7 +503,7 @@ void pod_catches(struct pod *p, size_t sidecar, int signo, int64_t now)
 		if (rc < 0 || (rc == 0 && result > 0))
 			result = rc;
 	}
-	decide_sidecar_catches(p->d, sidecar, result, now);
+	TELL(p, now_us(p), .kind = DECIDE_EV_CATCHES, .sidecar = sidecar, .result = result);
 }
 
 /* Signals one process of the pod, if pid still has that start time; a watch of a moment does the checking. */
@@ -521,7 +531,7 @@ int pod_signal_app(struct pod *p, unsigned id, int signo, bool all, unsigned *se
 	int err = 0, rc;
 
 	*sent = 0;
-	if (!c || !r || r->role != ROLE_APP)
+	if (!c || !r || r->role != ROLE_APP || r->native)
 		return -ESRCH;
 	if (!all) {
 		rc = pidwatch_kill(&r->pw, signo);

@@ -1,28 +1,26 @@
 /*
  * The pod as the engine follows it: podscan's model of /proc, kept warm,
  * and a watch on the root of every app and sidecar container, all of it
- * told to decide: containers that appear (or turn out to be something
- * else), roots that exit, the exit codes the kernel gives, containers not
- * exec'd yet, processes that can only be polled.
+ * told as events for decide: containers that appear (or turn out to be
+ * something else), roots that exit, the exit codes the kernel gives,
+ * containers not exec'd yet, processes that can only be polled.
  *
  *	pod_open(&pod, &cfg);            the first scan; -ENXIO: no other container visible
- *	... decide_init(&d, ...) ...
- *	pod_follow(&pod, &d);            decide hears what the first scan found
- *	pod_refresh(&pod);               a rescan, told to decide (but decide_rescanned)
+ *	pod_follow(&pod);                from now on events are told; first, what the first scan found
+ *	pod_refresh(&pod);               a rescan, told (but the rescan's own outcome)
  *	pod_statuses(&pod);              DECIDE_STATUS
  *	pod_poll(&pod);                  DECIDE_POLL
- *	pod_catches(&pod, k, sig, now);  DECIDE_CATCHES
+ *	pod_catches(&pod, k, sig);       DECIDE_CATCHES
+ *	pod_signal_app(&pod, id, sig, all, &sent);  DECIDE_SIGNAL_APP
  *	pod_close(&pod);
  *
- * cfg.on_exit runs after a root's exit was told to decide, for the engine
- * to act on it.
- *
- * Native sidecars (init containers with restartPolicy: Always) are told to
- * decide as such, never as apps or sidecars to stop: a container a native
- * spec matches; with cfg.first, one that ran before the agent's container
- * was created (an earlier pid and start time) and that no plain spec
- * matches; and one that appears, under the name of a native one that
- * exited, after that exit (the kubelet's restart).
+ * Native sidecars (init containers with restartPolicy: Always) are told as
+ * such (DECIDE_EV_NATIVE_SEEN), never as apps or sidecars to stop: a
+ * container a native spec matches; with cfg.first, one that ran before the
+ * agent's container was created (an earlier pid and start time) and that
+ * no plain spec matches; and one that appears, under the name of a native
+ * one that exited, after that exit (the kubelet's restart; decide knows
+ * which exited, cfg.native_restarted asks it).
  */
 #ifndef RG_POD_H
 #define RG_POD_H
@@ -30,20 +28,33 @@
 #include "podscan.h"
 
 #include <ev.h>
+#include <regex.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
-struct agent_options;
-struct decide;
+struct decide_event;
 struct pod_root;
+struct sidecar_spec;
 
 struct pod_config {
 	struct ev_loop *loop;
-	const struct agent_options *opt; /* the sidecars, --app */
-	bool apps;                       /* containers may be apps (the agent); not for drain and the wrapper */
-	bool first;                      /* --first, on the agent's first run in the pod: containers running
-					    before it started are native sidecars, unless a plain spec matches */
-	void (*on_exit)(void *data);
+	const char *proc;                 /* NULL: /proc */
+	pid_t self;                       /* 0: getpid(), as proc numbers it */
+	int64_t (*clock)(void);           /* NULL: mono_us */
+	const struct sidecar_spec *sidecars; /* the explicit ones first, then those detection looks for */
+	size_t nsidecars;
+	bool detect;                      /* the known sidecars are detected by their command lines */
+	const regex_t *app_re;            /* --app, or NULL */
+	bool apps;                        /* containers may be apps (the agent); not for drain and the wrapper */
+	bool first;                       /* --first, on the agent's first run in the pod: containers running
+					     before it started are native sidecars, unless a plain spec matches */
+	/* Whether a container named name, first seen at since, is the kubelet's restart of a native one. */
+	bool (*native_restarted)(void *data, const char *name, int64_t since);
+	/* The apps/NAME a `rearguard run` command line reports as (argv NULL-terminated); < 0: not one. */
+	int (*run_name)(int argc, char **argv, char *name, size_t len);
+	/* An event for decide, and when it happened. */
+	void (*on_event)(void *data, const struct decide_event *ev, int64_t when);
 	/* A container of sidecar k appeared (or turned out to be one): for the pre-flight checks. */
 	void (*on_sidecar)(void *data, size_t k, const struct podscan_container *c);
 	void *data;
@@ -52,33 +63,29 @@ struct pod_config {
 struct pod {
 	struct pod_config cfg;
 	struct podscan *ps;
-	struct decide *d;
+	bool following;         /* pod_follow was called: events are told */
 	struct pod_root **roots;
 	size_t nroots, caproots;
-	bool checking;          /* pod_check_sidecar is on the stack: exits are told to decide only */
 	pid_t self_root;        /* the agent's container's root, and its start time: what --first compares with */
 	uint64_t self_start;
 };
 
 /* Scans /proc once. -ENXIO when the agent's own container is all it sees. */
 int pod_open(struct pod *p, const struct pod_config *cfg);
-/* From now on decide is told; first, what the first scan found. */
-void pod_follow(struct pod *p, struct decide *d);
-/* Rescans /proc and tells decide what changed. 0, or -errno when /proc cannot be read. */
+/* From now on events are told; first, what the first scan found. */
+void pod_follow(struct pod *p);
+/* Rescans /proc and tells what changed. 0, or -errno when /proc cannot be read. */
 int pod_refresh(struct pod *p);
 /* Asks the kernel for the exit codes of exited app roots that lack one. */
 void pod_statuses(struct pod *p);
 /*
  * A sidecar's processes are all gone: its containers' roots are asked at
  * once whether they exited, so that decide hears of each exit (and waits for
- * its code) before it concludes. Exits found here call no on_exit.
+ * its code) before it concludes.
  */
 void pod_check_sidecar(struct pod *p, size_t sidecar);
-/*
- * Whether the roots of sidecar's live containers are ready for signo
- * (podscan_catches), told to decide (DECIDE_CATCHES): decide_sidecar_catches().
- */
-void pod_catches(struct pod *p, size_t sidecar, int signo, int64_t now);
+/* Whether the roots of sidecar's live containers are ready for signo (podscan_catches), told (DECIDE_CATCHES). */
+void pod_catches(struct pod *p, size_t sidecar, int signo);
 /*
  * Sends signo to the main process of app container id (DECIDE_SIGNAL_APP),
  * or with all to every process of it as the last refresh saw them, each

@@ -2,6 +2,7 @@
 
 #include "stopper.h"
 
+#include "argv.h"
 #include "log.h"
 #include "podscan.h"
 #include "spec.h"
@@ -10,6 +11,13 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+/* A process of the sidecar, watched. */
+struct stopper_proc {
+	struct pidwatch pw;
+	struct stopper *st;
+};
 
 void stopper_init(struct stopper *st, const struct stopper_config *cfg)
 {
@@ -49,25 +57,39 @@ int stopper_prepare(struct stopper *st)
 static struct http_request *request_of(struct stopper *st, enum decide_http_purpose purpose)
 {
 	switch (purpose) {
+	case DECIDE_HTTP_READY: return &st->ready;
 	case DECIDE_HTTP_DRAIN: return &st->drain;
 	case DECIDE_HTTP_STOP: return &st->stop;
 	case DECIDE_HTTP_GONE: return &st->gone;
 	case DECIDE_HTTP_CHECK: return &st->check;
-	case DECIDE_HTTP_READY: break;
 	}
 	return NULL;
+}
+
+static enum decide_http_purpose purpose_of(const struct stopper *st, const struct http_request *r)
+{
+	return r == &st->ready ? DECIDE_HTTP_READY
+	       : r == &st->drain ? DECIDE_HTTP_DRAIN
+	       : r == &st->stop  ? DECIDE_HTTP_STOP
+	       : r == &st->check ? DECIDE_HTTP_CHECK
+				 : DECIDE_HTTP_GONE;
 }
 
 int stopper_request(struct stopper *st, enum decide_http_purpose purpose, int64_t connect_timeout_us,
 		    int64_t timeout_us)
 {
+	const struct sidecar_spec *spec = st->cfg.spec;
 	struct http_request *r = request_of(st, purpose);
 	int rc;
 
 	if (!r)
 		return -EINVAL;
-	/* Built ahead of time normally; if libcurl could not be set up then, now. */
-	if (!r->easy) {
+	/* The readiness poll is built at its first use; the others ahead of time, else now. */
+	if (purpose == DECIDE_HTTP_READY && !http_request_built(r)) {
+		rc = init_request(st, r, HTTP_GET, spec->ready_url, &spec->ready_at);
+		if (rc < 0)
+			return rc;
+	} else if (!http_request_built(r)) {
 		rc = stopper_prepare(st);
 		if (rc < 0)
 			return rc;
@@ -91,10 +113,7 @@ static void on_request_done(struct http_request *r)
 {
 	struct stopper *st = r->data;
 	const struct sidecar_spec *spec = st->cfg.spec;
-	enum decide_http_purpose purpose = r == &st->drain ? DECIDE_HTTP_DRAIN
-					   : r == &st->stop ? DECIDE_HTTP_STOP
-					   : r == &st->check ? DECIDE_HTTP_CHECK
-							     : DECIDE_HTTP_GONE;
+	enum decide_http_purpose purpose = purpose_of(st, r);
 	int result = r->err ? r->err : (int)r->status;
 	const char *advice;
 	char line[160];
@@ -105,14 +124,55 @@ static void on_request_done(struct http_request *r)
 			FIELDS(LF_STR("sidecar", spec->name), LF_STR("url", purpose == DECIDE_HTTP_STOP ? spec->stop_url
 										       : spec->drain_url),
 			       LF_INT("status", r->status), LF_STR("body", r->body_len ? first_line(r->body, line) : NULL),
-			       LF_STR("error", r->err ? r->error : NULL), LF_MS("elapsed", r->elapsed_us)),
+			       LF_STR("error", r->err ? r->error : NULL), LF_DURATION("elapsed", r->elapsed_us)),
 			"%s request finished", purpose == DECIDE_HTTP_STOP ? "stop" : "drain");
 	if ((purpose == DECIDE_HTTP_STOP || purpose == DECIDE_HTTP_CHECK) && !st->advised &&
 	    (advice = spec_stop_advice(spec, result, r->body))) {
 		st->advised = true;
 		log_msg(LOG_WARN, FIELDS(LF_STR("sidecar", spec->name)), "%s", advice);
 	}
-	st->cfg.on_http(st, purpose, result);
+	st->cfg.on_event(st->cfg.data, &(const struct decide_event){ .kind = DECIDE_EV_HTTP_RESULT,
+								      .sidecar = st->cfg.index,
+								      .purpose = purpose,
+								      .result = result });
+}
+
+/* ---- pre-flight ----------------------------------------------------------- */
+
+static void on_finding(void *data, enum preflight_kind kind, const char *message)
+{
+	struct stopper *st = data;
+
+	if (st->said[kind])
+		return;
+	st->said[kind] = true;
+	log_msg(LOG_WARN, FIELDS(LF_STR("sidecar", st->cfg.spec->name)), "pre-flight: %s", message);
+	/* A stop endpoint known to be missing is said once: not again when it refuses, nor by the stop's answer. */
+	if (kind == PREFLIGHT_NO_ENDPOINT) {
+		st->advised = true;
+		st->cfg.on_event(st->cfg.data, &(const struct decide_event){ .kind = DECIDE_EV_NO_ENDPOINT,
+									      .sidecar = st->cfg.index });
+	}
+}
+
+void stopper_check(struct stopper *st, const struct podscan_container *c)
+{
+	struct preflight_facts f = {
+		.name = c->name,
+		.nprocs = c->nprocs,
+		.my_ruid = getuid(),
+		.my_euid = geteuid(),
+		.can_kill = st->cfg.can_kill,
+	};
+	char cmdline[4096], *argv[64];
+	size_t n = 0;
+
+	if (podscan_cmdline(st->cfg.ps, c->root, c->root_start, cmdline, sizeof(cmdline), &n) == 0) {
+		f.argc = argv_split(cmdline, n, argv, ARRAY_SIZE(argv));
+		f.argv = (const char *const *)argv;
+	}
+	f.uids_known = podscan_uids(st->cfg.ps, c->root, c->root_start, &f.ruid, &f.suid) == 0;
+	preflight_sidecar(st->cfg.spec, &f, on_finding, st);
 }
 
 /* ---- processes ------------------------------------------------------------ */
@@ -126,7 +186,7 @@ static void proc_exited(struct ev_loop *loop, struct pidwatch *pw)
 	log_msg(LOG_DEBUG, FIELDS(LF_STR("sidecar", st->cfg.spec->name), LF_INT("pid", pw->pid)),
 		"sidecar process exited");
 	if (st->live > 0 && --st->live == 0)
-		st->cfg.on_empty(st);
+		st->cfg.on_empty(st->cfg.data, st->cfg.index);
 }
 
 
@@ -154,18 +214,13 @@ static bool spared(const struct stopper *st, pid_t pid)
 /* Watches one process; false when it could not be (it is then counted as missed). */
 static bool watch(struct stopper *st, pid_t pid, uint64_t start)
 {
-	struct stopper_proc *p;
+	struct stopper_proc *p, **grown;
 	int rc;
 
-	if (st->n == st->cap) {
-		size_t cap = st->cap ? st->cap * 2 : 8;
-		struct stopper_proc **grown = realloc(st->procs, cap * sizeof(*grown));
-
-		if (!grown)
-			return false;
-		st->procs = grown;
-		st->cap = cap;
-	}
+	grown = array_grow(st->procs, st->n, &st->cap, sizeof(*st->procs), 8);
+	if (!grown)
+		return false;
+	st->procs = grown;
 	p = calloc(1, sizeof(*p));
 	if (!p)
 		return false;
@@ -226,9 +281,19 @@ unsigned stopper_collect(struct stopper *st)
 	return st->live;
 }
 
+bool stopper_collecting(const struct stopper *st)
+{
+	return st->collecting;
+}
+
 bool stopper_gone(const struct stopper *st)
 {
 	return st->collecting && st->live == 0 && st->missed == 0;
+}
+
+unsigned stopper_live(const struct stopper *st)
+{
+	return st->live;
 }
 
 /* Sends sig to one watched process; keeps the error that matters most. */
@@ -298,6 +363,7 @@ void stopper_free(struct stopper *st)
 {
 	size_t i;
 
+	http_request_free(&st->ready);
 	http_request_free(&st->drain);
 	http_request_free(&st->stop);
 	http_request_free(&st->gone);

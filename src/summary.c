@@ -12,8 +12,10 @@
 #include <stdio.h>
 #include <string.h>
 
-static void app_json(struct jbuf *j, const struct decide *d, const struct decide_app *a)
+static void app_json(struct jbuf *j, const struct decide_view *dv, const struct decide_app_view *a)
 {
+	bool exited = a->state != DECIDE_APP_RUNNING;
+
 	jbuf_begin(j, '{');
 	jbuf_key(j, "name");
 	jbuf_str(j, a->name);
@@ -23,7 +25,7 @@ static void app_json(struct jbuf *j, const struct decide *d, const struct decide
 	else
 		jbuf_null(j); /* known only from its apps/NAME report, or run --drain's command */
 	jbuf_key(j, "exit_code");
-	if (a->exited && a->code >= 0)
+	if (exited && a->code >= 0)
 		jbuf_int(j, a->code);
 	else
 		jbuf_null(j);
@@ -31,7 +33,7 @@ static void app_json(struct jbuf *j, const struct decide *d, const struct decide
 	if (a->reported >= 0) {
 		jbuf_begin(j, '{');
 		jbuf_key(j, "name");
-		jbuf_str(j, a->report);
+		jbuf_str(j, a->report ? a->report : "");
 		jbuf_key(j, "exit_code");
 		jbuf_int(j, a->reported);
 		jbuf_end(j, '}');
@@ -39,7 +41,7 @@ static void app_json(struct jbuf *j, const struct decide *d, const struct decide
 		jbuf_null(j);
 	}
 	jbuf_key(j, "state");
-	jbuf_str(j, !a->exited ? "running" : a->superseded ? "restarted" : "exited");
+	jbuf_str(j, !exited ? "running" : a->state == DECIDE_APP_RESTARTED ? "restarted" : "exited");
 	/* The last signal rearguard sent it (--on-sidecar-exit=fail), null: none. */
 	jbuf_key(j, "signal");
 	if (a->signal) {
@@ -51,7 +53,7 @@ static void app_json(struct jbuf *j, const struct decide *d, const struct decide
 		jbuf_null(j);
 	}
 	jbuf_key(j, "exited_after_ms");
-	jbuf_ms(j, a->exited ? a->exited_us - d->started_us : -1);
+	jbuf_duration(j, exited ? a->exited_us - dv->started_us : -1);
 	jbuf_end(j, '}');
 }
 
@@ -69,30 +71,30 @@ static void result_json(struct jbuf *j, int result)
 		jbuf_str(j, word);
 }
 
-static void sidecar_json(struct jbuf *j, const struct decide *d, const struct agent_options *opt, size_t i)
+static void sidecar_json(struct jbuf *j, const struct decide_view *dv, const struct decide_sidecar_view *sc,
+			 const struct sidecar_spec *spec)
 {
-	const struct decide_sidecar *sc = &d->sidecars[i];
 	char method[SPEC_URL_MAX + 16];
 	unsigned k;
 
-	spec_describe_stop(&opt->sidecars[i], method, sizeof(method));
+	spec_describe_stop(spec, method, sizeof(method));
 	jbuf_begin(j, '{');
 	jbuf_key(j, "name");
-	jbuf_str(j, opt->sidecars[i].name);
+	jbuf_str(j, spec->name);
 	jbuf_key(j, "method");
 	jbuf_str(j, method);
 	jbuf_key(j, "outcome");
-	jbuf_str(j, decide_outcome(sc));
+	jbuf_str(j, sc->outcome);
 	/* From the stop request to the last process gone. */
 	jbuf_key(j, "stop_latency_ms");
-	jbuf_ms(j, sc->stop_sent_us && sc->gone_us ? sc->gone_us - sc->stop_sent_us : -1);
+	jbuf_duration(j, sc->stop_sent_us && sc->gone_us ? sc->gone_us - sc->stop_sent_us : -1);
 	/* From the apps-done decision to the stop request, and to the sidecar's exit. */
 	jbuf_key(j, "decision_to_stop_ms");
-	jbuf_ms(j, sc->stop_sent_us && d->decided_us ? sc->stop_sent_us - d->decided_us : -1);
+	jbuf_duration(j, sc->stop_sent_us && dv->decided_us ? sc->stop_sent_us - dv->decided_us : -1);
 	jbuf_key(j, "decision_to_exit_ms");
-	jbuf_ms(j, sc->gone_us && d->decided_us ? sc->gone_us - d->decided_us : -1);
+	jbuf_duration(j, sc->gone_us && dv->decided_us ? sc->gone_us - dv->decided_us : -1);
 	jbuf_key(j, "ready_after_ms");
-	jbuf_ms(j, sc->ready_us ? sc->ready_us - d->started_us : -1);
+	jbuf_duration(j, sc->ready_us ? sc->ready_us - dv->started_us : -1);
 	/* Its main process's own exit code, from the kernel: what the kubelet will see. */
 	jbuf_key(j, "exit_code");
 	if (sc->exit_code >= 0)
@@ -111,7 +113,7 @@ static void sidecar_json(struct jbuf *j, const struct decide *d, const struct ag
 }
 
 /* A native sidecar's container: listed, for it was neither waited for nor stopped. */
-static void native_json(struct jbuf *j, const struct decide_native *n)
+static void native_json(struct jbuf *j, const struct decide_native_view *n)
 {
 	jbuf_begin(j, '{');
 	jbuf_key(j, "name");
@@ -121,7 +123,9 @@ static void native_json(struct jbuf *j, const struct decide_native *n)
 	jbuf_key(j, "known_by");
 	jbuf_str(j, decide_native_known_by(n->by));
 	jbuf_key(j, "state");
-	jbuf_str(j, !n->exited ? "running" : n->replaced ? "restarted" : "exited");
+	jbuf_str(j, n->state == DECIDE_NATIVE_RUNNING ? "running"
+		    : n->state == DECIDE_NATIVE_RESTARTED ? "restarted"
+							  : "exited");
 	jbuf_end(j, '}');
 }
 
@@ -142,63 +146,78 @@ static void failing(struct jbuf *j, const char *role, const char *name, int code
  * Never (under OnFailure, restarted): apps (their last attempt), sidecars
  * (their main process) and the agent itself.
  */
-static void fails_pod(struct jbuf *j, const struct decide *d, const struct agent_options *opt)
+static void fails_pod(struct jbuf *j, const struct decide *d, const struct decide_view *dv,
+		      const struct agent_options *opt)
 {
+	struct decide_sidecar_view sc;
+	struct decide_app_view a;
 	size_t i;
 
 	jbuf_begin(j, '[');
-	for (i = 0; i < d->napps; i++) {
-		const struct decide_app *a = &d->apps[i];
-
-		if (a->exited && !a->superseded && a->code > 0)
-			failing(j, "app", a->name, a->code);
+	for (i = 0; i < decide_app_count(d); i++) {
+		decide_app_view(d, i, &a);
+		if (a.state == DECIDE_APP_EXITED && a.code > 0)
+			failing(j, "app", a.name, a.code);
 	}
-	for (i = 0; i < opt->nsidecars; i++)
-		if (d->sidecars[i].exit_code > 0)
-			failing(j, "sidecar", opt->sidecars[i].name, d->sidecars[i].exit_code);
-	if (d->exit_code != 0)
-		failing(j, "agent", "rearguard", d->exit_code);
+	for (i = 0; i < opt->nsidecars; i++) {
+		decide_sidecar_view(d, i, &sc);
+		if (sc.exit_code > 0)
+			failing(j, "sidecar", opt->sidecars[i].name, sc.exit_code);
+	}
+	if (dv->exit_code != 0)
+		failing(j, "agent", "rearguard", dv->exit_code);
 	jbuf_end(j, ']');
 }
 
 void summary_build(struct jbuf *j, const struct decide *d, const struct agent_options *opt, int64_t now_us)
 {
+	struct decide_sidecar_view sc;
+	struct decide_native_view n;
+	struct decide_app_view a;
+	struct decide_view dv;
 	size_t i;
 
+	decide_view(d, &dv);
 	jbuf_begin(j, '{');
 	jbuf_key(j, "rearguard");
 	jbuf_str(j, PACKAGE_VERSION);
 	jbuf_key(j, "exit_code");
-	jbuf_int(j, d->exit_code);
+	jbuf_int(j, dv.exit_code);
 	jbuf_key(j, "reason");
-	jbuf_str(j, d->reason);
+	jbuf_str(j, dv.reason);
 	jbuf_key(j, "decided_after_ms");
-	jbuf_ms(j, d->decided_us ? d->decided_us - d->started_us : -1);
+	jbuf_duration(j, dv.decided_us ? dv.decided_us - dv.started_us : -1);
 	jbuf_key(j, "finished_after_ms");
-	jbuf_ms(j, now_us - d->started_us);
+	jbuf_duration(j, now_us - dv.started_us);
 	jbuf_key(j, "fails_pod");
-	fails_pod(j, d, opt);
+	fails_pod(j, d, &dv, opt);
 	/* What could not be done the usual way: processes without a pidfd, log lines not written. */
 	jbuf_key(j, "polled_processes");
-	jbuf_int(j, d->polled_most);
+	jbuf_int(j, dv.polled_most);
 	jbuf_key(j, "log_lines_dropped");
 	jbuf_int(j, (long long)log_dropped());
 	jbuf_key(j, "apps");
 	jbuf_begin(j, '[');
-	for (i = 0; i < d->napps; i++)
-		app_json(j, d, &d->apps[i]);
+	for (i = 0; i < decide_app_count(d); i++) {
+		decide_app_view(d, i, &a);
+		app_json(j, &dv, &a);
+	}
 	jbuf_end(j, ']');
 	jbuf_key(j, "sidecars");
 	jbuf_begin(j, '[');
-	for (i = 0; i < opt->nsidecars; i++)
+	for (i = 0; i < opt->nsidecars; i++) {
+		decide_sidecar_view(d, i, &sc);
 		/* Detection looked for every known sidecar: only those it found are the pod's. Natives are apart. */
-		if ((!opt->sidecars[i].detected || d->sidecars[i].seen) && !opt->sidecars[i].native)
-			sidecar_json(j, d, opt, i);
+		if ((!opt->sidecars[i].detected || sc.seen) && !opt->sidecars[i].native)
+			sidecar_json(j, &dv, &sc, &opt->sidecars[i]);
+	}
 	jbuf_end(j, ']');
 	jbuf_key(j, "natives");
 	jbuf_begin(j, '[');
-	for (i = 0; i < d->nnatives; i++)
-		native_json(j, &d->natives[i]);
+	for (i = 0; i < decide_native_count(d); i++) {
+		decide_native_view(d, i, &n);
+		native_json(j, &n);
+	}
 	jbuf_end(j, ']');
 	jbuf_end(j, '}');
 }

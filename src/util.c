@@ -147,3 +147,19 @@ bool runtime_init_name(const char *name)
 	return strncmp(name, "runc:[", 6) == 0 || strcmp(name, "runc") == 0 || strcmp(name, "crun") == 0 ||
 	       strcmp(name, "youki") == 0;
 }
+
+void *array_grow(void *items, size_t n, size_t *cap, size_t size, size_t first)
+{
+	size_t want;
+	void *grown;
+
+	if (n < *cap)
+		return items;
+	want = *cap ? *cap * 2 : first;
+	if (want <= n || want > SIZE_MAX / size)
+		return NULL;
+	grown = realloc(items, want * size);
+	if (grown)
+		*cap = want;
+	return grown;
+}

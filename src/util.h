@@ -68,4 +68,16 @@ void format_utc_ms(int64_t real_time_us, char out[UTC_MS_MAX]);
 /* The last path component of s (s itself when it has no '/'). */
 const char *base_name(const char *s);
 
+/*
+ * Room for element n of an array that grows by doubling (first elements,
+ * then twice as many each time; *cap holds the count, size is one
+ * element's): the array, moved or not, or NULL when there is no memory for
+ * it (items and *cap are then untouched).
+ *
+ *	p = array_grow(list, n, &cap, sizeof(*list), 8);
+ *	if (!p) ... -ENOMEM ...
+ *	list = p; list[n++] = item;
+ */
+void *array_grow(void *items, size_t n, size_t *cap, size_t size, size_t first);
+
 #endif

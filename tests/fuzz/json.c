@@ -131,7 +131,7 @@ static void gen_write(const struct gen *g, struct jbuf *j)
 		jbuf_null(j);
 		break;
 	case G_MS:
-		jbuf_ms(j, g->v);
+		jbuf_duration(j, g->v);
 		break;
 	case G_ARR:
 	case G_OBJ:
@@ -649,7 +649,7 @@ static void log_check(const struct gen *g, const char *msg, const char *key, boo
 	raw = j.buf;
 	log_setup(LOG_DEBUG, json ? LOG_JSON : LOG_TEXT, memlog_fd);
 	log_msg(LOG_WARN,
-		FIELDS(LF_STR(key, msg), LF_INT("n", (long long)strlen(msg)), LF_MS("t", -(long long)strlen(key)),
+		FIELDS(LF_STR(key, msg), LF_INT("n", (long long)strlen(msg)), LF_DURATION("t", -(long long)strlen(key)),
 		       LF_JSON("doc", raw)),
 		"%s", msg);
 	line = log_line(&len);

@@ -49,9 +49,9 @@ int main(void)
 	jbuf_end(&j, '}');
 	jbuf_end(&j, ']');
 	jbuf_key(&j, "ms");
-	jbuf_ms(&j, 1234567);
+	jbuf_duration(&j, 1234567);
 	jbuf_key(&j, "neg");
-	jbuf_ms(&j, -1);
+	jbuf_duration(&j, -1);
 	jbuf_key(&j, "raw");
 	jbuf_raw_value(&j, "{\"x\":1}");
 	jbuf_key(&j, "nul");
@@ -65,7 +65,7 @@ int main(void)
 	jbuf_free(&j);
 
 	jbuf_init(&j);
-	jbuf_ms(&j, 5);
+	jbuf_duration(&j, 5);
 	is_str(j.buf, "0.005", "5us is 0.005ms");
 	jbuf_free(&j);
 

@@ -148,7 +148,7 @@ int main(void)
 	}
 	is_int(wrong, 0, "300 children reaped by another thread as the kernel is asked: every code known "
 			 "(first wrong answer: %d)", first_wrong);
-	ok(pidwatch_exit_codes(), "the kernel still counts as giving exit codes");
+	is_int(one(42), 42, "the kernel still counts as giving exit codes: one more child's is known");
 
 	podscan_free(ps);
 	ev_loop_destroy(loop);

@@ -18,6 +18,7 @@ static char dir[] = "/tmp/rg-run.XXXXXX";
 static char name[] = "job";
 /* argv strings are not const: these are ours to hand out. */
 static char sh[] = "sh", dash_c[] = "-c", exit3_src[] = "exit 3", kill_src[] = "kill -TERM $$";
+static char stderr_src[] = "echo to-stderr >&2";
 static char not_in_path[] = "rg-no-such-command", not_there[] = "/nonexistent/job";
 
 /* rearguard run --no-wait? --name job --timeout 0 -- CMD...; returns its exit code. */
@@ -64,13 +65,13 @@ int main(void)
 		abort();
 
 	/* How a failure to start maps to an exit code, as in a shell. */
-	is_int(run_spawn_code("job", ENOENT), RUN_NOT_FOUND, "ENOENT: 127");
-	is_int(run_spawn_code("a/job", ENOTDIR), RUN_NOT_FOUND, "ENOTDIR: 127");
-	is_int(run_spawn_code("/bin/sh", EACCES), RUN_CANNOT_EXEC, "EACCES for a path: 126");
-	is_int(run_spawn_code("sh", EACCES), RUN_CANNOT_EXEC, "EACCES for a command in PATH: 126");
-	is_int(run_spawn_code("rg-no-such-command", EACCES), RUN_NOT_FOUND,
+	is_int(child_spawn_code("job", ENOENT), RUN_NOT_FOUND, "ENOENT: 127");
+	is_int(child_spawn_code("a/job", ENOTDIR), RUN_NOT_FOUND, "ENOTDIR: 127");
+	is_int(child_spawn_code("/bin/sh", EACCES), RUN_CANNOT_EXEC, "EACCES for a path: 126");
+	is_int(child_spawn_code("sh", EACCES), RUN_CANNOT_EXEC, "EACCES for a command in PATH: 126");
+	is_int(child_spawn_code("rg-no-such-command", EACCES), RUN_NOT_FOUND,
 	       "EACCES (an unsearchable PATH directory) for a command in no PATH directory: 127");
-	is_int(run_spawn_code("sh", ENOEXEC), RUN_CANNOT_EXEC, "ENOEXEC: 126");
+	is_int(child_spawn_code("sh", ENOEXEC), RUN_CANNOT_EXEC, "ENOEXEC: 126");
 
 	is_int(run(false, exit3), 3, "exit 3: run exits 3");
 	is_str(report(), "3\n", "apps/job says 3");
@@ -97,6 +98,34 @@ int main(void)
 	is_int(run(true, touch), 0, "with ready there: the command runs");
 	ok(access(marker, F_OK) == 0, "it was started");
 	is_str(report(), "0\n", "apps/job says 0");
+
+	/*
+	 * The log on a pipe (as a container runtime gives it) is made
+	 * non-blocking on a description of its own: the command still gets
+	 * the stderr rearguard was given. Last: the log is rearguard's stderr
+	 * from here on.
+	 */
+	{
+		char *echo[] = { sh, dash_c, stderr_src, NULL };
+		char buf[8192];
+		int p[2], saved = dup(2);
+		ssize_t n;
+
+		if (saved < 0 || pipe(p) < 0 || dup2(p[1], 2) < 0)
+			abort();
+		close(p[1]);
+		log_setup(LOG_INFO, LOG_TEXT, 2);
+		is_int(run(false, echo), 0, "a command that writes to its stderr");
+		if (dup2(saved, 2) < 0)
+			abort();
+		close(saved);
+		fcntl(p[0], F_SETFL, O_NONBLOCK);
+		n = read(p[0], buf, sizeof(buf) - 1);
+		buf[n > 0 ? n : 0] = '\0';
+		ok(strstr(buf, "to-stderr\n") != NULL, "its stderr reached the pipe");
+		ok(strstr(buf, "command exited") != NULL, "and so did the log");
+		close(p[0]);
+	}
 
 	snprintf(path, sizeof(path), "rm -rf '%s'", dir);
 	if (system(path) != 0)

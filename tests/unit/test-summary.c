@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static struct decide d;
+static struct decide *d;
 static struct agent_options opt;
 
 static void setup(unsigned napps, unsigned fail_every)
@@ -29,17 +29,18 @@ static void setup(unsigned napps, unsigned fail_every)
 	char name[80], err[256];
 	unsigned i;
 
-	decide_free(&d);
-	decide_init(&d, &dc, 0);
+	decide_free(d);
+	if (decide_new(&dc, 0, &d) < 0)
+		bail_out("decide_new");
 	for (i = 0; i < napps; i++) {
 		snprintf(name, sizeof(name), "a-rather-long-application-container-name-number-%u", i);
-		decide_app_seen(&d, i + 3, name, 0);
-		decide_app_exited(&d, i + 3, US_PER_S);
-		decide_app_status(&d, i + 3, i % fail_every == 0 ? 1 : 0, US_PER_S);
+		decide_app_seen(d, i + 3, name, 0);
+		decide_app_exited(d, i + 3, US_PER_S);
+		decide_app_status(d, i + 3, i % fail_every == 0 ? 1 : 0, US_PER_S);
 	}
-	decide_sidecar_seen(&d, 1, 0);
-	decide_sidecar_exited(&d, 1, 2 * US_PER_S);
-	decide_sidecar_status(&d, 1, 143, 2 * US_PER_S);
+	decide_sidecar_seen(d, 1, 0);
+	decide_sidecar_exited(d, 1, 2 * US_PER_S);
+	decide_sidecar_status(d, 1, 143, 2 * US_PER_S);
 	if (!opt.sidecars) {
 		opt.sidecars = calloc(2, sizeof(*opt.sidecars));
 		opt.nsidecars = 2;
@@ -47,6 +48,68 @@ static void setup(unsigned napps, unsigned fail_every)
 		    spec_parse("match=fluent-bit", &opt.sidecars[1], err, sizeof(err)) < 0)
 			bail_out(err);
 	}
+}
+
+/* A drain in which no sidecar may be signalled: the agent's exit code is 1. */
+static void fail_the_drain(void)
+{
+	struct decide_action act;
+	int i;
+
+	decide_drain_now(d, "drain-file", 3 * US_PER_S);
+	for (i = 0; i < 100 && decide_next(d, 3 * US_PER_S, &act) && act.kind != DECIDE_EXIT; i++)
+		if (act.kind == DECIDE_SIGNAL)
+			decide_signal_result(d, act.sidecar, -EPERM, 3 * US_PER_S);
+	if (act.kind != DECIDE_EXIT || act.exit_code != 1)
+		bail_out("the drain did not fail");
+}
+
+/*
+ * --on-sidecar-exit=fail: sidecar 1 is killed while two apps run; job gets
+ * SIGTERM and then SIGKILL, other may not be signalled and exits 0.
+ */
+static void stop_the_apps(void)
+{
+	static struct decide_sidecar_config cfg[2] = { { .name = "istio" }, { .name = "fluent-bit", .stop_signal = SIGTERM } };
+	struct decide_config dc = { .policy = POLICY_NEVER, .nsidecars = 2, .sidecars = cfg,
+				    .startup_timeout_us = 600 * US_PER_S, .stop_timeout_us = 20 * US_PER_S,
+				    .kill_after_us = 5 * US_PER_S, .apps_expected = 2,
+				    .on_sidecar_exit = SIDECAR_EXIT_FAIL };
+	struct decide_action act;
+	int64_t t = US_PER_S;
+	int i;
+
+	decide_free(d);
+	if (decide_new(&dc, 0, &d) < 0)
+		bail_out("decide_new");
+	decide_sidecar_seen(d, 0, 0);
+	decide_sidecar_seen(d, 1, 0);
+	decide_app_seen(d, 3, "job", 0);
+	decide_app_seen(d, 4, "other", 0);
+	decide_sidecar_exited(d, 1, t);
+	decide_sidecar_status(d, 1, 137, t);
+	for (i = 0; i < 20; i++) {
+		/* Nothing to do before --kill-after is over: then the SIGKILL. */
+		if (!decide_next(d, t, &act)) {
+			t += 6 * US_PER_S;
+			continue;
+		}
+		if (act.kind != DECIDE_SIGNAL_APP)
+			continue;
+		decide_app_signal_result(d, act.app, act.app == 4 ? -EPERM : 0, t);
+		if (act.signo == SIGKILL)
+			break;
+	}
+	if (i == 20 || act.app != 3)
+		bail_out("no SIGKILL for the app");
+	decide_app_exited(d, 3, t);
+	decide_app_status(d, 3, 137, t);
+	decide_app_exited(d, 4, t);
+	decide_app_status(d, 4, 0, t);
+	for (i = 0; i < 20 && decide_next(d, t, &act) && act.kind != DECIDE_APPS_DONE; i++)
+		;
+	if (act.kind != DECIDE_APPS_DONE)
+		bail_out("the apps are not done");
 }
 
 /* The text of member key (its JSON), "" when missing. */
@@ -71,7 +134,7 @@ int main(void)
 
 	setup(2, 3);
 	jbuf_init(&full);
-	summary_build(&full, &d, &opt, 3 * US_PER_S);
+	summary_build(&full, d, &opt, 3 * US_PER_S);
 	is_str(member(full.buf, full.len, "fails_pod"),
 	       "[{\"role\":\"app\",\"name\":\"a-rather-long-application-container-name-number-0\",\"exit_code\":1},"
 	       "{\"role\":\"sidecar\",\"name\":\"fluent-bit\",\"exit_code\":143}]",
@@ -88,21 +151,37 @@ int main(void)
 	jbuf_free(&full);
 
 	/* --on-sidecar-exit=fail: the signal each app got from rearguard. */
-	setup(2, 3);
-	d.apps[0].signal = SIGKILL;
+	stop_the_apps();
 	jbuf_init(&full);
-	summary_build(&full, &d, &opt, 3 * US_PER_S);
-	ok(strstr(full.buf, "number-0\",\"container\":3,\"exit_code\":1,\"report\":null,\"state\":\"exited\","
+	summary_build(&full, d, &opt, 8 * US_PER_S);
+	ok(strstr(full.buf, "{\"name\":\"job\",\"container\":3,\"exit_code\":137,\"report\":null,\"state\":\"exited\","
 			    "\"signal\":\"SIGKILL\"") &&
-		   strstr(full.buf, "\"state\":\"exited\",\"signal\":null"),
-	   "each app's signal from rearguard, null when none");
+		   strstr(full.buf, "{\"name\":\"other\",\"container\":4,\"exit_code\":0,\"report\":null,"
+				    "\"state\":\"exited\",\"signal\":null"),
+	   "each app's signal from rearguard, null when none was sent");
+	is_str(member(full.buf, full.len, "reason"), "\"sidecar-exited\"", "the reason: a sidecar failed");
+	jbuf_free(&full);
+
+	/* Native sidecars: listed apart from the sidecars rearguard stops. */
+	setup(1, 3);
+	decide_native_seen(d, 7, "vector", NATIVE_BY_START, 0);
+	decide_native_seen(d, 8, "mesh", NATIVE_BY_SPEC, 0);
+	decide_native_exited(d, 7, US_PER_S);
+	decide_native_seen(d, 9, "vector", NATIVE_BY_RESTART, 2 * US_PER_S);
+	jbuf_init(&full);
+	summary_build(&full, d, &opt, 3 * US_PER_S);
+	is_str(member(full.buf, full.len, "natives"),
+	       "[{\"name\":\"vector\",\"container\":7,\"known_by\":\"first\",\"state\":\"restarted\"},"
+	       "{\"name\":\"mesh\",\"container\":8,\"known_by\":\"spec\",\"state\":\"running\"},"
+	       "{\"name\":\"vector\",\"container\":9,\"known_by\":\"restart\",\"state\":\"running\"}]",
+	       "natives: each container, how it was known, and what became of it");
 	jbuf_free(&full);
 
 	/* 45 apps with long names: over 4096 bytes. */
 	setup(45, 3);
-	d.exit_code = 1;
+	fail_the_drain();
 	jbuf_init(&full);
-	summary_build(&full, &d, &opt, 3 * US_PER_S);
+	summary_build(&full, d, &opt, 3 * US_PER_S);
 	ok(full.len > SUMMARY_TERMINATION_MAX, "45 apps: %zu bytes", full.len);
 	jbuf_init(&term);
 	summary_termination(&term, full.buf, full.len, SUMMARY_TERMINATION_MAX);
@@ -111,7 +190,7 @@ int main(void)
 	is_str(member(term.buf, term.len, "truncated"), "true", "says it is cut");
 	is_str(member(term.buf, term.len, "full"), "\"done\"", "and where the whole one is");
 	is_str(member(term.buf, term.len, "exit_code"), "1", "the exit code");
-	is_str(member(term.buf, term.len, "reason"), "null", "the reason");
+	is_str(member(term.buf, term.len, "reason"), "\"drain-file\"", "the reason");
 	is_str(member(term.buf, term.len, "apps"), "45", "the apps, counted");
 	ok(strncmp(member(term.buf, term.len, "fails_pod"), "[{\"role\":\"app\"", 14) == 0, "the failures first");
 	ok(strstr(member(term.buf, term.len, "fails_pod"), "number-42\",\"exit_code\":1},{\"role\":\"sidecar\"") &&
@@ -124,7 +203,7 @@ int main(void)
 	jbuf_free(&full);
 	setup(45, 1);
 	jbuf_init(&full);
-	summary_build(&full, &d, &opt, 3 * US_PER_S);
+	summary_build(&full, d, &opt, 3 * US_PER_S);
 	jbuf_init(&term);
 	summary_termination(&term, full.buf, full.len, SUMMARY_TERMINATION_MAX);
 	ok(term.len <= SUMMARY_TERMINATION_MAX, "45 failed apps: it fits (%zu bytes)", term.len);
@@ -161,7 +240,7 @@ int main(void)
 	is_int(summary_budget(0), 4096, "none known: 4096");
 	setup(45, 3);
 	jbuf_init(&full);
-	summary_build(&full, &d, &opt, 3 * US_PER_S);
+	summary_build(&full, d, &opt, 3 * US_PER_S);
 	jbuf_init(&term);
 	summary_termination(&term, full.buf, full.len, summary_budget(47));
 	ok(term.len <= 261, "47 containers: the short form fits in 261 bytes (%zu)", term.len);
@@ -173,6 +252,6 @@ int main(void)
 	spec_free(&opt.sidecars[0]);
 	spec_free(&opt.sidecars[1]);
 	free(opt.sidecars);
-	decide_free(&d);
+	decide_free(d);
 	return done_testing();
 }

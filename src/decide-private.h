@@ -1,0 +1,326 @@
+/*
+ * decide's own structures and the steps its files share: decide.c (apps,
+ * reports, rescans, the conclusion, the files, the end), decide-sidecar.c
+ * (each sidecar's readiness, stop and exit code) and decide-apps.c (native
+ * sidecars, and the apps stopped after a sidecar failed). Nothing outside
+ * those files includes this: the others read views (decide.h).
+ *
+ * Every step runs in a pass (struct pass). decide_next makes a pass with
+ * an action to fill: the first step that is due takes it. decide_deadline
+ * makes the same pass without one: then no step changes anything, and
+ * each says instead when it will be due. A step's action and its deadline
+ * come from the same lines, so the two cannot disagree.
+ */
+#ifndef RG_DECIDE_PRIVATE_H
+#define RG_DECIDE_PRIVATE_H
+
+#include "decide.h"
+
+#include <errno.h>
+#include <stdint.h>
+
+/* ---- apps ------------------------------------------------------------------ */
+
+struct decide_app {
+	unsigned id;            /* the container's id; 0: known only from its apps/NAME report */
+	char name[DECIDE_NAME_MAX];
+	bool exited;            /* its root exited, or it reported that it finished */
+	bool superseded;        /* OnFailure: a later container of the same name replaced it */
+	bool restart;           /* OnFailure: it replaced a failed container of the same name */
+	bool gave_up;           /* OnFailure: no restart came within --restart-grace */
+	int code;               /* exit code, 128 + signal, or DECIDE_CODE_* */
+	bool kernel_code;       /* code came from the kernel (it wins over a report) */
+	bool root_exited;       /* its root was seen to exit: the kernel may give the code */
+	char reports_as[DECIDE_NAME_MAX]; /* the NAME its `rearguard run` reports as, "" */
+	char report[DECIDE_NAME_MAX]; /* the apps/NAME matched to it, "" */
+	int reported;           /* the code in that report, -1: none */
+	int64_t seen_us, exited_us;
+	int64_t status_next_us, status_backoff_us; /* when to ask the kernel for the code again; 0: asked enough */
+	/* --on-sidecar-exit=fail: SIGTERM to its main process, then SIGKILL to every process. */
+	int signal;             /* the last signal sent to it, 0 */
+	int64_t signal_next_us; /* when the next one is due */
+	int signal_err;         /* -errno that keeps signals from it (-EPERM), 0 */
+};
+
+/* A native sidecar's container: listed, never an app, never stopped. */
+struct decide_native {
+	unsigned id;
+	char name[DECIDE_NAME_MAX]; /* its spec's name, else its root's */
+	enum decide_native_by by;
+	bool exited;
+	bool replaced;          /* a later container took its place (NATIVE_BY_RESTART) */
+	int64_t seen_us, exited_us;
+};
+
+/* A report waiting for the rescan that comes before it is matched to an app. */
+struct decide_report {
+	char name[DECIDE_NAME_MAX];
+	int code;
+};
+
+/* ---- a sidecar: readiness, stop, exit code ------------------------------------ */
+
+/* Its readiness, before the drain. */
+enum ready_state {
+	READY_NOT,    /* not ready; with a ready URL, polled when next_us comes */
+	READY_ASKING, /* a poll is in flight (one at a time) */
+	READY_YES,    /* it answered 2xx, or (no ready URL) a process of it was seen */
+};
+
+/* The pre-flight look at its stop endpoint, once it is ready and was seen. */
+enum check_state {
+	CHECK_NOT_YET,
+	CHECK_DUE,      /* DECIDE_HTTP_CHECK is to go */
+	CHECK_ASKING,
+	CHECK_DONE,     /* looked at, or pre-flight already said what there is to say */
+};
+
+struct sidecar_ready {
+	enum ready_state state;
+	int64_t at_us;          /* when it turned ready; 0: not yet */
+	int64_t next_us;        /* when the next poll is due */
+	int64_t backoff_us;
+	unsigned polls;
+	int last;               /* the last poll's result: status or -errno; 0: none yet */
+	enum check_state check;
+};
+
+/* Where its stop is: the transition list in decide-sidecar.c says how it moves. */
+enum stop_state {
+	SC_UP,          /* not being stopped yet */
+	SC_WATCHING,    /* no live container of it was known: its processes are looked for first */
+	SC_DRAINING,    /* drain request sent, or drain-time running; the stop request comes next */
+	SC_STOPPING,    /* stop request sent (and retried), waiting up to --stop-timeout */
+	SC_TERMINATING, /* SIGTERM sent, waiting up to --kill-after */
+	SC_KILLING,     /* SIGKILL sent */
+	SC_GONE,        /* its processes are gone: settled */
+	SC_FAILED,      /* it could not be stopped: settled */
+};
+
+/* What the stop URL answered. */
+enum stop_answer {
+	ANSWER_NONE,     /* nothing yet, or a failure worth another try */
+	ANSWER_ACCEPTED, /* 2xx: the processes (or the port) confirm the stop */
+	ANSWER_REFUSED,  /* 4xx: a signal must do it */
+};
+
+/* The look at whether a sidecar seen only just now catches its stop signal yet. */
+enum catch_state {
+	CATCH_UNASKED,  /* not looked at: whether a look is needed is decided when the stop is due */
+	CATCH_WAITING,  /* waiting for the next look (result: the last one's) */
+	CATCH_LOOKING,  /* DECIDE_CATCHES given, its result not back */
+	CATCH_OVER,     /* the stop signal may go */
+};
+
+struct sidecar_catch {
+	enum catch_state state;
+	int64_t from_us;        /* the wait for a handler began */
+	int64_t next_us;        /* when to look again */
+	unsigned looks;
+	int result;             /* the last look: 1 catches, 0 not yet, -errno */
+};
+
+struct sidecar_stop {
+	enum stop_state state;
+	enum stop_state gone_from; /* the state it was in when its processes were gone */
+	/*
+	 * DECIDE_WATCH was given: its processes are collected. Set on the way
+	 * out of SC_UP (by the watch, or after the first request or signal),
+	 * never cleared.
+	 */
+	bool watched;
+	int err;                /* SC_FAILED: the -errno that says why (-EPERM, -ETIMEDOUT, ...) */
+	int last_signal;
+	/* last_signal failed for want of resources: sent again at retry_us (SC_STOPPING to SC_KILLING only). */
+	bool signal_due;
+	int64_t deadline_us;    /* of the current state: drain-time, --stop-timeout, --kill-after */
+	int64_t stop_sent_us, gone_us; /* 0: not yet */
+	struct sidecar_catch catch;
+	/* HTTP while stopping: one request or probe in flight at a time. */
+	bool http_inflight;
+	enum stop_answer answer;
+	int64_t retry_us;       /* when the next stop request, gone probe or signal is due */
+	int64_t backoff_us;
+	unsigned requests;      /* drain and stop requests made */
+	int statuses[DECIDE_STATUSES_MAX]; /* the first ones' results: status or -errno */
+};
+
+/* Its own exit code: its containers' roots', the first non-zero one, else 0. */
+struct sidecar_exit {
+	int code;               /* DECIDE_CODE_PENDING: none exited yet, or on its way */
+	unsigned pending;       /* roots exited whose code has not come in */
+	unsigned died;          /* of those, roots that exited while the apps ran, with no stop sent */
+	int64_t exited_us;      /* the last root's exit */
+	int64_t next_us, backoff_us; /* the next time the kernel is asked; backoff 0: not asked any more */
+};
+
+struct decide_sidecar {
+	bool seen;              /* a process of it was ever seen */
+	int64_t seen_us;        /* when a container of it was last seen */
+	unsigned containers;    /* its containers seen and not exited */
+	struct sidecar_ready ready;
+	struct sidecar_stop stop;
+	struct sidecar_exit exit;
+};
+
+/* ---- files, and the whole ------------------------------------------------------ */
+
+struct decide_file_state {
+	bool wanted;     /* to be written */
+	bool inflight;   /* DECIDE_WRITE given, decide_written() not yet */
+	bool written;
+	int err;         /* the last failure, 0 */
+	unsigned failures;
+	int64_t next_us, backoff_us, first_failure_us;
+};
+
+struct decide {
+	struct decide_config cfg;
+	enum decide_phase phase;
+	int64_t started_us;
+	int64_t decided_us;     /* when the apps were found done: the drain started */
+	const char *reason;     /* why the drain started */
+	bool confirmed;         /* the rescan before concluding has been done */
+	bool drain_requested;
+	const char *drain_reason;
+	bool resumed_done;      /* an earlier run wrote done: exit at once */
+	int64_t term_us;        /* when SIGTERM arrived, 0: not yet */
+	int64_t last_rescan_us; /* the last successful rescan */
+	int64_t last_container_us; /* when the last new app container was seen (start-up lasts a while after) */
+	bool rescan_inflight;
+	bool pids_moved;        /* decide_pids_moved since the last rescan began */
+	int rescan_err;         /* the last rescan failed with this; 0 */
+	int64_t rescan_retry_us; /* after a failure: when to try again */
+	unsigned pending_containers; /* containers whose runtime has not exec'd yet */
+	unsigned pod_containers; /* the pod's containers seen (for the termination log's share) */
+	unsigned polled;        /* processes watched without a pidfd */
+	unsigned polled_most;   /* the most at any time, for the summary */
+	int64_t next_poll_us;
+	struct decide_app *apps;
+	size_t napps, capapps;
+	/*
+	 * Apps that could not be tracked (no memory): they may still run, so
+	 * the apps are never done by themselves while there is one.
+	 */
+	unsigned lost_apps;
+	struct decide_report *reports;
+	size_t nreports, capreports;
+	struct decide_native *natives;
+	size_t nnatives, capnatives;
+	struct decide_sidecar *sidecars;
+	size_t current;         /* the sidecar being stopped: reverse --sidecar order */
+	int64_t settled_us;     /* every sidecar settled; the exit may wait for exit codes */
+	int exit_code;
+	bool command_over;      /* run --drain's command ended (or will never start) */
+	int command_code;
+	struct decide_file_state files[DECIDE_NFILES];
+	bool sidecars_ready;    /* every sidecar turned ready (before the drain) */
+	bool ready_expired;     /* --ready-timeout passed first */
+	int64_t sidecar_wait_from_us; /* apps done, a named sidecar not seen: the wait began; 0: none */
+	bool sidecar_wait_over; /* it ended (each missing one was named in a warning) */
+	int64_t apps_stop_us;   /* --on-sidecar-exit=fail: a sidecar failed and the apps are being stopped; 0: not */
+	size_t apps_stop_for;   /* that sidecar */
+};
+
+/* ---- passes ------------------------------------------------------------------- */
+
+struct pass {
+	int64_t now;
+	struct decide_action *act; /* NULL: a plan (decide_deadline): nothing changes */
+	int64_t next;              /* the earliest time a step will be due */
+};
+
+static inline int64_t min64(int64_t a, int64_t b)
+{
+	return a < b ? a : b;
+}
+
+/* Whether when has come; when it has not, the pass learns when it will. */
+static inline bool reached(struct pass *p, int64_t when)
+{
+	if (when <= p->now)
+		return true;
+	p->next = min64(p->next, when);
+	return false;
+}
+
+/*
+ * Whether to make a change (with or without an action) now. A real pass
+ * makes it. A plan makes none: it learns that decide_next has something
+ * to do now, which is all a deadline needs to know.
+ */
+static inline bool go(struct pass *p)
+{
+	if (p->act)
+		return true;
+	p->next = min64(p->next, p->now);
+	return false;
+}
+
+/* ---- notes ---------------------------------------------------------------------- */
+
+static inline void decide_say(const struct decide *d, const struct decide_note *n)
+{
+	if (d->cfg.sink)
+		d->cfg.sink(d->cfg.sink_data, n);
+}
+
+#define SAY(d, ...) decide_say((d), &(const struct decide_note){ __VA_ARGS__ })
+/* A note about sidecar idx: its name and index come with it. */
+#define SAY_SC(d, idx, ...) SAY((d), .sidecar = (d)->cfg.sidecars[(idx)].name, .k = (idx), __VA_ARGS__)
+
+/* Durations decide-sidecar.c shares with decide.c. */
+#define CONNECT_TIMEOUT_US (1 * US_PER_S) /* on loopback a connect succeeds or is refused at once */
+#define STATUS_FIRST_US (1 * US_PER_MS)   /* exit statuses: asked at once, then less and less often */
+#define STATUS_MAX_US (128 * US_PER_MS)
+#define STATUS_GIVE_UP_US (2 * US_PER_S)
+/* A signal that failed for want of resources (EMFILE, ENOMEM) is sent again after this. */
+#define SIGNAL_RETRY_US (100 * US_PER_MS)
+
+/* Failures that pass: the same signal is sent again shortly. */
+static inline bool transient(int err)
+{
+	return err == -EMFILE || err == -ENFILE || err == -ENOMEM || err == -EAGAIN || err == -EINTR ||
+	       err == -ENOBUFS;
+}
+
+/* ---- decide-sidecar.c, for decide.c --------------------------------------------- */
+
+void sidecars_init(struct decide *d, int64_t now);
+/* Whether sidecar k counts: named with --sidecar, or detection saw a process of it. */
+bool sidecar_counts(const struct decide *d, size_t k);
+/* A sidecar named with --sidecar whose container was never seen: the kubelet may still start it. */
+bool sidecar_never_started(const struct decide *d, size_t k);
+/* Readiness waits for a sidecar's process, which only rescans can find. */
+bool awaiting_sidecar_process(const struct decide *d);
+bool readiness_step(struct decide *d, struct pass *p);
+bool check_step(struct decide *d, struct pass *p);
+/* --ready-timeout: looked at before the conclusion, which it may make (ready_gates_apps). */
+void expire_readiness(struct decide *d, struct pass *p);
+/* The sidecars, one by one in reverse order, each settled before the next. */
+bool drain_step(struct decide *d, struct pass *p);
+/* The sidecars' exit codes: asked for when due (with the apps', one DECIDE_STATUS), given up after a while. */
+bool codes_step(struct decide *d, struct pass *p);
+void expire_codes(struct decide *d, struct pass *p);
+/* Whether a sidecar's answer or exit code is still on its way (the exit waits a little for them). */
+bool sidecars_awaited(const struct decide *d);
+bool sidecars_failed(const struct decide *d);
+bool sidecar_event(struct decide *d, const struct decide_event *ev, int64_t now);
+void sidecar_view(const struct decide *d, size_t k, struct decide_sidecar_view *v);
+
+/* ---- decide.c, for the others ---------------------------------------------------- */
+
+struct decide_app *find_app(struct decide *d, unsigned id);
+
+/* ---- decide-apps.c, for the others ---------------------------------------------- */
+
+/* The apps' stop after a failed sidecar (--on-sidecar-exit=fail): its signals when they are due. */
+bool apps_stop_step(struct decide *d, struct pass *p);
+/* Sidecar k exited with code while the apps ran, and no stop of ours was sent: the apps may be stopped. */
+void apps_stop_begin(struct decide *d, size_t k, int code, int64_t now);
+bool app_signal_result(struct decide *d, unsigned id, int err, int64_t now);
+bool native_seen(struct decide *d, unsigned id, const char *name, enum decide_native_by by, int64_t now);
+bool native_exited(struct decide *d, unsigned id, int64_t now);
+bool native_forget(struct decide *d, unsigned id);
+
+#endif

@@ -1,0 +1,186 @@
+/*
+ * A pod for the unit tests of pod, stopper and the engine, without root:
+ * a fake /proc tree (as tests/unit/test-podscan.c writes one: every file
+ * says what the kernel would show) whose pids are real children of the
+ * test, so that their pidfds, signals and exit codes are real. The clock
+ * is the test's own (fake_clock): time passes when the test says so.
+ *
+ *	fake_reset();
+ *	fake_proc(1, 0, "pause", CG("/pause"), "/pause");
+ *	pid = fake_child(CHILD_WAITS, &release);
+ *	fake_proc(pid, 0, "job", CG("/app"), "/usr/bin/job");
+ *	... fake_release(release, 3): it exits 3 ...
+ */
+#ifndef RG_FAKEPOD_H
+#define RG_FAKEPOD_H
+
+#include "pod.h"
+#include "util.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define CG(path) "0::/kubepods/pod1" path "\n"
+
+static char fake_root[256];
+static int64_t fake_now = 1000 * US_PER_S;
+
+/* The test's clock: monotonic microseconds that move only when the test moves them. */
+static inline int64_t fake_clock(void)
+{
+	return fake_now;
+}
+
+static inline void fake_put(pid_t pid, const char *file, const char *data, size_t len)
+{
+	char path[512];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%d", fake_root, (int)pid);
+	mkdir(path, 0755);
+	snprintf(path, sizeof(path), "%s/%d/%s", fake_root, (int)pid, file);
+	f = fopen(path, "w");
+	if (!f || fwrite(data, 1, len, f) != len)
+		abort();
+	fclose(f);
+}
+
+/* A fresh tree: the entries /proc has besides pids, and a pid counter. */
+static inline void fake_reset(void)
+{
+	char cmd[1024];
+
+	if (!fake_root[0]) {
+		snprintf(fake_root, sizeof(fake_root), "/tmp/rg-fakepod.XXXXXX");
+		if (!mkdtemp(fake_root))
+			abort();
+	}
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s' && mkdir -p '%s/self' '%s/sys/kernel'", fake_root, fake_root, fake_root);
+	if (system(cmd) != 0)
+		abort();
+	fake_put(0, "../sys/kernel/ns_last_pid", "1\n", 2);
+}
+
+static inline void fake_cleanup(void)
+{
+	char cmd[600];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", fake_root);
+	if (fake_root[0] && system(cmd) != 0)
+		abort();
+}
+
+/* The start time every fake process has: any value, as long as stat and the watches agree. */
+#define FAKE_START(pid) (1000ULL + (unsigned long long)(pid))
+
+/*
+ * A process: its stat (sleeping), its cgroup (NULL: none, as a fork's is
+ * not read), its command line (argv0, or NULL), and a status whose masks
+ * say it catches SIGTERM, so that a stop signal need not wait for it.
+ */
+static inline void fake_proc(pid_t pid, pid_t ppid, const char *comm, const char *cgroup, const char *argv0)
+{
+	static const char status[] = "Name:\tx\nState:\tS (sleeping)\nSigBlk:\t0000000000000000\n"
+				     "SigIgn:\t0000000000000000\nSigCgt:\t0000000000004000\n";
+	char buf[512];
+
+	snprintf(buf, sizeof(buf), "%d (%s) S %d %d %d 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 %llu 1000 100 0 0 0\n", (int)pid,
+		 comm, (int)ppid, (int)pid, (int)pid, FAKE_START(pid));
+	fake_put(pid, "stat", buf, strlen(buf));
+	if (cgroup)
+		fake_put(pid, "cgroup", cgroup, strlen(cgroup));
+	if (argv0)
+		fake_put(pid, "cmdline", argv0, strlen(argv0) + 1);
+	fake_put(pid, "status", status, sizeof(status) - 1);
+}
+
+/* The same with a whole command line (its arguments separated by NULs, len bytes). */
+static inline void fake_cmdline(pid_t pid, const char *cmdline, size_t len)
+{
+	fake_put(pid, "cmdline", cmdline, len);
+}
+
+static inline void fake_gone(pid_t pid)
+{
+	char cmd[600];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s/%d'", fake_root, (int)pid);
+	if (system(cmd) != 0)
+		abort();
+}
+
+/* How a test child lives: it waits to be released, then exits with the code it is given. */
+enum fake_child {
+	CHILD_WAITS,        /* a byte on its pipe is its exit code; SIGTERM kills it */
+	CHILD_TERM_EXITS,   /* as CHILD_WAITS, but SIGTERM makes it exit 0 */
+	CHILD_IGNORES_TERM, /* as CHILD_WAITS, but SIGTERM is ignored */
+};
+
+static inline void exit_zero(int sig)
+{
+	_exit(0);
+}
+
+/* A child of the test; *release is the pipe that ends it (fake_release), or -1. */
+static inline pid_t fake_child(enum fake_child how, int *release)
+{
+	unsigned char code = 0;
+	int fds[2];
+	pid_t pid;
+
+	if (pipe(fds) < 0)
+		abort();
+	pid = fork();
+	if (pid < 0)
+		abort();
+	if (pid == 0) {
+		signal(SIGTERM, how == CHILD_TERM_EXITS ? exit_zero : how == CHILD_IGNORES_TERM ? SIG_IGN : SIG_DFL);
+		close(fds[1]);
+		if (read(fds[0], &code, 1) != 1)
+			code = 0;
+		_exit(code);
+	}
+	close(fds[0]);
+	*release = fds[1];
+	return pid;
+}
+
+/* Ends a CHILD_* with code. */
+static inline void fake_release(int release, int code)
+{
+	unsigned char c = (unsigned char)code;
+
+	if (write(release, &c, 1) != 1)
+		abort();
+	close(release);
+}
+
+/* How a pod follows the fake tree: this process as the agent, the test's clock, the one sidecar spec. */
+static inline void fake_pod_config(struct pod_config *cfg, struct ev_loop *loop, const struct sidecar_spec *spec)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->loop = loop;
+	cfg->proc = fake_root;
+	cfg->self = getpid();
+	cfg->clock = fake_clock;
+	cfg->sidecars = spec;
+	cfg->nsidecars = 1;
+}
+
+/* Whether pid is gone (exited, and reaped by libev or by us). */
+static inline bool fake_dead(pid_t pid)
+{
+	waitpid(pid, NULL, WNOHANG);
+	return kill(pid, 0) < 0 && errno == ESRCH;
+}
+
+#endif

@@ -1,0 +1,198 @@
+/*
+ * The pod as the engine follows it, on a fake /proc whose pids are real
+ * children (tests/unit/fakepod.h): what it tells decide, and when, by the
+ * test's clock.
+ */
+#include "config.h"
+
+#include "decide.h"
+#include "log.h"
+#include "options.h"
+#include "pod.h"
+#include "spec.h"
+#include "tap.h"
+
+#include "fakepod.h"
+
+#include <ev.h>
+
+#define S US_PER_S
+
+static struct ev_loop *loop;
+
+/* What the pod told, in order. */
+static struct told {
+	struct decide_event ev;
+	char name[DECIDE_NAME_MAX];
+	int64_t when;
+} told[256];
+static size_t ntold;
+static unsigned sidecar_calls;
+
+static void on_event(void *data, const struct decide_event *ev, int64_t when)
+{
+	struct told *t;
+
+	if (ntold == ARRAY_SIZE(told))
+		bail_out("too many events");
+	t = &told[ntold++];
+	t->ev = *ev;
+	t->when = when;
+	snprintf(t->name, sizeof(t->name), "%s", ev->name ? ev->name : "");
+	t->ev.name = t->name;
+}
+
+static void on_sidecar(void *data, size_t k, const struct podscan_container *c)
+{
+	sidecar_calls++;
+}
+
+/* The last event of kind about id (or any id: 0), or NULL. */
+static const struct told *find(enum decide_event_kind kind, unsigned id)
+{
+	size_t i;
+
+	for (i = ntold; i-- > 0;)
+		if (told[i].ev.kind == kind && (!id || told[i].ev.id == id))
+			return &told[i];
+	return NULL;
+}
+
+/* Turns the loop until an event of kind about id comes, for a second at most. */
+static const struct told *await_event(enum decide_event_kind kind, unsigned id)
+{
+	int i;
+
+	for (i = 0; i < 1000 && !find(kind, id); i++) {
+		ev_run(loop, EVRUN_NOWAIT);
+		usleep(1000);
+	}
+	return find(kind, id);
+}
+
+static unsigned container_of(pid_t pid, struct pod *p)
+{
+	size_t i;
+
+	for (i = 0; i < podscan_count(p->ps); i++)
+		if (podscan_container(p->ps, i)->root == pid)
+			return podscan_container(p->ps, i)->id;
+	return 0;
+}
+
+int main(void)
+{
+	static const char run_cmdline[] = "rearguard\0run\0--name\0batch\0--\0job";
+	struct sidecar_spec spec;
+	struct pod_config cfg;
+	const struct told *t;
+	struct pod pod;
+	char err[256];
+	int app_rel, sc_rel, brief_rel, batch_rel;
+	pid_t app, sc, brief, batch;
+	unsigned app_id;
+	FILE *log_file = tmpfile();
+	size_t i;
+	bool at_now = true;
+
+	log_setup(LOG_DEBUG, LOG_TEXT, fileno(log_file));
+	loop = ev_default_loop(0);
+	if (spec_parse("match=fluent-bit,stop=signal:TERM", &spec, err, sizeof(err)) < 0)
+		bail_out(err);
+	fake_reset();
+	fake_proc(1, 0, "pause", CG("/pause"), "/pause");
+	fake_proc(getpid(), 0, "rearguard", CG("/agent"), "/rearguard");
+	app = fake_child(CHILD_WAITS, &app_rel);
+	fake_proc(app, 0, "job", CG("/app"), "/usr/bin/job");
+	sc = fake_child(CHILD_TERM_EXITS, &sc_rel);
+	fake_proc(sc, 0, "fluent-bit", CG("/proxy"), "/usr/bin/fluent-bit");
+
+	fake_pod_config(&cfg, loop, &spec);
+	cfg.apps = true;
+	cfg.run_name = options_run_name;
+	cfg.on_event = on_event;
+	cfg.on_sidecar = on_sidecar;
+	is_int(pod_open(&pod, &cfg), 0, "the first scan");
+	is_int(ntold, 0, "nothing told before pod_follow");
+	is_int(pod_containers(&pod), 3, "three containers besides pause: ours, the app's, the sidecar's");
+
+	/* What the first scan found, told at the test's clock. */
+	pod_follow(&pod);
+	app_id = container_of(app, &pod);
+	t = find(DECIDE_EV_APP_SEEN, app_id);
+	ok(t && strcmp(t->name, "job") == 0, "the app container, by its root's name");
+	t = find(DECIDE_EV_SIDECAR_SEEN, 0);
+	ok(t && t->ev.sidecar == 0, "the sidecar's container");
+	t = find(DECIDE_EV_PENDING, 0);
+	ok(t && t->ev.count == 0, "no container pending");
+	is_int(sidecar_calls, 1, "the sidecar is handed over for pre-flight once");
+	for (i = 0; i < ntold; i++)
+		at_now &= told[i].when == fake_now;
+	ok(at_now, "every event at the test's time");
+	is_int(pod_polled(&pod), 0, "both roots watched with pidfds");
+
+	/* The app exits 3: its pidfd turns readable, and the loop tells it, at the test's time. */
+	fake_now += 5 * S;
+	fake_release(app_rel, 3);
+	t = await_event(DECIDE_EV_APP_EXITED, app_id);
+	ok(t != NULL, "the app's exit is told from the loop");
+	is_int(t ? t->when : 0, fake_now, "when the test's clock says");
+	/* Its code comes from the kernel once libev has reaped it. */
+	for (i = 0, t = NULL; i < 1000 && !t; i++) {
+		ev_run(loop, EVRUN_NOWAIT);
+		pod_statuses(&pod);
+		t = find(DECIDE_EV_APP_STATUS, app_id);
+		if (!t)
+			usleep(1000);
+	}
+	ok(t && (t->ev.code == 3 || t->ev.code == DECIDE_CODE_UNKNOWN), "its exit code is told (%d)", t ? t->ev.code : -9);
+	if (t && t->ev.code == DECIDE_CODE_UNKNOWN)
+		printf("# this kernel gives no exit codes (PIDFD_INFO_EXIT, Linux 6.15)\n");
+
+	/* A container that runs rearguard run: the name it will report as. */
+	batch = fake_child(CHILD_WAITS, &batch_rel);
+	fake_proc(batch, 0, "rearguard", CG("/batch"), NULL);
+	fake_cmdline(batch, run_cmdline, sizeof(run_cmdline));
+	fake_now += S;
+	ntold = 0;
+	is_int(pod_refresh(&pod), 0, "a rescan");
+	t = find(DECIDE_EV_APP_SEEN, container_of(batch, &pod));
+	ok(t && strcmp(t->name, "rearguard") == 0 && t->when == fake_now, "a new app container, told at once");
+	t = find(DECIDE_EV_APP_REPORTS_AS, container_of(batch, &pod));
+	ok(t && strcmp(t->name, "batch") == 0, "and the name its report will have (--name batch)");
+
+	/* Whether the sidecar's root catches its stop signal: its status says so. */
+	ntold = 0;
+	pod_catches(&pod, 0, SIGTERM);
+	t = find(DECIDE_EV_CATCHES, 0);
+	ok(t && t->ev.result == 1, "the sidecar's root catches SIGTERM and sleeps");
+
+	/* A container gone before it could be watched: exited, its code unknown. */
+	brief = fake_child(CHILD_WAITS, &brief_rel);
+	fake_release(brief_rel, 0);
+	waitpid(brief, NULL, 0);
+	fake_proc(brief, 0, "true", CG("/brief"), "/bin/true");
+	ntold = 0;
+	pod_refresh(&pod);
+	t = find(DECIDE_EV_APP_STATUS, container_of(brief, &pod));
+	ok(find(DECIDE_EV_APP_SEEN, container_of(brief, &pod)) && find(DECIDE_EV_APP_EXITED, container_of(brief, &pod)),
+	   "a container already gone: seen and exited");
+	ok(t && t->ev.code == DECIDE_CODE_UNKNOWN, "its code unknown (no watch could see it)");
+
+	/* The sidecar's processes are gone: its root is asked at once, no turn of the loop needed. */
+	kill(sc, SIGTERM);
+	for (i = 0; i < 1000 && !fake_dead(sc); i++)
+		usleep(1000);
+	ntold = 0;
+	pod_check_sidecar(&pod, 0);
+	t = find(DECIDE_EV_SIDECAR_EXITED, 0);
+	ok(t && t->ev.sidecar == 0 && t->ev.pid == sc, "the sidecar's exit, told with its root (a watch saw it)");
+
+	fake_release(batch_rel, 0);
+	close(sc_rel);
+	pod_close(&pod);
+	spec_free(&spec);
+	fake_cleanup();
+	ev_loop_destroy(loop);
+	return done_testing();
+}

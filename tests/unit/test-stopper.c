@@ -1,0 +1,186 @@
+/*
+ * One sidecar's adapter (stopper.c) on a fake /proc whose pids are real
+ * children (tests/unit/fakepod.h): which processes it watches and
+ * signals, when it says they are gone, what its requests and its
+ * pre-flight look report.
+ */
+#include "config.h"
+
+#include "decide.h"
+#include "http.h"
+#include "log.h"
+#include "pod.h"
+#include "spec.h"
+#include "stopper.h"
+#include "tap.h"
+
+#include "fakepod.h"
+
+#include <ev.h>
+
+static struct ev_loop *loop;
+static struct decide_event events[64];
+static size_t nevents;
+static unsigned empties;
+
+static void on_event(void *data, const struct decide_event *ev)
+{
+	if (nevents < ARRAY_SIZE(events))
+		events[nevents++] = *ev;
+}
+
+static void on_empty(void *data, size_t index)
+{
+	empties++;
+}
+
+/* The pod's events are not this test's: the pod only classifies the processes. */
+static void ignore(void *data, const struct decide_event *ev, int64_t when)
+{
+}
+
+static const struct decide_event *find(enum decide_event_kind kind, enum decide_http_purpose purpose)
+{
+	size_t i;
+
+	for (i = 0; i < nevents; i++)
+		if (events[i].kind == kind && (kind != DECIDE_EV_HTTP_RESULT || events[i].purpose == purpose))
+			return &events[i];
+	return NULL;
+}
+
+/* Turns the loop until cond holds, for a second at most. */
+#define TURN_UNTIL(cond)                                                 \
+	do {                                                             \
+		int turns_;                                              \
+		for (turns_ = 0; turns_ < 1000 && !(cond); turns_++) {   \
+			ev_run(loop, EVRUN_NOWAIT);                      \
+			usleep(1000);                                    \
+		}                                                        \
+	} while (0)
+
+static const struct podscan_container *container_of(const struct pod *p, pid_t root)
+{
+	size_t i;
+
+	for (i = 0; i < podscan_count(p->ps); i++)
+		if (podscan_container(p->ps, i)->root == root)
+			return podscan_container(p->ps, i);
+	return NULL;
+}
+
+int main(void)
+{
+	static const char cloudsql_cmdline[] = "/cloud-sql-proxy\0project:region:db";
+	struct sidecar_spec spec, cloudsql;
+	struct pod_config cfg;
+	const struct podscan_container *c;
+	const struct decide_event *ev;
+	struct stopper st, sq;
+	struct http *h = NULL;
+	struct pod pod;
+	char err[256];
+	int root_rel, worker_rel, spared_rel, sql_rel;
+	pid_t root, worker, spared, sql;
+	unsigned sent;
+	FILE *log_file = tmpfile();
+
+	log_setup(LOG_DEBUG, LOG_TEXT, fileno(log_file));
+	loop = ev_default_loop(0);
+	if (spec_parse("match=fluent-bit,ready=http://127.0.0.1:1/ready,stop=http://127.0.0.1:1/quit", &spec, err,
+		       sizeof(err)) < 0 ||
+	    spec_parse("cloudsql", &cloudsql, err, sizeof(err)) < 0)
+		bail_out(err);
+	fake_reset();
+	fake_proc(1, 0, "pause", CG("/pause"), "/pause");
+	fake_proc(getpid(), 0, "rearguard", CG("/agent"), "/rearguard");
+	/* The sidecar's container: its root, a worker it forked, and a shell spared as drain's own. */
+	root = fake_child(CHILD_TERM_EXITS, &root_rel);
+	worker = fake_child(CHILD_WAITS, &worker_rel);
+	spared = fake_child(CHILD_WAITS, &spared_rel);
+	fake_proc(root, 0, "fluent-bit", CG("/proxy"), "/usr/bin/fluent-bit");
+	fake_proc(worker, root, "fluent-bit", NULL, NULL);
+	fake_proc(spared, root, "sh", NULL, "/bin/sh");
+	sql = fake_child(CHILD_WAITS, &sql_rel);
+	fake_proc(sql, 0, "cloud-sql-proxy", CG("/cloudsql"), NULL);
+	fake_cmdline(sql, cloudsql_cmdline, sizeof(cloudsql_cmdline));
+
+	fake_pod_config(&cfg, loop, &spec);
+	cfg.on_event = ignore;
+	if (pod_open(&pod, &cfg) < 0 || http_new(loop, &h) < 0)
+		bail_out("no pod, or no libcurl");
+	{
+		struct stopper_config sc = {
+			.loop = loop, .http = h, .ps = pod.ps, .spec = &spec, .index = 0,
+			.spare = &spared, .nspare = 1, .on_event = on_event, .on_empty = on_empty,
+		};
+		struct stopper_config qc = {
+			.loop = loop, .http = h, .ps = pod.ps, .spec = &cloudsql, .index = 1,
+			.on_event = on_event, .on_empty = on_empty,
+		};
+
+		stopper_init(&st, &sc);
+		stopper_init(&sq, &qc);
+	}
+	is_int(stopper_prepare(&st), 0, "its requests are built ahead of time");
+
+	/* Collected: every process of its container but the spared one. */
+	ok(!stopper_collecting(&st) && !stopper_gone(&st), "nothing collected yet: not gone");
+	is_int(stopper_collect(&st), 2, "the root and the worker are watched");
+	ok(stopper_collecting(&st) && !stopper_gone(&st), "collecting, and they run");
+	is_int(stopper_polled(&st), 0, "each with a pidfd");
+
+	/* The stop signal goes to the root alone, as the runtime's StopContainer sends it. */
+	is_int(stopper_signal(&st, SIGTERM, false, &sent), 0, "SIGTERM to the roots");
+	is_int(sent, 1, "one root");
+	TURN_UNTIL(stopper_live(&st) == 1);
+	is_int(stopper_live(&st), 1, "the root exited; the worker still runs");
+	is_int(empties, 0, "not empty yet");
+	ok(!fake_dead(worker) && !fake_dead(spared), "the worker and the spared shell were not signalled");
+
+	/* SIGKILL goes to every process it watches. */
+	is_int(stopper_signal(&st, SIGKILL, true, &sent), 0, "SIGKILL to every process");
+	is_int(sent, 1, "the worker (the root is gone)");
+	TURN_UNTIL(empties == 1);
+	is_int(empties, 1, "the last watched process is gone: said once");
+	fake_gone(root);
+	fake_gone(worker);
+	pod_refresh(&pod);
+	is_int(stopper_collect(&st), 0, "a fresh look finds nothing new");
+	ok(stopper_gone(&st), "gone");
+	ok(!fake_dead(spared), "the spared shell still runs");
+
+	/* A request's result is an event for decide: nothing listens on port 1. */
+	is_int(stopper_request(&st, DECIDE_HTTP_STOP, US_PER_S, US_PER_S), 0, "the stop request starts");
+	is_int(stopper_request(&st, DECIDE_HTTP_READY, US_PER_S, US_PER_S), 0, "so does a readiness poll");
+	TURN_UNTIL(find(DECIDE_EV_HTTP_RESULT, DECIDE_HTTP_STOP) && find(DECIDE_EV_HTTP_RESULT, DECIDE_HTTP_READY));
+	ev = find(DECIDE_EV_HTTP_RESULT, DECIDE_HTTP_STOP);
+	ok(ev && ev->result == -ECONNREFUSED, "the stop request: refused");
+	ev = find(DECIDE_EV_HTTP_RESULT, DECIDE_HTTP_READY);
+	ok(ev && ev->sidecar == 0, "the poll's result, for sidecar 0");
+
+	/* Pre-flight: a Cloud SQL proxy without --quitquitquit has no stop endpoint, said once. */
+	nevents = 0;
+	c = container_of(&pod, sql);
+	if (!c)
+		bail_out("no Cloud SQL container");
+	stopper_check(&sq, c);
+	stopper_check(&sq, c);
+	ev = find(DECIDE_EV_NO_ENDPOINT, 0);
+	ok(ev && ev->sidecar == 1, "no stop endpoint: decide hears it, for sidecar 1");
+	is_int(nevents, 1, "once");
+
+	fake_release(spared_rel, 0);
+	fake_release(sql_rel, 0);
+	close(root_rel);
+	close(worker_rel);
+	stopper_free(&st);
+	stopper_free(&sq);
+	http_free(h);
+	pod_close(&pod);
+	spec_free(&spec);
+	spec_free(&cloudsql);
+	fake_cleanup();
+	ev_loop_destroy(loop);
+	return done_testing();
+}
