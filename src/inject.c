@@ -4,6 +4,7 @@
 #include "injectint.h"
 
 #include "argv.h"
+#include "defaults.h"
 #include "log.h"
 #include "presets.h"
 #include "spec.h"
@@ -273,7 +274,7 @@ static struct ynode *agent_container(struct run *r, const struct found *f, const
 			return NULL;
 	}
 	if (ydoc_append(s, mounts,
-			pair_map(s, true, "name", text(s, AGENT_NAME), "mountPath", text(s, "/var/run/rearguard"))) <
+			pair_map(s, true, "name", text(s, AGENT_NAME), "mountPath", text(s, DEFAULT_DIR))) <
 		0 ||
 	    ydoc_set(s, c, "volumeMounts", mounts, false) < 0 || ydoc_append(s, drop, text(s, "ALL")) < 0 ||
 	    ydoc_set(s, sc, "runAsUser", raw(s, AGENT_UID), false) < 0 ||

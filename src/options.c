@@ -331,17 +331,27 @@ static int apply(struct agent_options *cfg, int id, const char *value, const cha
 	return failf(err, errlen, "internal error: option %d", id);
 }
 
+/* A default duration from defaults.h: written there as a user writes one, and checked by the tests. */
+static int64_t default_ms(const char *text)
+{
+	int64_t ms = 0;
+
+	if (parse_duration_ms(text, &ms) < 0)
+		abort();
+	return ms;
+}
+
 static void defaults(struct agent_options *cfg)
 {
 	memset(cfg, 0, sizeof(*cfg));
 	cfg->policy = POLICY_NEVER;
-	cfg->startup_timeout_ms = 10 * 60 * 1000;
-	cfg->sidecar_wait_ms = 2 * 60 * 1000;
-	cfg->ready_timeout_ms = 5 * 60 * 1000;
-	cfg->stop_timeout_ms = 20 * 1000;
-	cfg->kill_after_ms = 5 * 1000;
-	cfg->term_grace_ms = 25 * 1000;
-	cfg->restart_grace_ms = 5 * 60 * 1000;
+	cfg->startup_timeout_ms = default_ms(DEFAULT_STARTUP_TIMEOUT);
+	cfg->sidecar_wait_ms = default_ms(DEFAULT_SIDECAR_WAIT);
+	cfg->ready_timeout_ms = default_ms(DEFAULT_READY_TIMEOUT);
+	cfg->stop_timeout_ms = default_ms(DEFAULT_STOP_TIMEOUT);
+	cfg->kill_after_ms = default_ms(DEFAULT_KILL_AFTER);
+	cfg->term_grace_ms = default_ms(DEFAULT_TERM_GRACE);
+	cfg->restart_grace_ms = default_ms(DEFAULT_RESTART_GRACE);
 	cfg->log_format = LOG_TEXT;
 	cfg->log_level = LOG_INFO;
 }
@@ -490,7 +500,7 @@ static enum options_result parse(struct agent_options *cfg, int argc, char **arg
 		return OPTIONS_OK;
 	if (default_dir(&cfg->dir) < 0)
 		goto oom;
-	if (!cfg->termination_log && !(cfg->termination_log = strdup("/dev/termination-log")))
+	if (!cfg->termination_log && !(cfg->termination_log = strdup(DEFAULT_TERMINATION_LOG)))
 		goto oom;
 	return OPTIONS_OK;
 oom:
@@ -588,7 +598,7 @@ static enum options_result parse_run(struct run_options *o, bool foreign, int ar
 	int first;
 
 	memset(o, 0, sizeof(*o));
-	o->timeout_ms = RUN_WAIT_TIMEOUT_MS;
+	o->timeout_ms = default_ms(DEFAULT_WAIT_TIMEOUT);
 	o->log_format = LOG_TEXT;
 	o->log_level = LOG_INFO;
 	defaults(&o->drain_opts);
@@ -666,7 +676,7 @@ enum options_result options_parse_wait(struct wait_options *o, int argc, char **
 	int first;
 
 	memset(o, 0, sizeof(*o));
-	o->timeout_ms = RUN_WAIT_TIMEOUT_MS;
+	o->timeout_ms = default_ms(DEFAULT_WAIT_TIMEOUT);
 	first = drive(&wait_cmd, false, apply_wait, o, argc, argv, err, errlen);
 	if (first < 0) {
 		options_free_wait(o);
@@ -751,23 +761,23 @@ void options_print_help(void)
 	       "                                                      [REARGUARD_APPS]\n"
 	       "  -d, --dir DIR              shared volume of the file protocol; 'ready' is written\n"
 	       "                             there once every sidecar is ready\n"
-	       "                             (default /var/run/rearguard) [REARGUARD_DIR]\n"
+	       "                             (default " DEFAULT_DIR ") [REARGUARD_DIR]\n"
 	       "      --restart-policy P     the pod's restartPolicy: Never (default) or OnFailure\n"
 	       "                                                      [REARGUARD_RESTART_POLICY]\n"
-	       "      --startup-timeout DUR  no app by then: log an error and drain (default 10m)\n"
+	       "      --startup-timeout DUR  no app by then: log an error and drain (default " DEFAULT_STARTUP_TIMEOUT ")\n"
 	       "                                                      [REARGUARD_STARTUP_TIMEOUT]\n"
 	       "      --sidecar-wait DUR     apps done and a --sidecar not started yet: wait this\n"
-	       "                             long for it, to stop it (default 2m) [REARGUARD_SIDECAR_WAIT]\n"
+	       "                             long for it, to stop it (default " DEFAULT_SIDECAR_WAIT ") [REARGUARD_SIDECAR_WAIT]\n"
 	       "      --ready-timeout DUR    sidecars not ready by then: log an error, keep going,\n"
-	       "                             never write 'ready' (default 5m) [REARGUARD_READY_TIMEOUT]\n"
+	       "                             never write 'ready' (default " DEFAULT_READY_TIMEOUT ") [REARGUARD_READY_TIMEOUT]\n"
 	       "      --stop-timeout DUR     per sidecar: wait this long after the stop request,\n"
-	       "                             then SIGTERM (default 20s) [REARGUARD_STOP_TIMEOUT]\n"
+	       "                             then SIGTERM (default " DEFAULT_STOP_TIMEOUT ") [REARGUARD_STOP_TIMEOUT]\n"
 	       "      --kill-after DUR       after that SIGTERM wait this long, then SIGKILL\n"
-	       "                             (default 5s)             [REARGUARD_KILL_AFTER]\n"
+	       "                             (default " DEFAULT_KILL_AFTER ")             [REARGUARD_KILL_AFTER]\n"
 	       "      --term-grace DUR       after SIGTERM to the agent, keep the sidecars this long\n"
-	       "                             for the apps to finish (default 25s) [REARGUARD_TERM_GRACE]\n"
+	       "                             for the apps to finish (default " DEFAULT_TERM_GRACE ") [REARGUARD_TERM_GRACE]\n"
 	       "      --restart-grace DUR    OnFailure: how long a failed app may take to come back\n"
-	       "                             (default 5m)             [REARGUARD_RESTART_GRACE]\n"
+	       "                             (default " DEFAULT_RESTART_GRACE ")             [REARGUARD_RESTART_GRACE]\n"
 	       "      --first                the agent is the pod's first regular container (as inject\n"
 	       "                             writes it): containers running before it started are\n"
 	       "                             native sidecars, unless a sidecar spec without native\n"
@@ -778,7 +788,7 @@ void options_print_help(void)
 	       "                             after --kill-after) so that the Job fails now and its\n"
 	       "                             backoffLimit retries it  [REARGUARD_ON_SIDECAR_EXIT]\n"
 	       "      --termination-log PATH where the JSON summary goes, if writable\n"
-	       "                             (default /dev/termination-log) [REARGUARD_TERMINATION_LOG];\n"
+	       "                             (default " DEFAULT_TERMINATION_LOG ") [REARGUARD_TERMINATION_LOG];\n"
 	       "                             a short form when the kubelet would cut it\n"
 	       "      --log-format FMT       text (default) or json, one line per event on stderr\n"
 	       "                                                      [REARGUARD_LOG_FORMAT]\n"
@@ -821,11 +831,11 @@ void options_print_help(void)
 	       "rearguard run [OPTIONS] -- CMD [ARG...]: waits for ready, runs CMD, forwards\n"
 	       "TERM, INT, HUP, QUIT, USR1 and USR2 to it, writes apps/NAME with its exit code\n"
 	       "and exits with that code (128+N after signal N).\n"
-	       "  -d, --dir DIR              the shared volume (default /var/run/rearguard)\n"
+	       "  -d, --dir DIR              the shared volume (default " DEFAULT_DIR ")\n"
 	       "                                                      [REARGUARD_DIR]\n"
 	       "      --name NAME            report as apps/NAME (default: the basename of CMD)\n"
 	       "                                                      [REARGUARD_NAME]\n"
-	       "      --timeout DUR          wait at most this long for ready (default 10m)\n"
+	       "      --timeout DUR          wait at most this long for ready (default " DEFAULT_WAIT_TIMEOUT ")\n"
 	       "                                                      [REARGUARD_TIMEOUT]\n"
 	       "      --no-wait              start CMD at once, without waiting for ready\n"
 	       "                                                      [REARGUARD_NO_WAIT=true]\n"
@@ -842,9 +852,9 @@ void options_print_help(void)
 	       "\n"
 	       "rearguard wait ready|apps-done|done: blocks until that file exists in DIR (also as\n"
 	       "a postStart or preStop hook). DIR may appear later; its parent must exist.\n"
-	       "  -d, --dir DIR              the shared volume (default /var/run/rearguard)\n"
+	       "  -d, --dir DIR              the shared volume (default " DEFAULT_DIR ")\n"
 	       "                                                      [REARGUARD_DIR]\n"
-	       "      --timeout DUR          give up after DUR (default 10m; 0: look once)\n"
+	       "      --timeout DUR          give up after DUR (default " DEFAULT_WAIT_TIMEOUT "; 0: look once)\n"
 	       "                                                      [REARGUARD_TIMEOUT]\n"
 	       "  Exit status: 0 the condition holds; 1 timed out; 2 bad usage.\n"
 	       "\n"

@@ -6,6 +6,8 @@
 #ifndef RG_OPTIONS_H
 #define RG_OPTIONS_H
 
+#include "defaults.h"
+
 #include "decide.h"
 #include "log.h"
 #include "spec.h"
@@ -16,7 +18,6 @@
 #include <stdint.h>
 
 #define OPTIONS_ERR_MAX 640
-#define DEFAULT_DIR "/var/run/rearguard" /* the emptyDir's mount point */
 
 struct agent_options {
 	struct sidecar_spec *sidecars; /* the explicit ones first, then the presets detection looks for */
@@ -73,7 +74,6 @@ struct wait_options {
 	int64_t timeout_ms;    /* 0: look once */
 };
 
-#define RUN_WAIT_TIMEOUT_MS (10 * 60 * 1000) /* longer than the agent's --ready-timeout */
 
 enum options_result options_parse_run(struct run_options *o, int argc, char **argv, char *err, size_t errlen);
 void options_free_run(struct run_options *o);

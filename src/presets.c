@@ -154,7 +154,7 @@ const struct spec_preset spec_presets[] = {
 		    "passed: give it -term_timeout=10s, or move to v2 with --exit-zero-on-sigterm",
 	.instead_of = "cloudsql",
 	.note = "has no stop endpoint: rearguard stops it with SIGTERM (--sidecar cloudsql-v1), after which it exits 0 "
-		"once its connections are closed; v2 (gcr.io/cloud-sql-connectors/cloud-sql-proxy, see the proxy's "
+		"once no connection is open, or 2 if one still is when -term_timeout (default 0) ends; v2 (gcr.io/cloud-sql-connectors/cloud-sql-proxy, see the proxy's "
 		"migration guide) has one, --quitquitquit",
 	.images = {"gce-proxy"},
 	.uid = "65532", /* 1.18 and later; earlier images ran as root */
