@@ -80,6 +80,122 @@ static unsigned container_of(pid_t pid, struct pod *p)
 	return 0;
 }
 
+/* The natives decide knows of: the kubelet restarts the one named so. */
+static const char *restarted_name;
+
+static bool native_restarted(void *data, const char *name, int64_t since)
+{
+	return restarted_name && strcmp(name, restarted_name) == 0;
+}
+
+/* What the last event of kind about id was told as (a NATIVE_SEEN's by), -1: none. */
+static int native_by(unsigned id)
+{
+	const struct told *t = find(DECIDE_EV_NATIVE_SEEN, id);
+
+	return t ? (int)t->ev.by : -1;
+}
+
+/*
+ * Native sidecars: with --first, a container created before the agent's
+ * is one, unless a plain spec matches it; a native spec's container is one
+ * whenever it comes; the kubelet's restart of one is one again. Their
+ * roots' exits are natives' exits; their codes are nobody's concern; an
+ * app container is signalled when decide asks.
+ */
+static void natives(void)
+{
+	/* The agent's pid, higher than any child of the test: the containers that ran before it. */
+	const pid_t self = 4000000;
+	struct sidecar_spec specs[2];
+	struct pod_config cfg;
+	const struct told *t;
+	struct pod pod;
+	char err[256];
+	int vec_rel, otel_rel, fb_rel, app_rel, again_rel;
+	pid_t vec, otel, fb, app, again;
+	unsigned sent = 0, app_id;
+	size_t i;
+
+	if (spec_parse("name=fb,match=fluent-bit", &specs[0], err, sizeof(err)) < 0 ||
+	    spec_parse("name=otel,match=otelcol,native", &specs[1], err, sizeof(err)) < 0)
+		bail_out(err);
+	fake_reset();
+	fake_proc(1, 0, "pause", CG("/pause"), "/pause");
+	vec = fake_child(CHILD_WAITS, &vec_rel);
+	fake_proc(vec, 0, "vector", CG("/vector"), "/usr/bin/vector");
+	otel = fake_child(CHILD_WAITS, &otel_rel);
+	fake_proc(otel, 0, "otelcol", CG("/otel"), "/otelcol");
+	fb = fake_child(CHILD_WAITS, &fb_rel);
+	fake_proc(fb, 0, "fluent-bit", CG("/proxy"), "/fluent-bit");
+	fake_proc(self, 0, "rearguard", CG("/agent"), "/rearguard");
+
+	fake_pod_config(&cfg, loop, specs);
+	cfg.self = self;
+	cfg.nsidecars = 2;
+	cfg.apps = true;
+	cfg.first = true;
+	cfg.native_restarted = native_restarted;
+	cfg.on_event = on_event;
+	ntold = 0;
+	is_int(pod_open(&pod, &cfg), 0, "a pod with natives: the first scan");
+	pod_follow(&pod);
+	is_int(native_by(container_of(vec, &pod)), NATIVE_BY_START, "--first: a container from before the agent's");
+	ok(!find(DECIDE_EV_APP_SEEN, container_of(vec, &pod)), "is no app");
+	t = find(DECIDE_EV_NATIVE_SEEN, container_of(otel, &pod));
+	ok(t && t->ev.by == NATIVE_BY_SPEC && strcmp(t->name, "otel") == 0, "a native spec's container, by its name");
+	for (i = 0, sent = 0; i < ntold; i++)
+		sent += told[i].ev.kind == DECIDE_EV_SIDECAR_SEEN && told[i].ev.sidecar == 1;
+	is_int(sent, 0, "no sidecar to stop for the native spec");
+	t = find(DECIDE_EV_SIDECAR_SEEN, 0);
+	ok(t && t->ev.sidecar == 0 && native_by(container_of(fb, &pod)) < 0,
+	   "a plain spec wins over the start order: a sidecar to stop");
+
+	/* An app that starts later is an app, whatever --first says. */
+	app = fake_child(CHILD_TERM_EXITS, &app_rel);
+	fake_proc(app, 0, "job", CG("/app"), "/job");
+	pod_refresh(&pod);
+	app_id = container_of(app, &pod);
+	ok(find(DECIDE_EV_APP_SEEN, app_id) && native_by(app_id) < 0, "a later container is an app");
+
+	/* The native's root exits: a native's exit, and its code is not asked for. */
+	fake_now += 1 * S;
+	fake_release(vec_rel, 1);
+	t = await_event(DECIDE_EV_NATIVE_EXITED, container_of(vec, &pod));
+	ok(t != NULL, "the native's exit is told as a native's");
+	ok(!find(DECIDE_EV_APP_EXITED, container_of(vec, &pod)), "not as an app's");
+	for (i = 0; i < 100; i++) {
+		ev_run(loop, EVRUN_NOWAIT);
+		pod_statuses(&pod);
+	}
+	ok(!find(DECIDE_EV_APP_STATUS, container_of(vec, &pod)) && !find(DECIDE_EV_SIDECAR_STATUS, 0),
+	   "and no exit code is told for it");
+
+	/* The kubelet's restart: a new container of that name, which decide knows for a restart. */
+	again = fake_child(CHILD_WAITS, &again_rel);
+	fake_proc(again, 0, "vector", CG("/vector-2"), "/usr/bin/vector");
+	restarted_name = "vector";
+	fake_now += 1 * S;
+	pod_refresh(&pod);
+	restarted_name = NULL;
+	is_int(native_by(container_of(again, &pod)), NATIVE_BY_RESTART, "the restart is a native again");
+	ok(!find(DECIDE_EV_APP_SEEN, container_of(again, &pod)), "not an app");
+
+	/* decide asks for the app to be stopped: SIGTERM to its main process. */
+	is_int(pod_signal_app(&pod, container_of(otel, &pod), SIGTERM, false, &sent), -ESRCH,
+	       "a native is never signalled");
+	is_int(pod_signal_app(&pod, app_id, SIGTERM, false, &sent), 0, "SIGTERM to the app");
+	is_int(sent, 1, "to its main process");
+	ok(await_event(DECIDE_EV_APP_EXITED, app_id) != NULL, "which exits of it");
+
+	close(otel_rel);
+	close(fb_rel);
+	close(again_rel);
+	pod_close(&pod);
+	spec_free(&specs[0]);
+	spec_free(&specs[1]);
+}
+
 int main(void)
 {
 	static const char run_cmdline[] = "rearguard\0run\0--name\0batch\0--\0job";
@@ -192,6 +308,7 @@ int main(void)
 	close(sc_rel);
 	pod_close(&pod);
 	spec_free(&spec);
+	natives();
 	fake_cleanup();
 	ev_loop_destroy(loop);
 	return done_testing();
