@@ -298,11 +298,11 @@ static bool log_natives(const struct decide_note *n)
 
 	switch (n->kind) {
 	case NOTE_NATIVE_SEEN:
-		log_msg(LOG_INFO,
-			FIELDS(LF_STR("native", n->text), LF_INT("container", n->container),
-			       LF_STR("known_by", n->reason)),
-			"%s: never waited for nor stopped (the kubelet restarts it, and stops it after the apps)",
-			n->flag ? "native sidecar restarted by the kubelet" : "native sidecar");
+		log_msg(
+		    LOG_INFO,
+		    FIELDS(LF_STR("native", n->text), LF_INT("container", n->container), LF_STR("known_by", n->reason)),
+		    "%s: never waited for nor stopped (the kubelet restarts it, and stops it after the apps)",
+		    n->flag ? "native sidecar restarted by the kubelet" : "native sidecar");
 		return true;
 	case NOTE_NATIVE_EXITED:
 		log_msg(LOG_INFO, FIELDS(LF_STR("native", n->text), LF_INT("container", n->container)),
@@ -324,10 +324,10 @@ static bool log_natives(const struct decide_note *n)
 			"--on-sidecar-exit=fail: the apps are not stopped: %s", apps_stop_not(n->reason));
 		return true;
 	case NOTE_APP_SIGNAL_RETRY:
-		log_msg(LOG_WARN,
-			FIELDS(LF_STR("app", n->app), LF_INT("container", n->container),
-			       LF_STR("error", err(n->result))),
-			"cannot signal the app now: trying again shortly");
+		log_msg(
+		    LOG_WARN,
+		    FIELDS(LF_STR("app", n->app), LF_INT("container", n->container), LF_STR("error", err(n->result))),
+		    "cannot signal the app now: trying again shortly");
 		return true;
 	case NOTE_APP_SIGNAL_NOT_PERMITTED:
 		log_msg(LOG_ERROR, FIELDS(LF_STR("app", n->app), LF_INT("container", n->container)),
@@ -336,10 +336,10 @@ static bool log_natives(const struct decide_note *n)
 			"capability");
 		return true;
 	case NOTE_APP_SIGNAL_FAILED:
-		log_msg(LOG_ERROR,
-			FIELDS(LF_STR("app", n->app), LF_INT("container", n->container),
-			       LF_STR("error", err(n->result))),
-			"cannot signal the app");
+		log_msg(
+		    LOG_ERROR,
+		    FIELDS(LF_STR("app", n->app), LF_INT("container", n->container), LF_STR("error", err(n->result))),
+		    "cannot signal the app");
 		return true;
 	default:
 		return false;

@@ -123,7 +123,7 @@ static void native_json(struct jbuf *j, const struct decide_native_view *n)
 	jbuf_key(j, "known_by");
 	jbuf_str(j, decide_native_known_by(n->by));
 	jbuf_key(j, "state");
-	jbuf_str(j, n->state == DECIDE_NATIVE_RUNNING ? "running"
+	jbuf_str(j, n->state == DECIDE_NATIVE_RUNNING	  ? "running"
 		    : n->state == DECIDE_NATIVE_RESTARTED ? "restarted"
 							  : "exited");
 	jbuf_end(j, '}');
