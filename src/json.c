@@ -244,8 +244,7 @@ static size_t skip_ws(const char *s, size_t len, size_t i)
 	return i;
 }
 
-/* The end of the string that starts at s[i] ('"'), or 0 when it does not end. */
-static size_t skip_string(const char *s, size_t len, size_t i)
+size_t json_skip_string(const char *s, size_t len, size_t i)
 {
 	for (i++; i < len; i++) {
 		if (s[i] == '\\') {
@@ -268,7 +267,7 @@ static size_t skip_value(const char *s, size_t len, size_t i, unsigned depth)
 	if (i >= len || depth > 64)
 		return 0;
 	if (s[i] == '"')
-		return skip_string(s, len, i);
+		return json_skip_string(s, len, i);
 	if (s[i] == '{' || s[i] == '[') {
 		char close = s[i] == '{' ? '}' : ']';
 
@@ -277,7 +276,7 @@ static size_t skip_value(const char *s, size_t len, size_t i, unsigned depth)
 			return i + 1;
 		for (;;) {
 			if (close == '}') {
-				if (i >= len || s[i] != '"' || !(i = skip_string(s, len, i)))
+				if (i >= len || s[i] != '"' || !(i = json_skip_string(s, len, i)))
 					return 0;
 				i = skip_ws(s, len, i);
 				if (i >= len || s[i] != ':')
@@ -313,7 +312,7 @@ int json_member(const char *text, size_t len, const char *key, size_t *off, size
 		size_t kstart = i, end;
 		bool match;
 
-		if (i >= len || text[i] != '"' || !(end = skip_string(text, len, i)))
+		if (i >= len || text[i] != '"' || !(end = json_skip_string(text, len, i)))
 			return -EINVAL;
 		match = end - kstart == klen + 2 && memcmp(text + kstart + 1, key, klen) == 0;
 		i = skip_ws(text, len, end);

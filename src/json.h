@@ -67,4 +67,11 @@ void jbuf_raw_valuen(struct jbuf *j, const char *json, size_t n);
  */
 int json_member(const char *text, size_t len, const char *key, size_t *off, size_t *vlen);
 
+/*
+ * Where the string that starts at s[i] (its opening '"') ends: the index
+ * just past its closing quote, escapes skipped; 0 when it does not end
+ * within len bytes, or holds a raw control character.
+ */
+size_t json_skip_string(const char *s, size_t len, size_t i);
+
 #endif

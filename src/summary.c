@@ -259,9 +259,9 @@ static size_t copy_elements(struct jbuf *out, const char *full, size_t len, cons
 				break;
 			for (k = i, end = 0; k < off + n && !end; k++) {
 				if (full[k] == '"') {
-					for (k++; k < off + n && full[k] != '"'; k++)
-						if (full[k] == '\\')
-							k++;
+					size_t e = json_skip_string(full, off + n, k);
+
+					k = e ? e - 1 : off + n; /* the loop steps past the closing quote */
 				} else if (full[k] == '{') {
 					depth++;
 				} else if (full[k] == '}' && --depth == 0) {
@@ -289,9 +289,9 @@ static size_t count_elements(const char *full, size_t len, const char *key)
 		return 0;
 	for (i = off; i < off + n; i++) {
 		if (full[i] == '"') {
-			for (i++; i < off + n && full[i] != '"'; i++)
-				if (full[i] == '\\')
-					i++;
+			size_t e = json_skip_string(full, off + n, i);
+
+			i = e ? e - 1 : off + n; /* the loop steps past the closing quote */
 		} else if (full[i] == '{' && depth++ == 0) {
 			count++;
 		} else if (full[i] == '}') {

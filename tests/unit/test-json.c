@@ -30,6 +30,18 @@ static void members(void)
 	is_int(json_member("{\"x\":1,\"a\":[1,", 14, "a", &off, &n), -EINVAL, "an array cut short");
 }
 
+/* json_skip_string: past the closing quote, escaped quotes and backslashes skipped. */
+static void skip_strings(void)
+{
+	const char *plain = "\"ab\" x", *escaped = "\"a\\\"b\\\\\"}", *open = "\"ab\\\"", *ctrl = "\"a\nb\"";
+
+	is_int((int)json_skip_string(plain, strlen(plain), 0), 4, "a plain string ends after its quote");
+	is_int((int)json_skip_string(escaped, strlen(escaped), 0), 8, "an escaped quote and backslash are inside it");
+	is_int((int)json_skip_string(open, strlen(open), 0), 0, "no closing quote: 0");
+	is_int((int)json_skip_string(ctrl, strlen(ctrl), 0), 0, "a raw newline: 0");
+	is_int((int)json_skip_string(plain, 3, 0), 0, "the end within len only");
+}
+
 int main(void)
 {
 	struct jbuf j;
@@ -98,5 +110,6 @@ int main(void)
 	is_int(strlen(small), sizeof(small) - 1, "fixed buffer keeps what fits, terminated");
 
 	members();
+	skip_strings();
 	return done_testing();
 }
