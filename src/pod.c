@@ -22,14 +22,14 @@ struct pod_root {
 	struct pod *pod;
 	unsigned id;
 	enum podscan_role role; /* as last told to decide */
-	int sidecar;
+	size_t sidecar;         /* spec index, or PODSCAN_NO_SIDECAR */
 	bool native;            /* told to decide as a native sidecar */
 	int64_t seen_us;        /* when it was first seen */
 };
 
-static const char *sidecar_name(const struct pod *p, int k)
+static const char *sidecar_name(const struct pod *p, size_t k)
 {
-	return k >= 0 ? p->cfg.sidecars[k].name : NULL;
+	return k != PODSCAN_NO_SIDECAR ? p->cfg.sidecars[k].name : NULL;
 }
 
 static int64_t now_us(const struct pod *p)
@@ -59,7 +59,7 @@ static bool matches(const struct sidecar_spec *spec, const char *comm, const cha
  * and each detection is logged with its evidence.
  */
 static enum podscan_match classify(void *arg, const char *comm, const char *argv0, const char *const *argv,
-				   size_t argc, int *sidecar)
+				   size_t argc, size_t *sidecar)
 {
 	const struct pod *p = arg;
 	const struct pod_config *cfg = &p->cfg;
@@ -69,7 +69,7 @@ static enum podscan_match classify(void *arg, const char *comm, const char *argv
 
 	for (i = 0; i < cfg->nsidecars && !cfg->sidecars[i].detected; i++) {
 		if (matches(&cfg->sidecars[i], comm, argv0)) {
-			*sidecar = (int)i;
+			*sidecar = i;
 			return MATCH_SIDECAR;
 		}
 	}
@@ -78,7 +78,7 @@ static enum podscan_match classify(void *arg, const char *comm, const char *argv
 			if (cfg->sidecars[i].detected && strcmp(cfg->sidecars[i].preset, found->name) == 0) {
 				log_msg(LOG_INFO, FIELDS(LF_STR("sidecar", cfg->sidecars[i].name), LF_STR("evidence", why)),
 					"sidecar detected");
-				*sidecar = (int)i;
+				*sidecar = i;
 				return MATCH_SIDECAR;
 			}
 		}
@@ -122,9 +122,9 @@ static void root_gone(struct pod *p, struct pod_root *r, struct podscan_containe
 		if (unwatched)
 			TELL(p, when, .kind = DECIDE_EV_APP_STATUS, .id = r->id, .code = DECIDE_CODE_UNKNOWN);
 	} else if (r->role == ROLE_SIDECAR) {
-		TELL(p, when, .kind = DECIDE_EV_SIDECAR_EXITED, .sidecar = (size_t)r->sidecar, .id = r->id, .pid = pid);
+		TELL(p, when, .kind = DECIDE_EV_SIDECAR_EXITED, .sidecar = r->sidecar, .id = r->id, .pid = pid);
 		if (unwatched)
-			TELL(p, when, .kind = DECIDE_EV_SIDECAR_STATUS, .sidecar = (size_t)r->sidecar,
+			TELL(p, when, .kind = DECIDE_EV_SIDECAR_STATUS, .sidecar = r->sidecar,
 			     .code = DECIDE_CODE_UNKNOWN);
 	}
 }
@@ -144,7 +144,7 @@ static void pending_gone(struct pod *p, struct pod_root *r, struct podscan_conta
 	if (c->role == ROLE_APP)
 		TELL(p, when, .kind = DECIDE_EV_APP_SEEN, .id = c->id, .name = c->name);
 	else if (c->role == ROLE_SIDECAR)
-		TELL(p, when, .kind = DECIDE_EV_SIDECAR_SEEN, .sidecar = (size_t)c->sidecar);
+		TELL(p, when, .kind = DECIDE_EV_SIDECAR_SEEN, .sidecar = c->sidecar);
 	root_gone(p, r, c, when, unwatched, 0);
 }
 
@@ -362,9 +362,9 @@ static void tell_scan(struct pod *p, bool first)
 				TELL(p, now, .kind = DECIDE_EV_APP_SEEN, .id = c->id, .name = c->name);
 				note_run_name(p, c);
 			} else if (c->role == ROLE_SIDECAR) {
-				TELL(p, now, .kind = DECIDE_EV_SIDECAR_SEEN, .sidecar = (size_t)c->sidecar);
+				TELL(p, now, .kind = DECIDE_EV_SIDECAR_SEEN, .sidecar = c->sidecar);
 				if (p->cfg.on_sidecar && !c->root_gone)
-					p->cfg.on_sidecar(p->cfg.data, (size_t)c->sidecar, c);
+					p->cfg.on_sidecar(p->cfg.data, c->sidecar, c);
 			}
 		}
 		if (watched_role)
@@ -471,7 +471,7 @@ void pod_statuses(struct pod *p)
 			TELL(p, now, .kind = DECIDE_EV_APP_STATUS, .id = r->id,
 			     .code = rc == 0 ? code : DECIDE_CODE_UNKNOWN);
 		else
-			TELL(p, now, .kind = DECIDE_EV_SIDECAR_STATUS, .sidecar = (size_t)r->sidecar,
+			TELL(p, now, .kind = DECIDE_EV_SIDECAR_STATUS, .sidecar = r->sidecar,
 			     .code = rc == 0 ? code : DECIDE_CODE_UNKNOWN);
 	}
 }
@@ -481,7 +481,7 @@ void pod_check_sidecar(struct pod *p, size_t sidecar)
 	size_t i;
 
 	for (i = 0; i < p->nroots; i++)
-		if (p->roots[i]->role == ROLE_SIDECAR && (size_t)p->roots[i]->sidecar == sidecar)
+		if (p->roots[i]->role == ROLE_SIDECAR && p->roots[i]->sidecar == sidecar)
 			pidwatch_check(p->cfg.loop, &p->roots[i]->pw);
 }
 
@@ -494,7 +494,7 @@ void pod_catches(struct pod *p, size_t sidecar, int signo)
 		const struct podscan_container *c = podscan_container(p->ps, i);
 		int rc;
 
-		if (c->role != ROLE_SIDECAR || (size_t)c->sidecar != sidecar || c->root_gone || !c->root)
+		if (c->role != ROLE_SIDECAR || c->sidecar != sidecar || c->root_gone || !c->root)
 			continue;
 		rc = podscan_catches(p->ps, c->root, c->root_start, signo);
 		/* A root gone meanwhile needs no handler; an error says more than a "not yet". */

@@ -31,7 +31,7 @@ struct proc_entry {
 struct container {
 	struct podscan_container pub;
 	uint32_t index; /* in podscan.containers */
-	int match_sidecar; /* first sidecar spec one of its processes matched, or -1 */
+	size_t match_sidecar; /* first sidecar spec one of its processes matched, or PODSCAN_NO_SIDECAR */
 	bool match_app;    /* one of its processes matched --app (or there is no --app) */
 	bool has_pid1, has_self;
 	/*
@@ -280,8 +280,8 @@ static struct container *container_get(struct podscan *ps, const char *key, bool
 	c->pub.id = ++ps->next_id;
 	c->index = (uint32_t)ps->ncontainers;
 	c->pub.is_new = true;
-	c->pub.sidecar = -1;
-	c->match_sidecar = -1;
+	c->pub.sidecar = PODSCAN_NO_SIDECAR;
+	c->match_sidecar = PODSCAN_NO_SIDECAR;
 	if (strncmp(key, "tree:", 5) == 0)
 		strcpy(c->pub.display, key);
 	else
@@ -337,12 +337,12 @@ static void read_args(struct podscan *ps, pid_t pid, struct args *a)
 
 static void apply_match(struct podscan *ps, struct container *c, const char *comm, const struct args *a)
 {
-	int sidecar = -1;
+	size_t sidecar = PODSCAN_NO_SIDECAR;
 
 	switch (ps->cfg.classify(ps->cfg.arg, comm, a ? a->argv0 : "", a ? (const char *const *)a->argv : NULL,
 				a ? a->argc : 0, &sidecar)) {
 	case MATCH_SIDECAR:
-		if (c->match_sidecar < 0)
+		if (c->match_sidecar == PODSCAN_NO_SIDECAR)
 			c->match_sidecar = sidecar;
 		break;
 	case MATCH_APP:
@@ -359,7 +359,7 @@ static enum podscan_role role_of(const struct container *c, int64_t now)
 		return ROLE_PAUSE;
 	if (c->has_self)
 		return ROLE_SELF;
-	if (c->match_sidecar >= 0)
+	if (c->match_sidecar != PODSCAN_NO_SIDECAR)
 		return ROLE_SIDECAR;
 	if (c->pub.root && !c->pub.root_gone && (runtime_init_name(c->root_comm) || c->root_unread) &&
 	    now - c->pub.pending_since_us < PENDING_MAX_US)
@@ -464,7 +464,7 @@ static void classify_new(struct podscan *ps, pid_t pid)
 		str_copy(c->root_comm, st.comm, sizeof(c->root_comm));
 	}
 
-	if (c->match_sidecar >= 0)
+	if (c->match_sidecar != PODSCAN_NO_SIDECAR)
 		return;
 	/* A fork that kept its parent's comm runs the same program: its name says nothing new. */
 	if (inherited && e->comm_hash == parent->comm_hash) {
@@ -567,7 +567,7 @@ static void rekey_pending(struct podscan *ps, struct container *c)
 	c->pub.root_gone = true;
 	c->pub.nprocs = 0;
 	c->match_app = false;
-	c->match_sidecar = -1;
+	c->match_sidecar = PODSCAN_NO_SIDECAR;
 	c->root_comm[0] = '\0';
 }
 
@@ -585,7 +585,7 @@ static void recheck_root(struct podscan *ps, struct container *c, const struct p
 	if (runtime_init_name(c->root_comm)) {
 		/* What the runtime's init matched says nothing about the container. */
 		c->match_app = false;
-		c->match_sidecar = -1;
+		c->match_sidecar = PODSCAN_NO_SIDECAR;
 	}
 	str_copy(c->root_comm, st->comm, sizeof(c->root_comm));
 	read_args(ps, c->pub.root, &args);

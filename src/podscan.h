@@ -59,16 +59,19 @@ struct podscan_config {
 	 * fork of a known process, or the drain's scans).
 	 */
 	enum podscan_match (*classify)(void *arg, const char *comm, const char *argv0, const char *const *argv,
-				       size_t argc, int *sidecar);
+				       size_t argc, size_t *sidecar);
 	void *arg;
 };
+
+/* The sidecar index of a container that is no sidecar, or of a process no sidecar spec took. */
+#define PODSCAN_NO_SIDECAR SIZE_MAX
 
 struct podscan_container {
 	unsigned id;            /* 1, 2, ... in order of discovery */
 	char *key;              /* cgroup key, or "tree:PID:START" without cgroups */
 	char *display;          /* the cgroup path worth logging, whole (part of key, or key) */
 	enum podscan_role role;
-	int sidecar;            /* spec index when role == ROLE_SIDECAR */
+	size_t sidecar;         /* spec index when role == ROLE_SIDECAR, else PODSCAN_NO_SIDECAR */
 	pid_t root;             /* 0: its root had exited before it was first seen */
 	uint64_t root_start;
 	char name[PODSCAN_NAME_MAX]; /* the root's argv[0] basename, else its comm */

@@ -241,7 +241,7 @@ static bool watch(struct stopper *st, pid_t pid, uint64_t start)
 /* Whether c holds processes of the sidecar: its own container, or (drain) the one we run in. */
 static bool holds_sidecar(const struct stopper *st, const struct podscan_container *c)
 {
-	if (c->sidecar < 0 || (size_t)c->sidecar != st->cfg.index)
+	if (c->sidecar != st->cfg.index)
 		return false;
 	return c->role == ROLE_SIDECAR || (st->cfg.in_own_container && c->role == ROLE_SELF);
 }

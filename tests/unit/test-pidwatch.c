@@ -28,7 +28,7 @@ static struct podscan *ps;
 static bool exited;
 
 static enum podscan_match none(void *arg, const char *comm, const char *argv0, const char *const *argv, size_t argc,
-			       int *sidecar)
+			       size_t *sidecar)
 {
 	return MATCH_NONE;
 }

@@ -79,7 +79,7 @@ static void reset(void)
 /* Sidecars: "envoy" or "pilot-agent" is sidecar 0, "consul-dataplane" sidecar 1; apps: all but "helper" when strict. */
 static bool strict_apps;
 
-static enum podscan_match classify_name(const char *name, int *sidecar)
+static enum podscan_match classify_name(const char *name, size_t *sidecar)
 {
 	if (strcmp(name, "envoy") == 0 || strcmp(name, "pilot-agent") == 0) {
 		*sidecar = 0;
@@ -98,7 +98,7 @@ static enum podscan_match classify_name(const char *name, int *sidecar)
 static char last_args[256];
 
 static enum podscan_match classify(void *arg, const char *comm, const char *argv0, const char *const *argv,
-				   size_t argc, int *sidecar)
+				   size_t argc, size_t *sidecar)
 {
 	enum podscan_match by_comm = classify_name(comm, sidecar), by_argv0;
 	size_t i, n = 0;
