@@ -13,7 +13,7 @@
 #include "log.h"
 #include "options.h"
 #include "parse.h"
-#include "sentinel.h"
+#include "protocol.h"
 #include "summary.h"
 #include "util.h"
 
@@ -28,7 +28,7 @@
 
 struct agent {
 	struct engine *e;
-	struct sentinel files;
+	struct protocol files;
 	bool files_open;
 	bool started;                  /* decide has heard the start: file events go to it */
 	bool found_apps_done, found_done;
@@ -82,29 +82,29 @@ static bool first_run(struct engine *e)
 
 /* ---- the file protocol ------------------------------------------------- */
 
-static void on_file(struct sentinel *s, enum sentinel_what what, const char *name, int code)
+static void on_file(struct protocol *s, enum protocol_what what, const char *name, int code)
 {
 	struct agent *a = s->data;
 
 	switch (what) {
-	case SENTINEL_REPORT:
+	case PROTOCOL_REPORT:
 		/* Read again once decide has heard the start (see start()). */
 		if (a->started)
 			engine_tell(a->e, &(const struct decide_event){ .kind = DECIDE_EV_APP_REPORT, .name = name,
 									.code = code });
 		return;
-	case SENTINEL_DRAIN:
+	case PROTOCOL_DRAIN:
 		if (a->started && engine_tell(a->e, &(const struct decide_event){ .kind = DECIDE_EV_DRAIN_NOW,
 										  .name = "drain-file" }))
 			log_msg(LOG_INFO, FIELDS(LF_STR("dir", engine_options(a->e)->dir)),
 				"drain file found: draining now");
 		return;
-	case SENTINEL_APPS_DONE:
-	case SENTINEL_DONE:
+	case PROTOCOL_APPS_DONE:
+	case PROTOCOL_DONE:
 		/* Left by an earlier run of the agent; later ones are our own. */
 		if (!a->started) {
-			a->found_apps_done |= what == SENTINEL_APPS_DONE;
-			a->found_done |= what == SENTINEL_DONE;
+			a->found_apps_done |= what == PROTOCOL_APPS_DONE;
+			a->found_done |= what == PROTOCOL_DONE;
 		}
 		return;
 	default:
@@ -124,7 +124,7 @@ static int open_files(struct engine *e)
 	int rc;
 
 	a->e = e;
-	rc = sentinel_open(&a->files, engine_loop(e), dir, SENTINEL_AGENT, on_file, a);
+	rc = protocol_open(&a->files, engine_loop(e), dir, PROTOCOL_AGENT, on_file, a);
 	if (rc < 0) {
 		log_msg(LOG_WARN, FIELDS(LF_STR("dir", dir), LF_STR("error", strerror(-rc))),
 			"file protocol unavailable (mount an emptyDir at --dir to use it): "
@@ -192,7 +192,7 @@ static void start(struct engine *e)
 	/* What the directory held at start (a drain file, reports) was read before decide existed. */
 	a->started = true;
 	if (a->files_open)
-		sentinel_reread(&a->files);
+		protocol_reread(&a->files);
 }
 
 /* ---- files we write ---------------------------------------------------- */
@@ -207,7 +207,7 @@ static int write_file(struct agent *a, const char *name, const char *text, size_
 		return -ENOMEM;
 	memcpy(data, text, len);
 	data[len] = '\n';
-	rc = sentinel_write(&a->files, name, data, len + 1);
+	rc = protocol_write(&a->files, name, data, len + 1);
 	free(data);
 	return rc;
 }
@@ -303,7 +303,7 @@ static void close_files(struct engine *e)
 	struct agent *a = engine_data(e);
 
 	if (a->files_open)
-		sentinel_close(&a->files);
+		protocol_close(&a->files);
 	a->files_open = false;
 	free(a->done_text);
 	a->done_text = NULL;

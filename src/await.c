@@ -9,18 +9,18 @@
 #include <errno.h>
 #include <string.h>
 
-static enum sentinel_what what_of(const char *name)
+static enum protocol_what what_of(const char *name)
 {
 	if (strcmp(name, "ready") == 0)
-		return SENTINEL_READY;
+		return PROTOCOL_READY;
 	if (strcmp(name, "apps-done") == 0)
-		return SENTINEL_APPS_DONE;
+		return PROTOCOL_APPS_DONE;
 	if (strcmp(name, "done") == 0)
-		return SENTINEL_DONE;
-	return SENTINEL_NOTHING;
+		return PROTOCOL_DONE;
+	return PROTOCOL_NOTHING;
 }
 
-static void on_file(struct sentinel *s, enum sentinel_what what, const char *name, int code)
+static void on_file(struct protocol *s, enum protocol_what what, const char *name, int code)
 {
 	struct await *w = s->data;
 
@@ -51,11 +51,11 @@ int await_start(struct ev_loop *loop, struct await *w, const char *dir, const ch
 	w->what = what_of(name);
 	w->cb = cb;
 	w->data = data;
-	if (w->what == SENTINEL_NOTHING)
+	if (w->what == PROTOCOL_NOTHING)
 		return -EINVAL;
 	ev_timer_init(&w->timer, on_timeout, (double)timeout_ms / 1000., 0.);
 	w->timer.data = w;
-	rc = sentinel_open(&w->files, loop, dir, 0, on_file, w);
+	rc = protocol_open(&w->files, loop, dir, 0, on_file, w);
 	if (rc < 0)
 		return rc;
 	w->open = true;
@@ -71,7 +71,7 @@ void await_stop(struct ev_loop *loop, struct await *w)
 {
 	ev_timer_stop(loop, &w->timer);
 	if (w->open)
-		sentinel_close(&w->files);
+		protocol_close(&w->files);
 	w->open = false;
 }
 

@@ -1,6 +1,6 @@
 #include "config.h"
 
-#include "sentinel.h"
+#include "protocol.h"
 
 #include "log.h"
 #include "util.h"
@@ -21,21 +21,21 @@
 
 static const struct {
 	const char *name;
-	enum sentinel_what what;
+	enum protocol_what what;
 } dir_files[] = {
-	{ "ready", SENTINEL_READY },
-	{ "drain", SENTINEL_DRAIN },
-	{ "apps-done", SENTINEL_APPS_DONE },
-	{ "done", SENTINEL_DONE },
+	{ "ready", PROTOCOL_READY },
+	{ "drain", PROTOCOL_DRAIN },
+	{ "apps-done", PROTOCOL_APPS_DONE },
+	{ "done", PROTOCOL_DONE },
 };
 
 /* ---- pure parts: names, exit codes, inotify events --------------------- */
 
-bool sentinel_name_ok(const char *name)
+bool protocol_name_ok(const char *name)
 {
 	size_t n = strlen(name), i;
 
-	if (n == 0 || n > SENTINEL_NAME_MAX || name[0] == '.')
+	if (n == 0 || n > PROTOCOL_NAME_MAX || name[0] == '.')
 		return false;
 	for (i = 0; i < n; i++)
 		if (name[i] <= ' ' || name[i] > '~' || name[i] == '/')
@@ -43,7 +43,7 @@ bool sentinel_name_ok(const char *name)
 	return true;
 }
 
-int sentinel_parse_code(const char *buf, size_t len, int *code, const char **why)
+int protocol_parse_code(const char *buf, size_t len, int *code, const char **why)
 {
 	size_t i, digits = 0;
 	int v = 0;
@@ -52,7 +52,7 @@ int sentinel_parse_code(const char *buf, size_t len, int *code, const char **why
 		*why = "empty";
 		return -EINVAL;
 	}
-	if (len >= SENTINEL_READ_MAX) {
+	if (len >= PROTOCOL_READ_MAX) {
 		*why = "larger than 4 KiB";
 		return -EINVAL;
 	}
@@ -66,7 +66,7 @@ int sentinel_parse_code(const char *buf, size_t len, int *code, const char **why
 	}
 	while (digits < len && buf[digits] >= '0' && buf[digits] <= '9') {
 		/* Saturate: the value only needs to be known to be too big. */
-		if (v <= SENTINEL_CODE_MAX)
+		if (v <= PROTOCOL_CODE_MAX)
 			v = v * 10 + (buf[digits] - '0');
 		digits++;
 	}
@@ -74,7 +74,7 @@ int sentinel_parse_code(const char *buf, size_t len, int *code, const char **why
 		*why = "not a decimal exit code and a newline";
 		return -EINVAL;
 	}
-	if (v > SENTINEL_CODE_MAX) {
+	if (v > PROTOCOL_CODE_MAX) {
 		*why = "exit code out of range (0 to 255)";
 		return -EINVAL;
 	}
@@ -82,8 +82,8 @@ int sentinel_parse_code(const char *buf, size_t len, int *code, const char **why
 	return 0;
 }
 
-size_t sentinel_decode(const void *buf, size_t len, int wd_dir, int wd_apps, int wd_parent, const char *base,
-		       struct sentinel_event *ev)
+size_t protocol_decode(const void *buf, size_t len, int wd_dir, int wd_apps, int wd_parent, const char *base,
+		       struct protocol_event *ev)
 {
 	struct inotify_event h;
 	size_t total, n, i;
@@ -97,21 +97,21 @@ size_t sentinel_decode(const void *buf, size_t len, int wd_dir, int wd_apps, int
 	n = h.len < NAME_MAX ? h.len : NAME_MAX;
 	memcpy(ev->name, (const char *)buf + sizeof(h), n);
 	ev->name[n] = '\0';
-	ev->what = SENTINEL_NOTHING;
+	ev->what = PROTOCOL_NOTHING;
 
 	if (h.mask & IN_Q_OVERFLOW) {
-		ev->what = SENTINEL_REREAD;
+		ev->what = PROTOCOL_REREAD;
 	} else if (h.mask & IN_IGNORED) {
 		/* A watch removed by the kernel (directory deleted); old ones we removed ourselves are stale. */
 		if (h.wd == wd_dir || h.wd == wd_apps)
-			ev->what = SENTINEL_REREAD;
+			ev->what = PROTOCOL_REREAD;
 	} else if (h.wd == wd_parent && wd_parent >= 0) {
 		if ((h.mask & IN_ISDIR) && strcmp(ev->name, base) == 0)
-			ev->what = SENTINEL_DIR;
+			ev->what = PROTOCOL_DIR;
 	} else if (h.wd == wd_dir && wd_dir >= 0) {
 		if (h.mask & IN_ISDIR) {
 			if (strcmp(ev->name, "apps") == 0)
-				ev->what = SENTINEL_APPS_DIR;
+				ev->what = PROTOCOL_APPS_DIR;
 		} else {
 			for (i = 0; i < ARRAY_SIZE(dir_files); i++)
 				if (strcmp(ev->name, dir_files[i].name) == 0)
@@ -121,7 +121,7 @@ size_t sentinel_decode(const void *buf, size_t len, int wd_dir, int wd_apps, int
 		/* IN_CREATE alone is not enough: the content follows; temporary names start with '.'. */
 		if (!(h.mask & IN_ISDIR) && (h.mask & (IN_CLOSE_WRITE | IN_MOVED_TO)) && ev->name[0] &&
 		    ev->name[0] != '.')
-			ev->what = SENTINEL_REPORT;
+			ev->what = PROTOCOL_REPORT;
 	}
 	return total;
 }
@@ -129,7 +129,7 @@ size_t sentinel_decode(const void *buf, size_t len, int wd_dir, int wd_apps, int
 /* ---- the directory ----------------------------------------------------- */
 
 /* Watches the directory behind fd: through /proc so that the watch and the fd agree. */
-static int add_watch(struct sentinel *s, int fd, const char *path, uint32_t mask)
+static int add_watch(struct protocol *s, int fd, const char *path, uint32_t mask)
 {
 	char self[64];
 	int wd;
@@ -141,7 +141,7 @@ static int add_watch(struct sentinel *s, int fd, const char *path, uint32_t mask
 	return wd < 0 ? -errno : wd;
 }
 
-static void rm_watch(struct sentinel *s, int *wd)
+static void rm_watch(struct protocol *s, int *wd)
 {
 	if (*wd >= 0)
 		inotify_rm_watch(s->ifd, *wd);
@@ -155,14 +155,14 @@ static void close_fd(int *fd)
 	*fd = -1;
 }
 
-/* Opens dirfd's apps/, creating it (mode SENTINEL_APPS_MODE, whatever the umask) when asked. */
+/* Opens dirfd's apps/, creating it (mode PROTOCOL_APPS_MODE, whatever the umask) when asked. */
 static int open_apps(int dirfd, bool create)
 {
 	int fd = openat(dirfd, "apps", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	bool made = false;
 
 	if (fd < 0 && errno == ENOENT && create) {
-		if (mkdirat(dirfd, "apps", SENTINEL_APPS_MODE) == 0)
+		if (mkdirat(dirfd, "apps", PROTOCOL_APPS_MODE) == 0)
 			made = true;
 		else if (errno != EEXIST)
 			return -errno;
@@ -171,17 +171,17 @@ static int open_apps(int dirfd, bool create)
 	if (fd < 0)
 		return -errno;
 	if (made)
-		(void)fchmod(fd, SENTINEL_APPS_MODE);
+		(void)fchmod(fd, PROTOCOL_APPS_MODE);
 	return fd;
 }
 
-static void attach_apps(struct sentinel *s)
+static void attach_apps(struct protocol *s)
 {
 	struct stat old, now;
 	char path[PATH_MAX];
 	int fd, wd;
 
-	fd = open_apps(s->dirfd, s->flags & SENTINEL_CREATE);
+	fd = open_apps(s->dirfd, s->flags & PROTOCOL_CREATE);
 	if (fd < 0) {
 		/* Missing: its creation is an event on the directory. */
 		if (fd != -ENOENT)
@@ -207,13 +207,13 @@ static void attach_apps(struct sentinel *s)
 	s->wd_apps = wd;
 }
 
-static const char *base_of(const struct sentinel *s)
+static const char *base_of(const struct protocol *s)
 {
 	return base_name(s->dir);
 }
 
 /* Watches the parent of a directory that does not exist yet. */
-static int watch_parent(struct sentinel *s)
+static int watch_parent(struct protocol *s)
 {
 	char parent[PATH_MAX];
 	const char *slash = strrchr(s->dir, '/');
@@ -239,21 +239,21 @@ static int watch_parent(struct sentinel *s)
 }
 
 /* (Re)opens and watches the directory and apps/. 0 also while the directory is awaited. */
-static int attach(struct sentinel *s)
+static int attach(struct protocol *s)
 {
 	bool made = false;
 	int fd, wd, rc;
 
 	if (s->dirfd < 0) {
 		fd = open(s->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		if (fd < 0 && errno == ENOENT && (s->flags & SENTINEL_CREATE)) {
-			if (mkdir(s->dir, SENTINEL_DIR_MODE) == 0)
+		if (fd < 0 && errno == ENOENT && (s->flags & PROTOCOL_CREATE)) {
+			if (mkdir(s->dir, PROTOCOL_DIR_MODE) == 0)
 				made = true;
 			else if (errno != EEXIST)
 				return -errno;
 			fd = open(s->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		}
-		if (fd < 0 && errno == ENOENT && !(s->flags & SENTINEL_CREATE)) {
+		if (fd < 0 && errno == ENOENT && !(s->flags & PROTOCOL_CREATE)) {
 			/* Watch the parent first, then look again: it may have appeared meanwhile. */
 			rc = watch_parent(s);
 			if (rc < 0)
@@ -265,7 +265,7 @@ static int attach(struct sentinel *s)
 		if (fd < 0)
 			return -errno;
 		if (made)
-			(void)fchmod(fd, SENTINEL_DIR_MODE);
+			(void)fchmod(fd, PROTOCOL_DIR_MODE);
 		wd = add_watch(s, fd, s->dir, DIR_MASK);
 		if (wd < 0) {
 			close(fd);
@@ -275,12 +275,12 @@ static int attach(struct sentinel *s)
 		s->wd_dir = wd;
 		rm_watch(s, &s->wd_parent);
 	}
-	if (s->flags & SENTINEL_APPS)
+	if (s->flags & PROTOCOL_APPS)
 		attach_apps(s);
 	return 0;
 }
 
-static void detach(struct sentinel *s)
+static void detach(struct protocol *s)
 {
 	rm_watch(s, &s->wd_dir);
 	rm_watch(s, &s->wd_apps);
@@ -298,10 +298,10 @@ static bool is_regular_at(int dirfd, const char *name)
 /* ---- reports ----------------------------------------------------------- */
 
 /* Logs a malformed report, once per version of the file (name, inode, mtime, size). */
-static void malformed(struct sentinel *s, const char *name, const struct stat *st, const char *why)
+static void malformed(struct protocol *s, const char *name, const struct stat *st, const char *why)
 {
-	struct sentinel_logged sig;
-	char file[SENTINEL_NAME_MAX + 8];
+	struct protocol_logged sig;
+	char file[PROTOCOL_NAME_MAX + 8];
 	unsigned i;
 
 	memset(&sig, 0, sizeof(sig));
@@ -320,15 +320,15 @@ static void malformed(struct sentinel *s, const char *name, const struct stat *s
 	log_msg(LOG_WARN, FIELDS(LF_STR("file", file), LF_STR("reason", why)), "ignoring a malformed exit-code report");
 }
 
-static void read_report(struct sentinel *s, const char *name)
+static void read_report(struct protocol *s, const char *name)
 {
-	char buf[SENTINEL_READ_MAX + 1];
+	char buf[PROTOCOL_READ_MAX + 1];
 	const char *why = NULL;
 	struct stat st;
 	size_t len = 0;
 	int fd, rc, code = 0;
 
-	if (!sentinel_name_ok(name)) {
+	if (!protocol_name_ok(name)) {
 		malformed(s, name, NULL, "the name is not 1 to 63 printable characters without a leading dot");
 		return;
 	}
@@ -357,17 +357,17 @@ static void read_report(struct sentinel *s, const char *name)
 	close(fd);
 	if (rc < 0)
 		why = strerror(-rc);
-	else if (sentinel_parse_code(buf, len, &code, &why) == 0)
+	else if (protocol_parse_code(buf, len, &code, &why) == 0)
 		why = NULL;
 	if (why) {
 		malformed(s, name, &st, why);
 		return;
 	}
-	s->cb(s, SENTINEL_REPORT, name, code);
+	s->cb(s, PROTOCOL_REPORT, name, code);
 }
 
 /* Delivers every protocol file there is (at start, and after an overflow). */
-static void reread(struct sentinel *s)
+static void reread(struct protocol *s)
 {
 	struct dirent *de;
 	size_t i;
@@ -393,7 +393,7 @@ static void reread(struct sentinel *s)
 	closedir(d);
 }
 
-void sentinel_reread(struct sentinel *s)
+void protocol_reread(struct protocol *s)
 {
 	if (s->dirfd >= 0)
 		reread(s);
@@ -406,7 +406,7 @@ static bool deleted(int fd)
 	return fd >= 0 && fstat(fd, &st) == 0 && st.st_nlink == 0;
 }
 
-static void reattach(struct sentinel *s)
+static void reattach(struct protocol *s)
 {
 	int rc = attach(s);
 
@@ -418,10 +418,10 @@ static void reattach(struct sentinel *s)
 
 static void on_inotify(struct ev_loop *loop, ev_io *io, int revents)
 {
-	struct sentinel *s = io->data;
+	struct protocol *s = io->data;
 	/* Room for many events; the kernel never splits one. */
 	char buf[16 * (sizeof(struct inotify_event) + NAME_MAX + 1)] __attribute__((aligned(8)));
-	struct sentinel_event ev;
+	struct protocol_event ev;
 	bool again = false;
 
 	for (;;) {
@@ -433,19 +433,19 @@ static void on_inotify(struct ev_loop *loop, ev_io *io, int revents)
 		if (n <= 0)
 			break; /* EAGAIN: drained */
 		while (off < (size_t)n && s->ifd >= 0 &&
-		       (used = sentinel_decode(buf + off, (size_t)n - off, s->wd_dir, s->wd_apps, s->wd_parent,
+		       (used = protocol_decode(buf + off, (size_t)n - off, s->wd_dir, s->wd_apps, s->wd_parent,
 					       base_of(s), &ev)) > 0) {
 			off += used;
 			switch (ev.what) {
-			case SENTINEL_NOTHING:
+			case PROTOCOL_NOTHING:
 				break;
-			case SENTINEL_REPORT:
+			case PROTOCOL_REPORT:
 				if (s->appsfd >= 0)
 					read_report(s, ev.name);
 				break;
-			case SENTINEL_APPS_DIR:
-			case SENTINEL_DIR:
-			case SENTINEL_REREAD:
+			case PROTOCOL_APPS_DIR:
+			case PROTOCOL_DIR:
+			case PROTOCOL_REREAD:
 				again = true;
 				break;
 			default:
@@ -470,7 +470,7 @@ static void on_inotify(struct ev_loop *loop, ev_io *io, int revents)
 	}
 }
 
-int sentinel_open(struct sentinel *s, struct ev_loop *loop, const char *dir, unsigned flags, sentinel_cb *cb,
+int protocol_open(struct protocol *s, struct ev_loop *loop, const char *dir, unsigned flags, protocol_cb *cb,
 		  void *data)
 {
 	size_t n;
@@ -492,12 +492,12 @@ int sentinel_open(struct sentinel *s, struct ev_loop *loop, const char *dir, uns
 	s->ifd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
 	if (s->ifd < 0) {
 		rc = -errno;
-		sentinel_close(s);
+		protocol_close(s);
 		return rc;
 	}
 	rc = attach(s);
 	if (rc < 0) {
-		sentinel_close(s);
+		protocol_close(s);
 		return rc;
 	}
 	ev_io_init(&s->io, on_inotify, s->ifd, EV_READ);
@@ -507,7 +507,7 @@ int sentinel_open(struct sentinel *s, struct ev_loop *loop, const char *dir, uns
 	return 0;
 }
 
-void sentinel_close(struct sentinel *s)
+void protocol_close(struct protocol *s)
 {
 	if (s->ifd >= 0 && s->loop)
 		ev_io_stop(s->loop, &s->io);
@@ -519,11 +519,11 @@ void sentinel_close(struct sentinel *s)
 	s->dir = NULL;
 }
 
-int sentinel_write(struct sentinel *s, const char *name, const void *data, size_t len)
+int protocol_write(struct protocol *s, const char *name, const void *data, size_t len)
 {
 	if (s->dirfd < 0)
 		return -ENOENT;
-	return write_atomic_at(s->dirfd, name, data, len, SENTINEL_FILE_MODE);
+	return write_atomic_at(s->dirfd, name, data, len, PROTOCOL_FILE_MODE);
 }
 
 static int open_report_dir(const char *dir, bool create)
@@ -537,7 +537,7 @@ static int open_report_dir(const char *dir, bool create)
 	return fd;
 }
 
-int sentinel_write_report(const char *dir, const char *name, int code)
+int protocol_write_report(const char *dir, const char *name, int code)
 {
 	char text[16];
 	int fd = open_report_dir(dir, true), rc;
@@ -545,12 +545,12 @@ int sentinel_write_report(const char *dir, const char *name, int code)
 	if (fd < 0)
 		return fd;
 	snprintf(text, sizeof(text), "%d\n", code);
-	rc = write_atomic_at(fd, name, text, strlen(text), SENTINEL_FILE_MODE);
+	rc = write_atomic_at(fd, name, text, strlen(text), PROTOCOL_FILE_MODE);
 	close(fd);
 	return rc;
 }
 
-int sentinel_remove_report(const char *dir, const char *name)
+int protocol_remove_report(const char *dir, const char *name)
 {
 	int fd = open_report_dir(dir, false), rc = 0;
 
