@@ -22,10 +22,10 @@ struct await;
 typedef void await_cb(struct ev_loop *loop, struct await *w, bool held);
 
 struct await {
-	struct protocol files;
+	struct protocol protocol;
 	ev_timer timer;
 	struct ev_loop *loop;
-	enum protocol_what what;
+	enum protocol_file file; /* the one awaited */
 	bool open, held;
 	await_cb *cb;
 	void *data;

@@ -7,19 +7,20 @@
  *	apps-done   written by the agent: the apps are done, the drain runs
  *	done        written by the agent: the JSON summary, at the end
  *
- * A watcher watches the directory (and apps/) with inotify on the loop and
- * calls back for each protocol file that appears: for ready, drain,
- * apps-done and done when a regular file of that name exists, for apps/NAME
- * with the parsed exit code. The watch is set up before the directory is
- * read, so nothing written earlier is missed; an overflowed queue makes it
- * read everything again, so callbacks must be idempotent. Files are only
- * read as regular files through the directory fd (O_NOFOLLOW), at most
- * PROTOCOL_READ_MAX bytes; a malformed report is logged once and ignored.
+ * A struct protocol watches the directory (and apps/) with inotify on the
+ * loop and calls back for each file of it that appears (enum protocol_file,
+ * from protocol-files.h): for ready, drain, apps-done and done when a
+ * regular file of that name exists, for apps/NAME with the parsed exit code.
+ * The watch is set up before the directory is read, so nothing written
+ * earlier is missed; an overflowed queue makes it read everything again, so
+ * callbacks must be idempotent. Files are only read as regular files through
+ * the directory fd (O_NOFOLLOW), at most PROTOCOL_READ_MAX bytes; a
+ * malformed report is logged once and ignored.
  *
- *	protocol_open(&s, loop, dir, PROTOCOL_AGENT, on_file, data);
- *	... on_file(&s, PROTOCOL_REPORT, "job", 0) ...
- *	protocol_write(&s, "apps-done", "apps-done\n", 10);
- *	protocol_close(&s);
+ *	protocol_open(&p, loop, dir, PROTOCOL_OPEN_AGENT, on_file, data);
+ *	... on_file(&p, PROTOCOL_REPORT, "job", 0) ...
+ *	protocol_write(&p, "apps-done", "apps-done\n", 10);
+ *	protocol_close(&p);
  *
  * rearguard wait and run open one without flags: the directory may not
  * exist yet (its parent is watched until it does), and apps/ is not read.
@@ -27,6 +28,8 @@
  */
 #ifndef RG_PROTOCOL_H
 #define RG_PROTOCOL_H
+
+#include "protocol-files.h"
 
 #include <ev.h>
 #include <limits.h>
@@ -43,26 +46,14 @@
 #define PROTOCOL_APPS_MODE 01777 /* apps/: every uid may report, none may replace another's report */
 #define PROTOCOL_FILE_MODE 0644  /* every file rearguard writes: readable by all */
 
-enum protocol_what {
-	PROTOCOL_NOTHING,   /* not a protocol file: a temporary name, a directory, an unknown name */
-	PROTOCOL_READY,
-	PROTOCOL_DRAIN,
-	PROTOCOL_APPS_DONE,
-	PROTOCOL_DONE,
-	PROTOCOL_REPORT,    /* apps/NAME was written */
-	PROTOCOL_APPS_DIR,  /* apps/ appeared */
-	PROTOCOL_DIR,       /* the directory itself appeared in its parent */
-	PROTOCOL_REREAD,    /* the queue overflowed or a watch went away: read everything again */
-};
-
 /* protocol_open flags */
-#define PROTOCOL_CREATE 1u /* create the directory (and apps/) when missing */
-#define PROTOCOL_APPS 2u   /* watch and read apps/ */
-#define PROTOCOL_AGENT (PROTOCOL_CREATE | PROTOCOL_APPS)
+#define PROTOCOL_OPEN_CREATE 1u /* create the directory (and apps/) when missing */
+#define PROTOCOL_OPEN_APPS 2u   /* watch and read apps/ */
+#define PROTOCOL_OPEN_AGENT (PROTOCOL_OPEN_CREATE | PROTOCOL_OPEN_APPS)
 
 struct protocol;
-/* code: the exit code for PROTOCOL_REPORT, else 0. */
-typedef void protocol_cb(struct protocol *s, enum protocol_what what, const char *name, int code);
+/* name: the file's (apps/NAME's NAME for a report); code: the exit code for PROTOCOL_REPORT, else 0. */
+typedef void protocol_cb(struct protocol *p, enum protocol_file file, const char *name, int code);
 
 /* A malformed report already logged, so that it is logged once. */
 struct protocol_logged {
@@ -79,7 +70,7 @@ struct protocol {
 	unsigned flags;
 	int ifd;          /* inotify */
 	int dirfd;        /* -1 while the directory does not exist */
-	int appsfd;       /* -1 while apps/ does not exist (or without PROTOCOL_APPS) */
+	int appsfd;       /* -1 while apps/ does not exist (or without PROTOCOL_OPEN_APPS) */
 	int wd_dir, wd_apps, wd_parent;
 	protocol_cb *cb;
 	void *data;
@@ -90,17 +81,17 @@ struct protocol {
 /*
  * Watches dir, then reads what is there (callbacks may run before it
  * returns). -errno when the directory cannot be used (nor, without
- * PROTOCOL_CREATE, its parent watched), or inotify is unavailable.
+ * PROTOCOL_OPEN_CREATE, its parent watched), or inotify is unavailable.
  */
-int protocol_open(struct protocol *s, struct ev_loop *loop, const char *dir, unsigned flags, protocol_cb *cb,
+int protocol_open(struct protocol *p, struct ev_loop *loop, const char *dir, unsigned flags, protocol_cb *cb,
 		  void *data);
-void protocol_close(struct protocol *s);
+void protocol_close(struct protocol *p);
 
 /* Delivers every protocol file there is once more (callbacks must be idempotent anyway). */
-void protocol_reread(struct protocol *s);
+void protocol_reread(struct protocol *p);
 
 /* Writes dir/name atomically (a temporary name, then rename: a symlink there is replaced). */
-int protocol_write(struct protocol *s, const char *name, const void *data, size_t len);
+int protocol_write(struct protocol *p, const char *name, const void *data, size_t len);
 
 /* For rearguard run: writes dir/apps/NAME ("CODE\n"), creating apps/ if needed; or removes it. */
 int protocol_write_report(const char *dir, const char *name, int code);
@@ -117,9 +108,19 @@ bool protocol_name_ok(const char *name);
  */
 int protocol_parse_code(const char *buf, size_t len, int *code, const char **why);
 
+/* What one inotify event means to the watcher: a file, or one of its own concerns. */
+enum protocol_event_kind {
+	PROTOCOL_EV_NOTHING,  /* not a protocol file: a temporary name, a directory, an unknown name */
+	PROTOCOL_EV_FILE,     /* a file of the protocol was written: see file */
+	PROTOCOL_EV_APPS_DIR, /* apps/ appeared */
+	PROTOCOL_EV_DIR,      /* the directory itself appeared in its parent */
+	PROTOCOL_EV_REREAD,   /* the queue overflowed or a watch went away: read everything again */
+};
+
 /* One decoded inotify event. */
 struct protocol_event {
-	enum protocol_what what;
+	enum protocol_event_kind kind;
+	enum protocol_file file; /* PROTOCOL_EV_FILE's; PROTOCOL_NFILES with the other kinds */
 	char name[NAME_MAX + 1];
 };
 

@@ -125,54 +125,71 @@ static size_t put(char *buf, size_t off, int wd, uint32_t mask, const char *name
 	return off + sizeof(h) + h.len;
 }
 
-static enum protocol_what decode_one(int wd, uint32_t mask, const char *name, char *got_name)
+/*
+ * Decodes one event for the watches 1 (the directory), 2 (apps/) and 3 (the
+ * parent, while the directory "rg" is awaited). Its kind; -1 when the event
+ * was not taken whole, or its file does not go with its kind.
+ */
+static int decode_kind(int wd, uint32_t mask, const char *name, struct protocol_event *ev)
 {
 	char buf[512];
-	struct protocol_event ev;
-	size_t len = put(buf, 0, wd, mask, name, 16), used;
+	size_t len = put(buf, 0, wd, mask, name, 16);
 
-	used = protocol_decode(buf, len, 1, 2, 3, "rg", &ev);
-	if (used != len)
-		return (enum protocol_what)-1;
-	if (got_name)
-		strcpy(got_name, ev.name);
-	return ev.what;
+	if (protocol_decode(buf, len, 1, 2, 3, "rg", ev) != len)
+		return -1;
+	if ((ev->kind == PROTOCOL_EV_FILE) != (ev->file != PROTOCOL_NFILES))
+		return -1;
+	return ev->kind;
+}
+
+/* The file one event names; -1 when it names none. */
+static int decode_file(int wd, uint32_t mask, const char *name)
+{
+	struct protocol_event ev;
+
+	return decode_kind(wd, mask, name, &ev) == PROTOCOL_EV_FILE ? (int)ev.file : -1;
 }
 
 static void decoding(void)
 {
 	struct protocol_event ev;
-	char buf[1024], name[NAME_MAX + 1];
+	enum protocol_file f;
+	char buf[1024];
 	size_t len, off, used;
 	int n;
 
-	/* wd 1: the directory, 2: apps/, 3: the parent, while the directory "rg" is awaited. */
-	is_int(decode_one(1, IN_MOVED_TO, "ready", NULL), PROTOCOL_READY, "ready renamed into place");
-	is_int(decode_one(1, IN_CLOSE_WRITE, "ready", NULL), PROTOCOL_READY, "ready written");
-	is_int(decode_one(1, IN_CREATE, "drain", NULL), PROTOCOL_DRAIN, "drain created (touch)");
-	is_int(decode_one(1, IN_MOVED_TO, "apps-done", NULL), PROTOCOL_APPS_DONE, "apps-done");
-	is_int(decode_one(1, IN_CLOSE_WRITE, "done", NULL), PROTOCOL_DONE, "done");
-	is_int(decode_one(1, IN_CREATE | IN_ISDIR, "apps", NULL), PROTOCOL_APPS_DIR, "apps/ created");
-	is_int(decode_one(1, IN_MOVED_TO | IN_ISDIR, "apps", NULL), PROTOCOL_APPS_DIR, "apps/ moved in");
-	is_int(decode_one(1, IN_CREATE | IN_ISDIR, "ready", NULL), PROTOCOL_NOTHING, "a directory named ready");
-	is_int(decode_one(1, IN_CLOSE_WRITE, ".ready.tmp.12", NULL), PROTOCOL_NOTHING, "a temporary file");
-	is_int(decode_one(1, IN_CLOSE_WRITE, "notes.txt", NULL), PROTOCOL_NOTHING, "an unknown name");
-	is_int(decode_one(1, IN_CLOSE_WRITE, "job", NULL), PROTOCOL_NOTHING, "a report in the wrong place");
-	is_int(decode_one(2, IN_CLOSE_WRITE, "job", name), PROTOCOL_REPORT, "apps/job written");
-	is_str(name, "job", "with its name");
-	is_int(decode_one(2, IN_MOVED_TO, "job", NULL), PROTOCOL_REPORT, "apps/job renamed into place");
-	is_int(decode_one(2, IN_CREATE, "job", NULL), PROTOCOL_NOTHING, "apps/job created: its content follows");
-	is_int(decode_one(2, IN_CLOSE_WRITE, ".job.tmp.5", NULL), PROTOCOL_NOTHING, "a temporary report");
-	is_int(decode_one(2, IN_CLOSE_WRITE | IN_ISDIR, "sub", NULL), PROTOCOL_NOTHING, "a directory in apps/");
-	is_int(decode_one(-1, IN_Q_OVERFLOW, NULL, NULL), PROTOCOL_REREAD, "overflow: read everything");
-	is_int(decode_one(1, IN_IGNORED, NULL, NULL), PROTOCOL_REREAD, "the directory's watch went away");
-	is_int(decode_one(2, IN_IGNORED, NULL, NULL), PROTOCOL_REREAD, "apps/'s watch went away");
-	is_int(decode_one(7, IN_IGNORED, NULL, NULL), PROTOCOL_NOTHING, "a watch removed earlier");
-	is_int(decode_one(7, IN_CLOSE_WRITE, "ready", NULL), PROTOCOL_NOTHING, "an unknown watch");
-	is_int(decode_one(3, IN_CREATE | IN_ISDIR, "rg", NULL), PROTOCOL_DIR, "the awaited directory appeared");
-	is_int(decode_one(3, IN_MOVED_TO | IN_ISDIR, "rg", NULL), PROTOCOL_DIR, "or was moved into place");
-	is_int(decode_one(3, IN_CREATE | IN_ISDIR, "other", NULL), PROTOCOL_NOTHING, "another directory");
-	is_int(decode_one(3, IN_CREATE, "rg", NULL), PROTOCOL_NOTHING, "a file of that name");
+	is_int(decode_file(1, IN_MOVED_TO, "ready"), PROTOCOL_READY, "ready renamed into place");
+	is_int(decode_file(1, IN_CLOSE_WRITE, "ready"), PROTOCOL_READY, "ready written");
+	is_int(decode_file(1, IN_CREATE, "drain"), PROTOCOL_DRAIN, "drain created (touch)");
+	is_int(decode_file(1, IN_MOVED_TO, "apps-done"), PROTOCOL_APPS_DONE, "apps-done");
+	is_int(decode_file(1, IN_CLOSE_WRITE, "done"), PROTOCOL_DONE, "done");
+	is_int(decode_kind(1, IN_CREATE | IN_ISDIR, "apps", &ev), PROTOCOL_EV_APPS_DIR, "apps/ created");
+	is_int(decode_kind(1, IN_MOVED_TO | IN_ISDIR, "apps", &ev), PROTOCOL_EV_APPS_DIR, "apps/ moved in");
+	is_int(decode_kind(1, IN_CREATE | IN_ISDIR, "ready", &ev), PROTOCOL_EV_NOTHING, "a directory named ready");
+	is_int(decode_kind(1, IN_CLOSE_WRITE, ".ready.tmp.12", &ev), PROTOCOL_EV_NOTHING, "a temporary file");
+	is_int(decode_kind(1, IN_CLOSE_WRITE, "notes.txt", &ev), PROTOCOL_EV_NOTHING, "an unknown name");
+	is_int(decode_kind(1, IN_CLOSE_WRITE, "job", &ev), PROTOCOL_EV_NOTHING, "a report in the wrong place");
+	ok(decode_kind(2, IN_CLOSE_WRITE, "job", &ev) == PROTOCOL_EV_FILE && ev.file == PROTOCOL_REPORT,
+	   "apps/job written");
+	is_str(ev.name, "job", "with its name");
+	is_int(decode_file(2, IN_MOVED_TO, "job"), PROTOCOL_REPORT, "apps/job renamed into place");
+	is_int(decode_kind(2, IN_CREATE, "job", &ev), PROTOCOL_EV_NOTHING, "apps/job created: its content follows");
+	is_int(decode_kind(2, IN_CLOSE_WRITE, ".job.tmp.5", &ev), PROTOCOL_EV_NOTHING, "a temporary report");
+	is_int(decode_kind(2, IN_CLOSE_WRITE | IN_ISDIR, "sub", &ev), PROTOCOL_EV_NOTHING, "a directory in apps/");
+	is_int(decode_kind(-1, IN_Q_OVERFLOW, NULL, &ev), PROTOCOL_EV_REREAD, "overflow: read everything");
+	is_int(decode_kind(1, IN_IGNORED, NULL, &ev), PROTOCOL_EV_REREAD, "the directory's watch went away");
+	is_int(decode_kind(2, IN_IGNORED, NULL, &ev), PROTOCOL_EV_REREAD, "apps/'s watch went away");
+	is_int(decode_kind(7, IN_IGNORED, NULL, &ev), PROTOCOL_EV_NOTHING, "a watch removed earlier");
+	is_int(decode_kind(7, IN_CLOSE_WRITE, "ready", &ev), PROTOCOL_EV_NOTHING, "an unknown watch");
+	is_int(decode_kind(3, IN_CREATE | IN_ISDIR, "rg", &ev), PROTOCOL_EV_DIR, "the awaited directory appeared");
+	is_int(decode_kind(3, IN_MOVED_TO | IN_ISDIR, "rg", &ev), PROTOCOL_EV_DIR, "or was moved into place");
+	is_int(decode_kind(3, IN_CREATE | IN_ISDIR, "other", &ev), PROTOCOL_EV_NOTHING, "another directory");
+	is_int(decode_kind(3, IN_CREATE, "rg", &ev), PROTOCOL_EV_NOTHING, "a file of that name");
+	/* The names the agent writes and logs are the ones the watcher knows. */
+	for (f = PROTOCOL_READY; f < PROTOCOL_REPORT; f++)
+		is_int(decode_file(1, IN_CLOSE_WRITE, protocol_file_name(f)), f, "%s is its own name",
+		       protocol_file_name(f));
+	is_str(protocol_file_name(PROTOCOL_NFILES), "?", "no name beyond the files");
 
 	/* Several events in one read, with the kernel's padding. */
 	off = put(buf, 0, 2, IN_CLOSE_WRITE, "a", 16);
@@ -183,11 +200,13 @@ static void decoding(void)
 	for (off = 0; (used = protocol_decode(buf + off, len - off, 1, 2, -1, "rg", &ev)) > 0; off += used) {
 		n++;
 		if (n == 1)
-			ok(ev.what == PROTOCOL_REPORT && strcmp(ev.name, "a") == 0, "first: apps/a");
+			ok(ev.kind == PROTOCOL_EV_FILE && ev.file == PROTOCOL_REPORT && strcmp(ev.name, "a") == 0,
+			   "first: apps/a");
 		if (n == 2)
-			ok(ev.what == PROTOCOL_DRAIN && strcmp(ev.name, "drain") == 0, "second: drain");
+			ok(ev.kind == PROTOCOL_EV_FILE && ev.file == PROTOCOL_DRAIN && strcmp(ev.name, "drain") == 0,
+			   "second: drain");
 		if (n == 3)
-			is_int(ev.what, PROTOCOL_REREAD, "third: overflow");
+			is_int(ev.kind, PROTOCOL_EV_REREAD, "third: overflow");
 	}
 	is_int(n, 3, "three events");
 	is_int(off, len, "the whole buffer");
@@ -216,9 +235,9 @@ struct seen {
 static struct seen seen;
 static struct ev_loop *loop;
 
-static void on_file(struct protocol *s, enum protocol_what what, const char *name, int code)
+static void on_file(struct protocol *p, enum protocol_file file, const char *name, int code)
 {
-	switch (what) {
+	switch (file) {
 	case PROTOCOL_REPORT:
 		seen.reports++;
 		str_copy(seen.last, name, sizeof(seen.last));
@@ -286,7 +305,7 @@ static void put_file(const char *dir, const char *name, const char *text, size_t
 static void watching(void)
 {
 	char dir[] = "/tmp/rg-watcher.XXXXXX", path[512], big[10000], buf[64];
-	struct protocol s;
+	struct protocol p;
 	struct stat st;
 	size_t len;
 	int count, rc, dfd;
@@ -315,7 +334,7 @@ static void watching(void)
 
 	/* What was there before the watch started. */
 	alarm(20); /* a FIFO opened for reading would block here */
-	rc = protocol_open(&s, loop, dir, PROTOCOL_AGENT, on_file, NULL);
+	rc = protocol_open(&p, loop, dir, PROTOCOL_OPEN_AGENT, on_file, NULL);
 	is_int(rc, 0, "the watcher opens");
 	is_int(seen.reports, 1, "one valid report found at start");
 	is_str(seen.last, "good", "apps/good");
@@ -371,14 +390,14 @@ static void watching(void)
 	snprintf(path, sizeof(path), "%s/done", dir);
 	if (symlink("target", path) < 0)
 		abort();
-	ok(protocol_write(&s, "done", "{}\n", 3) == 0, "done written over a planted symlink");
+	ok(protocol_write(&p, "done", "{}\n", 3) == 0, "done written over a planted symlink");
 	ok(lstat(path, &st) == 0 && S_ISREG(st.st_mode), "done is a regular file now");
 	is_int(st.st_mode & 07777, PROTOCOL_FILE_MODE, "mode 0644 whatever the umask");
 	ok(read_small_at(AT_FDCWD, path, 0, buf, sizeof(buf), &len) == 0 && strcmp(buf, "{}\n") == 0, "with its text");
 	snprintf(path, sizeof(path), "%s/target", dir);
 	ok(read_small_at(AT_FDCWD, path, 0, buf, sizeof(buf), &len) == 0 && strcmp(buf, "0\n") == 0,
 	   "the symlink's target is untouched");
-	protocol_close(&s);
+	protocol_close(&p);
 
 	/* rearguard run's report, into a directory without apps/. */
 	snprintf(path, sizeof(path), "%s/fresh", dir);
@@ -399,21 +418,22 @@ static void watching(void)
 	/* A directory that does not exist yet: its parent is watched. */
 	snprintf(path, sizeof(path), "%s/later", dir);
 	memset(&seen, 0, sizeof(seen));
-	is_int(protocol_open(&s, loop, path, 0, on_file, NULL), 0, "a missing directory is awaited");
-	is_int(s.dirfd, -1, "not open yet");
+	is_int(protocol_open(&p, loop, path, 0, on_file, NULL), 0, "a missing directory is awaited");
+	is_int(p.dirfd, -1, "not open yet");
 	mkdir(path, 0755);
 	put_file(path, "ready", "", 0);
 	SPIN_UNTIL(seen.ready);
 	is_int(seen.ready, 1, "ready in the directory that appeared later");
-	protocol_close(&s);
+	protocol_close(&p);
 	snprintf(path, sizeof(path), "%s/nope/later", dir);
-	is_int(protocol_open(&s, loop, path, 0, on_file, NULL), -ENOENT, "without its parent: ENOENT");
+	is_int(protocol_open(&p, loop, path, 0, on_file, NULL), -ENOENT, "without its parent: ENOENT");
 
 	/* The agent creates a missing directory, as the kubelet would: 0777. */
 	snprintf(path, sizeof(path), "%s/made", dir);
-	is_int(protocol_open(&s, loop, path, PROTOCOL_AGENT, on_file, NULL), 0, "the agent's directory is created");
+	is_int(protocol_open(&p, loop, path, PROTOCOL_OPEN_AGENT, on_file, NULL), 0,
+	       "the agent's directory is created");
 	ok(stat(path, &st) == 0 && (st.st_mode & 07777) == PROTOCOL_DIR_MODE, "mode 0777");
-	protocol_close(&s);
+	protocol_close(&p);
 	alarm(0);
 
 	snprintf(path, sizeof(path), "rm -rf '%s'", dir);
