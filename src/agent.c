@@ -13,7 +13,7 @@
 #include "log.h"
 #include "options.h"
 #include "parse.h"
-#include "sentinel.h"
+#include "protocol.h"
 #include "summary.h"
 #include "util.h"
 
@@ -28,8 +28,8 @@
 
 struct agent {
 	struct engine *e;
-	struct sentinel files;
-	bool files_open;
+	struct protocol protocol;
+	bool has_protocol;             /* --dir is watched: the protocol above is open */
 	bool started;                  /* decide has heard the start: file events go to it */
 	bool found_apps_done, found_done;
 	char *done_text;               /* the done file an earlier run left, as found */
@@ -82,29 +82,29 @@ static bool first_run(struct engine *e)
 
 /* ---- the file protocol ------------------------------------------------- */
 
-static void on_file(struct sentinel *s, enum sentinel_what what, const char *name, int code)
+static void on_file(struct protocol *p, enum protocol_file file, const char *name, int code)
 {
-	struct agent *a = s->data;
+	struct agent *a = p->data;
 
-	switch (what) {
-	case SENTINEL_REPORT:
+	switch (file) {
+	case PROTOCOL_REPORT:
 		/* Read again once decide has heard the start (see start()). */
 		if (a->started)
 			engine_tell(a->e, &(const struct decide_event){ .kind = DECIDE_EV_APP_REPORT, .name = name,
 									.code = code });
 		return;
-	case SENTINEL_DRAIN:
+	case PROTOCOL_DRAIN:
 		if (a->started && engine_tell(a->e, &(const struct decide_event){ .kind = DECIDE_EV_DRAIN_NOW,
 										  .name = "drain-file" }))
 			log_msg(LOG_INFO, FIELDS(LF_STR("dir", engine_options(a->e)->dir)),
 				"drain file found: draining now");
 		return;
-	case SENTINEL_APPS_DONE:
-	case SENTINEL_DONE:
+	case PROTOCOL_APPS_DONE:
+	case PROTOCOL_DONE:
 		/* Left by an earlier run of the agent; later ones are our own. */
 		if (!a->started) {
-			a->found_apps_done |= what == SENTINEL_APPS_DONE;
-			a->found_done |= what == SENTINEL_DONE;
+			a->found_apps_done |= file == PROTOCOL_APPS_DONE;
+			a->found_done |= file == PROTOCOL_DONE;
 		}
 		return;
 	default:
@@ -117,21 +117,21 @@ static void on_file(struct sentinel *s, enum sentinel_what what, const char *nam
  * meanwhile is missed. Without it (no volume mounted, a read-only root file
  * system) the agent still works from /proc alone.
  */
-static int open_files(struct engine *e)
+static int open_protocol(struct engine *e)
 {
 	struct agent *a = engine_data(e);
 	const char *dir = engine_options(e)->dir;
 	int rc;
 
 	a->e = e;
-	rc = sentinel_open(&a->files, engine_loop(e), dir, SENTINEL_AGENT, on_file, a);
+	rc = protocol_open(&a->protocol, engine_loop(e), dir, PROTOCOL_OPEN_AGENT, on_file, a);
 	if (rc < 0) {
 		log_msg(LOG_WARN, FIELDS(LF_STR("dir", dir), LF_STR("error", strerror(-rc))),
 			"file protocol unavailable (mount an emptyDir at --dir to use it): "
 			"no ready file, exit-code reports, drain file or resume after a restart");
 		return 0;
 	}
-	a->files_open = true;
+	a->has_protocol = true;
 	log_msg(LOG_DEBUG, FIELDS(LF_STR("dir", dir)), "watching the file protocol directory");
 	return 0;
 }
@@ -144,7 +144,7 @@ static void configure(struct engine *e, struct decide_config *dc)
 	/* The kubelet may still start a sidecar listed after the apps. */
 	dc->sidecar_wait_us = opt->sidecar_wait_ms * US_PER_MS;
 	dc->readiness = true;
-	dc->files = a->files_open;
+	dc->protocol = a->has_protocol;
 	/* Only the agent watches apps it could stop. */
 	dc->on_sidecar_exit = opt->on_sidecar_exit;
 }
@@ -161,7 +161,7 @@ static void read_done(struct agent *a, const char *dir)
 	char *buf = malloc(max);
 	size_t len = 0;
 
-	if (buf && read_small_at(a->files.dirfd, "done", O_NOFOLLOW | O_NONBLOCK, buf, max, &len) == 0 &&
+	if (buf && read_small_at(a->protocol.dirfd, "done", O_NOFOLLOW | O_NONBLOCK, buf, max, &len) == 0 &&
 	    len < max - 1) {
 		a->done_text = buf;
 		a->done_len = len > 0 && buf[len - 1] == '\n' ? len - 1 : len;
@@ -179,7 +179,7 @@ static bool resume(struct engine *e)
 	if (!a->found_done)
 		return false;
 	read_done(a, engine_options(e)->dir);
-	engine_tell(e, &(const struct decide_event){ .kind = DECIDE_EV_FOUND, .file = DECIDE_FILE_DONE });
+	engine_tell(e, &(const struct decide_event){ .kind = DECIDE_EV_FOUND, .file = PROTOCOL_DONE });
 	return true;
 }
 
@@ -188,11 +188,11 @@ static void start(struct engine *e)
 	struct agent *a = engine_data(e);
 
 	if (a->found_apps_done)
-		engine_tell(e, &(const struct decide_event){ .kind = DECIDE_EV_FOUND, .file = DECIDE_FILE_APPS_DONE });
+		engine_tell(e, &(const struct decide_event){ .kind = DECIDE_EV_FOUND, .file = PROTOCOL_APPS_DONE });
 	/* What the directory held at start (a drain file, reports) was read before decide existed. */
 	a->started = true;
-	if (a->files_open)
-		sentinel_reread(&a->files);
+	if (a->has_protocol)
+		protocol_reread(&a->protocol);
 }
 
 /* ---- files we write ---------------------------------------------------- */
@@ -207,7 +207,7 @@ static int write_file(struct agent *a, const char *name, const char *text, size_
 		return -ENOMEM;
 	memcpy(data, text, len);
 	data[len] = '\n';
-	rc = sentinel_write(&a->files, name, data, len + 1);
+	rc = protocol_write(&a->protocol, name, data, len + 1);
 	free(data);
 	return rc;
 }
@@ -221,26 +221,28 @@ static int write_ready(struct agent *a, const struct agent_options *opt)
 
 	for (i = 0; i < opt->nsidecars && n < sizeof(text); i++)
 		n += (size_t)snprintf(text + n, sizeof(text) - n, "%s%s", i ? "\n" : "", opt->sidecars[i].name);
-	rc = write_file(a, "ready", text, strlen(text));
+	rc = write_file(a, protocol_file_name(PROTOCOL_READY), text, strlen(text));
 	if (rc == 0)
 		log_msg(LOG_INFO, FIELDS(LF_STR("dir", opt->dir)), "wrote the ready file");
 	return rc;
 }
 
-static int write_protocol_file(struct engine *e, enum decide_file file, const char *reason)
+static int write_protocol_file(struct engine *e, enum protocol_file file, const char *reason)
 {
 	struct agent *a = engine_data(e);
 	const struct jbuf *j;
 
 	switch (file) {
-	case DECIDE_FILE_READY:
+	case PROTOCOL_READY:
 		return write_ready(a, engine_options(e));
-	case DECIDE_FILE_APPS_DONE:
-		return write_file(a, "apps-done", reason, strlen(reason));
-	case DECIDE_FILE_DONE:
+	case PROTOCOL_APPS_DONE:
+		return write_file(a, protocol_file_name(file), reason, strlen(reason));
+	case PROTOCOL_DONE:
 		j = engine_summary(e);
-		return j->failed ? -ENOMEM : write_file(a, "done", j->buf, j->len);
-	case DECIDE_NFILES:
+		return j->failed ? -ENOMEM : write_file(a, protocol_file_name(file), j->buf, j->len);
+	case PROTOCOL_DRAIN:  /* not the agent's to write */
+	case PROTOCOL_REPORT: /* the apps' */
+	case PROTOCOL_NFILES:
 		break;
 	}
 	return -EINVAL;
@@ -298,13 +300,13 @@ static void on_signal(struct engine *e, int signo)
 	engine_tell(e, &(const struct decide_event){ .kind = DECIDE_EV_TERMINATE });
 }
 
-static void close_files(struct engine *e)
+static void close_protocol(struct engine *e)
 {
 	struct agent *a = engine_data(e);
 
-	if (a->files_open)
-		sentinel_close(&a->files);
-	a->files_open = false;
+	if (a->has_protocol)
+		protocol_close(&a->protocol);
+	a->has_protocol = false;
 	free(a->done_text);
 	a->done_text = NULL;
 }
@@ -319,14 +321,14 @@ static const struct engine_mode agent_mode = {
 	.nsignals = ARRAY_SIZE(agent_signals),
 	.hello = hello,
 	.first = first_run,
-	.open = open_files,
+	.open = open_protocol,
 	.configure = configure,
 	.resume = resume,
 	.start = start,
 	.signal = on_signal,
 	.write = write_protocol_file,
 	.finish = finish,
-	.close = close_files,
+	.close = close_protocol,
 };
 
 int agent_main(const struct agent_options *opt)

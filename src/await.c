@@ -5,26 +5,31 @@
 #include "log.h"
 #include "options.h"
 #include "parse.h"
+#include "util.h"
 
 #include <errno.h>
 #include <string.h>
 
-static enum sentinel_what what_of(const char *name)
+/* The files one can wait for, the agent's: 0 and *file, or -EINVAL. */
+static int file_of(const char *name, enum protocol_file *file)
 {
-	if (strcmp(name, "ready") == 0)
-		return SENTINEL_READY;
-	if (strcmp(name, "apps-done") == 0)
-		return SENTINEL_APPS_DONE;
-	if (strcmp(name, "done") == 0)
-		return SENTINEL_DONE;
-	return SENTINEL_NOTHING;
+	static const enum protocol_file awaitable[] = { PROTOCOL_READY, PROTOCOL_APPS_DONE, PROTOCOL_DONE };
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(awaitable); i++) {
+		if (strcmp(name, protocol_file_name(awaitable[i])) == 0) {
+			*file = awaitable[i];
+			return 0;
+		}
+	}
+	return -EINVAL;
 }
 
-static void on_file(struct sentinel *s, enum sentinel_what what, const char *name, int code)
+static void on_file(struct protocol *p, enum protocol_file file, const char *name, int code)
 {
-	struct await *w = s->data;
+	struct await *w = p->data;
 
-	if (what != w->what || w->held)
+	if (file != w->file || w->held)
 		return;
 	w->held = true;
 	/* While await_start runs, its return value says so. */
@@ -48,14 +53,14 @@ int await_start(struct ev_loop *loop, struct await *w, const char *dir, const ch
 
 	memset(w, 0, sizeof(*w));
 	w->loop = loop;
-	w->what = what_of(name);
 	w->cb = cb;
 	w->data = data;
-	if (w->what == SENTINEL_NOTHING)
-		return -EINVAL;
+	rc = file_of(name, &w->file);
+	if (rc < 0)
+		return rc;
 	ev_timer_init(&w->timer, on_timeout, (double)timeout_ms / 1000., 0.);
 	w->timer.data = w;
-	rc = sentinel_open(&w->files, loop, dir, 0, on_file, w);
+	rc = protocol_open(&w->protocol, loop, dir, 0, on_file, w);
 	if (rc < 0)
 		return rc;
 	w->open = true;
@@ -71,7 +76,7 @@ void await_stop(struct ev_loop *loop, struct await *w)
 {
 	ev_timer_stop(loop, &w->timer);
 	if (w->open)
-		sentinel_close(&w->files);
+		protocol_close(&w->protocol);
 	w->open = false;
 }
 

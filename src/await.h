@@ -11,7 +11,7 @@
 #ifndef RG_AWAIT_H
 #define RG_AWAIT_H
 
-#include "sentinel.h"
+#include "protocol.h"
 
 #include <ev.h>
 #include <stdbool.h>
@@ -22,10 +22,10 @@ struct await;
 typedef void await_cb(struct ev_loop *loop, struct await *w, bool held);
 
 struct await {
-	struct sentinel files;
+	struct protocol protocol;
 	ev_timer timer;
 	struct ev_loop *loop;
-	enum sentinel_what what;
+	enum protocol_file file; /* the one awaited */
 	bool open, held;
 	await_cb *cb;
 	void *data;

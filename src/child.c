@@ -5,7 +5,7 @@
 #include "log.h"
 #include "options.h"
 #include "parse.h"
-#include "sentinel.h"
+#include "protocol.h"
 #include "sys.h"
 #include "util.h"
 
@@ -136,7 +136,7 @@ void child_open(struct child *c, struct ev_loop *loop, const struct run_options 
 		ev_signal_start(loop, &c->sigs[i]);
 	}
 	/* A report left by an earlier attempt of this container (restartPolicy OnFailure) is stale now. */
-	rc = sentinel_remove_report(o->dir, o->name);
+	rc = protocol_remove_report(o->dir, o->name);
 	if (rc < 0)
 		log_msg(LOG_WARN, FIELDS(LF_STR("dir", o->dir), LF_STR("report", o->name), LF_STR("error", strerror(-rc))),
 			"cannot remove the report of an earlier attempt");
@@ -214,7 +214,7 @@ void child_end(struct child *c, int code)
 
 void child_report(const struct child *c)
 {
-	int rc = sentinel_write_report(c->o->dir, c->o->name, c->code);
+	int rc = protocol_write_report(c->o->dir, c->o->name, c->code);
 
 	if (rc < 0)
 		log_msg(LOG_ERROR,

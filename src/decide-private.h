@@ -165,7 +165,7 @@ struct decide_sidecar {
 
 /* ---- files, and the whole ------------------------------------------------------ */
 
-struct decide_file_state {
+struct decide_write {
 	bool wanted;     /* to be written */
 	bool inflight;   /* DECIDE_WRITE given, decide_written() not yet */
 	bool written;
@@ -213,7 +213,7 @@ struct decide {
 	int exit_code;
 	bool command_over;      /* run --drain's command ended (or will never start) */
 	int command_code;
-	struct decide_file_state files[DECIDE_NFILES];
+	struct decide_write writes[PROTOCOL_NFILES]; /* the agent's files: ready, apps-done, done */
 	bool sidecars_ready;    /* every sidecar turned ready (before the drain) */
 	bool ready_expired;     /* --ready-timeout passed first */
 	int64_t sidecar_wait_from_us; /* apps done, a named sidecar not seen: the wait began; 0: none */

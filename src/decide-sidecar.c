@@ -185,10 +185,10 @@ static void readiness_update(struct decide *d, struct pass *p)
 		return;
 	d->sidecars_ready = true;
 	/* The file, or the command that waits for it; without the file protocol only a note. */
-	d->files[DECIDE_FILE_READY].wanted = d->cfg.files || d->cfg.ready_gates_apps;
-	d->files[DECIDE_FILE_READY].next_us = p->now;
+	d->writes[PROTOCOL_READY].wanted = d->cfg.protocol || d->cfg.ready_gates_apps;
+	d->writes[PROTOCOL_READY].next_us = p->now;
 	SAY(d, .kind = d->cfg.ready_gates_apps ? NOTE_ALL_READY_COMMAND
-		       : d->cfg.files	       ? NOTE_ALL_READY
+		       : d->cfg.protocol       ? NOTE_ALL_READY
 					       : NOTE_ALL_READY_NO_FILE);
 }
 

@@ -36,8 +36,6 @@
 #define WRITE_RETRY_MAX_US (1 * US_PER_S)
 #define DONE_GIVE_UP_US (10 * US_PER_S)
 
-static const char *const file_names[DECIDE_NFILES] = { "ready", "apps-done", "done" };
-
 /* A note about app a. */
 #define SAY_APP(d, a, ...) SAY((d), .app = (a)->name, .container = (a)->id, __VA_ARGS__)
 
@@ -104,8 +102,8 @@ int decide_new(const struct decide_config *cfg, int64_t now, struct decide **out
 		return -ENOMEM;
 	}
 	sidecars_init(d, now);
-	for (i = 0; i < DECIDE_NFILES; i++)
-		d->files[i].backoff_us = WRITE_RETRY_FIRST_US;
+	for (i = 0; i < PROTOCOL_NFILES; i++)
+		d->writes[i].backoff_us = WRITE_RETRY_FIRST_US;
 	*out = d;
 	return 0;
 }
@@ -516,23 +514,23 @@ static bool status_step(struct decide *d, struct pass *p)
 /* ---- files ------------------------------------------------------------------ */
 
 /* Which files may still be written: ready only while the apps may wait for it. */
-static bool file_open(const struct decide *d, enum decide_file f)
+static bool writable(const struct decide *d, enum protocol_file f)
 {
-	const struct decide_file_state *fs = &d->files[f];
+	const struct decide_write *fs = &d->writes[f];
 
 	if (!fs->wanted || fs->written || fs->inflight)
 		return false;
-	return f != DECIDE_FILE_READY || d->phase < PHASE_DRAINING;
+	return f != PROTOCOL_READY || d->phase < PHASE_DRAINING;
 }
 
 static bool files_step(struct decide *d, struct pass *p)
 {
 	size_t f;
 
-	for (f = 0; f < DECIDE_NFILES; f++) {
-		struct decide_file_state *fs = &d->files[f];
+	for (f = 0; f < PROTOCOL_NFILES; f++) {
+		struct decide_write *fs = &d->writes[f];
 
-		if (!file_open(d, f) || !reached(p, fs->next_us) || !go(p))
+		if (!writable(d, f) || !reached(p, fs->next_us) || !go(p))
 			continue;
 		fs->inflight = true;
 		p->act->kind = DECIDE_WRITE;
@@ -543,13 +541,13 @@ static bool files_step(struct decide *d, struct pass *p)
 	return false;
 }
 
-static bool written(struct decide *d, enum decide_file file, int err, int64_t now)
+static bool written(struct decide *d, enum protocol_file file, int err, int64_t now)
 {
-	struct decide_file_state *fs;
+	struct decide_write *fs;
 
-	if (file >= DECIDE_NFILES)
+	if (file >= PROTOCOL_NFILES)
 		return false;
-	fs = &d->files[file];
+	fs = &d->writes[file];
 	if (!fs->inflight)
 		return false;
 	fs->inflight = false;
@@ -698,20 +696,22 @@ static void terminate(struct decide *d, int64_t now)
 }
 
 /* What an earlier run of the agent left: apps-done, the drain again; done, the exit. */
-static bool found(struct decide *d, enum decide_file f)
+static bool found(struct decide *d, enum protocol_file f)
 {
 	if (d->phase != PHASE_WATCHING)
 		return false;
 	switch (f) {
-	case DECIDE_FILE_APPS_DONE:
+	case PROTOCOL_APPS_DONE:
 		SAY(d, .kind = NOTE_RESUME_APPS_DONE);
 		return drain_now(d, "resume");
-	case DECIDE_FILE_DONE:
+	case PROTOCOL_DONE:
 		SAY(d, .kind = NOTE_RESUME_DONE);
 		d->resumed_done = true;
 		return true;
-	case DECIDE_FILE_READY:
-	case DECIDE_NFILES:
+	case PROTOCOL_READY:
+	case PROTOCOL_DRAIN:
+	case PROTOCOL_REPORT:
+	case PROTOCOL_NFILES:
 		break;
 	}
 	return false;
@@ -829,8 +829,8 @@ static bool start_drain(struct decide *d, const char *reason, struct pass *p)
 	d->decided_us = p->now;
 	d->reason = reason;
 	d->current = d->cfg.nsidecars;
-	d->files[DECIDE_FILE_APPS_DONE].wanted = d->cfg.files;
-	d->files[DECIDE_FILE_APPS_DONE].next_us = p->now;
+	d->writes[PROTOCOL_APPS_DONE].wanted = d->cfg.protocol;
+	d->writes[PROTOCOL_APPS_DONE].next_us = p->now;
 	if (strcmp(reason, "startup-timeout") == 0)
 		limit = d->cfg.startup_timeout_us;
 	else if (strcmp(reason, "term-grace") == 0)
@@ -840,8 +840,8 @@ static bool start_drain(struct decide *d, const char *reason, struct pass *p)
 	act->kind = DECIDE_APPS_DONE;
 	act->reason = reason;
 	/* The sidecars were not ready in time: the command that waited for them never starts. */
-	if (strcmp(reason, "ready-timeout") == 0 && !d->files[DECIDE_FILE_READY].written &&
-	    !d->files[DECIDE_FILE_READY].inflight && command_ended(d, d->cfg.command_not_ready, p->now)) {
+	if (strcmp(reason, "ready-timeout") == 0 && !d->writes[PROTOCOL_READY].written &&
+	    !d->writes[PROTOCOL_READY].inflight && command_ended(d, d->cfg.command_not_ready, p->now)) {
 		act->command_ended = true;
 		act->exit_code = d->cfg.command_not_ready;
 	}
@@ -908,7 +908,7 @@ static bool codes_awaited(const struct decide *d)
  */
 static bool finish_step(struct decide *d, struct pass *p)
 {
-	struct decide_file_state *done = &d->files[DECIDE_FILE_DONE];
+	struct decide_write *done = &d->writes[PROTOCOL_DONE];
 
 	if (!d->settled_us) {
 		if (!go(p))
@@ -920,7 +920,7 @@ static bool finish_step(struct decide *d, struct pass *p)
 		reached(p, d->settled_us + STATUS_WAIT_US);
 		return false;
 	}
-	if (d->cfg.files && !done->written) {
+	if (d->cfg.protocol && !done->written) {
 		if (!done->wanted) {
 			if (!go(p))
 				return false;
@@ -1031,7 +1031,7 @@ void decide_view(const struct decide *d, struct decide_view *v)
 	v->exit_code = d->exit_code;
 	v->settled_us = d->settled_us;
 	v->polled_most = d->polled_most;
-	v->ready_written = d->files[DECIDE_FILE_READY].written;
+	v->ready_written = d->writes[PROTOCOL_READY].written;
 	v->ready_expired = d->ready_expired;
 }
 
@@ -1055,11 +1055,6 @@ void decide_app_view(const struct decide *d, size_t i, struct decide_app_view *v
 void decide_sidecar_view(const struct decide *d, size_t k, struct decide_sidecar_view *v)
 {
 	sidecar_view(d, k, v);
-}
-
-const char *decide_file_name(enum decide_file f)
-{
-	return f < DECIDE_NFILES ? file_names[f] : "?";
 }
 
 /* ---- events ------------------------------------------------------------------- */

@@ -33,6 +33,8 @@
 #ifndef RG_DECIDE_H
 #define RG_DECIDE_H
 
+#include "protocol-files.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -87,10 +89,10 @@ struct decide_config {
 	int64_t sidecar_wait_us; /* apps done: how long to wait for a named sidecar not seen yet */
 	int64_t stop_timeout_us, kill_after_us; /* kill_after_us is also the apps' grace after their SIGTERM */
 	enum sidecar_exit_policy on_sidecar_exit;
-	bool readiness;         /* poll readiness; DECIDE_WRITE of DECIDE_FILE_READY when all are ready */
+	bool readiness;         /* poll readiness; DECIDE_WRITE of PROTOCOL_READY when all are ready */
 	int64_t ready_timeout_us;
 	bool ready_gates_apps;  /* no app can start before ready (run --drain): its expiry ends the wait */
-	bool files;             /* the file protocol is there: apps-done and done are written */
+	bool protocol;          /* the file protocol is there: apps-done and done are written */
 	/*
 	 * run --drain: the one app is the command (DECIDE_APP_COMMAND), which
 	 * the ready file's write starts; the process's exit status is its code,
@@ -107,9 +109,6 @@ struct decide_config {
 
 enum decide_phase { PHASE_WATCHING, PHASE_CONFIRMING, PHASE_DRAINING, PHASE_DONE };
 
-/* The files of the protocol the agent writes. */
-enum decide_file { DECIDE_FILE_READY, DECIDE_FILE_APPS_DONE, DECIDE_FILE_DONE, DECIDE_NFILES };
-
 enum decide_action_kind {
 	DECIDE_RESCAN,    /* rescan /proc, report what changed, then decide_rescanned() */
 	DECIDE_STATUS,    /* ask the kernel for the missing exit codes of exited roots: decide_app_status() */
@@ -124,7 +123,8 @@ enum decide_action_kind {
 	DECIDE_CATCHES,   /* whether the roots of sidecar catch signo and sleep (/proc/PID/status):
 			     decide_sidecar_catches() */
 	DECIDE_HTTP,      /* make the request (purpose, url, timeouts); decide_http_result() */
-	DECIDE_WRITE,     /* write file (ready: or start the command that waits for it); decide_written() */
+	DECIDE_WRITE,     /* write file: ready, apps-done or done (ready: or start the command that waits for it);
+			     decide_written() */
 	DECIDE_EXIT,      /* the summary is out (resumed: it is the done file's): exit with status */
 };
 
@@ -150,7 +150,7 @@ struct decide_action {
 	bool command_ended;     /* DECIDE_APPS_DONE: see there */
 	const char *reason;
 	enum decide_http_purpose purpose;
-	enum decide_file file;
+	enum protocol_file file;
 	const char *url;
 	int64_t connect_timeout_us, timeout_us;
 	bool urgent;            /* a stop on its way: let it out before anything else is done */
@@ -212,7 +212,7 @@ struct decide_event {
 	int code;
 	size_t sidecar;
 	enum decide_http_purpose purpose;
-	enum decide_file file;
+	enum protocol_file file;
 	int result;
 	unsigned count;
 	int pid;                /* DECIDE_EV_SIDECAR_EXITED: its root, 0 when the exit was not watched */
@@ -354,7 +354,7 @@ static inline void decide_http_result(struct decide *d, size_t sidecar, enum dec
 }
 
 /* The outcome of DECIDE_WRITE: 0, or -errno (tried again with a backoff). */
-static inline void decide_written(struct decide *d, enum decide_file file, int err, int64_t now)
+static inline void decide_written(struct decide *d, enum protocol_file file, int err, int64_t now)
 {
 	DECIDE_TELL(d, now, .kind = DECIDE_EV_WRITTEN, .file = file, .result = err);
 }
@@ -604,7 +604,7 @@ struct decide_note {
 	int result;              /* an HTTP result or -errno */
 	int signo;
 	int pid;
-	enum decide_file file;
+	enum protocol_file file;
 	enum decide_event_kind event;
 	int64_t us, limit_us;    /* durations */
 	unsigned count;
@@ -613,8 +613,6 @@ struct decide_note {
 	bool hint;               /* see the kind */
 };
 
-/* A file's name in the protocol ("ready", "apps-done", "done"). */
-const char *decide_file_name(enum decide_file f);
 /* An event's name, for the note that says it was ignored. */
 const char *decide_event_name(enum decide_event_kind kind);
 

@@ -275,7 +275,7 @@ static void apps_done(struct engine *e, const struct decide_action *act)
 		e->mode->apps_done(e, act);
 }
 
-static void written(struct engine *e, enum decide_file file, const char *reason)
+static void written(struct engine *e, enum protocol_file file, const char *reason)
 {
 	int rc = e->mode->write ? e->mode->write(e, file, reason) : -ENOTSUP;
 

@@ -130,12 +130,12 @@ static bool log_pod(const struct decide_note *n, const struct notes *ctx)
 				"drain requested: draining the sidecars");
 		return true;
 	case NOTE_WRITTEN_AFTER_ALL:
-		log_msg(LOG_INFO, FIELDS(LF_STR("file", decide_file_name(n->file)), LF_INT("attempts", n->count)),
+		log_msg(LOG_INFO, FIELDS(LF_STR("file", protocol_file_name(n->file)), LF_INT("attempts", n->count)),
 			"wrote the file after all");
 		return true;
 	case NOTE_WRITE_FAILED:
 		log_msg(LOG_WARN,
-			FIELDS(LF_STR("file", decide_file_name(n->file)), LF_STR("error", err(n->result)),
+			FIELDS(LF_STR("file", protocol_file_name(n->file)), LF_STR("error", err(n->result)),
 			       LF_INT("attempts", n->count)),
 			"cannot write the file: trying again in %s", dur(n->us, d1));
 		return true;

@@ -3,7 +3,7 @@
 #include "options.h"
 
 #include "parse.h"
-#include "sentinel.h"
+#include "protocol.h"
 #include "sys.h"
 #include "util.h"
 
@@ -535,7 +535,7 @@ void options_free(struct agent_options *cfg)
 
 static int apply_name(char **slot, const char *value, const char *what, char *err, size_t errlen)
 {
-	if (!sentinel_name_ok(value))
+	if (!protocol_name_ok(value))
 		return failf(err, errlen,
 			     "%s: \"%s\" cannot name a report (1 to 63 printable characters, no '/', no leading '.')",
 			     what, value);

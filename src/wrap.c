@@ -65,11 +65,11 @@ static void start(struct engine *e)
 }
 
 /* The command is what waits for ready. */
-static int write_ready(struct engine *e, enum decide_file file, const char *reason)
+static int write_ready(struct engine *e, enum protocol_file file, const char *reason)
 {
 	struct wrap *w = engine_data(e);
 
-	if (file == DECIDE_FILE_READY)
+	if (file == PROTOCOL_READY)
 		child_start(&w->child);
 	return 0;
 }

@@ -7,41 +7,41 @@
 #include "config.h"
 
 #include "fuzz.h"
-#include "sentinel.h"
+#include "protocol.h"
 
 #include <sys/inotify.h>
 
 static const char *const bases[] = {"rearguard", "apps", "x", ""};
+/* The files in the directory, spelt out here rather than taken from the code under test. */
+static const char *const names[PROTOCOL_REPORT] = {
+	[PROTOCOL_READY] = "ready",
+	[PROTOCOL_DRAIN] = "drain",
+	[PROTOCOL_APPS_DONE] = "apps-done",
+	[PROTOCOL_DONE] = "done",
+};
 
-static void check(const struct sentinel_event *ev, int wd_dir, int wd_apps, int wd_parent, const char *base)
+static void check(const struct protocol_event *ev, int wd_dir, int wd_apps, int wd_parent, const char *base)
 {
 	size_t n = strnlen(ev->name, sizeof(ev->name));
 
 	FUZZ_CHECK(n < sizeof(ev->name));
-	switch (ev->what) {
-	case SENTINEL_NOTHING:
-	case SENTINEL_REREAD:
+	FUZZ_CHECK((ev->kind == PROTOCOL_EV_FILE) == (ev->file != PROTOCOL_NFILES));
+	switch (ev->kind) {
+	case PROTOCOL_EV_NOTHING:
+	case PROTOCOL_EV_REREAD:
 		break;
-	case SENTINEL_READY:
-		FUZZ_CHECK(strcmp(ev->name, "ready") == 0 && wd_dir >= 0);
+	case PROTOCOL_EV_FILE:
+		if (ev->file == PROTOCOL_REPORT)
+			FUZZ_CHECK(n > 0 && ev->name[0] != '.' && wd_apps >= 0);
+		else
+			FUZZ_CHECK((unsigned)ev->file < PROTOCOL_REPORT && strcmp(ev->name, names[ev->file]) == 0 &&
+				   wd_dir >= 0);
 		break;
-	case SENTINEL_DRAIN:
-		FUZZ_CHECK(strcmp(ev->name, "drain") == 0 && wd_dir >= 0);
-		break;
-	case SENTINEL_APPS_DONE:
-		FUZZ_CHECK(strcmp(ev->name, "apps-done") == 0 && wd_dir >= 0);
-		break;
-	case SENTINEL_DONE:
-		FUZZ_CHECK(strcmp(ev->name, "done") == 0 && wd_dir >= 0);
-		break;
-	case SENTINEL_APPS_DIR:
+	case PROTOCOL_EV_APPS_DIR:
 		FUZZ_CHECK(strcmp(ev->name, "apps") == 0 && wd_dir >= 0);
 		break;
-	case SENTINEL_DIR:
+	case PROTOCOL_EV_DIR:
 		FUZZ_CHECK(strcmp(ev->name, base) == 0 && wd_parent >= 0);
-		break;
-	case SENTINEL_REPORT:
-		FUZZ_CHECK(n > 0 && ev->name[0] != '.' && wd_apps >= 0);
 		break;
 	default:
 		FUZZ_CHECK(!"an event kind that does not exist");
@@ -56,13 +56,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	int wd_dir = (b & 3) - 1, wd_apps = (b >> 2 & 3) - 1, wd_parent = (b >> 4 & 3) - 1;
 	const char *base = bases[b >> 6];
 	char *buf = fuzz_copy(in.p, in.n);
-	struct sentinel_event ev;
+	struct protocol_event ev;
 	struct inotify_event h;
 	size_t off = 0, used;
 
 	while (off < in.n) {
 		memset(&ev, 0x5a, sizeof(ev));
-		used = sentinel_decode(buf + off, in.n - off, wd_dir, wd_apps, wd_parent, base, &ev);
+		used = protocol_decode(buf + off, in.n - off, wd_dir, wd_apps, wd_parent, base, &ev);
 		if (in.n - off >= sizeof(h))
 			memcpy(&h, buf + off, sizeof(h));
 		if (used == 0) {

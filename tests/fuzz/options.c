@@ -10,7 +10,7 @@
 #include "fuzz.h"
 #include "options.h"
 #include "parse.h"
-#include "sentinel.h"
+#include "protocol.h"
 
 
 static const char *const vars[] = {
@@ -131,7 +131,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		r = options_parse_run(&run, argc, argv, err, sizeof(err));
 		if (r == OPTIONS_OK) {
 			FUZZ_CHECK(run.cmd && run.cmd[0] && is_arg(run.cmd[0], args, nargs));
-			FUZZ_CHECK(run.name && sentinel_name_ok(run.name));
+			FUZZ_CHECK(run.name && protocol_name_ok(run.name));
 			FUZZ_CHECK(run.dir && *run.dir && valid_ms(run.timeout_ms));
 			if (run.drain)
 				check_agent(&run.drain_opts, 1);
@@ -160,7 +160,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 		r = options_run_name(argc, argv, name, sizeof(name)) == 0 ? OPTIONS_OK : OPTIONS_ERROR;
 		if (r == OPTIONS_OK)
-			FUZZ_CHECK(sentinel_name_ok(name));
+			FUZZ_CHECK(protocol_name_ok(name));
 		/* No message: the agent reads command lines silently. */
 		err[0] = 'x';
 		break;

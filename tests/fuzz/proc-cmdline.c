@@ -11,7 +11,7 @@
 #include "fuzz.h"
 #include "options.h"
 #include "proc.h"
-#include "sentinel.h"
+#include "protocol.h"
 
 
 static const size_t outlens[] = {0, 1, 2, 5, 16, 17, 64, 256};
@@ -65,7 +65,7 @@ static void run_name(char *buf, size_t len)
 	if (options_run_name(argc, argv, name, sizeof(name)) == 0) {
 		FUZZ_CHECK(argc >= 2 && strcmp(argv[1], "run") == 0);
 		FUZZ_CHECK(memchr(name, '\0', sizeof(name)));
-		FUZZ_CHECK(sentinel_name_ok(name));
+		FUZZ_CHECK(protocol_name_ok(name));
 	} else {
 		FUZZ_CHECK(name[0] == 0x5a);
 	}

@@ -7,7 +7,7 @@
 #include "config.h"
 
 #include "fuzz.h"
-#include "sentinel.h"
+#include "protocol.h"
 
 #include <errno.h>
 
@@ -17,7 +17,7 @@ static int expected_code(const char *buf, size_t len)
 	size_t digits = 0;
 	long v = 0;
 
-	if (len == 0 || len >= SENTINEL_READ_MAX)
+	if (len == 0 || len >= PROTOCOL_READ_MAX)
 		return -2;
 	while (digits < len && buf[digits] >= '0' && buf[digits] <= '9') {
 		if (v <= 1000)
@@ -48,9 +48,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	const char *why = NULL;
 	int code = -7, rc, want = expected_code(buf, size);
 
-	rc = sentinel_parse_code(buf, size, &code, &why);
+	rc = protocol_parse_code(buf, size, &code, &why);
 	if (rc == 0) {
-		FUZZ_CHECK(code >= 0 && code <= SENTINEL_CODE_MAX);
+		FUZZ_CHECK(code >= 0 && code <= PROTOCOL_CODE_MAX);
 		FUZZ_CHECK(want == code);
 	} else {
 		FUZZ_CHECK(rc == -EINVAL);
@@ -59,7 +59,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		FUZZ_CHECK(why && *why && !strchr(why, '\n'));
 	}
 	name = fuzz_rest(&in);
-	FUZZ_CHECK(!!sentinel_name_ok(name) == expected_name_ok(name));
+	FUZZ_CHECK(!!protocol_name_ok(name) == expected_name_ok(name));
 	free(name);
 	free(buf);
 	return 0;

@@ -189,7 +189,7 @@ static void setup_with(enum restart_policy policy, unsigned apps, const struct d
 		.readiness = readiness,
 		.ready_timeout_us = 300 * S,
 		/* The readiness tests have the file protocol; the others leave the files out. */
-		.files = readiness,
+		.protocol = readiness,
 		.nsidecars = nsidecars,
 		.sidecars = scs,
 		.sink = sink,
@@ -1051,7 +1051,7 @@ static void readiness(void)
 	}
 	decide_http_result(d, 0, DECIDE_HTTP_READY, 200, T);
 	is_int(next(), DECIDE_WRITE, "all ready: write the ready file");
-	is_int(last.file, DECIDE_FILE_READY, "the ready file");
+	is_int(last.file, PROTOCOL_READY, "the ready file");
 	is_int(noted(NOTE_ALL_READY), 1, "noted");
 	is_int(sc(0).ready_us, T, "mesh ready time recorded");
 	decide_sidecar_seen(d, 0, T - LONG_AGO);
@@ -1059,7 +1059,7 @@ static void readiness(void)
 	answer(DECIDE_HTTP_CHECK, -ECONNREFUSED);
 	ok(noted_for(NOTE_STOP_ENDPOINT_SHUT, "mesh"), "a refused one is noted");
 	is_int(next(), NONE, "one write at a time");
-	decide_written(d, DECIDE_FILE_READY, 0, T);
+	decide_written(d, PROTOCOL_READY, 0, T);
 	ok(view().ready_written, "written");
 	is_int(next(), NONE, "written once");
 	is_int(decide_deadline(d, T), INT64_MAX, "--apps 1 seen, all ready: no timer while the app runs");
@@ -1420,19 +1420,19 @@ static void files(void)
 	is_int(next(), DECIDE_WRITE, "the ready file");
 	http_next(DECIDE_HTTP_CHECK, "and a look at the stop endpoint");
 	answer(DECIDE_HTTP_CHECK, 0);
-	decide_written(d, DECIDE_FILE_READY, -ENOSPC, T);
-	ok(noted(NOTE_WRITE_FAILED) && note(NOTE_WRITE_FAILED)->us == 50 * MS && note(NOTE_WRITE_FAILED)->file == DECIDE_FILE_READY,
+	decide_written(d, PROTOCOL_READY, -ENOSPC, T);
+	ok(noted(NOTE_WRITE_FAILED) && note(NOTE_WRITE_FAILED)->us == 50 * MS && note(NOTE_WRITE_FAILED)->file == PROTOCOL_READY,
 	   "a failed write is noted with the retry");
 	ok(!view().ready_written, "not written");
 	is_int(next(), NONE, "not at once");
 	is_int(decide_deadline(d, T), T + 50 * MS, "again after 50ms");
 	T += 50 * MS;
 	is_int(next(), DECIDE_WRITE, "the ready file again");
-	decide_written(d, DECIDE_FILE_READY, -ENOSPC, T);
+	decide_written(d, PROTOCOL_READY, -ENOSPC, T);
 	is_int(decide_deadline(d, T), T + 100 * MS, "then after 100ms");
 	T += 100 * MS;
 	is_int(next(), DECIDE_WRITE, "and again");
-	decide_written(d, DECIDE_FILE_READY, 0, T);
+	decide_written(d, PROTOCOL_READY, 0, T);
 	ok(view().ready_written, "written once there is room");
 	ok(noted(NOTE_WRITTEN_AFTER_ALL) && note(NOTE_WRITTEN_AFTER_ALL)->count == 3, "which is noted");
 
@@ -1442,22 +1442,22 @@ static void files(void)
 	http_next(DECIDE_HTTP_STOP, "the stop first");
 	is_int(next(), DECIDE_WATCH, "the watch");
 	is_int(next(), DECIDE_WRITE, "then apps-done");
-	is_int(last.file, DECIDE_FILE_APPS_DONE, "apps-done");
+	is_int(last.file, PROTOCOL_APPS_DONE, "apps-done");
 	is_str(last.reason, "apps-done", "with the reason");
-	decide_written(d, DECIDE_FILE_APPS_DONE, -EACCES, T);
+	decide_written(d, PROTOCOL_APPS_DONE, -EACCES, T);
 	answer(DECIDE_HTTP_STOP, 200);
 	is_int(next(), NONE, "the failed apps-done waits its turn");
 	T += 50 * MS;
 	is_int(next(), DECIDE_WRITE, "apps-done again");
-	decide_written(d, DECIDE_FILE_APPS_DONE, 0, T);
+	decide_written(d, PROTOCOL_APPS_DONE, 0, T);
 	decide_sidecar_gone(d, 0, T);
 	is_int(next(), DECIDE_WRITE, "gone: the done file");
-	is_int(last.file, DECIDE_FILE_DONE, "done");
+	is_int(last.file, PROTOCOL_DONE, "done");
 	is_int(next(), NONE, "one write at a time");
-	decide_written(d, DECIDE_FILE_DONE, -ENOSPC, T);
+	decide_written(d, PROTOCOL_DONE, -ENOSPC, T);
 	for (k = next(); k != DECIDE_EXIT && T < view().settled_us + 11 * S; k = next()) {
 		if (k == DECIDE_WRITE)
-			decide_written(d, DECIDE_FILE_DONE, -ENOSPC, T);
+			decide_written(d, PROTOCOL_DONE, -ENOSPC, T);
 		T += 10 * MS;
 	}
 	is_int(k, DECIDE_EXIT, "done never written: the exit comes anyway");
@@ -1467,7 +1467,7 @@ static void files(void)
 
 	/* Without the file protocol nothing is written: the ready line only. */
 	setup_with(POLICY_NEVER, 1, http_sidecars, 1, true);
-	cfg.files = false;
+	cfg.protocol = false;
 	renew();
 	decide_sidecar_seen(d, 0, T - LONG_AGO);
 	http_next(DECIDE_HTTP_READY, "poll");
@@ -1605,9 +1605,9 @@ static void wrapper(void)
 	http_next(DECIDE_HTTP_READY, "poll");
 	answer(DECIDE_HTTP_READY, 200);
 	is_int(next(), DECIDE_WRITE, "ready: the command starts (what the ready file is for)");
-	is_int(last.file, DECIDE_FILE_READY, "as the ready file");
+	is_int(last.file, PROTOCOL_READY, "as the ready file");
 	is_int(noted(NOTE_ALL_READY_COMMAND), 1, "noted as such");
-	decide_written(d, DECIDE_FILE_READY, 0, T);
+	decide_written(d, PROTOCOL_READY, 0, T);
 	decide_app_exited(d, DECIDE_APP_COMMAND, T + S);
 	decide_app_status(d, DECIDE_APP_COMMAND, 3, T + S);
 	T += S;
@@ -1903,8 +1903,8 @@ static void natives(void)
 	renew();
 	decide_sidecar_seen(d, 1, T - LONG_AGO);
 	is_int(next(), DECIDE_WRITE, "no poll of the native one's ready URL: the ready file at once");
-	is_int(last.file, DECIDE_FILE_READY, "ready");
-	decide_written(d, DECIDE_FILE_READY, 0, T);
+	is_int(last.file, PROTOCOL_READY, "ready");
+	decide_written(d, PROTOCOL_READY, 0, T);
 	decide_app_seen(d, 3, "job", T);
 	T += S;
 	decide_app_exited(d, 3, T);
@@ -2138,14 +2138,14 @@ static void out_of_range(void)
 static void resume(void)
 {
 	setup(POLICY_NEVER, 1, 1);
-	ok(DECIDE_TELL(d, T, .kind = DECIDE_EV_FOUND, .file = DECIDE_FILE_APPS_DONE), "apps-done found");
+	ok(DECIDE_TELL(d, T, .kind = DECIDE_EV_FOUND, .file = PROTOCOL_APPS_DONE), "apps-done found");
 	is_int(noted(NOTE_RESUME_APPS_DONE), 1, "noted");
 	is_int(next(), DECIDE_APPS_DONE, "the drain at once, without an app");
 	is_str(last.reason, "resume", "reason resume");
 
 	setup(POLICY_NEVER, 1, 1);
 	DECIDE_TELL(d, T, .kind = DECIDE_EV_CONTAINERS, .count = 4);
-	ok(DECIDE_TELL(d, T, .kind = DECIDE_EV_FOUND, .file = DECIDE_FILE_DONE), "done found");
+	ok(DECIDE_TELL(d, T, .kind = DECIDE_EV_FOUND, .file = PROTOCOL_DONE), "done found");
 	is_int(noted(NOTE_RESUME_DONE), 1, "noted");
 	is_int(decide_deadline(d, T), T, "due at once");
 	is_int(next(), DECIDE_EXIT, "the exit at once");
@@ -2153,7 +2153,7 @@ static void resume(void)
 	is_int(last.status, 0, "exit 0");
 	is_int(last.containers, 5, "the pod's four containers and an init container share the termination messages");
 	is_int(next(), NONE, "nothing after");
-	ok(!DECIDE_TELL(d, T, .kind = DECIDE_EV_FOUND, .file = DECIDE_FILE_APPS_DONE), "found files count at start only");
+	ok(!DECIDE_TELL(d, T, .kind = DECIDE_EV_FOUND, .file = PROTOCOL_APPS_DONE), "found files count at start only");
 }
 
 /* The kubelet's share of a termination message: attempts a restart replaced are not containers of the spec. */

@@ -23,7 +23,7 @@
 /* What the mode saw. */
 static struct {
 	unsigned hello, starts, apps_done, finishes, closes;
-	unsigned writes[DECIDE_NFILES];
+	unsigned writes[PROTOCOL_NFILES];
 	struct decide_action exit;
 	char summary[8192];
 } seen;
@@ -36,7 +36,7 @@ static void hello(struct engine *e)
 static void configure(struct engine *e, struct decide_config *dc)
 {
 	dc->readiness = true;
-	dc->files = true;
+	dc->protocol = true;
 }
 
 static void start(struct engine *e)
@@ -44,7 +44,7 @@ static void start(struct engine *e)
 	seen.starts++;
 }
 
-static int write_file(struct engine *e, enum decide_file file, const char *reason)
+static int write_file(struct engine *e, enum protocol_file file, const char *reason)
 {
 	seen.writes[file]++;
 	return 0;
@@ -147,7 +147,7 @@ static void app_exit_stops_sidecar(void)
 	e = open_engine();
 	is_int(seen.hello, 1, "the mode's first line");
 	is_int(seen.starts, 1, "its start");
-	is_int(seen.writes[DECIDE_FILE_READY], 1, "the sidecar (no ready URL) seen: the ready file written");
+	is_int(seen.writes[PROTOCOL_READY], 1, "the sidecar (no ready URL) seen: the ready file written");
 	/* Long enough for the sidecar to have its handler: the stop signal needs no look first. */
 	fake_now += 10 * S;
 	engine_decide(e);
@@ -157,8 +157,8 @@ static void app_exit_stops_sidecar(void)
 	turn_until_finished(e);
 	ok(engine_finished(e), "the app's exit: the engine finished");
 	is_int(seen.apps_done, 1, "the drain began once");
-	is_int(seen.writes[DECIDE_FILE_APPS_DONE], 1, "apps-done written");
-	is_int(seen.writes[DECIDE_FILE_DONE], 1, "done written");
+	is_int(seen.writes[PROTOCOL_APPS_DONE], 1, "apps-done written");
+	is_int(seen.writes[PROTOCOL_DONE], 1, "done written");
 	is_int(seen.finishes, 1, "the mode's finish, once");
 	is_int(seen.exit.status, 0, "exit status 0");
 	ok(fake_dead(sc), "the sidecar is gone");

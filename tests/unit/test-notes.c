@@ -184,7 +184,7 @@ int main(void)
 	     "name native=vector container=2",
 	     .kind = NOTE_NATIVE_EXITED, .text = "vector", .container = 2);
 	SAYS("cannot write the file: trying again in 50ms file=ready error=\"No space left on device\" attempts=1",
-	     .kind = NOTE_WRITE_FAILED, .file = DECIDE_FILE_READY, .result = -ENOSPC, .count = 1, .us = 50 * MS);
+	     .kind = NOTE_WRITE_FAILED, .file = PROTOCOL_READY, .result = -ENOSPC, .count = 1, .us = 50 * MS);
 	SAYS("not every sidecar could be stopped drain_exit_code=1", .kind = NOTE_STOP_FAILED, .code = 1);
 	SAYS("event changes nothing: ignored event=signal-result", .kind = NOTE_IGNORED,
 	     .event = DECIDE_EV_SIGNAL_RESULT);

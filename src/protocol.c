@@ -1,6 +1,6 @@
 #include "config.h"
 
-#include "sentinel.h"
+#include "protocol.h"
 
 #include "log.h"
 #include "util.h"
@@ -19,23 +19,16 @@
 #define DIR_MASK (IN_CREATE | IN_CLOSE_WRITE | IN_MOVED_TO | IN_ONLYDIR | IN_EXCL_UNLINK)
 #define PARENT_MASK (IN_CREATE | IN_MOVED_TO | IN_ONLYDIR | IN_EXCL_UNLINK)
 
-static const struct {
-	const char *name;
-	enum sentinel_what what;
-} dir_files[] = {
-	{ "ready", SENTINEL_READY },
-	{ "drain", SENTINEL_DRAIN },
-	{ "apps-done", SENTINEL_APPS_DONE },
-	{ "done", SENTINEL_DONE },
-};
+/* The files in the directory itself, named by protocol_file_name(); the reports are in apps/. */
+static const enum protocol_file dir_files[] = { PROTOCOL_READY, PROTOCOL_DRAIN, PROTOCOL_APPS_DONE, PROTOCOL_DONE };
 
 /* ---- pure parts: names, exit codes, inotify events --------------------- */
 
-bool sentinel_name_ok(const char *name)
+bool protocol_name_ok(const char *name)
 {
 	size_t n = strlen(name), i;
 
-	if (n == 0 || n > SENTINEL_NAME_MAX || name[0] == '.')
+	if (n == 0 || n > PROTOCOL_NAME_MAX || name[0] == '.')
 		return false;
 	for (i = 0; i < n; i++)
 		if (name[i] <= ' ' || name[i] > '~' || name[i] == '/')
@@ -43,7 +36,7 @@ bool sentinel_name_ok(const char *name)
 	return true;
 }
 
-int sentinel_parse_code(const char *buf, size_t len, int *code, const char **why)
+int protocol_parse_code(const char *buf, size_t len, int *code, const char **why)
 {
 	size_t i, digits = 0;
 	int v = 0;
@@ -52,7 +45,7 @@ int sentinel_parse_code(const char *buf, size_t len, int *code, const char **why
 		*why = "empty";
 		return -EINVAL;
 	}
-	if (len >= SENTINEL_READ_MAX) {
+	if (len >= PROTOCOL_READ_MAX) {
 		*why = "larger than 4 KiB";
 		return -EINVAL;
 	}
@@ -66,7 +59,7 @@ int sentinel_parse_code(const char *buf, size_t len, int *code, const char **why
 	}
 	while (digits < len && buf[digits] >= '0' && buf[digits] <= '9') {
 		/* Saturate: the value only needs to be known to be too big. */
-		if (v <= SENTINEL_CODE_MAX)
+		if (v <= PROTOCOL_CODE_MAX)
 			v = v * 10 + (buf[digits] - '0');
 		digits++;
 	}
@@ -74,7 +67,7 @@ int sentinel_parse_code(const char *buf, size_t len, int *code, const char **why
 		*why = "not a decimal exit code and a newline";
 		return -EINVAL;
 	}
-	if (v > SENTINEL_CODE_MAX) {
+	if (v > PROTOCOL_CODE_MAX) {
 		*why = "exit code out of range (0 to 255)";
 		return -EINVAL;
 	}
@@ -82,8 +75,8 @@ int sentinel_parse_code(const char *buf, size_t len, int *code, const char **why
 	return 0;
 }
 
-size_t sentinel_decode(const void *buf, size_t len, int wd_dir, int wd_apps, int wd_parent, const char *base,
-		       struct sentinel_event *ev)
+size_t protocol_decode(const void *buf, size_t len, int wd_dir, int wd_apps, int wd_parent, const char *base,
+		       struct protocol_event *ev)
 {
 	struct inotify_event h;
 	size_t total, n, i;
@@ -97,31 +90,37 @@ size_t sentinel_decode(const void *buf, size_t len, int wd_dir, int wd_apps, int
 	n = h.len < NAME_MAX ? h.len : NAME_MAX;
 	memcpy(ev->name, (const char *)buf + sizeof(h), n);
 	ev->name[n] = '\0';
-	ev->what = SENTINEL_NOTHING;
+	ev->kind = PROTOCOL_EV_NOTHING;
+	ev->file = PROTOCOL_NFILES;
 
 	if (h.mask & IN_Q_OVERFLOW) {
-		ev->what = SENTINEL_REREAD;
+		ev->kind = PROTOCOL_EV_REREAD;
 	} else if (h.mask & IN_IGNORED) {
 		/* A watch removed by the kernel (directory deleted); old ones we removed ourselves are stale. */
 		if (h.wd == wd_dir || h.wd == wd_apps)
-			ev->what = SENTINEL_REREAD;
+			ev->kind = PROTOCOL_EV_REREAD;
 	} else if (h.wd == wd_parent && wd_parent >= 0) {
 		if ((h.mask & IN_ISDIR) && strcmp(ev->name, base) == 0)
-			ev->what = SENTINEL_DIR;
+			ev->kind = PROTOCOL_EV_DIR;
 	} else if (h.wd == wd_dir && wd_dir >= 0) {
 		if (h.mask & IN_ISDIR) {
 			if (strcmp(ev->name, "apps") == 0)
-				ev->what = SENTINEL_APPS_DIR;
+				ev->kind = PROTOCOL_EV_APPS_DIR;
 		} else {
-			for (i = 0; i < ARRAY_SIZE(dir_files); i++)
-				if (strcmp(ev->name, dir_files[i].name) == 0)
-					ev->what = dir_files[i].what;
+			for (i = 0; i < ARRAY_SIZE(dir_files); i++) {
+				if (strcmp(ev->name, protocol_file_name(dir_files[i])) == 0) {
+					ev->kind = PROTOCOL_EV_FILE;
+					ev->file = dir_files[i];
+				}
+			}
 		}
 	} else if (h.wd == wd_apps && wd_apps >= 0) {
 		/* IN_CREATE alone is not enough: the content follows; temporary names start with '.'. */
 		if (!(h.mask & IN_ISDIR) && (h.mask & (IN_CLOSE_WRITE | IN_MOVED_TO)) && ev->name[0] &&
-		    ev->name[0] != '.')
-			ev->what = SENTINEL_REPORT;
+		    ev->name[0] != '.') {
+			ev->kind = PROTOCOL_EV_FILE;
+			ev->file = PROTOCOL_REPORT;
+		}
 	}
 	return total;
 }
@@ -129,22 +128,22 @@ size_t sentinel_decode(const void *buf, size_t len, int wd_dir, int wd_apps, int
 /* ---- the directory ----------------------------------------------------- */
 
 /* Watches the directory behind fd: through /proc so that the watch and the fd agree. */
-static int add_watch(struct sentinel *s, int fd, const char *path, uint32_t mask)
+static int add_watch(struct protocol *p, int fd, const char *path, uint32_t mask)
 {
 	char self[64];
 	int wd;
 
 	snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
-	wd = inotify_add_watch(s->ifd, self, mask);
+	wd = inotify_add_watch(p->ifd, self, mask);
 	if (wd < 0 && errno == ENOENT)
-		wd = inotify_add_watch(s->ifd, path, mask); /* no /proc */
+		wd = inotify_add_watch(p->ifd, path, mask); /* no /proc */
 	return wd < 0 ? -errno : wd;
 }
 
-static void rm_watch(struct sentinel *s, int *wd)
+static void rm_watch(struct protocol *p, int *wd)
 {
 	if (*wd >= 0)
-		inotify_rm_watch(s->ifd, *wd);
+		inotify_rm_watch(p->ifd, *wd);
 	*wd = -1;
 }
 
@@ -155,14 +154,14 @@ static void close_fd(int *fd)
 	*fd = -1;
 }
 
-/* Opens dirfd's apps/, creating it (mode SENTINEL_APPS_MODE, whatever the umask) when asked. */
+/* Opens dirfd's apps/, creating it (mode PROTOCOL_APPS_MODE, whatever the umask) when asked. */
 static int open_apps(int dirfd, bool create)
 {
 	int fd = openat(dirfd, "apps", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	bool made = false;
 
 	if (fd < 0 && errno == ENOENT && create) {
-		if (mkdirat(dirfd, "apps", SENTINEL_APPS_MODE) == 0)
+		if (mkdirat(dirfd, "apps", PROTOCOL_APPS_MODE) == 0)
 			made = true;
 		else if (errno != EEXIST)
 			return -errno;
@@ -171,121 +170,121 @@ static int open_apps(int dirfd, bool create)
 	if (fd < 0)
 		return -errno;
 	if (made)
-		(void)fchmod(fd, SENTINEL_APPS_MODE);
+		(void)fchmod(fd, PROTOCOL_APPS_MODE);
 	return fd;
 }
 
-static void attach_apps(struct sentinel *s)
+static void attach_apps(struct protocol *p)
 {
 	struct stat old, now;
 	char path[PATH_MAX];
 	int fd, wd;
 
-	fd = open_apps(s->dirfd, s->flags & SENTINEL_CREATE);
+	fd = open_apps(p->dirfd, p->flags & PROTOCOL_OPEN_CREATE);
 	if (fd < 0) {
 		/* Missing: its creation is an event on the directory. */
 		if (fd != -ENOENT)
-			log_msg(LOG_WARN, FIELDS(LF_STR("dir", s->dir), LF_STR("error", strerror(-fd))),
+			log_msg(LOG_WARN, FIELDS(LF_STR("dir", p->dir), LF_STR("error", strerror(-fd))),
 				"cannot use apps/: exit-code reports are not read until it can be");
 		return;
 	}
-	if (s->appsfd >= 0 && fstat(s->appsfd, &old) == 0 && fstat(fd, &now) == 0 && old.st_dev == now.st_dev &&
+	if (p->appsfd >= 0 && fstat(p->appsfd, &old) == 0 && fstat(fd, &now) == 0 && old.st_dev == now.st_dev &&
 	    old.st_ino == now.st_ino) {
 		close(fd);
 		return;
 	}
-	snprintf(path, sizeof(path), "%s/apps", s->dir);
-	wd = add_watch(s, fd, path, DIR_MASK);
+	snprintf(path, sizeof(path), "%s/apps", p->dir);
+	wd = add_watch(p, fd, path, DIR_MASK);
 	if (wd < 0) {
-		log_msg(LOG_WARN, FIELDS(LF_STR("dir", s->dir), LF_STR("error", strerror(-wd))), "cannot watch apps/");
+		log_msg(LOG_WARN, FIELDS(LF_STR("dir", p->dir), LF_STR("error", strerror(-wd))), "cannot watch apps/");
 		close(fd);
 		return;
 	}
-	rm_watch(s, &s->wd_apps);
-	close_fd(&s->appsfd);
-	s->appsfd = fd;
-	s->wd_apps = wd;
+	rm_watch(p, &p->wd_apps);
+	close_fd(&p->appsfd);
+	p->appsfd = fd;
+	p->wd_apps = wd;
 }
 
-static const char *base_of(const struct sentinel *s)
+static const char *base_of(const struct protocol *p)
 {
-	return base_name(s->dir);
+	return base_name(p->dir);
 }
 
 /* Watches the parent of a directory that does not exist yet. */
-static int watch_parent(struct sentinel *s)
+static int watch_parent(struct protocol *p)
 {
 	char parent[PATH_MAX];
-	const char *slash = strrchr(s->dir, '/');
+	const char *slash = strrchr(p->dir, '/');
 	int fd, wd;
 
-	if (s->wd_parent >= 0)
+	if (p->wd_parent >= 0)
 		return 0;
 	if (!slash)
 		str_copy(parent, ".", sizeof(parent));
-	else if (slash == s->dir)
+	else if (slash == p->dir)
 		str_copy(parent, "/", sizeof(parent));
 	else
-		snprintf(parent, sizeof(parent), "%.*s", (int)(slash - s->dir), s->dir);
+		snprintf(parent, sizeof(parent), "%.*s", (int)(slash - p->dir), p->dir);
 	fd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	wd = add_watch(s, fd, parent, PARENT_MASK);
+	wd = add_watch(p, fd, parent, PARENT_MASK);
 	close(fd);
 	if (wd < 0)
 		return wd;
-	s->wd_parent = wd;
+	p->wd_parent = wd;
 	return 0;
 }
 
 /* (Re)opens and watches the directory and apps/. 0 also while the directory is awaited. */
-static int attach(struct sentinel *s)
+static int attach(struct protocol *p)
 {
 	bool made = false;
 	int fd, wd, rc;
 
-	if (s->dirfd < 0) {
-		fd = open(s->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		if (fd < 0 && errno == ENOENT && (s->flags & SENTINEL_CREATE)) {
-			if (mkdir(s->dir, SENTINEL_DIR_MODE) == 0)
+	if (p->dirfd < 0) {
+		fd = open(p->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (fd < 0 && errno == ENOENT && (p->flags & PROTOCOL_OPEN_CREATE)) {
+			if (mkdir(p->dir, PROTOCOL_DIR_MODE) == 0)
 				made = true;
 			else if (errno != EEXIST)
 				return -errno;
-			fd = open(s->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+			fd = open(p->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		}
-		if (fd < 0 && errno == ENOENT && !(s->flags & SENTINEL_CREATE)) {
+		if (fd < 0 && errno == ENOENT && !(p->flags & PROTOCOL_OPEN_CREATE)) {
 			/* Watch the parent first, then look again: it may have appeared meanwhile. */
-			rc = watch_parent(s);
+			rc = watch_parent(p);
 			if (rc < 0)
 				return rc;
-			fd = open(s->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+			fd = open(p->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 			if (fd < 0 && errno == ENOENT)
 				return 0;
 		}
 		if (fd < 0)
 			return -errno;
 		if (made)
-			(void)fchmod(fd, SENTINEL_DIR_MODE);
-		wd = add_watch(s, fd, s->dir, DIR_MASK);
+			(void)fchmod(fd, PROTOCOL_DIR_MODE);
+		wd = add_watch(p, fd, p->dir, DIR_MASK);
 		if (wd < 0) {
 			close(fd);
 			return wd;
 		}
-		s->dirfd = fd;
-		s->wd_dir = wd;
-		rm_watch(s, &s->wd_parent);
+		p->dirfd = fd;
+		p->wd_dir = wd;
+		rm_watch(p, &p->wd_parent);
 	}
-	if (s->flags & SENTINEL_APPS)
-		attach_apps(s);
+	if (p->flags & PROTOCOL_OPEN_APPS)
+		attach_apps(p);
 	return 0;
 }
 
-static void detach(struct sentinel *s)
+static void detach(struct protocol *p)
 {
-	rm_watch(s, &s->wd_dir);
-	rm_watch(s, &s->wd_apps);
-	close_fd(&s->dirfd);
-	close_fd(&s->appsfd);
+	rm_watch(p, &p->wd_dir);
+	rm_watch(p, &p->wd_apps);
+	close_fd(&p->dirfd);
+	close_fd(&p->appsfd);
 }
 
 static bool is_regular_at(int dirfd, const char *name)
@@ -298,10 +297,10 @@ static bool is_regular_at(int dirfd, const char *name)
 /* ---- reports ----------------------------------------------------------- */
 
 /* Logs a malformed report, once per version of the file (name, inode, mtime, size). */
-static void malformed(struct sentinel *s, const char *name, const struct stat *st, const char *why)
+static void malformed(struct protocol *p, const char *name, const struct stat *st, const char *why)
 {
-	struct sentinel_logged sig;
-	char file[SENTINEL_NAME_MAX + 8];
+	struct protocol_logged sig;
+	char file[PROTOCOL_NAME_MAX + 8];
 	unsigned i;
 
 	memset(&sig, 0, sizeof(sig));
@@ -312,91 +311,91 @@ static void malformed(struct sentinel *s, const char *name, const struct stat *s
 		sig.mtime_ns = (long long)st->st_mtim.tv_sec * 1000000000LL + st->st_mtim.tv_nsec;
 		sig.size = (long long)st->st_size;
 	}
-	for (i = 0; i < ARRAY_SIZE(s->logged) && i < s->nlogged; i++)
-		if (memcmp(&s->logged[i], &sig, sizeof(sig)) == 0)
+	for (i = 0; i < ARRAY_SIZE(p->logged) && i < p->nlogged; i++)
+		if (memcmp(&p->logged[i], &sig, sizeof(sig)) == 0)
 			return;
-	s->logged[s->nlogged++ % ARRAY_SIZE(s->logged)] = sig;
+	p->logged[p->nlogged++ % ARRAY_SIZE(p->logged)] = sig;
 	snprintf(file, sizeof(file), "apps/%s", sig.name);
 	log_msg(LOG_WARN, FIELDS(LF_STR("file", file), LF_STR("reason", why)), "ignoring a malformed exit-code report");
 }
 
-static void read_report(struct sentinel *s, const char *name)
+static void read_report(struct protocol *p, const char *name)
 {
-	char buf[SENTINEL_READ_MAX + 1];
+	char buf[PROTOCOL_READ_MAX + 1];
 	const char *why = NULL;
 	struct stat st;
 	size_t len = 0;
 	int fd, rc, code = 0;
 
-	if (!sentinel_name_ok(name)) {
-		malformed(s, name, NULL, "the name is not 1 to 63 printable characters without a leading dot");
+	if (!protocol_name_ok(name)) {
+		malformed(p, name, NULL, "the name is not 1 to 63 printable characters without a leading dot");
 		return;
 	}
-	if (fstatat(s->appsfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+	if (fstatat(p->appsfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return; /* gone again */
 	if (!S_ISREG(st.st_mode)) {
-		malformed(s, name, &st, S_ISLNK(st.st_mode) ? "a symbolic link (never followed)" : "not a regular file");
+		malformed(p, name, &st, S_ISLNK(st.st_mode) ? "a symbolic link (never followed)" : "not a regular file");
 		return;
 	}
 	/* O_NONBLOCK: whatever replaced it meanwhile (a FIFO) must not block the loop. */
-	fd = openat(s->appsfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
+	fd = openat(p->appsfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
 	if (fd < 0) {
 		if (errno == ELOOP)
-			malformed(s, name, &st, "a symbolic link (never followed)");
+			malformed(p, name, &st, "a symbolic link (never followed)");
 		else if (errno != ENOENT)
-			malformed(s, name, &st, errno == EACCES ? "not readable by rearguard's uid (make it mode 0644)"
+			malformed(p, name, &st, errno == EACCES ? "not readable by rearguard's uid (make it mode 0644)"
 								: strerror(errno));
 		return;
 	}
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
 		close(fd);
-		malformed(s, name, NULL, "not a regular file");
+		malformed(p, name, NULL, "not a regular file");
 		return;
 	}
 	rc = read_small_fd(fd, buf, sizeof(buf), &len, READ_TO_END);
 	close(fd);
 	if (rc < 0)
 		why = strerror(-rc);
-	else if (sentinel_parse_code(buf, len, &code, &why) == 0)
+	else if (protocol_parse_code(buf, len, &code, &why) == 0)
 		why = NULL;
 	if (why) {
-		malformed(s, name, &st, why);
+		malformed(p, name, &st, why);
 		return;
 	}
-	s->cb(s, SENTINEL_REPORT, name, code);
+	p->cb(p, PROTOCOL_REPORT, name, code);
 }
 
 /* Delivers every protocol file there is (at start, and after an overflow). */
-static void reread(struct sentinel *s)
+static void reread(struct protocol *p)
 {
 	struct dirent *de;
 	size_t i;
 	DIR *d;
 	int fd;
 
-	for (i = 0; i < ARRAY_SIZE(dir_files) && s->ifd >= 0; i++)
-		if (is_regular_at(s->dirfd, dir_files[i].name))
-			s->cb(s, dir_files[i].what, dir_files[i].name, 0);
-	if (s->appsfd < 0 || s->ifd < 0)
+	for (i = 0; i < ARRAY_SIZE(dir_files) && p->ifd >= 0; i++)
+		if (is_regular_at(p->dirfd, protocol_file_name(dir_files[i])))
+			p->cb(p, dir_files[i], protocol_file_name(dir_files[i]), 0);
+	if (p->appsfd < 0 || p->ifd < 0)
 		return;
-	fd = openat(s->appsfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	fd = openat(p->appsfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	d = fd >= 0 ? fdopendir(fd) : NULL;
 	if (!d) {
 		if (fd >= 0)
 			close(fd);
-		log_msg(LOG_WARN, FIELDS(LF_STR("dir", s->dir), LF_STR("error", strerror(errno))), "cannot list apps/");
+		log_msg(LOG_WARN, FIELDS(LF_STR("dir", p->dir), LF_STR("error", strerror(errno))), "cannot list apps/");
 		return;
 	}
-	while ((de = readdir(d)) != NULL && s->ifd >= 0)
+	while ((de = readdir(d)) != NULL && p->ifd >= 0)
 		if (de->d_name[0] != '.' && de->d_type != DT_DIR)
-			read_report(s, de->d_name);
+			read_report(p, de->d_name);
 	closedir(d);
 }
 
-void sentinel_reread(struct sentinel *s)
+void protocol_reread(struct protocol *p)
 {
-	if (s->dirfd >= 0)
-		reread(s);
+	if (p->dirfd >= 0)
+		reread(p);
 }
 
 static bool deleted(int fd)
@@ -406,124 +405,124 @@ static bool deleted(int fd)
 	return fd >= 0 && fstat(fd, &st) == 0 && st.st_nlink == 0;
 }
 
-static void reattach(struct sentinel *s)
+static void reattach(struct protocol *p)
 {
-	int rc = attach(s);
+	int rc = attach(p);
 
 	if (rc < 0)
-		log_msg(LOG_WARN, FIELDS(LF_STR("dir", s->dir), LF_STR("error", strerror(-rc))),
+		log_msg(LOG_WARN, FIELDS(LF_STR("dir", p->dir), LF_STR("error", strerror(-rc))),
 			"cannot watch the directory");
-	reread(s);
+	reread(p);
 }
 
 static void on_inotify(struct ev_loop *loop, ev_io *io, int revents)
 {
-	struct sentinel *s = io->data;
+	struct protocol *p = io->data;
 	/* Room for many events; the kernel never splits one. */
 	char buf[16 * (sizeof(struct inotify_event) + NAME_MAX + 1)] __attribute__((aligned(8)));
-	struct sentinel_event ev;
+	struct protocol_event ev;
 	bool again = false;
 
 	for (;;) {
-		ssize_t n = read(s->ifd, buf, sizeof(buf));
+		ssize_t n = read(p->ifd, buf, sizeof(buf));
 		size_t off = 0, used;
 
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)
 			break; /* EAGAIN: drained */
-		while (off < (size_t)n && s->ifd >= 0 &&
-		       (used = sentinel_decode(buf + off, (size_t)n - off, s->wd_dir, s->wd_apps, s->wd_parent,
-					       base_of(s), &ev)) > 0) {
+		while (off < (size_t)n && p->ifd >= 0 &&
+		       (used = protocol_decode(buf + off, (size_t)n - off, p->wd_dir, p->wd_apps, p->wd_parent,
+					       base_of(p), &ev)) > 0) {
 			off += used;
-			switch (ev.what) {
-			case SENTINEL_NOTHING:
+			switch (ev.kind) {
+			case PROTOCOL_EV_NOTHING:
 				break;
-			case SENTINEL_REPORT:
-				if (s->appsfd >= 0)
-					read_report(s, ev.name);
+			case PROTOCOL_EV_FILE:
+				if (ev.file == PROTOCOL_REPORT) {
+					if (p->appsfd >= 0)
+						read_report(p, ev.name);
+				} else if (is_regular_at(p->dirfd, ev.name)) {
+					p->cb(p, ev.file, ev.name, 0);
+				}
 				break;
-			case SENTINEL_APPS_DIR:
-			case SENTINEL_DIR:
-			case SENTINEL_REREAD:
+			case PROTOCOL_EV_APPS_DIR:
+			case PROTOCOL_EV_DIR:
+			case PROTOCOL_EV_REREAD:
 				again = true;
-				break;
-			default:
-				if (is_regular_at(s->dirfd, ev.name))
-					s->cb(s, ev.what, ev.name, 0);
 				break;
 			}
 		}
-		if (s->ifd < 0)
+		if (p->ifd < 0)
 			return; /* closed by a callback */
 	}
 	if (again) {
-		log_msg(LOG_DEBUG, FIELDS(LF_STR("dir", s->dir)), "reading the directory again");
+		log_msg(LOG_DEBUG, FIELDS(LF_STR("dir", p->dir)), "reading the directory again");
 		/* A deleted directory's fd is useless: look it up again. */
-		if (deleted(s->dirfd)) {
-			detach(s);
-		} else if (deleted(s->appsfd)) {
-			rm_watch(s, &s->wd_apps);
-			close_fd(&s->appsfd);
+		if (deleted(p->dirfd)) {
+			detach(p);
+		} else if (deleted(p->appsfd)) {
+			rm_watch(p, &p->wd_apps);
+			close_fd(&p->appsfd);
 		}
-		reattach(s);
+		reattach(p);
 	}
 }
 
-int sentinel_open(struct sentinel *s, struct ev_loop *loop, const char *dir, unsigned flags, sentinel_cb *cb,
+int protocol_open(struct protocol *p, struct ev_loop *loop, const char *dir, unsigned flags, protocol_cb *cb,
 		  void *data)
 {
 	size_t n;
 	int rc;
 
-	memset(s, 0, sizeof(*s));
-	s->ifd = s->dirfd = s->appsfd = -1;
-	s->wd_dir = s->wd_apps = s->wd_parent = -1;
-	s->loop = loop;
-	s->flags = flags;
-	s->cb = cb;
-	s->data = data;
-	s->dir = strdup(dir);
-	if (!s->dir)
+	memset(p, 0, sizeof(*p));
+	p->ifd = p->dirfd = p->appsfd = -1;
+	p->wd_dir = p->wd_apps = p->wd_parent = -1;
+	p->loop = loop;
+	p->flags = flags;
+	p->cb = cb;
+	p->data = data;
+	p->dir = strdup(dir);
+	if (!p->dir)
 		return -ENOMEM;
 	/* "/x/y/" names the same directory as "/x/y": its parent is /x. */
-	for (n = strlen(s->dir); n > 1 && s->dir[n - 1] == '/'; n--)
-		s->dir[n - 1] = '\0';
-	s->ifd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
-	if (s->ifd < 0) {
+	for (n = strlen(p->dir); n > 1 && p->dir[n - 1] == '/'; n--)
+		p->dir[n - 1] = '\0';
+	p->ifd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	if (p->ifd < 0) {
 		rc = -errno;
-		sentinel_close(s);
+		protocol_close(p);
 		return rc;
 	}
-	rc = attach(s);
+	rc = attach(p);
 	if (rc < 0) {
-		sentinel_close(s);
+		protocol_close(p);
 		return rc;
 	}
-	ev_io_init(&s->io, on_inotify, s->ifd, EV_READ);
-	s->io.data = s;
-	ev_io_start(loop, &s->io);
-	reread(s);
+	ev_io_init(&p->io, on_inotify, p->ifd, EV_READ);
+	p->io.data = p;
+	ev_io_start(loop, &p->io);
+	reread(p);
 	return 0;
 }
 
-void sentinel_close(struct sentinel *s)
+void protocol_close(struct protocol *p)
 {
-	if (s->ifd >= 0 && s->loop)
-		ev_io_stop(s->loop, &s->io);
-	close_fd(&s->dirfd);
-	close_fd(&s->appsfd);
-	close_fd(&s->ifd); /* removes every watch */
-	s->wd_dir = s->wd_apps = s->wd_parent = -1;
-	free(s->dir);
-	s->dir = NULL;
+	if (p->ifd >= 0 && p->loop)
+		ev_io_stop(p->loop, &p->io);
+	close_fd(&p->dirfd);
+	close_fd(&p->appsfd);
+	close_fd(&p->ifd); /* removes every watch */
+	p->wd_dir = p->wd_apps = p->wd_parent = -1;
+	free(p->dir);
+	p->dir = NULL;
 }
 
-int sentinel_write(struct sentinel *s, const char *name, const void *data, size_t len)
+int protocol_write(struct protocol *p, const char *name, const void *data, size_t len)
 {
-	if (s->dirfd < 0)
+	if (p->dirfd < 0)
 		return -ENOENT;
-	return write_atomic_at(s->dirfd, name, data, len, SENTINEL_FILE_MODE);
+	return write_atomic_at(p->dirfd, name, data, len, PROTOCOL_FILE_MODE);
 }
 
 static int open_report_dir(const char *dir, bool create)
@@ -537,7 +536,7 @@ static int open_report_dir(const char *dir, bool create)
 	return fd;
 }
 
-int sentinel_write_report(const char *dir, const char *name, int code)
+int protocol_write_report(const char *dir, const char *name, int code)
 {
 	char text[16];
 	int fd = open_report_dir(dir, true), rc;
@@ -545,12 +544,12 @@ int sentinel_write_report(const char *dir, const char *name, int code)
 	if (fd < 0)
 		return fd;
 	snprintf(text, sizeof(text), "%d\n", code);
-	rc = write_atomic_at(fd, name, text, strlen(text), SENTINEL_FILE_MODE);
+	rc = write_atomic_at(fd, name, text, strlen(text), PROTOCOL_FILE_MODE);
 	close(fd);
 	return rc;
 }
 
-int sentinel_remove_report(const char *dir, const char *name)
+int protocol_remove_report(const char *dir, const char *name)
 {
 	int fd = open_report_dir(dir, false), rc = 0;
 

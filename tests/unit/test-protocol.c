@@ -1,7 +1,7 @@
 #include "config.h"
 
 #include "log.h"
-#include "sentinel.h"
+#include "protocol.h"
 #include "tap.h"
 #include "util.h"
 
@@ -39,7 +39,7 @@ static void code_ok(const char *what, const char *text, size_t len, int want)
 	const char *why = NULL;
 	int code = -1;
 
-	is_int(sentinel_parse_code(text, len, &code, &why), 0, "%s parses", what);
+	is_int(protocol_parse_code(text, len, &code, &why), 0, "%s parses", what);
 	is_int(code, want, "%s is %d", what, want);
 }
 
@@ -48,14 +48,14 @@ static void code_bad(const char *what, const char *text, size_t len, const char 
 	const char *why = NULL;
 	int code = 77;
 
-	is_int(sentinel_parse_code(text, len, &code, &why), -EINVAL, "%s is refused", what);
+	is_int(protocol_parse_code(text, len, &code, &why), -EINVAL, "%s is refused", what);
 	ok(why && strstr(why, why_want), "%s: says \"%s\" (%s)", what, why_want, why ? why : "nothing");
 	is_int(code, 77, "%s: the code is left alone", what);
 }
 
 static void parsing(void)
 {
-	char huge[SENTINEL_READ_MAX];
+	char huge[PROTOCOL_READ_MAX];
 
 	code_ok("0 and a newline", "0\n", 2, 0);
 	code_ok("0 without a newline", "0", 1, 0);
@@ -93,17 +93,17 @@ static void names(void)
 	n63[63] = '\0';
 	memset(n64, 'a', 64);
 	n64[64] = '\0';
-	ok(sentinel_name_ok("job"), "job is a name");
-	ok(sentinel_name_ok("my-job_2.py"), "punctuation is fine");
-	ok(sentinel_name_ok(n63), "63 characters");
-	ok(!sentinel_name_ok(n64), "64 characters are too many");
-	ok(!sentinel_name_ok(""), "empty");
-	ok(!sentinel_name_ok(".job"), "a leading dot (temporary files)");
-	ok(!sentinel_name_ok(".."), "..");
-	ok(!sentinel_name_ok("a/b"), "a slash");
-	ok(!sentinel_name_ok("a b"), "a space");
-	ok(!sentinel_name_ok("a\nb"), "a newline");
-	ok(!sentinel_name_ok("caf\xc3\xa9"), "non-ASCII");
+	ok(protocol_name_ok("job"), "job is a name");
+	ok(protocol_name_ok("my-job_2.py"), "punctuation is fine");
+	ok(protocol_name_ok(n63), "63 characters");
+	ok(!protocol_name_ok(n64), "64 characters are too many");
+	ok(!protocol_name_ok(""), "empty");
+	ok(!protocol_name_ok(".job"), "a leading dot (temporary files)");
+	ok(!protocol_name_ok(".."), "..");
+	ok(!protocol_name_ok("a/b"), "a slash");
+	ok(!protocol_name_ok("a b"), "a space");
+	ok(!protocol_name_ok("a\nb"), "a newline");
+	ok(!protocol_name_ok("caf\xc3\xa9"), "non-ASCII");
 }
 
 /* ---- inotify events ----------------------------------------------------- */
@@ -125,54 +125,71 @@ static size_t put(char *buf, size_t off, int wd, uint32_t mask, const char *name
 	return off + sizeof(h) + h.len;
 }
 
-static enum sentinel_what decode_one(int wd, uint32_t mask, const char *name, char *got_name)
+/*
+ * Decodes one event for the watches 1 (the directory), 2 (apps/) and 3 (the
+ * parent, while the directory "rg" is awaited). Its kind; -1 when the event
+ * was not taken whole, or its file does not go with its kind.
+ */
+static int decode_kind(int wd, uint32_t mask, const char *name, struct protocol_event *ev)
 {
 	char buf[512];
-	struct sentinel_event ev;
-	size_t len = put(buf, 0, wd, mask, name, 16), used;
+	size_t len = put(buf, 0, wd, mask, name, 16);
 
-	used = sentinel_decode(buf, len, 1, 2, 3, "rg", &ev);
-	if (used != len)
-		return (enum sentinel_what)-1;
-	if (got_name)
-		strcpy(got_name, ev.name);
-	return ev.what;
+	if (protocol_decode(buf, len, 1, 2, 3, "rg", ev) != len)
+		return -1;
+	if ((ev->kind == PROTOCOL_EV_FILE) != (ev->file != PROTOCOL_NFILES))
+		return -1;
+	return ev->kind;
+}
+
+/* The file one event names; -1 when it names none. */
+static int decode_file(int wd, uint32_t mask, const char *name)
+{
+	struct protocol_event ev;
+
+	return decode_kind(wd, mask, name, &ev) == PROTOCOL_EV_FILE ? (int)ev.file : -1;
 }
 
 static void decoding(void)
 {
-	struct sentinel_event ev;
-	char buf[1024], name[NAME_MAX + 1];
+	struct protocol_event ev;
+	enum protocol_file f;
+	char buf[1024];
 	size_t len, off, used;
 	int n;
 
-	/* wd 1: the directory, 2: apps/, 3: the parent, while the directory "rg" is awaited. */
-	is_int(decode_one(1, IN_MOVED_TO, "ready", NULL), SENTINEL_READY, "ready renamed into place");
-	is_int(decode_one(1, IN_CLOSE_WRITE, "ready", NULL), SENTINEL_READY, "ready written");
-	is_int(decode_one(1, IN_CREATE, "drain", NULL), SENTINEL_DRAIN, "drain created (touch)");
-	is_int(decode_one(1, IN_MOVED_TO, "apps-done", NULL), SENTINEL_APPS_DONE, "apps-done");
-	is_int(decode_one(1, IN_CLOSE_WRITE, "done", NULL), SENTINEL_DONE, "done");
-	is_int(decode_one(1, IN_CREATE | IN_ISDIR, "apps", NULL), SENTINEL_APPS_DIR, "apps/ created");
-	is_int(decode_one(1, IN_MOVED_TO | IN_ISDIR, "apps", NULL), SENTINEL_APPS_DIR, "apps/ moved in");
-	is_int(decode_one(1, IN_CREATE | IN_ISDIR, "ready", NULL), SENTINEL_NOTHING, "a directory named ready");
-	is_int(decode_one(1, IN_CLOSE_WRITE, ".ready.tmp.12", NULL), SENTINEL_NOTHING, "a temporary file");
-	is_int(decode_one(1, IN_CLOSE_WRITE, "notes.txt", NULL), SENTINEL_NOTHING, "an unknown name");
-	is_int(decode_one(1, IN_CLOSE_WRITE, "job", NULL), SENTINEL_NOTHING, "a report in the wrong place");
-	is_int(decode_one(2, IN_CLOSE_WRITE, "job", name), SENTINEL_REPORT, "apps/job written");
-	is_str(name, "job", "with its name");
-	is_int(decode_one(2, IN_MOVED_TO, "job", NULL), SENTINEL_REPORT, "apps/job renamed into place");
-	is_int(decode_one(2, IN_CREATE, "job", NULL), SENTINEL_NOTHING, "apps/job created: its content follows");
-	is_int(decode_one(2, IN_CLOSE_WRITE, ".job.tmp.5", NULL), SENTINEL_NOTHING, "a temporary report");
-	is_int(decode_one(2, IN_CLOSE_WRITE | IN_ISDIR, "sub", NULL), SENTINEL_NOTHING, "a directory in apps/");
-	is_int(decode_one(-1, IN_Q_OVERFLOW, NULL, NULL), SENTINEL_REREAD, "overflow: read everything");
-	is_int(decode_one(1, IN_IGNORED, NULL, NULL), SENTINEL_REREAD, "the directory's watch went away");
-	is_int(decode_one(2, IN_IGNORED, NULL, NULL), SENTINEL_REREAD, "apps/'s watch went away");
-	is_int(decode_one(7, IN_IGNORED, NULL, NULL), SENTINEL_NOTHING, "a watch removed earlier");
-	is_int(decode_one(7, IN_CLOSE_WRITE, "ready", NULL), SENTINEL_NOTHING, "an unknown watch");
-	is_int(decode_one(3, IN_CREATE | IN_ISDIR, "rg", NULL), SENTINEL_DIR, "the awaited directory appeared");
-	is_int(decode_one(3, IN_MOVED_TO | IN_ISDIR, "rg", NULL), SENTINEL_DIR, "or was moved into place");
-	is_int(decode_one(3, IN_CREATE | IN_ISDIR, "other", NULL), SENTINEL_NOTHING, "another directory");
-	is_int(decode_one(3, IN_CREATE, "rg", NULL), SENTINEL_NOTHING, "a file of that name");
+	is_int(decode_file(1, IN_MOVED_TO, "ready"), PROTOCOL_READY, "ready renamed into place");
+	is_int(decode_file(1, IN_CLOSE_WRITE, "ready"), PROTOCOL_READY, "ready written");
+	is_int(decode_file(1, IN_CREATE, "drain"), PROTOCOL_DRAIN, "drain created (touch)");
+	is_int(decode_file(1, IN_MOVED_TO, "apps-done"), PROTOCOL_APPS_DONE, "apps-done");
+	is_int(decode_file(1, IN_CLOSE_WRITE, "done"), PROTOCOL_DONE, "done");
+	is_int(decode_kind(1, IN_CREATE | IN_ISDIR, "apps", &ev), PROTOCOL_EV_APPS_DIR, "apps/ created");
+	is_int(decode_kind(1, IN_MOVED_TO | IN_ISDIR, "apps", &ev), PROTOCOL_EV_APPS_DIR, "apps/ moved in");
+	is_int(decode_kind(1, IN_CREATE | IN_ISDIR, "ready", &ev), PROTOCOL_EV_NOTHING, "a directory named ready");
+	is_int(decode_kind(1, IN_CLOSE_WRITE, ".ready.tmp.12", &ev), PROTOCOL_EV_NOTHING, "a temporary file");
+	is_int(decode_kind(1, IN_CLOSE_WRITE, "notes.txt", &ev), PROTOCOL_EV_NOTHING, "an unknown name");
+	is_int(decode_kind(1, IN_CLOSE_WRITE, "job", &ev), PROTOCOL_EV_NOTHING, "a report in the wrong place");
+	ok(decode_kind(2, IN_CLOSE_WRITE, "job", &ev) == PROTOCOL_EV_FILE && ev.file == PROTOCOL_REPORT,
+	   "apps/job written");
+	is_str(ev.name, "job", "with its name");
+	is_int(decode_file(2, IN_MOVED_TO, "job"), PROTOCOL_REPORT, "apps/job renamed into place");
+	is_int(decode_kind(2, IN_CREATE, "job", &ev), PROTOCOL_EV_NOTHING, "apps/job created: its content follows");
+	is_int(decode_kind(2, IN_CLOSE_WRITE, ".job.tmp.5", &ev), PROTOCOL_EV_NOTHING, "a temporary report");
+	is_int(decode_kind(2, IN_CLOSE_WRITE | IN_ISDIR, "sub", &ev), PROTOCOL_EV_NOTHING, "a directory in apps/");
+	is_int(decode_kind(-1, IN_Q_OVERFLOW, NULL, &ev), PROTOCOL_EV_REREAD, "overflow: read everything");
+	is_int(decode_kind(1, IN_IGNORED, NULL, &ev), PROTOCOL_EV_REREAD, "the directory's watch went away");
+	is_int(decode_kind(2, IN_IGNORED, NULL, &ev), PROTOCOL_EV_REREAD, "apps/'s watch went away");
+	is_int(decode_kind(7, IN_IGNORED, NULL, &ev), PROTOCOL_EV_NOTHING, "a watch removed earlier");
+	is_int(decode_kind(7, IN_CLOSE_WRITE, "ready", &ev), PROTOCOL_EV_NOTHING, "an unknown watch");
+	is_int(decode_kind(3, IN_CREATE | IN_ISDIR, "rg", &ev), PROTOCOL_EV_DIR, "the awaited directory appeared");
+	is_int(decode_kind(3, IN_MOVED_TO | IN_ISDIR, "rg", &ev), PROTOCOL_EV_DIR, "or was moved into place");
+	is_int(decode_kind(3, IN_CREATE | IN_ISDIR, "other", &ev), PROTOCOL_EV_NOTHING, "another directory");
+	is_int(decode_kind(3, IN_CREATE, "rg", &ev), PROTOCOL_EV_NOTHING, "a file of that name");
+	/* The names the agent writes and logs are the ones the watcher knows. */
+	for (f = PROTOCOL_READY; f < PROTOCOL_REPORT; f++)
+		is_int(decode_file(1, IN_CLOSE_WRITE, protocol_file_name(f)), f, "%s is its own name",
+		       protocol_file_name(f));
+	is_str(protocol_file_name(PROTOCOL_NFILES), "?", "no name beyond the files");
 
 	/* Several events in one read, with the kernel's padding. */
 	off = put(buf, 0, 2, IN_CLOSE_WRITE, "a", 16);
@@ -180,28 +197,30 @@ static void decoding(void)
 	off = put(buf, off, -1, IN_Q_OVERFLOW, NULL, 0);
 	len = off;
 	n = 0;
-	for (off = 0; (used = sentinel_decode(buf + off, len - off, 1, 2, -1, "rg", &ev)) > 0; off += used) {
+	for (off = 0; (used = protocol_decode(buf + off, len - off, 1, 2, -1, "rg", &ev)) > 0; off += used) {
 		n++;
 		if (n == 1)
-			ok(ev.what == SENTINEL_REPORT && strcmp(ev.name, "a") == 0, "first: apps/a");
+			ok(ev.kind == PROTOCOL_EV_FILE && ev.file == PROTOCOL_REPORT && strcmp(ev.name, "a") == 0,
+			   "first: apps/a");
 		if (n == 2)
-			ok(ev.what == SENTINEL_DRAIN && strcmp(ev.name, "drain") == 0, "second: drain");
+			ok(ev.kind == PROTOCOL_EV_FILE && ev.file == PROTOCOL_DRAIN && strcmp(ev.name, "drain") == 0,
+			   "second: drain");
 		if (n == 3)
-			is_int(ev.what, SENTINEL_REREAD, "third: overflow");
+			is_int(ev.kind, PROTOCOL_EV_REREAD, "third: overflow");
 	}
 	is_int(n, 3, "three events");
 	is_int(off, len, "the whole buffer");
 
 	/* A buffer that ends inside an event: nothing is made up. */
 	len = put(buf, 0, 2, IN_CLOSE_WRITE, "job", 16);
-	is_int(sentinel_decode(buf, len - 1, 1, 2, -1, "rg", &ev), 0, "an event cut short");
-	is_int(sentinel_decode(buf, sizeof(struct inotify_event) - 1, 1, 2, -1, "rg", &ev), 0, "a header cut short");
-	is_int(sentinel_decode(buf, 0, 1, 2, -1, "rg", &ev), 0, "nothing");
+	is_int(protocol_decode(buf, len - 1, 1, 2, -1, "rg", &ev), 0, "an event cut short");
+	is_int(protocol_decode(buf, sizeof(struct inotify_event) - 1, 1, 2, -1, "rg", &ev), 0, "a header cut short");
+	is_int(protocol_decode(buf, 0, 1, 2, -1, "rg", &ev), 0, "nothing");
 	((struct inotify_event *)buf)->len = 0xfffffff0u;
-	is_int(sentinel_decode(buf, len, 1, 2, -1, "rg", &ev), 0, "a length beyond the buffer");
+	is_int(protocol_decode(buf, len, 1, 2, -1, "rg", &ev), 0, "a length beyond the buffer");
 	/* A name without its NUL padding stays a bounded string. */
 	len = put(buf, 0, 2, IN_CLOSE_WRITE, "abcdefgh", 8);
-	ok(sentinel_decode(buf, len, 1, 2, -1, "rg", &ev) == len && strcmp(ev.name, "abcdefgh") == 0,
+	ok(protocol_decode(buf, len, 1, 2, -1, "rg", &ev) == len && strcmp(ev.name, "abcdefgh") == 0,
 	   "an unpadded name is terminated");
 }
 
@@ -216,24 +235,24 @@ struct seen {
 static struct seen seen;
 static struct ev_loop *loop;
 
-static void on_file(struct sentinel *s, enum sentinel_what what, const char *name, int code)
+static void on_file(struct protocol *p, enum protocol_file file, const char *name, int code)
 {
-	switch (what) {
-	case SENTINEL_REPORT:
+	switch (file) {
+	case PROTOCOL_REPORT:
 		seen.reports++;
 		str_copy(seen.last, name, sizeof(seen.last));
 		seen.last_code = code;
 		break;
-	case SENTINEL_READY:
+	case PROTOCOL_READY:
 		seen.ready++;
 		break;
-	case SENTINEL_DRAIN:
+	case PROTOCOL_DRAIN:
 		seen.drain++;
 		break;
-	case SENTINEL_APPS_DONE:
+	case PROTOCOL_APPS_DONE:
 		seen.apps_done++;
 		break;
-	case SENTINEL_DONE:
+	case PROTOCOL_DONE:
 		seen.done++;
 		break;
 	default:
@@ -285,8 +304,8 @@ static void put_file(const char *dir, const char *name, const char *text, size_t
 
 static void watching(void)
 {
-	char dir[] = "/tmp/rg-sentinel.XXXXXX", path[512], big[10000], buf[64];
-	struct sentinel s;
+	char dir[] = "/tmp/rg-watcher.XXXXXX", path[512], big[10000], buf[64];
+	struct protocol p;
 	struct stat st;
 	size_t len;
 	int count, rc, dfd;
@@ -315,8 +334,8 @@ static void watching(void)
 
 	/* What was there before the watch started. */
 	alarm(20); /* a FIFO opened for reading would block here */
-	rc = sentinel_open(&s, loop, dir, SENTINEL_AGENT, on_file, NULL);
-	is_int(rc, 0, "the sentinel opens");
+	rc = protocol_open(&p, loop, dir, PROTOCOL_OPEN_AGENT, on_file, NULL);
+	is_int(rc, 0, "the watcher opens");
 	is_int(seen.reports, 1, "one valid report found at start");
 	is_str(seen.last, "good", "apps/good");
 	is_int(seen.last_code, 0, "its code");
@@ -371,49 +390,50 @@ static void watching(void)
 	snprintf(path, sizeof(path), "%s/done", dir);
 	if (symlink("target", path) < 0)
 		abort();
-	ok(sentinel_write(&s, "done", "{}\n", 3) == 0, "done written over a planted symlink");
+	ok(protocol_write(&p, "done", "{}\n", 3) == 0, "done written over a planted symlink");
 	ok(lstat(path, &st) == 0 && S_ISREG(st.st_mode), "done is a regular file now");
-	is_int(st.st_mode & 07777, SENTINEL_FILE_MODE, "mode 0644 whatever the umask");
+	is_int(st.st_mode & 07777, PROTOCOL_FILE_MODE, "mode 0644 whatever the umask");
 	ok(read_small_at(AT_FDCWD, path, 0, buf, sizeof(buf), &len) == 0 && strcmp(buf, "{}\n") == 0, "with its text");
 	snprintf(path, sizeof(path), "%s/target", dir);
 	ok(read_small_at(AT_FDCWD, path, 0, buf, sizeof(buf), &len) == 0 && strcmp(buf, "0\n") == 0,
 	   "the symlink's target is untouched");
-	sentinel_close(&s);
+	protocol_close(&p);
 
 	/* rearguard run's report, into a directory without apps/. */
 	snprintf(path, sizeof(path), "%s/fresh", dir);
 	mkdir(path, 0755);
-	ok(sentinel_write_report(path, "job", 143) == 0, "a report written");
+	ok(protocol_write_report(path, "job", 143) == 0, "a report written");
 	snprintf(path, sizeof(path), "%s/fresh/apps", dir);
-	ok(stat(path, &st) == 0 && (st.st_mode & 07777) == SENTINEL_APPS_MODE, "apps/ created with mode 1777");
+	ok(stat(path, &st) == 0 && (st.st_mode & 07777) == PROTOCOL_APPS_MODE, "apps/ created with mode 1777");
 	snprintf(path, sizeof(path), "%s/fresh/apps/job", dir);
 	ok(read_small_at(AT_FDCWD, path, 0, buf, sizeof(buf), &len) == 0 && strcmp(buf, "143\n") == 0,
 	   "apps/job says 143");
-	ok(stat(path, &st) == 0 && (st.st_mode & 07777) == SENTINEL_FILE_MODE, "readable by every uid");
+	ok(stat(path, &st) == 0 && (st.st_mode & 07777) == PROTOCOL_FILE_MODE, "readable by every uid");
 	snprintf(path, sizeof(path), "%s/fresh", dir);
-	is_int(sentinel_remove_report(path, "job"), 0, "the report removed");
-	is_int(sentinel_remove_report(path, "job"), 0, "removing it again is fine");
+	is_int(protocol_remove_report(path, "job"), 0, "the report removed");
+	is_int(protocol_remove_report(path, "job"), 0, "removing it again is fine");
 	snprintf(path, sizeof(path), "%s/fresh/apps/job", dir);
 	ok(access(path, F_OK) < 0, "it is gone");
 
 	/* A directory that does not exist yet: its parent is watched. */
 	snprintf(path, sizeof(path), "%s/later", dir);
 	memset(&seen, 0, sizeof(seen));
-	is_int(sentinel_open(&s, loop, path, 0, on_file, NULL), 0, "a missing directory is awaited");
-	is_int(s.dirfd, -1, "not open yet");
+	is_int(protocol_open(&p, loop, path, 0, on_file, NULL), 0, "a missing directory is awaited");
+	is_int(p.dirfd, -1, "not open yet");
 	mkdir(path, 0755);
 	put_file(path, "ready", "", 0);
 	SPIN_UNTIL(seen.ready);
 	is_int(seen.ready, 1, "ready in the directory that appeared later");
-	sentinel_close(&s);
+	protocol_close(&p);
 	snprintf(path, sizeof(path), "%s/nope/later", dir);
-	is_int(sentinel_open(&s, loop, path, 0, on_file, NULL), -ENOENT, "without its parent: ENOENT");
+	is_int(protocol_open(&p, loop, path, 0, on_file, NULL), -ENOENT, "without its parent: ENOENT");
 
 	/* The agent creates a missing directory, as the kubelet would: 0777. */
 	snprintf(path, sizeof(path), "%s/made", dir);
-	is_int(sentinel_open(&s, loop, path, SENTINEL_AGENT, on_file, NULL), 0, "the agent's directory is created");
-	ok(stat(path, &st) == 0 && (st.st_mode & 07777) == SENTINEL_DIR_MODE, "mode 0777");
-	sentinel_close(&s);
+	is_int(protocol_open(&p, loop, path, PROTOCOL_OPEN_AGENT, on_file, NULL), 0,
+	       "the agent's directory is created");
+	ok(stat(path, &st) == 0 && (st.st_mode & 07777) == PROTOCOL_DIR_MODE, "mode 0777");
+	protocol_close(&p);
 	alarm(0);
 
 	snprintf(path, sizeof(path), "rm -rf '%s'", dir);
