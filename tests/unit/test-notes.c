@@ -171,8 +171,14 @@ int main(void)
 	     "rearguard under the apps' uid (securityContext.runAsUser), or as root with the KILL capability app=job "
 	     "container=4",
 	     .kind = NOTE_APP_SIGNAL_NOT_PERMITTED, .app = "job", .container = 4);
-	SAYS("cannot signal the app now: trying again shortly app=job container=4 error=\"Too many open files\"",
-	     .kind = NOTE_APP_SIGNAL_RETRY, .app = "job", .container = 4, .result = -EMFILE);
+	{
+		/* The C library's words for the error (glibc's and musl's differ). */
+		char want[160];
+
+		snprintf(want, sizeof(want), "cannot signal the app now: trying again shortly app=job container=4 error=\"%s\"",
+			 strerror(EMFILE));
+		SAYS(want, .kind = NOTE_APP_SIGNAL_RETRY, .app = "job", .container = 4, .result = -EMFILE);
+	}
 	/* Native sidecars. */
 	SAYS("native sidecar: never waited for nor stopped (the kubelet restarts it, and stops it after the apps) "
 	     "native=vector container=2 known_by=first",
