@@ -389,6 +389,17 @@ marker_ms() {
 	stat -c %.3Y "$dir/$1" | tr -d .
 }
 
+# A file's times come from the kernel's coarse clock, which lags the precise
+# one by up to a tick: a marker's mtime may be that much before its touch.
+# marker_latest_ms NAME: the latest the touch can have been, for a marker
+# that is the later of two events (in_order EVENT "$(marker_latest_ms NAME)").
+COARSE_MS=$(/usr/bin/python3 -c 'import time; print(max(1, -(-time.clock_getres(5) * 1000 // 1)))' | cut -d. -f1)
+marker_latest_ms() {
+	local ms
+	ms=$(marker_ms "$1")
+	[ -z "$ms" ] || echo $((ms + COARSE_MS))
+}
+
 # summary_is VALUE KEY...: a value of the agent's summary, taken from its last
 # log line (--log-format json), as an operator reads it with kubectl logs.
 summary_is() {

@@ -17,7 +17,7 @@ pod_wait 60
 expect_code cloud-sql-proxy 0
 expect_code rearguard 0
 expect_code import 0
-in_order "$(event_ms cloud-sql-proxy "turned ready")" "$(marker_ms app-start)" - "the proxy ready -> the app's start"
+in_order "$(event_ms cloud-sql-proxy "turned ready")" "$(marker_latest_ms app-start)" - "the proxy ready -> the app's start"
 gated=$GAP_MS
 grep -q . "$T/rearguard.poststart.log" && fail "the postStart hook said: $(cat "$T/rearguard.poststart.log")"
 in_order "$(marker_ms app-exit)" "$(event_ms cloud-sql-proxy "stop request received")" 2000 \

@@ -22,7 +22,7 @@ for code in 0 3; do
 	expect_code rearguard-install 0
 	expect_code migrate "$code"
 	expect_code istio-proxy 0
-	in_order "$(event_ms istio-proxy "turned ready")" "$(marker_ms app-start)" - "the proxy ready -> the app's start"
+	in_order "$(event_ms istio-proxy "turned ready")" "$(marker_latest_ms app-start)" - "the proxy ready -> the app's start"
 	gated=$GAP_MS
 	in_order "$(marker_ms app-exit)" "$(event_ms istio-proxy "stop request received")" 2000 \
 		"the app's exit -> the stop request"
