@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -32,6 +33,7 @@ static const char *const level_names[] = { "error", "warn", "info", "debug" };
 static char pending[65536];
 static size_t npending;
 static bool held, nonblocking;
+static bool sock; /* the output is a socket: sent to without waiting, its flags untouched */
 /* stderr as rearguard was given it, kept for its children when the log's own replaced it. */
 static int inherit_fd = -1;
 static unsigned long dropped, dropped_total;
@@ -42,7 +44,8 @@ static void drain(void)
 	size_t done = 0;
 
 	while (done < npending) {
-		ssize_t n = write(out_fd, pending + done, npending - done);
+		ssize_t n = sock ? send(out_fd, pending + done, npending - done, MSG_DONTWAIT | MSG_NOSIGNAL)
+				 : write(out_fd, pending + done, npending - done);
 
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -121,21 +124,20 @@ int log_fd(void)
  * The output, made non-blocking without touching anybody else's view of
  * it: a pipe or FIFO (a container runtime's log pipe) is opened anew
  * through /proc/self/fd, which gives a file description of our own; a
- * socket is flagged O_NONBLOCK itself. Terminals and files stay as they
- * are: they do not stall.
+ * socket cannot be opened anew, so its flags are left alone (a command run
+ * as a child shares it) and every send says MSG_DONTWAIT. Terminals and
+ * files stay as they are: they do not stall.
  */
 int log_nonblocking(void)
 {
 	struct stat st;
 	char path[64];
-	int fd, flags;
+	int fd;
 
 	if (fstat(out_fd, &st) < 0)
 		return -errno;
 	if (S_ISSOCK(st.st_mode)) {
-		flags = fcntl(out_fd, F_GETFL);
-		if (flags < 0 || fcntl(out_fd, F_SETFL, flags | O_NONBLOCK) < 0)
-			return -errno;
+		sock = true;
 		nonblocking = true;
 		return 0;
 	}
@@ -173,6 +175,7 @@ void log_setup(enum log_level level, enum log_format fmt, int fd)
 	max_level = level;
 	format = fmt;
 	out_fd = fd;
+	nonblocking = sock = false;
 	with_mono = mono && strcmp(mono, "1") == 0;
 }
 

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 /* Reads whatever the pipe holds now into buf (NUL-terminated); returns its length. */
@@ -32,7 +33,8 @@ int main(void)
 {
 	static char out[1 << 20];
 	char filler[900];
-	int p[2], i;
+	int p[2], s[2], i;
+	unsigned long before;
 	size_t n;
 	const char *line;
 	bool whole = true;
@@ -80,5 +82,24 @@ int main(void)
 	slurp(p[0], out, sizeof(out));
 	ok(strstr(out, "held line") != NULL, "written at the flush");
 	log_finish(100);
+
+	/*
+	 * A socket cannot be opened anew: its description is the one a command
+	 * run as a child inherits, so it stays blocking for them, and the log
+	 * still never waits on it.
+	 */
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, s) < 0)
+		bail_out("socketpair");
+	log_setup(LOG_INFO, LOG_TEXT, s[1]);
+	is_int(log_nonblocking(), 0, "a socket: made non-blocking for the log");
+	ok(!(fcntl(s[1], F_GETFL) & O_NONBLOCK), "its description stays blocking, as a child that shares it needs");
+	before = log_dropped();
+	for (i = 0; i < 2000; i++)
+		log_msg(LOG_INFO, FIELDS(LF_INT("n", i)), "line %s", filler);
+	ok(log_dropped() > before, "2000 lines of 900 bytes into a socket nobody reads: no call blocked, %lu dropped",
+	   log_dropped() - before);
+	fcntl(s[0], F_SETFL, O_NONBLOCK);
+	n = slurp(s[0], out, sizeof(out));
+	ok(n > 0 && strncmp(out, "20", 2) == 0, "what fitted was sent: %zu bytes", n);
 	return done_testing();
 }
