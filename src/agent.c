@@ -94,10 +94,11 @@ static void on_file(struct protocol *p, enum protocol_file file, const char *nam
 									.code = code });
 		return;
 	case PROTOCOL_DRAIN:
-		if (a->started && engine_tell(a->e, &(const struct decide_event){ .kind = DECIDE_EV_DRAIN_NOW,
-										  .name = "drain-file" }))
-			log_msg(LOG_INFO, FIELDS(LF_STR("dir", engine_options(a->e)->dir)),
-				"drain file found: draining now");
+		if (!a->started)
+			return;
+		/* Said first: decide's drain, and the stops it starts, follow in the log. */
+		log_msg(LOG_INFO, FIELDS(LF_STR("dir", engine_options(a->e)->dir)), "drain file found");
+		engine_tell(a->e, &(const struct decide_event){ .kind = DECIDE_EV_DRAIN_NOW, .name = "drain-file" });
 		return;
 	case PROTOCOL_APPS_DONE:
 	case PROTOCOL_DONE:
@@ -314,7 +315,6 @@ static void close_protocol(struct engine *e)
 static const int agent_signals[] = { SIGTERM, SIGINT, SIGHUP };
 
 static const struct engine_mode agent_mode = {
-	.name = "agent",
 	.apps = true,
 	.failed_status = 2,
 	.signals = agent_signals,

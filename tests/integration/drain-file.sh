@@ -25,7 +25,13 @@ term=$(event_ms fluent-bit "got SIGTERM")
 [ -n "$term" ] || fail "the sidecar got no SIGTERM"
 assert_between "$((term - asked))" 0 1000 "ms from the drain file to the sidecar's SIGTERM"
 ctr_running app || fail "the app should still run"
-grep -q "drain file found: draining now" "$T/agent.log" || fail "the drain file is not logged"
+# The file is said first, then decide's drain and the stop it starts.
+found=$(grep -n "drain file found" "$T/agent.log" | head -n 1 | cut -d: -f1)
+drain=$(grep -n "drain requested: draining the sidecars" "$T/agent.log" | head -n 1 | cut -d: -f1)
+stop=$(grep -n "stopping sidecar" "$T/agent.log" | head -n 1 | cut -d: -f1)
+[ -n "$found" ] && [ -n "$drain" ] && [ -n "$stop" ] || fail "the drain file, the drain or the stop is not logged"
+[ "$found" -lt "$drain" ] && [ "$drain" -lt "$stop" ] ||
+	fail "logged out of order: drain file at line $found, drain at $drain, stop at $stop"
 summary_is drain-file reason
 [ "$(cat "$EMPTYDIR/apps-done")" = drain-file ] || fail "apps-done says '$(cat "$EMPTYDIR/apps-done")'"
 cmp -s <(tr -d '\n' <"$EMPTYDIR/done") "$RUN/termination-log" || fail "done is not the summary"
