@@ -205,6 +205,18 @@ static int set_string(char **slot, const char *value, const char *what, char *er
 	return *slot ? 0 : failf(err, errlen, "out of memory");
 }
 
+/* A flag: set on the command line; true or false from the environment. */
+static int set_flag(bool *slot, const char *value, const char *what, bool from_env, char *err, size_t errlen)
+{
+	if (!from_env) {
+		*slot = true;
+		return 0;
+	}
+	if (parse_bool(value, slot) < 0)
+		return failf(err, errlen, "%s: \"%s\" is not a boolean (true or false)", what, value);
+	return 0;
+}
+
 /* --log-format, --verbose and --quiet, which every long-running command takes. */
 static int apply_log(enum log_format *format, enum log_level *level, int id, const char *value, const char *what,
 		     bool from_env, char *err, size_t errlen)
@@ -220,8 +232,8 @@ static int apply_log(enum log_format *format, enum log_level *level, int id, con
 			return failf(err, errlen, "%s: \"%s\" is not text or json", what, value);
 		return 0;
 	}
-	if (from_env && parse_bool(value, &flag) < 0)
-		return failf(err, errlen, "%s: \"%s\" is not a boolean (true or false)", what, value);
+	if (set_flag(&flag, value, what, from_env, err, errlen) < 0)
+		return -EINVAL;
 	if (flag)
 		*level = id == OPT_VERBOSE ? LOG_DEBUG : LOG_WARN;
 	return 0;
@@ -310,11 +322,7 @@ static int apply(struct agent_options *cfg, int id, const char *value, const cha
 	case OPT_TERMINATION_LOG:
 		return set_string(&cfg->termination_log, value, what, err, errlen);
 	case OPT_FIRST:
-		if (from_env && parse_bool(value, &cfg->first) < 0)
-			return failf(err, errlen, "%s: \"%s\" is not a boolean (true or false)", what, value);
-		if (!from_env)
-			cfg->first = true;
-		return 0;
+		return set_flag(&cfg->first, value, what, from_env, err, errlen);
 	case OPT_ON_SIDECAR_EXIT:
 		if (strcmp(value, "warn") == 0)
 			cfg->on_sidecar_exit = SIDECAR_EXIT_WARN;
@@ -545,7 +553,6 @@ static int apply_name(char **slot, const char *value, const char *what, char *er
 static int apply_run(void *p, int id, const char *value, const char *what, bool from_env, char *err, size_t errlen)
 {
 	struct run_options *o = p;
-	bool flag = true;
 
 	switch (id) {
 	case OPT_NAME:
@@ -555,14 +562,9 @@ static int apply_run(void *p, int id, const char *value, const char *what, bool 
 	case OPT_TIMEOUT:
 		return options_duration(what, value, &o->timeout_ms, err, errlen);
 	case OPT_NO_WAIT:
+		return set_flag(&o->no_wait, value, what, from_env, err, errlen);
 	case OPT_DRAIN:
-		if (from_env && parse_bool(value, &flag) < 0)
-			return failf(err, errlen, "%s: \"%s\" is not a boolean (true or false)", what, value);
-		if (id == OPT_NO_WAIT)
-			o->no_wait = flag;
-		else
-			o->drain = flag;
-		return 0;
+		return set_flag(&o->drain, value, what, from_env, err, errlen);
 	case OPT_SIDECAR:
 		/* As for the agent: flags replace the environment's list. */
 		if (!from_env && !o->sidecar_flag_seen)
