@@ -15,7 +15,6 @@ struct wrap {
 	struct engine *e;
 	const struct run_options *run;
 	struct child child;
-	bool ended_by_decide;  /* decide ended the command that never started: it knows */
 };
 
 static void hello(struct engine *e)
@@ -44,10 +43,13 @@ static void on_end(struct child *c, int code)
 {
 	struct wrap *w = c->data;
 
-	/* Stopped before it started (the pod is being deleted): the sidecars go now, for that reason. */
-	if (!w->ended_by_decide)
-		engine_tell(w->e, &(const struct decide_event){ .kind = DECIDE_EV_COMMAND_ENDED, .code = code,
-								.name = c->started ? NULL : "signal" });
+	/*
+	 * Stopped before it started (the pod is being deleted): the sidecars go
+	 * now, for that reason. Where decide ended it itself, it knows already
+	 * and takes this as said.
+	 */
+	engine_tell(w->e, &(const struct decide_event){ .kind = DECIDE_EV_COMMAND_ENDED, .code = code,
+							.name = c->started ? NULL : "signal" });
 	child_report(c);
 }
 
@@ -81,7 +83,6 @@ static void apps_done(struct engine *e, const struct decide_action *act)
 
 	if (!act->command_ended)
 		return;
-	w->ended_by_decide = true;
 	child_end(&w->child, act->exit_code);
 }
 
@@ -102,7 +103,6 @@ static void close_child(struct engine *e)
 
 /* The command's signals are the child's: the engine takes none of its own. */
 static const struct engine_mode wrap_mode = {
-	.name = "wrap",
 	.blind_ok = true,
 	.failed_status = RUN_FAILED,
 	.hello = hello,
