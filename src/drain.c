@@ -20,7 +20,6 @@ static void start(struct engine *e)
 
 /* No signals of its own (interrupting a drain by hand ends it), no files, no readiness. */
 static const struct engine_mode drain_mode = {
-	.name = "drain",
 	.blind_ok = true,
 	.spare_self = true,
 	.failed_status = 2,

@@ -16,6 +16,7 @@
 #include "sys.h"
 #include "util.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -61,6 +62,17 @@ struct engine {
 int64_t engine_now(const struct engine *e)
 {
 	return e->world.clock();
+}
+
+/* A look at /proc made in this loop iteration is fresh: the scan counter holds the iteration plus one, 0 = none yet. */
+static void note_scan(struct engine *e)
+{
+	e->scan_iter = ev_iteration(e->loop) + 1;
+}
+
+static bool scanned_this_turn(const struct engine *e)
+{
+	return e->scan_iter == ev_iteration(e->loop) + 1;
 }
 
 static const char *sidecar_name(const struct engine *e, size_t k)
@@ -143,7 +155,7 @@ static int rescan(struct engine *e)
 	e->hold++;
 	rc = pod_refresh(&e->pod);
 	if (rc == 0) {
-		e->scan_iter = ev_iteration(e->loop) + 1;
+		note_scan(e);
 		confirm_stops(e);
 		update_polling(e);
 		engine_tell(e, &(const struct decide_event){ .kind = DECIDE_EV_CONTAINERS,
@@ -201,7 +213,7 @@ static void stop_watch(struct engine *e, size_t k)
 	 * same loop iteration (the confirming rescan, the previous sidecar's)
 	 * is fresh.
 	 */
-	bool fresh = e->scan_iter == ev_iteration(e->loop) + 1 || rescan(e) == 0;
+	bool fresh = scanned_this_turn(e) || rescan(e) == 0;
 
 	if (!stopper_collecting(st))
 		stopper_collect(st);
@@ -234,7 +246,7 @@ static void signal_app(struct engine *e, const struct decide_action *act)
 	unsigned sent = 0;
 	int err;
 
-	if (act->all && e->scan_iter != ev_iteration(e->loop) + 1)
+	if (act->all && !scanned_this_turn(e))
 		rescan(e);
 	err = pod_signal_app(&e->pod, act->app, act->signo, act->all, &sent);
 	log_msg(err ? LOG_WARN : LOG_INFO,
@@ -452,7 +464,11 @@ static void watch_signals(struct engine *e)
 {
 	size_t i;
 
-	for (i = 0; i < e->mode->nsignals && i < SIGNALS_MAX; i++) {
+	/* A mode takes signals only with an operation for them, and no more than there is room for. */
+	assert(e->mode->nsignals <= SIGNALS_MAX);
+	if (!e->mode->signal)
+		return;
+	for (i = 0; i < e->mode->nsignals; i++) {
 		ev_signal_init(&e->sigs[i], on_signal, e->mode->signals[i]);
 		e->sigs[i].data = e;
 		ev_signal_start(e->loop, &e->sigs[i]);
@@ -600,7 +616,7 @@ static int open_pod(struct engine *e)
 	};
 	int rc = pod_open(&e->pod, &pc);
 
-	e->scan_iter = ev_iteration(e->loop) + 1;
+	note_scan(e);
 	if (rc == -ENXIO && e->mode->blind_ok) {
 		log_warn("cannot see the pod's other containers (no shared PID namespace): a sidecar counts as "
 			 "stopped once its stop URL answered 2xx and it no longer accepts connections");
@@ -749,7 +765,6 @@ int engine_close(struct engine *e)
 	int status;
 
 	hold_signals(e);
-	evlog_stop(&e->log);
 	/* decide chose the exit status; a loop that ended without it failed. */
 	if (!e->finished)
 		e->exit_code = e->mode->lost ? e->mode->lost(e) : 1;

@@ -37,7 +37,6 @@ struct jbuf;
 
 /* What differs between the modes. Any operation may be NULL: nothing to do. */
 struct engine_mode {
-	const char *name;
 	bool apps;             /* containers may be apps (the agent); drain and the wrapper stop sidecars only */
 	bool blind_ok;         /* without the pod's other containers visible, stops are confirmed by port */
 	bool spare_self;       /* this process and its ancestors are never watched nor signalled (drain) */

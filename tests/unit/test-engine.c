@@ -68,7 +68,6 @@ static void close_mode(struct engine *e)
 }
 
 static const struct engine_mode test_mode = {
-	.name = "test",
 	.apps = true,
 	.failed_status = 2,
 	.hello = hello,
