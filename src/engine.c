@@ -657,7 +657,7 @@ static void cleanup(struct engine *e)
 	log_finish(1000);
 }
 
-/* Everything up to the first decisions; false when the engine cannot work (or already finished). */
+/* Everything up to the first decisions; false when the engine cannot work. */
 static bool start(struct engine *e)
 {
 	const struct agent_options *opt = e->opt;
@@ -699,11 +699,13 @@ static bool start(struct engine *e)
 		return false;
 	}
 	engine_tell(e, &(const struct decide_event){ .kind = DECIDE_EV_CONTAINERS, .count = pod_containers(&e->pod) });
-	/* An earlier run finished (the mode found its done file): the exit comes at once, the pod untouched. */
+	/*
+	 * An earlier run finished (the mode found its done file): the exit comes
+	 * with the first decisions, the pod untouched.
+	 */
 	if (e->mode->resume && e->mode->resume(e)) {
-		e->hold = 0;
-		engine_decide(e);
-		return false;
+		e->hold--;
+		return true;
 	}
 	warn_specs(e);
 	if (prepare_sidecars(e) < 0) {
