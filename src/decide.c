@@ -638,6 +638,18 @@ bool decide_expects_process(const struct decide *d, int64_t now)
 	return every > 0 && every <= RESCAN_FAST_US;
 }
 
+/*
+ * Whether a rescan may be asked for now: none in flight, and after a
+ * failure, not before its retry time (the pass learns it). The engine
+ * carries a rescan out at once and asks again: a failed one asked for
+ * again at the same instant would never give the event loop back, and
+ * under EMFILE nothing in it would free a descriptor.
+ */
+static bool rescan_due(const struct decide *d, struct pass *p)
+{
+	return !d->rescan_inflight && (!d->rescan_err || reached(p, d->rescan_retry_us));
+}
+
 static bool rescan_action(struct decide *d, struct pass *p)
 {
 	if (!go(p))
@@ -653,10 +665,10 @@ static bool rescan_step(struct decide *d, struct pass *p)
 {
 	int64_t every;
 
-	if (d->rescan_inflight)
+	if (!rescan_due(d, p))
 		return false;
 	if (d->rescan_err)
-		return reached(p, d->rescan_retry_us) && rescan_action(d, p);
+		return rescan_action(d, p);
 	every = rescan_interval(d, p->now);
 	return every && reached(p, d->last_rescan_us + every) && rescan_action(d, p);
 }
@@ -947,7 +959,7 @@ static bool watching_step(struct decide *d, struct pass *p)
 	 * A report names a container that may have started since the last
 	 * scan; a new pid may be one (a failed rescan keeps its retry time).
 	 */
-	if ((d->nreports || (d->pids_moved && !d->rescan_err)) && !d->rescan_inflight)
+	if ((d->nreports || d->pids_moved) && rescan_due(d, p))
 		return rescan_action(d, p);
 	if (apps_stop_step(d, p))
 		return true;
@@ -962,7 +974,7 @@ static bool watching_step(struct decide *d, struct pass *p)
 		}
 		if (p->act)
 			d->phase = PHASE_CONFIRMING;
-		if (!d->rescan_inflight && (!d->rescan_err || reached(p, d->rescan_retry_us)))
+		if (rescan_due(d, p))
 			return rescan_action(d, p);
 		return false;
 	}
@@ -989,7 +1001,7 @@ static bool step(struct decide *d, struct pass *p)
 		/* The stop first; the files, exit codes and looks at /proc after it. */
 		if (drain_step(d, p) || files_step(d, p) || status_step(d, p) || poll_step(d, p))
 			return true;
-		if (d->rescan_err && !d->rescan_inflight && reached(p, d->rescan_retry_us))
+		if (d->rescan_err && rescan_due(d, p))
 			return rescan_action(d, p);
 		return d->current == 0 && finish_step(d, p);
 	case PHASE_DONE:

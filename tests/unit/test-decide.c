@@ -1506,6 +1506,23 @@ static void rescan_failures(void)
 	is_int(next(), DECIDE_RESCAN, "tried again");
 	decide_rescanned(d, 0, T);
 	is_int(decide_app_count(d), 1, "matched now");
+
+	/*
+	 * A report still queued after a failed rescan waits for the retry
+	 * time too: the engine carries a rescan out at once and asks again,
+	 * and a rescan asked for again at once would never let it wait.
+	 */
+	setup(POLICY_NEVER, 1, 1);
+	decide_app_seen(d, 3, "job", T);
+	decide_app_report(d, "job", 0, T);
+	is_int(next(), DECIDE_RESCAN, "a rescan for the report of a known app");
+	decide_rescanned(d, -EMFILE, T);
+	is_int(next(), NONE, "failed: not asked again at once, though the report waits");
+	is_int(decide_deadline(d, T), T + 100 * MS, "but after 100ms");
+	T += 100 * MS;
+	is_int(next(), DECIDE_RESCAN, "then again");
+	decide_rescanned(d, 0, T);
+	is_int(app(0).reported, 0, "and the report is matched");
 }
 
 static void statuses(void)
