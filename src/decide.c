@@ -272,9 +272,9 @@ static bool app_exited(struct decide *d, unsigned id, int64_t now)
 {
 	struct decide_app *a = find_app(d, id);
 
-	if (!a || a->root_exited)
+	if (!a || a->root_exited_us)
 		return false;
-	a->root_exited = true;
+	a->root_exited_us = now;
 	/* The kernel is asked for the code at once, then less and less often. */
 	a->status_next_us = now;
 	a->status_backoff_us = STATUS_FIRST_US;
@@ -302,7 +302,7 @@ static void note_disagreement(const struct decide *d, const struct decide_app *a
 /* Whether the kernel's code for a is still to be asked for. */
 static bool status_wanted(const struct decide_app *a)
 {
-	return a->root_exited && !a->kernel_code && a->status_backoff_us > 0;
+	return a->root_exited_us && !a->kernel_code && a->status_backoff_us > 0;
 }
 
 static bool app_status(struct decide *d, unsigned id, int code, int64_t now)
@@ -473,7 +473,11 @@ static void expire_restart_grace(struct decide *d, struct pass *p)
 	}
 }
 
-/* Exit codes the kernel did not publish within STATUS_GIVE_UP_US are unknown. */
+/*
+ * Exit codes the kernel did not publish within STATUS_GIVE_UP_US of the
+ * root's exit are unknown. From the root's exit, not the app's: an app that
+ * reported long before its root exited is asked about all the same.
+ */
 static void expire_statuses(struct decide *d, struct pass *p)
 {
 	size_t i;
@@ -481,7 +485,7 @@ static void expire_statuses(struct decide *d, struct pass *p)
 	for (i = 0; i < d->napps; i++) {
 		struct decide_app *a = &d->apps[i];
 
-		if (!status_wanted(a) || !reached(p, a->exited_us + STATUS_GIVE_UP_US) || !go(p))
+		if (!status_wanted(a) || !reached(p, a->root_exited_us + STATUS_GIVE_UP_US) || !go(p))
 			continue;
 		SAY_APP(d, a, .kind = NOTE_CODE_UNPUBLISHED);
 		app_status(d, a->id, DECIDE_CODE_UNKNOWN, p->now);

@@ -984,6 +984,27 @@ static void reports_and_kernel(void)
 	decide_app_exited(d, 3, T);
 	decide_app_status(d, 3, 7, T);
 	ok(!noted(NOTE_CODES_DIFFER), "agreeing codes are not a warning");
+
+	/*
+	 * A report long before the root's exit (a wrapper that reports, then
+	 * takes its time to exit): the kernel is still asked, for 2 s from the
+	 * root's exit, and its code counts.
+	 */
+	setup(POLICY_NEVER, 2, 1);
+	decide_app_seen(d, 3, "job", T);
+	decide_app_seen(d, 4, "other", T);
+	T += S;
+	report("job", 0);
+	T += 3 * S;
+	decide_app_exited(d, 3, T);
+	is_int(next(), DECIDE_STATUS, "the root exits 3 s after the report: the kernel is asked");
+	ok(!noted(NOTE_CODE_UNPUBLISHED), "not given up at once");
+	T += S;
+	is_int(next(), DECIDE_STATUS, "still asked 1 s after the root's exit");
+	decide_app_status(d, 3, 1, T);
+	is_int(app(0).code, 1, "the kernel's code counts");
+	ok(noted(NOTE_CODES_DIFFER) && note(NOTE_CODES_DIFFER)->reported == 0 && note(NOTE_CODES_DIFFER)->code == 1,
+	   "and differs from the report");
 }
 
 /* ---- HTTP: readiness, stop requests, drain, blind stops ------------------ */
