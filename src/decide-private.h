@@ -181,8 +181,7 @@ struct decide {
 	int64_t decided_us;     /* when the apps were found done: the drain started */
 	const char *reason;     /* why the drain started */
 	bool confirmed;         /* the rescan before concluding has been done */
-	bool drain_requested;
-	const char *drain_reason;
+	const char *drain_reason; /* a drain was asked for, for this reason; NULL: not */
 	bool resumed_done;      /* an earlier run wrote done: exit at once */
 	int64_t term_us;        /* when SIGTERM arrived, 0: not yet */
 	int64_t last_rescan_us; /* the last successful rescan */

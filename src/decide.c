@@ -688,11 +688,11 @@ static bool poll_step(struct decide *d, struct pass *p)
 
 /* ---- signals from outside, and an earlier run's files -------------------------- */
 
+/* A drain without a reason would never be concluded: there is none to give. */
 static bool drain_now(struct decide *d, const char *reason)
 {
-	if (d->phase >= PHASE_DRAINING || d->drain_requested)
+	if (!reason || d->phase >= PHASE_DRAINING || d->drain_reason)
 		return false;
-	d->drain_requested = true;
 	d->drain_reason = reason;
 	return true;
 }
@@ -741,7 +741,7 @@ static const char *conclusion(struct decide *d, struct pass *p)
 	bool all = true;
 	size_t i;
 
-	if (d->drain_requested)
+	if (d->drain_reason)
 		return d->drain_reason;
 	if (d->cfg.ready_gates_apps && d->ready_expired)
 		return "ready-timeout";
@@ -1051,11 +1051,14 @@ void decide_view(const struct decide *d, struct decide_view *v)
 	v->ready_expired = d->ready_expired;
 }
 
-void decide_app_view(const struct decide *d, size_t i, struct decide_app_view *v)
+bool decide_app_view(const struct decide *d, size_t i, struct decide_app_view *v)
 {
-	const struct decide_app *a = &d->apps[i];
+	const struct decide_app *a;
 
 	memset(v, 0, sizeof(*v));
+	if (i >= d->napps)
+		return false;
+	a = &d->apps[i];
 	v->id = a->id;
 	v->name = a->name;
 	v->state = a->superseded ? DECIDE_APP_RESTARTED : a->exited ? DECIDE_APP_EXITED : DECIDE_APP_RUNNING;
@@ -1066,11 +1069,17 @@ void decide_app_view(const struct decide *d, size_t i, struct decide_app_view *v
 	v->signal = a->signal;
 	v->seen_us = a->seen_us;
 	v->exited_us = a->exited_us;
+	return true;
 }
 
-void decide_sidecar_view(const struct decide *d, size_t k, struct decide_sidecar_view *v)
+bool decide_sidecar_view(const struct decide *d, size_t k, struct decide_sidecar_view *v)
 {
+	if (k >= d->cfg.nsidecars) {
+		memset(v, 0, sizeof(*v));
+		return false;
+	}
 	sidecar_view(d, k, v);
+	return true;
 }
 
 /* ---- events ------------------------------------------------------------------- */
@@ -1130,8 +1139,27 @@ static bool about_sidecar(enum decide_event_kind kind)
 	}
 }
 
+/* Whether the event is about what ev->name names (not COMMAND_ENDED's, which may be NULL). */
+static bool needs_name(enum decide_event_kind kind)
+{
+	switch (kind) {
+	case DECIDE_EV_APP_SEEN:
+	case DECIDE_EV_APP_RENAMED:
+	case DECIDE_EV_APP_REPORTS_AS:
+	case DECIDE_EV_APP_REPORT:
+	case DECIDE_EV_NATIVE_SEEN:
+	case DECIDE_EV_DRAIN_NOW:
+		return true;
+	default:
+		return false;
+	}
+}
+
 static bool dispatch(struct decide *d, const struct decide_event *ev, int64_t now)
 {
+	/* An event without the name it is about changes nothing, as one about a sidecar decide lacks. */
+	if (needs_name(ev->kind) && !ev->name)
+		return false;
 	if (about_sidecar(ev->kind))
 		return sidecar_event(d, ev, now);
 	switch (ev->kind) {

@@ -2170,6 +2170,44 @@ static void out_of_range(void)
 	ok(!DECIDE_TELL(d, T, .kind = DECIDE_EV_APP_EXITED, .id = 3), "an exit told twice");
 	ok(!DECIDE_TELL(d, T, .kind = DECIDE_EV_SIDECAR_GONE, .sidecar = 0), "a sidecar gone before its stop");
 	is_int(noted(NOTE_IGNORED), 3, "each noted as ignored");
+
+	/* A view of an index decide does not have is refused too: one of zeroes. */
+	setup(POLICY_NEVER, 1, 1);
+	decide_app_seen(d, 3, "job", T);
+	decide_native_seen(d, 4, "mesh", NATIVE_BY_START, T);
+	{
+		struct decide_sidecar_view sv;
+		struct decide_native_view nv;
+		struct decide_app_view av;
+
+		memset(&av, 0xff, sizeof(av));
+		ok(!decide_app_view(d, 1, &av) && !av.name && !av.id, "no view of app 1 of 1");
+		memset(&sv, 0xff, sizeof(sv));
+		ok(!decide_sidecar_view(d, 1, &sv) && !sv.name && !sv.outcome, "nor of sidecar 1 of 1");
+		memset(&nv, 0xff, sizeof(nv));
+		ok(!decide_native_view(d, 1, &nv) && !nv.name && !nv.id, "nor of native 1 of 1");
+		ok(decide_app_view(d, 0, &av) && decide_sidecar_view(d, 0, &sv) && decide_native_view(d, 0, &nv),
+		   "index 0 of each is there");
+	}
+
+	/* An event without the name it is about changes nothing. */
+	setup(POLICY_NEVER, 1, 1);
+	ok(!decide_drain_now(d, NULL, T), "a drain without a reason is refused");
+	ok(decide_drain_now(d, "test", T), "a drain with one is still taken");
+	is_int(next(), DECIDE_APPS_DONE, "and drains");
+	is_str(last.reason, "test", "for its reason");
+
+	setup(POLICY_NEVER, 1, 1);
+	decide_app_seen(d, 3, "job", T);
+	ok(!DECIDE_TELL(d, T, .kind = DECIDE_EV_APP_SEEN, .id = 4), "an app seen without a name");
+	ok(!DECIDE_TELL(d, T, .kind = DECIDE_EV_APP_RENAMED, .id = 3), "renamed to no name");
+	ok(!DECIDE_TELL(d, T, .kind = DECIDE_EV_APP_REPORTS_AS, .id = 3), "reporting as no name");
+	ok(!DECIDE_TELL(d, T, .kind = DECIDE_EV_APP_REPORT, .code = 0), "a report of no name");
+	ok(!DECIDE_TELL(d, T, .kind = DECIDE_EV_NATIVE_SEEN, .id = 5, .by = NATIVE_BY_START), "a native of no name");
+	is_int(noted(NOTE_IGNORED), 5, "each noted as ignored");
+	ok(decide_app_count(d) == 1 && decide_native_count(d) == 0, "nothing added");
+	is_str(app(0).name, "job", "the app keeps its name");
+	is_int(next(), NONE, "no rescan for a report that was not taken");
 }
 
 /* A restarted agent: apps-done drains again, done exits at once with the earlier summary. */
