@@ -1803,7 +1803,7 @@ static void sidecar_dies(void)
 	decide_sidecar_exited(d, 0, T);
 	decide_sidecar_status(d, 0, 137, T);
 	ok(noted(NOTE_SIDECAR_DIED) && !note(NOTE_SIDECAR_DIED)->flag, "OnFailure: a death under OnFailure");
-	ok(!note(NOTE_SIDECAR_DIED)->hint, "the option does nothing there: not named");
+	ok(noted(NOTE_SIDECAR_DIED) && !note(NOTE_SIDECAR_DIED)->hint, "the option does nothing there: not named");
 	ok(!noted(NOTE_SIDECAR_CODE), "no word of a pod that will not complete");
 
 	setup_with(POLICY_NEVER, 1, &envoy, 1, false);
@@ -1845,7 +1845,7 @@ static void sidecar_fails_apps(void)
 	decide_sidecar_status(d, 1, 137, T);
 	ok(noted_for(NOTE_APPS_STOP, "logs"), "the stop of the apps is noted, with the sidecar that failed");
 	is_int(note(NOTE_APPS_STOP)->us, 5 * S, "and --kill-after");
-	ok(!note(NOTE_SIDECAR_DIED)->hint, "no hint at the option that is given");
+	ok(noted(NOTE_SIDECAR_DIED) && !note(NOTE_SIDECAR_DIED)->hint, "no hint at the option that is given");
 	is_int(next(), DECIDE_SIGNAL_APP, "a signal to the first app");
 	is_int(last.app, 3, "container 3");
 	is_int(last.signo, SIGTERM, "SIGTERM");
