@@ -222,9 +222,11 @@ static void replace_attempt(struct decide *d, struct decide_app *old, struct dec
  * when it appears and again when its main process execs another program:
  * an entrypoint that execs (docker-entrypoint.sh, sh -c 'exec job') shows
  * the script's name first, while the failed attempt was last seen under
- * the program's. The kubelet restarts a container only after it exited,
- * so one seen before that exit is another app, whatever its name; and a
- * new container replaces one failed attempt, not two.
+ * the program's. The kubelet restarts a container only after it failed,
+ * so one seen before that exit is another app, whatever its name, and so
+ * is one seen while the exit's code is not known (it may be 0: then two
+ * apps run the same program); and a new container replaces one failed
+ * attempt, not two.
  */
 static void match_restart(struct decide *d, struct decide_app *a)
 {
@@ -236,7 +238,8 @@ static void match_restart(struct decide *d, struct decide_app *a)
 	for (i = 0; i < d->napps; i++) {
 		struct decide_app *old = &d->apps[i];
 
-		if (old == a || old->superseded || !old->exited || old->code == 0 || old->exited_us > a->seen_us)
+		if (old == a || old->superseded || !old->exited || old->code == 0 || old->code == DECIDE_CODE_PENDING ||
+		    old->exited_us > a->seen_us)
 			continue;
 		if (strcmp(old->name, a->name) == 0) {
 			replace_attempt(d, old, a);

@@ -523,6 +523,21 @@ static void restart_renamed(void)
 	ok(app(0).state == DECIDE_APP_RESTARTED && app(1).state != DECIDE_APP_RESTARTED,
 	   "a restart matched at sight is not matched again on exec");
 
+	/* Two containers run the same program: the second is no restart of the first while its code is not known. */
+	setup(POLICY_ON_FAILURE, 2, 1);
+	decide_app_seen(d, 3, "job", T);
+	T += S;
+	decide_app_exited(d, 3, T);
+	T += 10 * MS;
+	decide_app_seen(d, 4, "job", T);
+	ok(app(0).state != DECIDE_APP_RESTARTED && !noted(NOTE_APP_RESTARTED),
+	   "a container seen while the code is unpublished replaces nothing");
+	decide_app_status(d, 3, 0, T);
+	is_int(next_skipping_rescans(), NONE, "the first succeeded; the second runs");
+	decide_app_exited(d, 4, T);
+	decide_app_status(d, 4, 0, T);
+	is_int(next_skipping_rescans(), DECIDE_APPS_DONE, "both over: done, not one of two seen");
+
 	/* Under Never nothing is restarted: a rename replaces nothing. */
 	setup(POLICY_NEVER, 0, 1);
 	decide_app_seen(d, 3, "sh", T);
