@@ -30,7 +30,7 @@ struct decide_app {
 	bool gave_up;           /* OnFailure: no restart came within --restart-grace */
 	int code;               /* exit code, 128 + signal, or DECIDE_CODE_* */
 	bool kernel_code;       /* code came from the kernel (it wins over a report) */
-	bool root_exited;       /* its root was seen to exit: the kernel may give the code */
+	int64_t root_exited_us; /* its root was seen to exit (the kernel may give the code); 0: not yet */
 	char reports_as[DECIDE_NAME_MAX]; /* the NAME its `rearguard run` reports as, "" */
 	char report[DECIDE_NAME_MAX]; /* the apps/NAME matched to it, "" */
 	int reported;           /* the code in that report, -1: none */
@@ -181,8 +181,7 @@ struct decide {
 	int64_t decided_us;     /* when the apps were found done: the drain started */
 	const char *reason;     /* why the drain started */
 	bool confirmed;         /* the rescan before concluding has been done */
-	bool drain_requested;
-	const char *drain_reason;
+	const char *drain_reason; /* a drain was asked for, for this reason; NULL: not */
 	bool resumed_done;      /* an earlier run wrote done: exit at once */
 	int64_t term_us;        /* when SIGTERM arrived, 0: not yet */
 	int64_t last_rescan_us; /* the last successful rescan */

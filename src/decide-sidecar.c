@@ -288,11 +288,13 @@ bool check_step(struct decide *d, struct pass *p)
  *
  *   UP           not counted (detection never saw it)  -> GONE: none (not-found)
  *   UP           blind, no stop URL                    -> FAILED: none (not-visible)
+ *   UP           blind, a stop URL                     -> as WATCHING below (nothing
+ *                                                         to watch: the port confirms)
  *   UP           a live container, and the stop can go before the watches
  *                (a request, or a signal to the known roots)
  *                                                      -> as WATCHING below
  *   UP           otherwise (signal-all, nothing live)  -> WATCHING: WATCH
- *   WATCHING     stop signal, seen only just now       -> WATCHING: CATCHES, until it
+ *   UP, WATCHING stop signal, seen only just now       -> same: CATCHES, until it
  *                                                         catches, cannot tell, or 2 s
  *   WATCHING     a drain URL                           -> DRAINING: HTTP drain
  *   WATCHING     otherwise                             -> STOPPING: HTTP stop, or SIGNAL
@@ -304,20 +306,23 @@ bool check_step(struct decide *d, struct pass *p)
  *   STOPPING     stop answered 4xx                     -> TERMINATING: SIGNAL TERM
  *                                                         (blind: FAILED, stop-refused)
  *   STOPPING     stop failed, time left                -> STOPPING: HTTP stop after a backoff
+ *   STOPPING     stop failed, no time left             -> STOPPING: none until --stop-timeout
  *   STOPPING     gone probe refused (blind)            -> GONE: none
  *   STOPPING     --stop-timeout                        -> TERMINATING: SIGNAL TERM (none when
  *                                                         TERM was the stop; blind: FAILED)
  *   TERMINATING  --kill-after                          -> KILLING: SIGNAL KILL, every process
  *   KILLING      --kill-after (1 s at least)           -> FAILED: none (still-running)
  *   DRAINING..KILLING   not watched yet                -> same: WATCH
- *   DRAINING..KILLING   processes gone                 -> GONE: none
+ *   WATCHING..KILLING   processes gone                 -> GONE: none
  *   STOPPING..KILLING   signal failed for a while      -> same: SIGNAL again after 100 ms
  *   STOPPING..KILLING   signal not permitted, failed   -> FAILED: none (not-permitted, ...)
  *   GONE, FAILED        anything                       -> same: none (the event is ignored)
  *
  * A stop or drain request goes out before the watches (the start time of
  * each process keeps that safe); a signal to every process needs them
- * first, for it goes through them.
+ * first, for it goes through them. A sidecar whose stop goes out from UP
+ * (a live container) is looked at for its handler in UP: it stays UP until
+ * its stop signal goes.
  */
 
 static void http_action(struct decide *d, size_t k, enum decide_http_purpose purpose, const char *url,

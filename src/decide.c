@@ -222,9 +222,11 @@ static void replace_attempt(struct decide *d, struct decide_app *old, struct dec
  * when it appears and again when its main process execs another program:
  * an entrypoint that execs (docker-entrypoint.sh, sh -c 'exec job') shows
  * the script's name first, while the failed attempt was last seen under
- * the program's. The kubelet restarts a container only after it exited,
- * so one seen before that exit is another app, whatever its name; and a
- * new container replaces one failed attempt, not two.
+ * the program's. The kubelet restarts a container only after it failed,
+ * so one seen before that exit is another app, whatever its name, and so
+ * is one seen while the exit's code is not known (it may be 0: then two
+ * apps run the same program); and a new container replaces one failed
+ * attempt, not two.
  */
 static void match_restart(struct decide *d, struct decide_app *a)
 {
@@ -236,7 +238,8 @@ static void match_restart(struct decide *d, struct decide_app *a)
 	for (i = 0; i < d->napps; i++) {
 		struct decide_app *old = &d->apps[i];
 
-		if (old == a || old->superseded || !old->exited || old->code == 0 || old->exited_us > a->seen_us)
+		if (old == a || old->superseded || !old->exited || old->code == 0 || old->code == DECIDE_CODE_PENDING ||
+		    old->exited_us > a->seen_us)
 			continue;
 		if (strcmp(old->name, a->name) == 0) {
 			replace_attempt(d, old, a);
@@ -272,9 +275,9 @@ static bool app_exited(struct decide *d, unsigned id, int64_t now)
 {
 	struct decide_app *a = find_app(d, id);
 
-	if (!a || a->root_exited)
+	if (!a || a->root_exited_us)
 		return false;
-	a->root_exited = true;
+	a->root_exited_us = now;
 	/* The kernel is asked for the code at once, then less and less often. */
 	a->status_next_us = now;
 	a->status_backoff_us = STATUS_FIRST_US;
@@ -302,7 +305,7 @@ static void note_disagreement(const struct decide *d, const struct decide_app *a
 /* Whether the kernel's code for a is still to be asked for. */
 static bool status_wanted(const struct decide_app *a)
 {
-	return a->root_exited && !a->kernel_code && a->status_backoff_us > 0;
+	return a->root_exited_us && !a->kernel_code && a->status_backoff_us > 0;
 }
 
 static bool app_status(struct decide *d, unsigned id, int code, int64_t now)
@@ -473,7 +476,11 @@ static void expire_restart_grace(struct decide *d, struct pass *p)
 	}
 }
 
-/* Exit codes the kernel did not publish within STATUS_GIVE_UP_US are unknown. */
+/*
+ * Exit codes the kernel did not publish within STATUS_GIVE_UP_US of the
+ * root's exit are unknown. From the root's exit, not the app's: an app that
+ * reported long before its root exited is asked about all the same.
+ */
 static void expire_statuses(struct decide *d, struct pass *p)
 {
 	size_t i;
@@ -481,7 +488,7 @@ static void expire_statuses(struct decide *d, struct pass *p)
 	for (i = 0; i < d->napps; i++) {
 		struct decide_app *a = &d->apps[i];
 
-		if (!status_wanted(a) || !reached(p, a->exited_us + STATUS_GIVE_UP_US) || !go(p))
+		if (!status_wanted(a) || !reached(p, a->root_exited_us + STATUS_GIVE_UP_US) || !go(p))
 			continue;
 		SAY_APP(d, a, .kind = NOTE_CODE_UNPUBLISHED);
 		app_status(d, a->id, DECIDE_CODE_UNKNOWN, p->now);
@@ -638,6 +645,18 @@ bool decide_expects_process(const struct decide *d, int64_t now)
 	return every > 0 && every <= RESCAN_FAST_US;
 }
 
+/*
+ * Whether a rescan may be asked for now: none in flight, and after a
+ * failure, not before its retry time (the pass learns it). The engine
+ * carries a rescan out at once and asks again: a failed one asked for
+ * again at the same instant would never give the event loop back, and
+ * under EMFILE nothing in it would free a descriptor.
+ */
+static bool rescan_due(const struct decide *d, struct pass *p)
+{
+	return !d->rescan_inflight && (!d->rescan_err || reached(p, d->rescan_retry_us));
+}
+
 static bool rescan_action(struct decide *d, struct pass *p)
 {
 	if (!go(p))
@@ -653,10 +672,10 @@ static bool rescan_step(struct decide *d, struct pass *p)
 {
 	int64_t every;
 
-	if (d->rescan_inflight)
+	if (!rescan_due(d, p))
 		return false;
 	if (d->rescan_err)
-		return reached(p, d->rescan_retry_us) && rescan_action(d, p);
+		return rescan_action(d, p);
 	every = rescan_interval(d, p->now);
 	return every && reached(p, d->last_rescan_us + every) && rescan_action(d, p);
 }
@@ -672,11 +691,11 @@ static bool poll_step(struct decide *d, struct pass *p)
 
 /* ---- signals from outside, and an earlier run's files -------------------------- */
 
+/* A drain without a reason would never be concluded: there is none to give. */
 static bool drain_now(struct decide *d, const char *reason)
 {
-	if (d->phase >= PHASE_DRAINING || d->drain_requested)
+	if (!reason || d->phase >= PHASE_DRAINING || d->drain_reason)
 		return false;
-	d->drain_requested = true;
 	d->drain_reason = reason;
 	return true;
 }
@@ -725,7 +744,7 @@ static const char *conclusion(struct decide *d, struct pass *p)
 	bool all = true;
 	size_t i;
 
-	if (d->drain_requested)
+	if (d->drain_reason)
 		return d->drain_reason;
 	if (d->cfg.ready_gates_apps && d->ready_expired)
 		return "ready-timeout";
@@ -947,7 +966,7 @@ static bool watching_step(struct decide *d, struct pass *p)
 	 * A report names a container that may have started since the last
 	 * scan; a new pid may be one (a failed rescan keeps its retry time).
 	 */
-	if ((d->nreports || (d->pids_moved && !d->rescan_err)) && !d->rescan_inflight)
+	if ((d->nreports || d->pids_moved) && rescan_due(d, p))
 		return rescan_action(d, p);
 	if (apps_stop_step(d, p))
 		return true;
@@ -962,7 +981,7 @@ static bool watching_step(struct decide *d, struct pass *p)
 		}
 		if (p->act)
 			d->phase = PHASE_CONFIRMING;
-		if (!d->rescan_inflight && (!d->rescan_err || reached(p, d->rescan_retry_us)))
+		if (rescan_due(d, p))
 			return rescan_action(d, p);
 		return false;
 	}
@@ -989,7 +1008,7 @@ static bool step(struct decide *d, struct pass *p)
 		/* The stop first; the files, exit codes and looks at /proc after it. */
 		if (drain_step(d, p) || files_step(d, p) || status_step(d, p) || poll_step(d, p))
 			return true;
-		if (d->rescan_err && !d->rescan_inflight && reached(p, d->rescan_retry_us))
+		if (d->rescan_err && rescan_due(d, p))
 			return rescan_action(d, p);
 		return d->current == 0 && finish_step(d, p);
 	case PHASE_DONE:
@@ -1035,11 +1054,14 @@ void decide_view(const struct decide *d, struct decide_view *v)
 	v->ready_expired = d->ready_expired;
 }
 
-void decide_app_view(const struct decide *d, size_t i, struct decide_app_view *v)
+bool decide_app_view(const struct decide *d, size_t i, struct decide_app_view *v)
 {
-	const struct decide_app *a = &d->apps[i];
+	const struct decide_app *a;
 
 	memset(v, 0, sizeof(*v));
+	if (i >= d->napps)
+		return false;
+	a = &d->apps[i];
 	v->id = a->id;
 	v->name = a->name;
 	v->state = a->superseded ? DECIDE_APP_RESTARTED : a->exited ? DECIDE_APP_EXITED : DECIDE_APP_RUNNING;
@@ -1050,11 +1072,17 @@ void decide_app_view(const struct decide *d, size_t i, struct decide_app_view *v
 	v->signal = a->signal;
 	v->seen_us = a->seen_us;
 	v->exited_us = a->exited_us;
+	return true;
 }
 
-void decide_sidecar_view(const struct decide *d, size_t k, struct decide_sidecar_view *v)
+bool decide_sidecar_view(const struct decide *d, size_t k, struct decide_sidecar_view *v)
 {
+	if (k >= d->cfg.nsidecars) {
+		memset(v, 0, sizeof(*v));
+		return false;
+	}
 	sidecar_view(d, k, v);
+	return true;
 }
 
 /* ---- events ------------------------------------------------------------------- */
@@ -1114,8 +1142,27 @@ static bool about_sidecar(enum decide_event_kind kind)
 	}
 }
 
+/* Whether the event is about what ev->name names (not COMMAND_ENDED's, which may be NULL). */
+static bool needs_name(enum decide_event_kind kind)
+{
+	switch (kind) {
+	case DECIDE_EV_APP_SEEN:
+	case DECIDE_EV_APP_RENAMED:
+	case DECIDE_EV_APP_REPORTS_AS:
+	case DECIDE_EV_APP_REPORT:
+	case DECIDE_EV_NATIVE_SEEN:
+	case DECIDE_EV_DRAIN_NOW:
+		return true;
+	default:
+		return false;
+	}
+}
+
 static bool dispatch(struct decide *d, const struct decide_event *ev, int64_t now)
 {
+	/* An event without the name it is about changes nothing, as one about a sidecar decide lacks. */
+	if (needs_name(ev->kind) && !ev->name)
+		return false;
 	if (about_sidecar(ev->kind))
 		return sidecar_event(d, ev, now);
 	switch (ev->kind) {

@@ -485,13 +485,17 @@ struct decide_sidecar_view {
 
 void decide_view(const struct decide *d, struct decide_view *v);
 size_t decide_app_count(const struct decide *d);
-/* App i (0 <= i < decide_app_count), in the order they were seen. */
-void decide_app_view(const struct decide *d, size_t i, struct decide_app_view *v);
+/*
+ * App i (0 <= i < decide_app_count), in the order they were seen. An index
+ * decide does not have gives false and a view of zeroes (an event about it
+ * is ignored the same way); so it does for a sidecar and a native.
+ */
+bool decide_app_view(const struct decide *d, size_t i, struct decide_app_view *v);
 /* Sidecar k, in --sidecar order. */
-void decide_sidecar_view(const struct decide *d, size_t k, struct decide_sidecar_view *v);
+bool decide_sidecar_view(const struct decide *d, size_t k, struct decide_sidecar_view *v);
 size_t decide_native_count(const struct decide *d);
 /* Native sidecar container i (0 <= i < decide_native_count), in the order they were seen. */
-void decide_native_view(const struct decide *d, size_t i, struct decide_native_view *v);
+bool decide_native_view(const struct decide *d, size_t i, struct decide_native_view *v);
 /*
  * Whether a container named name, first seen at since, is the kubelet's
  * restart of a native sidecar: one of that name (known by start order or

@@ -523,6 +523,21 @@ static void restart_renamed(void)
 	ok(app(0).state == DECIDE_APP_RESTARTED && app(1).state != DECIDE_APP_RESTARTED,
 	   "a restart matched at sight is not matched again on exec");
 
+	/* Two containers run the same program: the second is no restart of the first while its code is not known. */
+	setup(POLICY_ON_FAILURE, 2, 1);
+	decide_app_seen(d, 3, "job", T);
+	T += S;
+	decide_app_exited(d, 3, T);
+	T += 10 * MS;
+	decide_app_seen(d, 4, "job", T);
+	ok(app(0).state != DECIDE_APP_RESTARTED && !noted(NOTE_APP_RESTARTED),
+	   "a container seen while the code is unpublished replaces nothing");
+	decide_app_status(d, 3, 0, T);
+	is_int(next_skipping_rescans(), NONE, "the first succeeded; the second runs");
+	decide_app_exited(d, 4, T);
+	decide_app_status(d, 4, 0, T);
+	is_int(next_skipping_rescans(), DECIDE_APPS_DONE, "both over: done, not one of two seen");
+
 	/* Under Never nothing is restarted: a rename replaces nothing. */
 	setup(POLICY_NEVER, 0, 1);
 	decide_app_seen(d, 3, "sh", T);
@@ -984,6 +999,27 @@ static void reports_and_kernel(void)
 	decide_app_exited(d, 3, T);
 	decide_app_status(d, 3, 7, T);
 	ok(!noted(NOTE_CODES_DIFFER), "agreeing codes are not a warning");
+
+	/*
+	 * A report long before the root's exit (a wrapper that reports, then
+	 * takes its time to exit): the kernel is still asked, for 2 s from the
+	 * root's exit, and its code counts.
+	 */
+	setup(POLICY_NEVER, 2, 1);
+	decide_app_seen(d, 3, "job", T);
+	decide_app_seen(d, 4, "other", T);
+	T += S;
+	report("job", 0);
+	T += 3 * S;
+	decide_app_exited(d, 3, T);
+	is_int(next(), DECIDE_STATUS, "the root exits 3 s after the report: the kernel is asked");
+	ok(!noted(NOTE_CODE_UNPUBLISHED), "not given up at once");
+	T += S;
+	is_int(next(), DECIDE_STATUS, "still asked 1 s after the root's exit");
+	decide_app_status(d, 3, 1, T);
+	is_int(app(0).code, 1, "the kernel's code counts");
+	ok(noted(NOTE_CODES_DIFFER) && note(NOTE_CODES_DIFFER)->reported == 0 && note(NOTE_CODES_DIFFER)->code == 1,
+	   "and differs from the report");
 }
 
 /* ---- HTTP: readiness, stop requests, drain, blind stops ------------------ */
@@ -1506,6 +1542,23 @@ static void rescan_failures(void)
 	is_int(next(), DECIDE_RESCAN, "tried again");
 	decide_rescanned(d, 0, T);
 	is_int(decide_app_count(d), 1, "matched now");
+
+	/*
+	 * A report still queued after a failed rescan waits for the retry
+	 * time too: the engine carries a rescan out at once and asks again,
+	 * and a rescan asked for again at once would never let it wait.
+	 */
+	setup(POLICY_NEVER, 1, 1);
+	decide_app_seen(d, 3, "job", T);
+	decide_app_report(d, "job", 0, T);
+	is_int(next(), DECIDE_RESCAN, "a rescan for the report of a known app");
+	decide_rescanned(d, -EMFILE, T);
+	is_int(next(), NONE, "failed: not asked again at once, though the report waits");
+	is_int(decide_deadline(d, T), T + 100 * MS, "but after 100ms");
+	T += 100 * MS;
+	is_int(next(), DECIDE_RESCAN, "then again");
+	decide_rescanned(d, 0, T);
+	is_int(app(0).reported, 0, "and the report is matched");
 }
 
 static void statuses(void)
@@ -1765,7 +1818,7 @@ static void sidecar_dies(void)
 	decide_sidecar_exited(d, 0, T);
 	decide_sidecar_status(d, 0, 137, T);
 	ok(noted(NOTE_SIDECAR_DIED) && !note(NOTE_SIDECAR_DIED)->flag, "OnFailure: a death under OnFailure");
-	ok(!note(NOTE_SIDECAR_DIED)->hint, "the option does nothing there: not named");
+	ok(noted(NOTE_SIDECAR_DIED) && !note(NOTE_SIDECAR_DIED)->hint, "the option does nothing there: not named");
 	ok(!noted(NOTE_SIDECAR_CODE), "no word of a pod that will not complete");
 
 	setup_with(POLICY_NEVER, 1, &envoy, 1, false);
@@ -1807,7 +1860,7 @@ static void sidecar_fails_apps(void)
 	decide_sidecar_status(d, 1, 137, T);
 	ok(noted_for(NOTE_APPS_STOP, "logs"), "the stop of the apps is noted, with the sidecar that failed");
 	is_int(note(NOTE_APPS_STOP)->us, 5 * S, "and --kill-after");
-	ok(!note(NOTE_SIDECAR_DIED)->hint, "no hint at the option that is given");
+	ok(noted(NOTE_SIDECAR_DIED) && !note(NOTE_SIDECAR_DIED)->hint, "no hint at the option that is given");
 	is_int(next(), DECIDE_SIGNAL_APP, "a signal to the first app");
 	is_int(last.app, 3, "container 3");
 	is_int(last.signo, SIGTERM, "SIGTERM");
@@ -2132,6 +2185,44 @@ static void out_of_range(void)
 	ok(!DECIDE_TELL(d, T, .kind = DECIDE_EV_APP_EXITED, .id = 3), "an exit told twice");
 	ok(!DECIDE_TELL(d, T, .kind = DECIDE_EV_SIDECAR_GONE, .sidecar = 0), "a sidecar gone before its stop");
 	is_int(noted(NOTE_IGNORED), 3, "each noted as ignored");
+
+	/* A view of an index decide does not have is refused too: one of zeroes. */
+	setup(POLICY_NEVER, 1, 1);
+	decide_app_seen(d, 3, "job", T);
+	decide_native_seen(d, 4, "mesh", NATIVE_BY_START, T);
+	{
+		struct decide_sidecar_view sv;
+		struct decide_native_view nv;
+		struct decide_app_view av;
+
+		memset(&av, 0xff, sizeof(av));
+		ok(!decide_app_view(d, 1, &av) && !av.name && !av.id, "no view of app 1 of 1");
+		memset(&sv, 0xff, sizeof(sv));
+		ok(!decide_sidecar_view(d, 1, &sv) && !sv.name && !sv.outcome, "nor of sidecar 1 of 1");
+		memset(&nv, 0xff, sizeof(nv));
+		ok(!decide_native_view(d, 1, &nv) && !nv.name && !nv.id, "nor of native 1 of 1");
+		ok(decide_app_view(d, 0, &av) && decide_sidecar_view(d, 0, &sv) && decide_native_view(d, 0, &nv),
+		   "index 0 of each is there");
+	}
+
+	/* An event without the name it is about changes nothing. */
+	setup(POLICY_NEVER, 1, 1);
+	ok(!decide_drain_now(d, NULL, T), "a drain without a reason is refused");
+	ok(decide_drain_now(d, "test", T), "a drain with one is still taken");
+	is_int(next(), DECIDE_APPS_DONE, "and drains");
+	is_str(last.reason, "test", "for its reason");
+
+	setup(POLICY_NEVER, 1, 1);
+	decide_app_seen(d, 3, "job", T);
+	ok(!DECIDE_TELL(d, T, .kind = DECIDE_EV_APP_SEEN, .id = 4), "an app seen without a name");
+	ok(!DECIDE_TELL(d, T, .kind = DECIDE_EV_APP_RENAMED, .id = 3), "renamed to no name");
+	ok(!DECIDE_TELL(d, T, .kind = DECIDE_EV_APP_REPORTS_AS, .id = 3), "reporting as no name");
+	ok(!DECIDE_TELL(d, T, .kind = DECIDE_EV_APP_REPORT, .code = 0), "a report of no name");
+	ok(!DECIDE_TELL(d, T, .kind = DECIDE_EV_NATIVE_SEEN, .id = 5, .by = NATIVE_BY_START), "a native of no name");
+	is_int(noted(NOTE_IGNORED), 5, "each noted as ignored");
+	ok(decide_app_count(d) == 1 && decide_native_count(d) == 0, "nothing added");
+	is_str(app(0).name, "job", "the app keeps its name");
+	is_int(next(), NONE, "no rescan for a report that was not taken");
 }
 
 /* A restarted agent: apps-done drains again, done exits at once with the earlier summary. */
