@@ -130,25 +130,35 @@ static inline void exit_zero(int sig)
 	_exit(0);
 }
 
-/* A child of the test; *release is the pipe that ends it (fake_release), or -1. */
+/*
+ * A child of the test; *release is the pipe that ends it (fake_release), or -1.
+ * SIGTERM is blocked across the fork and in the child until its handling
+ * is set, so a SIGTERM sent as soon as this returns, however slowly the
+ * child is scheduled, finds it living as how says.
+ */
 static inline pid_t fake_child(enum fake_child how, int *release)
 {
 	unsigned char code = 0;
+	sigset_t term, old;
 	int fds[2];
 	pid_t pid;
 
-	if (pipe(fds) < 0)
+	sigemptyset(&term);
+	sigaddset(&term, SIGTERM);
+	if (pipe(fds) < 0 || sigprocmask(SIG_BLOCK, &term, &old) < 0)
 		abort();
 	pid = fork();
 	if (pid < 0)
 		abort();
 	if (pid == 0) {
 		signal(SIGTERM, how == CHILD_TERM_EXITS ? exit_zero : how == CHILD_IGNORES_TERM ? SIG_IGN : SIG_DFL);
+		sigprocmask(SIG_SETMASK, &old, NULL);
 		close(fds[1]);
 		if (read(fds[0], &code, 1) != 1)
 			code = 0;
 		_exit(code);
 	}
+	sigprocmask(SIG_SETMASK, &old, NULL);
 	close(fds[0]);
 	*release = fds[1];
 	return pid;

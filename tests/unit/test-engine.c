@@ -148,7 +148,10 @@ static void app_exit_stops_sidecar(void)
 	is_int(seen.hello, 1, "the mode's first line");
 	is_int(seen.starts, 1, "its start");
 	is_int(seen.writes[PROTOCOL_READY], 1, "the sidecar (no ready URL) seen: the ready file written");
-	/* Long enough for the sidecar to have its handler: the stop signal needs no look first. */
+	/*
+	 * By the test's clock the sidecar was seen long ago, so decide sends its stop signal
+	 * without looking for its handler first (the real child set it before fake_child returned).
+	 */
 	fake_now += 10 * S;
 	engine_decide(e);
 	ok(!engine_finished(e), "the app runs: nothing else to do");
