@@ -83,6 +83,61 @@ static const struct engine_mode test_mode = {
 static struct agent_options opt;
 static struct sidecar_spec spec;
 static const struct engine_world world = { .clock = fake_clock };
+static FILE *log_file;
+
+static void on_idle(struct ev_loop *loop, ev_idle *w, int revents)
+{
+	*(bool *)w->data = true;
+}
+
+/*
+ * Turns the loop until a turn with nothing else to do (a watcher of the
+ * lowest priority runs only then): what is due by the test's clock, a
+ * timer of no delay, has been carried out.
+ */
+static void turn_until_idle(struct engine *e)
+{
+	bool idle = false;
+	ev_idle w;
+	int i;
+
+	ev_idle_init(&w, on_idle);
+	ev_set_priority(&w, EV_MINPRI);
+	w.data = &idle;
+	ev_idle_start(engine_loop(e), &w);
+	for (i = 0; i < 100 && !idle; i++)
+		ev_run(engine_loop(e), EVRUN_ONCE);
+	ev_idle_stop(engine_loop(e), &w);
+	if (!idle)
+		bail_out("the loop never came to rest");
+}
+
+/* How long the engine's log is: where the lines of what follows begin. */
+static off_t log_mark(void)
+{
+	struct stat st;
+
+	log_flush();
+	if (fstat(fileno(log_file), &st) < 0)
+		bail_out("cannot stat the log");
+	return st.st_size;
+}
+
+/* Whether the engine logged what since mark: what it carried out, whatever its processes did since. */
+static bool logged_since(off_t mark, const char *what)
+{
+	static char buf[65536];
+	size_t len = 0;
+	ssize_t n;
+
+	log_flush();
+	while ((n = pread(fileno(log_file), buf + len, sizeof(buf) - 1 - len, mark + (off_t)len)) > 0)
+		len += (size_t)n;
+	if (n < 0 || len == sizeof(buf) - 1)
+		bail_out("cannot read the log since the mark");
+	buf[len] = '\0';
+	return strstr(buf, what) != NULL;
+}
 
 /* The loop's turns, the test's clock a millisecond further at each, for a second of turns at most. */
 static void turn_until_finished(struct engine *e)
@@ -179,6 +234,7 @@ static void escalation_by_the_clock(void)
 	struct engine *e;
 	int app_rel, sc_rel, i;
 	pid_t app, sc;
+	off_t mark;
 
 	pod(CHILD_IGNORES_TERM, &app, &app_rel, &sc, &sc_rel);
 	e = open_engine();
@@ -195,11 +251,17 @@ static void escalation_by_the_clock(void)
 		usleep(1000);
 	}
 	ok(!fake_dead(sc) && !engine_finished(e), "it ignores SIGTERM: still there, by the test's clock no time passed");
+	/* What the engine carries out, not what the sidecar did yet: a SIGKILL takes a while to kill. */
 	fake_now += 20 * S;
+	mark = log_mark();
 	engine_decide(e);
-	ok(!fake_dead(sc), "--stop-timeout: SIGTERM was its stop signal, so none again, and SIGKILL waits --kill-after");
+	turn_until_idle(e);
+	ok(!logged_since(mark, "sent SIG") && !engine_finished(e),
+	   "--stop-timeout: SIGTERM was its stop signal, so none again, and SIGKILL waits --kill-after");
 	fake_now += 5 * S;
+	mark = log_mark();
 	engine_decide(e);
+	ok(logged_since(mark, "sent SIGKILL"), "--kill-after: SIGKILL sent");
 	turn_until_finished(e);
 	ok(engine_finished(e), "--kill-after: SIGKILL, and the exit");
 	ok(fake_dead(sc), "the sidecar is gone");
@@ -228,8 +290,10 @@ static void no_pod(void)
 int main(void)
 {
 	char err[256];
-	FILE *log_file = tmpfile();
 
+	log_file = tmpfile();
+	if (!log_file)
+		bail_out("no temporary file for the log");
 	log_setup(LOG_DEBUG, LOG_TEXT, fileno(log_file));
 	if (spec_parse("match=fluent-bit,stop=signal:TERM", &spec, err, sizeof(err)) < 0)
 		bail_out(err);
