@@ -18,6 +18,8 @@
 #include "util.h"
 
 #include <errno.h>
+#include <ev.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -25,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -192,5 +195,81 @@ static inline bool fake_dead(pid_t pid)
 	waitpid(pid, NULL, WNOHANG);
 	return kill(pid, 0) < 0 && errno == ESRCH;
 }
+
+/*
+ * A wait for what real children do: bounded by FAKE_WAIT_S of real time,
+ * far more than a loaded machine needs, so that no test depends on how
+ * fast it runs; a tick looks at the condition again now and then, for
+ * what no watcher of the loop wakes it for (an exit code the kernel
+ * records a moment after the reap).
+ */
+#define FAKE_WAIT_S 30.
+#define FAKE_TICK_S 0.01
+
+struct fake_wait {
+	ev_timer guard, tick;
+	bool expired;
+};
+
+static inline void fake_on_guard(struct ev_loop *loop, ev_timer *t, int revents)
+{
+	*(bool *)t->data = true;
+}
+
+static inline void fake_on_tick(struct ev_loop *loop, ev_timer *t, int revents)
+{
+}
+
+static inline void fake_wait_start(struct ev_loop *loop, struct fake_wait *w)
+{
+	w->expired = false;
+	ev_timer_init(&w->guard, fake_on_guard, FAKE_WAIT_S, 0.);
+	w->guard.data = &w->expired;
+	ev_timer_init(&w->tick, fake_on_tick, FAKE_TICK_S, FAKE_TICK_S);
+	ev_timer_start(loop, &w->guard);
+	ev_timer_start(loop, &w->tick);
+}
+
+static inline void fake_wait_stop(struct ev_loop *loop, struct fake_wait *w)
+{
+	ev_timer_stop(loop, &w->guard);
+	ev_timer_stop(loop, &w->tick);
+}
+
+/*
+ * Waits for pid's exit without turning any loop (no watcher of the code
+ * under test sees it go first), for FAKE_WAIT_S at most; then reaps it.
+ * Whether it is gone.
+ */
+static inline bool fake_await_exit(pid_t pid)
+{
+	int fd = (int)syscall(SYS_pidfd_open, pid, 0);
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	int64_t end = mono_us() + (int64_t)(FAKE_WAIT_S * US_PER_S), left;
+
+	if (fd < 0)
+		return fake_dead(pid);
+	/* A SIGCHLD of another child may cut the wait short: it goes on, to the same end. */
+	while ((left = end - mono_us()) > 0 && poll(&p, 1, (int)(left / US_PER_MS) + 1) < 0 && errno == EINTR)
+		;
+	close(fd);
+	return fake_dead(pid);
+}
+
+/*
+ * Turns loop until cond holds, each turn waiting for what the loop
+ * watches (a pidfd, a socket, a timer): it goes on as soon as that comes.
+ * The test's clock does not move; the test moves it where it means to.
+ * cond is looked at before every turn, and may do something (a look at
+ * exit codes); it does not hold when the wait ran out.
+ */
+#define FAKE_RUN_UNTIL(loop, cond)                                     \
+	do {                                                           \
+		struct fake_wait w_;                                   \
+		fake_wait_start((loop), &w_);                          \
+		while (!(cond) && !w_.expired)                         \
+			ev_run((loop), EVRUN_ONCE);                    \
+		fake_wait_stop((loop), &w_);                           \
+	} while (0)
 
 #endif

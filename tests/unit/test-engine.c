@@ -139,17 +139,18 @@ static bool logged_since(off_t mark, const char *what)
 	return strstr(buf, what) != NULL;
 }
 
-/* The loop's turns, the test's clock a millisecond further at each, for a second of turns at most. */
-static void turn_until_finished(struct engine *e)
+/*
+ * The loop turned until the engine finished, once the app and the sidecar
+ * are gone. Their exit codes are in the kernel from their reaps on;
+ * decide may have asked for them before, so the test's clock moves on
+ * past its next ask.
+ */
+static void finish_after(struct engine *e, pid_t app, pid_t sc)
 {
-	int i;
-
-	for (i = 0; i < 1000 && !engine_finished(e); i++) {
-		ev_run(engine_loop(e), EVRUN_NOWAIT);
-		usleep(1000);
-		fake_now += MS;
-		engine_decide(e);
-	}
+	FAKE_RUN_UNTIL(engine_loop(e), fake_dead(app) && fake_dead(sc));
+	fake_now += 100 * MS;
+	engine_decide(e);
+	FAKE_RUN_UNTIL(engine_loop(e), engine_finished(e));
 }
 
 static void set_options(void)
@@ -212,7 +213,7 @@ static void app_exit_stops_sidecar(void)
 	ok(!engine_finished(e), "the app runs: nothing else to do");
 
 	fake_release(app_rel, 3);
-	turn_until_finished(e);
+	finish_after(e, app, sc);
 	ok(engine_finished(e), "the app's exit: the engine finished");
 	is_int(seen.apps_done, 1, "the drain began once");
 	is_int(seen.writes[PROTOCOL_APPS_DONE], 1, "apps-done written");
@@ -232,7 +233,7 @@ static void app_exit_stops_sidecar(void)
 static void escalation_by_the_clock(void)
 {
 	struct engine *e;
-	int app_rel, sc_rel, i;
+	int app_rel, sc_rel;
 	pid_t app, sc;
 	off_t mark;
 
@@ -241,15 +242,9 @@ static void escalation_by_the_clock(void)
 	fake_now += 10 * S;
 	engine_decide(e);
 	fake_release(app_rel, 0);
-	for (i = 0; i < 500 && !seen.apps_done; i++) {
-		ev_run(engine_loop(e), EVRUN_NOWAIT);
-		usleep(1000);
-	}
+	FAKE_RUN_UNTIL(engine_loop(e), seen.apps_done);
 	is_int(seen.apps_done, 1, "the app exited: the drain began, and SIGTERM went out");
-	for (i = 0; i < 50; i++) {
-		ev_run(engine_loop(e), EVRUN_NOWAIT);
-		usleep(1000);
-	}
+	turn_until_idle(e);
 	ok(!fake_dead(sc) && !engine_finished(e), "it ignores SIGTERM: still there, by the test's clock no time passed");
 	/* What the engine carries out, not what the sidecar did yet: a SIGKILL takes a while to kill. */
 	fake_now += 20 * S;
@@ -262,7 +257,7 @@ static void escalation_by_the_clock(void)
 	mark = log_mark();
 	engine_decide(e);
 	ok(logged_since(mark, "sent SIGKILL"), "--kill-after: SIGKILL sent");
-	turn_until_finished(e);
+	finish_after(e, app, sc);
 	ok(engine_finished(e), "--kill-after: SIGKILL, and the exit");
 	ok(fake_dead(sc), "the sidecar is gone");
 	ok(strstr(seen.summary, "\"outcome\":\"killed\"") != NULL, "the summary: killed");

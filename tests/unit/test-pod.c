@@ -58,15 +58,17 @@ static const struct told *find(enum decide_event_kind kind, unsigned id)
 	return NULL;
 }
 
-/* Turns the loop until an event of kind about id comes, for a second at most. */
+/* Turns the loop until an event of kind about id comes. */
 static const struct told *await_event(enum decide_event_kind kind, unsigned id)
 {
-	int i;
+	FAKE_RUN_UNTIL(loop, find(kind, id));
+	return find(kind, id);
+}
 
-	for (i = 0; i < 1000 && !find(kind, id); i++) {
-		ev_run(loop, EVRUN_NOWAIT);
-		usleep(1000);
-	}
+/* Whether the pod told an exit code of kind about id: it asks the kernel, as decide would have it ask. */
+static const struct told *status_told(struct pod *p, enum decide_event_kind kind, unsigned id)
+{
+	pod_statuses(p);
 	return find(kind, id);
 }
 
@@ -164,10 +166,9 @@ static void natives(void)
 	t = await_event(DECIDE_EV_NATIVE_EXITED, container_of(vec, &pod));
 	ok(t != NULL, "the native's exit is told as a native's");
 	ok(!find(DECIDE_EV_APP_EXITED, container_of(vec, &pod)), "not as an app's");
-	for (i = 0; i < 100; i++) {
-		ev_run(loop, EVRUN_NOWAIT);
-		pod_statuses(&pod);
-	}
+	/* Reaped, its code is in the kernel: an app's would be told now. */
+	FAKE_RUN_UNTIL(loop, fake_dead(vec));
+	pod_statuses(&pod);
 	ok(!find(DECIDE_EV_APP_STATUS, container_of(vec, &pod)) && !find(DECIDE_EV_SIDECAR_STATUS, 0),
 	   "and no exit code is told for it");
 
@@ -254,13 +255,8 @@ int main(void)
 	ok(t != NULL, "the app's exit is told from the loop");
 	is_int(t ? t->when : 0, fake_now, "when the test's clock says");
 	/* Its code comes from the kernel once libev has reaped it. */
-	for (i = 0, t = NULL; i < 1000 && !t; i++) {
-		ev_run(loop, EVRUN_NOWAIT);
-		pod_statuses(&pod);
-		t = find(DECIDE_EV_APP_STATUS, app_id);
-		if (!t)
-			usleep(1000);
-	}
+	FAKE_RUN_UNTIL(loop, status_told(&pod, DECIDE_EV_APP_STATUS, app_id));
+	t = find(DECIDE_EV_APP_STATUS, app_id);
 	ok(t && (t->ev.code == 3 || t->ev.code == DECIDE_CODE_UNKNOWN), "its exit code is told (%d)", t ? t->ev.code : -9);
 	if (t && t->ev.code == DECIDE_CODE_UNKNOWN)
 		printf("# this kernel gives no exit codes (PIDFD_INFO_EXIT, Linux 6.15)\n");
@@ -297,8 +293,7 @@ int main(void)
 
 	/* The sidecar's processes are gone: its root is asked at once, no turn of the loop needed. */
 	kill(sc, SIGTERM);
-	for (i = 0; i < 1000 && !fake_dead(sc); i++)
-		usleep(1000);
+	fake_await_exit(sc);
 	ntold = 0;
 	pod_check_sidecar(&pod, 0);
 	t = find(DECIDE_EV_SIDECAR_EXITED, 0);
