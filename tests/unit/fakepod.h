@@ -14,7 +14,10 @@
 #ifndef RG_FAKEPOD_H
 #define RG_FAKEPOD_H
 
+#include "log.h"
 #include "pod.h"
+#include "spec.h"
+#include "tap.h"
 #include "util.h"
 
 #include <errno.h>
@@ -175,6 +178,67 @@ static inline void fake_release(int release, int code)
 	if (write(release, &c, 1) != 1)
 		abort();
 	close(release);
+}
+
+/*
+ * What every test on the fake tree starts with: the log, every level of
+ * it, in a temporary file (returned, for a test that reads it), and the
+ * default loop (*loop, unless NULL), which the engine takes too.
+ */
+static inline FILE *fake_start(struct ev_loop **loop)
+{
+	FILE *log_file = tmpfile();
+
+	if (!log_file)
+		bail_out("no temporary file for the log");
+	log_setup(LOG_DEBUG, LOG_TEXT, fileno(log_file));
+	if (loop && !(*loop = ev_default_loop(0)))
+		bail_out("no loop");
+	return log_file;
+}
+
+/* spec, from text; the test cannot go on without it. */
+static inline void fake_spec(struct sidecar_spec *spec, const char *text)
+{
+	char err[256];
+
+	if (spec_parse(text, spec, err, sizeof(err)) < 0)
+		bail_out(err);
+}
+
+/* The sidecar of fake_pod_app_sidecar, stopped by SIGTERM. */
+#define FAKE_SIDECAR_SPEC "match=fluent-bit,stop=signal:TERM"
+
+/* A fresh tree of the pod's pause and this process as the agent. */
+static inline void fake_pod_base(void)
+{
+	fake_reset();
+	fake_proc(1, 0, "pause", CG("/pause"), "/pause");
+	fake_proc(getpid(), 0, "rearguard", CG("/agent"), "/rearguard");
+}
+
+/* fake_pod_base, an app (job, released by *app_rel) and a fluent-bit sidecar that lives as said. */
+static inline void fake_pod_app_sidecar(enum fake_child sidecar, pid_t *app, int *app_rel, pid_t *sc, int *sc_rel)
+{
+	fake_pod_base();
+	*app = fake_child(CHILD_WAITS, app_rel);
+	fake_proc(*app, 0, "job", CG("/app"), "/usr/bin/job");
+	*sc = fake_child(sidecar, sc_rel);
+	fake_proc(*sc, 0, "fluent-bit", CG("/proxy"), "/usr/bin/fluent-bit");
+}
+
+/* The container whose root is root, as p's last scan found it; the test cannot go on without it. */
+static inline const struct podscan_container *fake_container_of(const struct pod *p, pid_t root)
+{
+	char why[64];
+	size_t i;
+
+	for (i = 0; i < podscan_count(p->ps); i++)
+		if (podscan_container(p->ps, i)->root == root)
+			return podscan_container(p->ps, i);
+	snprintf(why, sizeof(why), "no container whose root is %d", (int)root);
+	bail_out(why);
+	return NULL;
 }
 
 /* How a pod follows the fake tree: this process as the agent, the test's clock, the one sidecar spec. */

@@ -168,16 +168,10 @@ static void set_options(void)
 	opt.restart_grace_ms = 300 * 1000;
 }
 
-/* pause, the test as the agent, an app and a sidecar that lives as said. */
+/* pause, the test as the agent, an app and a sidecar that lives as said; nothing seen yet. */
 static void pod(enum fake_child sidecar, pid_t *app, int *app_rel, pid_t *sc, int *sc_rel)
 {
-	fake_reset();
-	fake_proc(1, 0, "pause", CG("/pause"), "/pause");
-	fake_proc(getpid(), 0, "rearguard", CG("/agent"), "/rearguard");
-	*app = fake_child(CHILD_WAITS, app_rel);
-	fake_proc(*app, 0, "job", CG("/app"), "/usr/bin/job");
-	*sc = fake_child(sidecar, sc_rel);
-	fake_proc(*sc, 0, "fluent-bit", CG("/proxy"), "/usr/bin/fluent-bit");
+	fake_pod_app_sidecar(sidecar, app, app_rel, sc, sc_rel);
 	memset(&seen, 0, sizeof(seen));
 }
 
@@ -284,14 +278,8 @@ static void no_pod(void)
 
 int main(void)
 {
-	char err[256];
-
-	log_file = tmpfile();
-	if (!log_file)
-		bail_out("no temporary file for the log");
-	log_setup(LOG_DEBUG, LOG_TEXT, fileno(log_file));
-	if (spec_parse("match=fluent-bit,stop=signal:TERM", &spec, err, sizeof(err)) < 0)
-		bail_out(err);
+	log_file = fake_start(NULL);
+	fake_spec(&spec, FAKE_SIDECAR_SPEC);
 	set_options();
 	app_exit_stops_sidecar();
 	escalation_by_the_clock();

@@ -72,14 +72,10 @@ static const struct told *status_told(struct pod *p, enum decide_event_kind kind
 	return find(kind, id);
 }
 
-static unsigned container_of(pid_t pid, struct pod *p)
+/* The id of the container whose root is pid (never 0, which find takes for any). */
+static unsigned id_of(pid_t pid, struct pod *p)
 {
-	size_t i;
-
-	for (i = 0; i < podscan_count(p->ps); i++)
-		if (podscan_container(p->ps, i)->root == pid)
-			return podscan_container(p->ps, i)->id;
-	return 0;
+	return fake_container_of(p, pid)->id;
 }
 
 /* The natives decide knows of: the kubelet restarts the one named so. */
@@ -113,15 +109,13 @@ static void natives(void)
 	struct pod_config cfg;
 	const struct told *t;
 	struct pod pod;
-	char err[256];
 	int vec_rel, otel_rel, fb_rel, app_rel, again_rel;
 	pid_t vec, otel, fb, app, again;
 	unsigned sent = 0, app_id;
 	size_t i;
 
-	if (spec_parse("name=fb,match=fluent-bit", &specs[0], err, sizeof(err)) < 0 ||
-	    spec_parse("name=otel,match=otelcol,native", &specs[1], err, sizeof(err)) < 0)
-		bail_out(err);
+	fake_spec(&specs[0], "name=fb,match=fluent-bit");
+	fake_spec(&specs[1], "name=otel,match=otelcol,native");
 	fake_reset();
 	fake_proc(1, 0, "pause", CG("/pause"), "/pause");
 	vec = fake_child(CHILD_WAITS, &vec_rel);
@@ -142,34 +136,34 @@ static void natives(void)
 	ntold = 0;
 	is_int(pod_open(&pod, &cfg), 0, "a pod with natives: the first scan");
 	pod_follow(&pod);
-	is_int(native_by(container_of(vec, &pod)), NATIVE_BY_START, "--first: a container from before the agent's");
-	ok(!find(DECIDE_EV_APP_SEEN, container_of(vec, &pod)), "is no app");
-	t = find(DECIDE_EV_NATIVE_SEEN, container_of(otel, &pod));
+	is_int(native_by(id_of(vec, &pod)), NATIVE_BY_START, "--first: a container from before the agent's");
+	ok(!find(DECIDE_EV_APP_SEEN, id_of(vec, &pod)), "is no app");
+	t = find(DECIDE_EV_NATIVE_SEEN, id_of(otel, &pod));
 	ok(t && t->ev.by == NATIVE_BY_SPEC && strcmp(t->name, "otel") == 0, "a native spec's container, by its name");
 	for (i = 0, sent = 0; i < ntold; i++)
 		sent += told[i].ev.kind == DECIDE_EV_SIDECAR_SEEN && told[i].ev.sidecar == 1;
 	is_int(sent, 0, "no sidecar to stop for the native spec");
 	t = find(DECIDE_EV_SIDECAR_SEEN, 0);
-	ok(t && t->ev.sidecar == 0 && native_by(container_of(fb, &pod)) < 0,
+	ok(t && t->ev.sidecar == 0 && native_by(id_of(fb, &pod)) < 0,
 	   "a plain spec wins over the start order: a sidecar to stop");
 
 	/* An app that starts later is an app, whatever --first says. */
 	app = fake_child(CHILD_TERM_EXITS, &app_rel);
 	fake_proc(app, 0, "job", CG("/app"), "/job");
 	pod_refresh(&pod);
-	app_id = container_of(app, &pod);
+	app_id = id_of(app, &pod);
 	ok(find(DECIDE_EV_APP_SEEN, app_id) && native_by(app_id) < 0, "a later container is an app");
 
 	/* The native's root exits: a native's exit, and its code is not asked for. */
 	fake_now += 1 * S;
 	fake_release(vec_rel, 1);
-	t = await_event(DECIDE_EV_NATIVE_EXITED, container_of(vec, &pod));
+	t = await_event(DECIDE_EV_NATIVE_EXITED, id_of(vec, &pod));
 	ok(t != NULL, "the native's exit is told as a native's");
-	ok(!find(DECIDE_EV_APP_EXITED, container_of(vec, &pod)), "not as an app's");
+	ok(!find(DECIDE_EV_APP_EXITED, id_of(vec, &pod)), "not as an app's");
 	/* Reaped, its code is in the kernel: an app's would be told now. */
 	FAKE_RUN_UNTIL(loop, fake_dead(vec));
 	pod_statuses(&pod);
-	ok(!find(DECIDE_EV_APP_STATUS, container_of(vec, &pod)) && !find(DECIDE_EV_SIDECAR_STATUS, 0),
+	ok(!find(DECIDE_EV_APP_STATUS, id_of(vec, &pod)) && !find(DECIDE_EV_SIDECAR_STATUS, 0),
 	   "and no exit code is told for it");
 
 	/* The kubelet's restart: a new container of that name, which decide knows for a restart. */
@@ -179,11 +173,11 @@ static void natives(void)
 	fake_now += 1 * S;
 	pod_refresh(&pod);
 	restarted_name = NULL;
-	is_int(native_by(container_of(again, &pod)), NATIVE_BY_RESTART, "the restart is a native again");
-	ok(!find(DECIDE_EV_APP_SEEN, container_of(again, &pod)), "not an app");
+	is_int(native_by(id_of(again, &pod)), NATIVE_BY_RESTART, "the restart is a native again");
+	ok(!find(DECIDE_EV_APP_SEEN, id_of(again, &pod)), "not an app");
 
 	/* decide asks for the app to be stopped: SIGTERM to its main process. */
-	is_int(pod_signal_app(&pod, container_of(otel, &pod), SIGTERM, false, &sent), -ESRCH,
+	is_int(pod_signal_app(&pod, id_of(otel, &pod), SIGTERM, false, &sent), -ESRCH,
 	       "a native is never signalled");
 	is_int(pod_signal_app(&pod, app_id, SIGTERM, false, &sent), 0, "SIGTERM to the app");
 	is_int(sent, 1, "to its main process");
@@ -204,25 +198,15 @@ int main(void)
 	struct pod_config cfg;
 	const struct told *t;
 	struct pod pod;
-	char err[256];
 	int app_rel, sc_rel, brief_rel, batch_rel;
 	pid_t app, sc, brief, batch;
 	unsigned app_id;
-	FILE *log_file = tmpfile();
 	size_t i;
 	bool at_now = true;
 
-	log_setup(LOG_DEBUG, LOG_TEXT, fileno(log_file));
-	loop = ev_default_loop(0);
-	if (spec_parse("match=fluent-bit,stop=signal:TERM", &spec, err, sizeof(err)) < 0)
-		bail_out(err);
-	fake_reset();
-	fake_proc(1, 0, "pause", CG("/pause"), "/pause");
-	fake_proc(getpid(), 0, "rearguard", CG("/agent"), "/rearguard");
-	app = fake_child(CHILD_WAITS, &app_rel);
-	fake_proc(app, 0, "job", CG("/app"), "/usr/bin/job");
-	sc = fake_child(CHILD_TERM_EXITS, &sc_rel);
-	fake_proc(sc, 0, "fluent-bit", CG("/proxy"), "/usr/bin/fluent-bit");
+	fake_start(&loop);
+	fake_spec(&spec, FAKE_SIDECAR_SPEC);
+	fake_pod_app_sidecar(CHILD_TERM_EXITS, &app, &app_rel, &sc, &sc_rel);
 
 	fake_pod_config(&cfg, loop, &spec);
 	cfg.apps = true;
@@ -235,7 +219,7 @@ int main(void)
 
 	/* What the first scan found, told at the test's clock. */
 	pod_follow(&pod);
-	app_id = container_of(app, &pod);
+	app_id = id_of(app, &pod);
 	t = find(DECIDE_EV_APP_SEEN, app_id);
 	ok(t && strcmp(t->name, "job") == 0, "the app container, by its root's name");
 	t = find(DECIDE_EV_SIDECAR_SEEN, 0);
@@ -268,9 +252,9 @@ int main(void)
 	fake_now += S;
 	ntold = 0;
 	is_int(pod_refresh(&pod), 0, "a rescan");
-	t = find(DECIDE_EV_APP_SEEN, container_of(batch, &pod));
+	t = find(DECIDE_EV_APP_SEEN, id_of(batch, &pod));
 	ok(t && strcmp(t->name, "rearguard") == 0 && t->when == fake_now, "a new app container, told at once");
-	t = find(DECIDE_EV_APP_REPORTS_AS, container_of(batch, &pod));
+	t = find(DECIDE_EV_APP_REPORTS_AS, id_of(batch, &pod));
 	ok(t && strcmp(t->name, "batch") == 0, "and the name its report will have (--name batch)");
 
 	/* Whether the sidecar's root catches its stop signal: its status says so. */
@@ -286,8 +270,8 @@ int main(void)
 	fake_proc(brief, 0, "true", CG("/brief"), "/bin/true");
 	ntold = 0;
 	pod_refresh(&pod);
-	t = find(DECIDE_EV_APP_STATUS, container_of(brief, &pod));
-	ok(find(DECIDE_EV_APP_SEEN, container_of(brief, &pod)) && find(DECIDE_EV_APP_EXITED, container_of(brief, &pod)),
+	t = find(DECIDE_EV_APP_STATUS, id_of(brief, &pod));
+	ok(find(DECIDE_EV_APP_SEEN, id_of(brief, &pod)) && find(DECIDE_EV_APP_EXITED, id_of(brief, &pod)),
 	   "a container already gone: seen and exited");
 	ok(t && t->ev.code == DECIDE_CODE_UNKNOWN, "its code unknown (no watch could see it)");
 

@@ -49,16 +49,6 @@ static const struct decide_event *find(enum decide_event_kind kind, enum decide_
 	return NULL;
 }
 
-static const struct podscan_container *container_of(const struct pod *p, pid_t root)
-{
-	size_t i;
-
-	for (i = 0; i < podscan_count(p->ps); i++)
-		if (podscan_container(p->ps, i)->root == root)
-			return podscan_container(p->ps, i);
-	return NULL;
-}
-
 int main(void)
 {
 	static const char cloudsql_cmdline[] = "/cloud-sql-proxy\0project:region:db";
@@ -69,21 +59,14 @@ int main(void)
 	struct stopper st, sq;
 	struct http *h = NULL;
 	struct pod pod;
-	char err[256];
 	int root_rel, worker_rel, spared_rel, sql_rel;
 	pid_t root, worker, spared, sql;
 	unsigned sent;
-	FILE *log_file = tmpfile();
 
-	log_setup(LOG_DEBUG, LOG_TEXT, fileno(log_file));
-	loop = ev_default_loop(0);
-	if (spec_parse("match=fluent-bit,ready=http://127.0.0.1:1/ready,stop=http://127.0.0.1:1/quit", &spec, err,
-		       sizeof(err)) < 0 ||
-	    spec_parse("cloudsql", &cloudsql, err, sizeof(err)) < 0)
-		bail_out(err);
-	fake_reset();
-	fake_proc(1, 0, "pause", CG("/pause"), "/pause");
-	fake_proc(getpid(), 0, "rearguard", CG("/agent"), "/rearguard");
+	fake_start(&loop);
+	fake_spec(&spec, "match=fluent-bit,ready=http://127.0.0.1:1/ready,stop=http://127.0.0.1:1/quit");
+	fake_spec(&cloudsql, "cloudsql");
+	fake_pod_base();
 	/* The sidecar's container: its root, a worker it forked, and a shell spared as drain's own. */
 	root = fake_child(CHILD_TERM_EXITS, &root_rel);
 	worker = fake_child(CHILD_WAITS, &worker_rel);
@@ -152,9 +135,7 @@ int main(void)
 
 	/* Pre-flight: a Cloud SQL proxy without --quitquitquit has no stop endpoint, said once. */
 	nevents = 0;
-	c = container_of(&pod, sql);
-	if (!c)
-		bail_out("no Cloud SQL container");
+	c = fake_container_of(&pod, sql);
 	stopper_check(&sq, c);
 	stopper_check(&sq, c);
 	ev = find(DECIDE_EV_NO_ENDPOINT, 0);
