@@ -15,6 +15,7 @@
 #include "fakepod.h"
 
 #include <ev.h>
+#include <limits.h>
 
 #define S US_PER_S
 
@@ -94,6 +95,18 @@ static int native_by(unsigned id)
 	return t ? (int)t->ev.by : -1;
 }
 
+/* A pid above every pid of a process: the kernel hands out pids below pid_max. */
+static pid_t above_every_pid(void)
+{
+	FILE *f = fopen("/proc/sys/kernel/pid_max", "r");
+	long max = 0;
+
+	if (!f || fscanf(f, "%ld", &max) != 1 || max <= 1 || max > INT_MAX)
+		bail_out("cannot read /proc/sys/kernel/pid_max");
+	fclose(f);
+	return (pid_t)max;
+}
+
 /*
  * Native sidecars: with --first, a container created before the agent's
  * is one, unless a plain spec matches it; a native spec's container is one
@@ -104,7 +117,7 @@ static int native_by(unsigned id)
 static void natives(void)
 {
 	/* The agent's pid, higher than any child of the test: the containers that ran before it. */
-	const pid_t self = 4000000;
+	const pid_t self = above_every_pid();
 	struct sidecar_spec specs[2];
 	struct pod_config cfg;
 	const struct told *t;
