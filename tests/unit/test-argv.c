@@ -17,7 +17,7 @@ static void split(void)
 	size_t n;
 
 	memcpy(buf, "a\0bc\0\0d\0", 9);
-	n = argv_split(buf, 8, argv, 8 > ARRAY_SIZE(argv) ? ARRAY_SIZE(argv) : 8);
+	n = argv_split(buf, 8, argv, ARRAY_SIZE(argv));
 	is_int(n, 3, "at most max - 1 arguments");
 	ok(argv[3] == NULL, "and a NULL after them");
 	is_str(argv[0], "a", "first");

@@ -82,18 +82,74 @@ static const struct engine_mode test_mode = {
 static struct agent_options opt;
 static struct sidecar_spec spec;
 static const struct engine_world world = { .clock = fake_clock };
+static FILE *log_file;
 
-/* The loop's turns, the test's clock a millisecond further at each, for a second of turns at most. */
-static void turn_until_finished(struct engine *e)
+static void on_idle(struct ev_loop *loop, ev_idle *w, int revents)
 {
+	*(bool *)w->data = true;
+}
+
+/*
+ * Turns the loop until a turn with nothing else to do (a watcher of the
+ * lowest priority runs only then): what is due by the test's clock, a
+ * timer of no delay, has been carried out.
+ */
+static void turn_until_idle(struct engine *e)
+{
+	bool idle = false;
+	ev_idle w;
 	int i;
 
-	for (i = 0; i < 1000 && !engine_finished(e); i++) {
-		ev_run(engine_loop(e), EVRUN_NOWAIT);
-		usleep(1000);
-		fake_now += MS;
-		engine_decide(e);
-	}
+	ev_idle_init(&w, on_idle);
+	ev_set_priority(&w, EV_MINPRI);
+	w.data = &idle;
+	ev_idle_start(engine_loop(e), &w);
+	for (i = 0; i < 100 && !idle; i++)
+		ev_run(engine_loop(e), EVRUN_ONCE);
+	ev_idle_stop(engine_loop(e), &w);
+	if (!idle)
+		bail_out("the loop never came to rest");
+}
+
+/* How long the engine's log is: where the lines of what follows begin. */
+static off_t log_mark(void)
+{
+	struct stat st;
+
+	log_flush();
+	if (fstat(fileno(log_file), &st) < 0)
+		bail_out("cannot stat the log");
+	return st.st_size;
+}
+
+/* Whether the engine logged what since mark: what it carried out, whatever its processes did since. */
+static bool logged_since(off_t mark, const char *what)
+{
+	static char buf[65536];
+	size_t len = 0;
+	ssize_t n;
+
+	log_flush();
+	while ((n = pread(fileno(log_file), buf + len, sizeof(buf) - 1 - len, mark + (off_t)len)) > 0)
+		len += (size_t)n;
+	if (n < 0 || len == sizeof(buf) - 1)
+		bail_out("cannot read the log since the mark");
+	buf[len] = '\0';
+	return strstr(buf, what) != NULL;
+}
+
+/*
+ * The loop turned until the engine finished, once the app and the sidecar
+ * are gone. Their exit codes are in the kernel from their reaps on;
+ * decide may have asked for them before, so the test's clock moves on
+ * past its next ask.
+ */
+static void finish_after(struct engine *e, pid_t app, pid_t sc)
+{
+	FAKE_RUN_UNTIL(engine_loop(e), fake_dead(app) && fake_dead(sc));
+	fake_now += 100 * MS;
+	engine_decide(e);
+	FAKE_RUN_UNTIL(engine_loop(e), engine_finished(e));
 }
 
 static void set_options(void)
@@ -111,16 +167,10 @@ static void set_options(void)
 	opt.restart_grace_ms = 300 * 1000;
 }
 
-/* pause, the test as the agent, an app and a sidecar that lives as said. */
+/* pause, the test as the agent, an app and a sidecar that lives as said; nothing seen yet. */
 static void pod(enum fake_child sidecar, pid_t *app, int *app_rel, pid_t *sc, int *sc_rel)
 {
-	fake_reset();
-	fake_proc(1, 0, "pause", CG("/pause"), "/pause");
-	fake_proc(getpid(), 0, "rearguard", CG("/agent"), "/rearguard");
-	*app = fake_child(CHILD_WAITS, app_rel);
-	fake_proc(*app, 0, "job", CG("/app"), "/usr/bin/job");
-	*sc = fake_child(sidecar, sc_rel);
-	fake_proc(*sc, 0, "fluent-bit", CG("/proxy"), "/usr/bin/fluent-bit");
+	fake_pod_app_sidecar(sidecar, app, app_rel, sc, sc_rel);
 	memset(&seen, 0, sizeof(seen));
 }
 
@@ -147,13 +197,16 @@ static void app_exit_stops_sidecar(void)
 	is_int(seen.hello, 1, "the mode's first line");
 	is_int(seen.starts, 1, "its start");
 	is_int(seen.writes[PROTOCOL_READY], 1, "the sidecar (no ready URL) seen: the ready file written");
-	/* Long enough for the sidecar to have its handler: the stop signal needs no look first. */
+	/*
+	 * By the test's clock the sidecar was seen long ago, so decide sends its stop signal
+	 * without looking for its handler first (the real child set it before fake_child returned).
+	 */
 	fake_now += 10 * S;
 	engine_decide(e);
 	ok(!engine_finished(e), "the app runs: nothing else to do");
 
 	fake_release(app_rel, 3);
-	turn_until_finished(e);
+	finish_after(e, app, sc);
 	ok(engine_finished(e), "the app's exit: the engine finished");
 	is_int(seen.apps_done, 1, "the drain began once");
 	is_int(seen.writes[PROTOCOL_APPS_DONE], 1, "apps-done written");
@@ -173,30 +226,31 @@ static void app_exit_stops_sidecar(void)
 static void escalation_by_the_clock(void)
 {
 	struct engine *e;
-	int app_rel, sc_rel, i;
+	int app_rel, sc_rel;
 	pid_t app, sc;
+	off_t mark;
 
 	pod(CHILD_IGNORES_TERM, &app, &app_rel, &sc, &sc_rel);
 	e = open_engine();
 	fake_now += 10 * S;
 	engine_decide(e);
 	fake_release(app_rel, 0);
-	for (i = 0; i < 500 && !seen.apps_done; i++) {
-		ev_run(engine_loop(e), EVRUN_NOWAIT);
-		usleep(1000);
-	}
+	FAKE_RUN_UNTIL(engine_loop(e), seen.apps_done);
 	is_int(seen.apps_done, 1, "the app exited: the drain began, and SIGTERM went out");
-	for (i = 0; i < 50; i++) {
-		ev_run(engine_loop(e), EVRUN_NOWAIT);
-		usleep(1000);
-	}
+	turn_until_idle(e);
 	ok(!fake_dead(sc) && !engine_finished(e), "it ignores SIGTERM: still there, by the test's clock no time passed");
+	/* What the engine carries out, not what the sidecar did yet: a SIGKILL takes a while to kill. */
 	fake_now += 20 * S;
+	mark = log_mark();
 	engine_decide(e);
-	ok(!fake_dead(sc), "--stop-timeout: SIGTERM was its stop signal, so none again, and SIGKILL waits --kill-after");
+	turn_until_idle(e);
+	ok(!logged_since(mark, "sent SIG") && !engine_finished(e),
+	   "--stop-timeout: SIGTERM was its stop signal, so none again, and SIGKILL waits --kill-after");
 	fake_now += 5 * S;
+	mark = log_mark();
 	engine_decide(e);
-	turn_until_finished(e);
+	ok(logged_since(mark, "sent SIGKILL"), "--kill-after: SIGKILL sent");
+	finish_after(e, app, sc);
 	ok(engine_finished(e), "--kill-after: SIGKILL, and the exit");
 	ok(fake_dead(sc), "the sidecar is gone");
 	ok(strstr(seen.summary, "\"outcome\":\"killed\"") != NULL, "the summary: killed");
@@ -223,12 +277,8 @@ static void no_pod(void)
 
 int main(void)
 {
-	char err[256];
-	FILE *log_file = tmpfile();
-
-	log_setup(LOG_DEBUG, LOG_TEXT, fileno(log_file));
-	if (spec_parse("match=fluent-bit,stop=signal:TERM", &spec, err, sizeof(err)) < 0)
-		bail_out(err);
+	log_file = fake_start(NULL);
+	fake_spec(&spec, FAKE_SIDECAR_SPEC);
 	set_options();
 	app_exit_stops_sidecar();
 	escalation_by_the_clock();

@@ -36,6 +36,7 @@ static const char *run_opts(const char *in, const struct inject_options *o, int 
 	free(out);
 	out = NULL;
 	err[0] = '\0';
+	last_note[0] = '\0';
 	all_notes[0] = '\0';
 	notes = warnings = 0;
 	opt.note = count_note;

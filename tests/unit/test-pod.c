@@ -15,6 +15,7 @@
 #include "fakepod.h"
 
 #include <ev.h>
+#include <limits.h>
 
 #define S US_PER_S
 
@@ -58,26 +59,24 @@ static const struct told *find(enum decide_event_kind kind, unsigned id)
 	return NULL;
 }
 
-/* Turns the loop until an event of kind about id comes, for a second at most. */
+/* Turns the loop until an event of kind about id comes. */
 static const struct told *await_event(enum decide_event_kind kind, unsigned id)
 {
-	int i;
-
-	for (i = 0; i < 1000 && !find(kind, id); i++) {
-		ev_run(loop, EVRUN_NOWAIT);
-		usleep(1000);
-	}
+	FAKE_RUN_UNTIL(loop, find(kind, id));
 	return find(kind, id);
 }
 
-static unsigned container_of(pid_t pid, struct pod *p)
+/* Whether the pod told an exit code of kind about id: it asks the kernel, as decide would have it ask. */
+static const struct told *status_told(struct pod *p, enum decide_event_kind kind, unsigned id)
 {
-	size_t i;
+	pod_statuses(p);
+	return find(kind, id);
+}
 
-	for (i = 0; i < podscan_count(p->ps); i++)
-		if (podscan_container(p->ps, i)->root == pid)
-			return podscan_container(p->ps, i)->id;
-	return 0;
+/* The id of the container whose root is pid (never 0, which find takes for any). */
+static unsigned id_of(pid_t pid, struct pod *p)
+{
+	return fake_container_of(p, pid)->id;
 }
 
 /* The natives decide knows of: the kubelet restarts the one named so. */
@@ -96,6 +95,18 @@ static int native_by(unsigned id)
 	return t ? (int)t->ev.by : -1;
 }
 
+/* A pid above every pid of a process: the kernel hands out pids below pid_max. */
+static pid_t above_every_pid(void)
+{
+	FILE *f = fopen("/proc/sys/kernel/pid_max", "r");
+	long max = 0;
+
+	if (!f || fscanf(f, "%ld", &max) != 1 || max <= 1 || max > INT_MAX)
+		bail_out("cannot read /proc/sys/kernel/pid_max");
+	fclose(f);
+	return (pid_t)max;
+}
+
 /*
  * Native sidecars: with --first, a container created before the agent's
  * is one, unless a plain spec matches it; a native spec's container is one
@@ -106,20 +117,18 @@ static int native_by(unsigned id)
 static void natives(void)
 {
 	/* The agent's pid, higher than any child of the test: the containers that ran before it. */
-	const pid_t self = 4000000;
+	const pid_t self = above_every_pid();
 	struct sidecar_spec specs[2];
 	struct pod_config cfg;
 	const struct told *t;
 	struct pod pod;
-	char err[256];
 	int vec_rel, otel_rel, fb_rel, app_rel, again_rel;
 	pid_t vec, otel, fb, app, again;
 	unsigned sent = 0, app_id;
 	size_t i;
 
-	if (spec_parse("name=fb,match=fluent-bit", &specs[0], err, sizeof(err)) < 0 ||
-	    spec_parse("name=otel,match=otelcol,native", &specs[1], err, sizeof(err)) < 0)
-		bail_out(err);
+	fake_spec(&specs[0], "name=fb,match=fluent-bit");
+	fake_spec(&specs[1], "name=otel,match=otelcol,native");
 	fake_reset();
 	fake_proc(1, 0, "pause", CG("/pause"), "/pause");
 	vec = fake_child(CHILD_WAITS, &vec_rel);
@@ -140,35 +149,34 @@ static void natives(void)
 	ntold = 0;
 	is_int(pod_open(&pod, &cfg), 0, "a pod with natives: the first scan");
 	pod_follow(&pod);
-	is_int(native_by(container_of(vec, &pod)), NATIVE_BY_START, "--first: a container from before the agent's");
-	ok(!find(DECIDE_EV_APP_SEEN, container_of(vec, &pod)), "is no app");
-	t = find(DECIDE_EV_NATIVE_SEEN, container_of(otel, &pod));
+	is_int(native_by(id_of(vec, &pod)), NATIVE_BY_START, "--first: a container from before the agent's");
+	ok(!find(DECIDE_EV_APP_SEEN, id_of(vec, &pod)), "is no app");
+	t = find(DECIDE_EV_NATIVE_SEEN, id_of(otel, &pod));
 	ok(t && t->ev.by == NATIVE_BY_SPEC && strcmp(t->name, "otel") == 0, "a native spec's container, by its name");
 	for (i = 0, sent = 0; i < ntold; i++)
 		sent += told[i].ev.kind == DECIDE_EV_SIDECAR_SEEN && told[i].ev.sidecar == 1;
 	is_int(sent, 0, "no sidecar to stop for the native spec");
 	t = find(DECIDE_EV_SIDECAR_SEEN, 0);
-	ok(t && t->ev.sidecar == 0 && native_by(container_of(fb, &pod)) < 0,
+	ok(t && t->ev.sidecar == 0 && native_by(id_of(fb, &pod)) < 0,
 	   "a plain spec wins over the start order: a sidecar to stop");
 
 	/* An app that starts later is an app, whatever --first says. */
 	app = fake_child(CHILD_TERM_EXITS, &app_rel);
 	fake_proc(app, 0, "job", CG("/app"), "/job");
 	pod_refresh(&pod);
-	app_id = container_of(app, &pod);
+	app_id = id_of(app, &pod);
 	ok(find(DECIDE_EV_APP_SEEN, app_id) && native_by(app_id) < 0, "a later container is an app");
 
 	/* The native's root exits: a native's exit, and its code is not asked for. */
 	fake_now += 1 * S;
 	fake_release(vec_rel, 1);
-	t = await_event(DECIDE_EV_NATIVE_EXITED, container_of(vec, &pod));
+	t = await_event(DECIDE_EV_NATIVE_EXITED, id_of(vec, &pod));
 	ok(t != NULL, "the native's exit is told as a native's");
-	ok(!find(DECIDE_EV_APP_EXITED, container_of(vec, &pod)), "not as an app's");
-	for (i = 0; i < 100; i++) {
-		ev_run(loop, EVRUN_NOWAIT);
-		pod_statuses(&pod);
-	}
-	ok(!find(DECIDE_EV_APP_STATUS, container_of(vec, &pod)) && !find(DECIDE_EV_SIDECAR_STATUS, 0),
+	ok(!find(DECIDE_EV_APP_EXITED, id_of(vec, &pod)), "not as an app's");
+	/* Reaped, its code is in the kernel: an app's would be told now. */
+	FAKE_RUN_UNTIL(loop, fake_dead(vec));
+	pod_statuses(&pod);
+	ok(!find(DECIDE_EV_APP_STATUS, id_of(vec, &pod)) && !find(DECIDE_EV_SIDECAR_STATUS, 0),
 	   "and no exit code is told for it");
 
 	/* The kubelet's restart: a new container of that name, which decide knows for a restart. */
@@ -178,11 +186,11 @@ static void natives(void)
 	fake_now += 1 * S;
 	pod_refresh(&pod);
 	restarted_name = NULL;
-	is_int(native_by(container_of(again, &pod)), NATIVE_BY_RESTART, "the restart is a native again");
-	ok(!find(DECIDE_EV_APP_SEEN, container_of(again, &pod)), "not an app");
+	is_int(native_by(id_of(again, &pod)), NATIVE_BY_RESTART, "the restart is a native again");
+	ok(!find(DECIDE_EV_APP_SEEN, id_of(again, &pod)), "not an app");
 
 	/* decide asks for the app to be stopped: SIGTERM to its main process. */
-	is_int(pod_signal_app(&pod, container_of(otel, &pod), SIGTERM, false, &sent), -ESRCH,
+	is_int(pod_signal_app(&pod, id_of(otel, &pod), SIGTERM, false, &sent), -ESRCH,
 	       "a native is never signalled");
 	is_int(pod_signal_app(&pod, app_id, SIGTERM, false, &sent), 0, "SIGTERM to the app");
 	is_int(sent, 1, "to its main process");
@@ -203,25 +211,15 @@ int main(void)
 	struct pod_config cfg;
 	const struct told *t;
 	struct pod pod;
-	char err[256];
 	int app_rel, sc_rel, brief_rel, batch_rel;
 	pid_t app, sc, brief, batch;
 	unsigned app_id;
-	FILE *log_file = tmpfile();
 	size_t i;
 	bool at_now = true;
 
-	log_setup(LOG_DEBUG, LOG_TEXT, fileno(log_file));
-	loop = ev_default_loop(0);
-	if (spec_parse("match=fluent-bit,stop=signal:TERM", &spec, err, sizeof(err)) < 0)
-		bail_out(err);
-	fake_reset();
-	fake_proc(1, 0, "pause", CG("/pause"), "/pause");
-	fake_proc(getpid(), 0, "rearguard", CG("/agent"), "/rearguard");
-	app = fake_child(CHILD_WAITS, &app_rel);
-	fake_proc(app, 0, "job", CG("/app"), "/usr/bin/job");
-	sc = fake_child(CHILD_TERM_EXITS, &sc_rel);
-	fake_proc(sc, 0, "fluent-bit", CG("/proxy"), "/usr/bin/fluent-bit");
+	fake_start(&loop);
+	fake_spec(&spec, FAKE_SIDECAR_SPEC);
+	fake_pod_app_sidecar(CHILD_TERM_EXITS, &app, &app_rel, &sc, &sc_rel);
 
 	fake_pod_config(&cfg, loop, &spec);
 	cfg.apps = true;
@@ -234,7 +232,7 @@ int main(void)
 
 	/* What the first scan found, told at the test's clock. */
 	pod_follow(&pod);
-	app_id = container_of(app, &pod);
+	app_id = id_of(app, &pod);
 	t = find(DECIDE_EV_APP_SEEN, app_id);
 	ok(t && strcmp(t->name, "job") == 0, "the app container, by its root's name");
 	t = find(DECIDE_EV_SIDECAR_SEEN, 0);
@@ -254,13 +252,8 @@ int main(void)
 	ok(t != NULL, "the app's exit is told from the loop");
 	is_int(t ? t->when : 0, fake_now, "when the test's clock says");
 	/* Its code comes from the kernel once libev has reaped it. */
-	for (i = 0, t = NULL; i < 1000 && !t; i++) {
-		ev_run(loop, EVRUN_NOWAIT);
-		pod_statuses(&pod);
-		t = find(DECIDE_EV_APP_STATUS, app_id);
-		if (!t)
-			usleep(1000);
-	}
+	FAKE_RUN_UNTIL(loop, status_told(&pod, DECIDE_EV_APP_STATUS, app_id));
+	t = find(DECIDE_EV_APP_STATUS, app_id);
 	ok(t && (t->ev.code == 3 || t->ev.code == DECIDE_CODE_UNKNOWN), "its exit code is told (%d)", t ? t->ev.code : -9);
 	if (t && t->ev.code == DECIDE_CODE_UNKNOWN)
 		printf("# this kernel gives no exit codes (PIDFD_INFO_EXIT, Linux 6.15)\n");
@@ -272,9 +265,9 @@ int main(void)
 	fake_now += S;
 	ntold = 0;
 	is_int(pod_refresh(&pod), 0, "a rescan");
-	t = find(DECIDE_EV_APP_SEEN, container_of(batch, &pod));
+	t = find(DECIDE_EV_APP_SEEN, id_of(batch, &pod));
 	ok(t && strcmp(t->name, "rearguard") == 0 && t->when == fake_now, "a new app container, told at once");
-	t = find(DECIDE_EV_APP_REPORTS_AS, container_of(batch, &pod));
+	t = find(DECIDE_EV_APP_REPORTS_AS, id_of(batch, &pod));
 	ok(t && strcmp(t->name, "batch") == 0, "and the name its report will have (--name batch)");
 
 	/* Whether the sidecar's root catches its stop signal: its status says so. */
@@ -290,15 +283,14 @@ int main(void)
 	fake_proc(brief, 0, "true", CG("/brief"), "/bin/true");
 	ntold = 0;
 	pod_refresh(&pod);
-	t = find(DECIDE_EV_APP_STATUS, container_of(brief, &pod));
-	ok(find(DECIDE_EV_APP_SEEN, container_of(brief, &pod)) && find(DECIDE_EV_APP_EXITED, container_of(brief, &pod)),
+	t = find(DECIDE_EV_APP_STATUS, id_of(brief, &pod));
+	ok(find(DECIDE_EV_APP_SEEN, id_of(brief, &pod)) && find(DECIDE_EV_APP_EXITED, id_of(brief, &pod)),
 	   "a container already gone: seen and exited");
 	ok(t && t->ev.code == DECIDE_CODE_UNKNOWN, "its code unknown (no watch could see it)");
 
 	/* The sidecar's processes are gone: its root is asked at once, no turn of the loop needed. */
 	kill(sc, SIGTERM);
-	for (i = 0; i < 1000 && !fake_dead(sc); i++)
-		usleep(1000);
+	fake_await_exit(sc);
 	ntold = 0;
 	pod_check_sidecar(&pod, 0);
 	t = find(DECIDE_EV_SIDECAR_EXITED, 0);

@@ -114,6 +114,9 @@ static void native(void)
 	is_int(parse("istio", &s), 0, "istio");
 	ok(!s.native, "not native unless said");
 	spec_free(&s);
+	is_int(parse("linkerd-proxy-terminator", &s), 0, "a terminator helper's preset");
+	ok(s.native, "is native: never waited for, never stopped");
+	spec_free(&s);
 	refused("istio,native=true", "native takes no value");
 	refused("istio,native,native", "native given twice");
 	refused("native", "match=REGEX is required");
@@ -256,25 +259,6 @@ int main(void)
 	       "HTTP stop and ready");
 	is_str(s.stop_url, "http://127.0.0.1:9091/quitquitquit", "stop URL");
 	spec_free(&s);
-
-	/* native: recognised, never waited for, never stopped (its handling is the agent's). */
-	is_int(parse("cloudsql,native", &s), 0, "a preset, native");
-	ok(s.native && strcmp(s.preset, "cloudsql") == 0, "native, with the preset's match");
-	spec_free(&s);
-	is_int(parse("name=foo,match=a{1,3}|foo,native", &s), 0, "keys, then native");
-	ok(s.native && strcmp(s.match_src, "a{1,3}|foo") == 0, "native ends the regex, as a key does");
-	spec_free(&s);
-	is_int(parse("native,match=x", &s), 0, "native first");
-	ok(s.native && strcmp(s.match_src, "x") == 0, "then the keys");
-	spec_free(&s);
-	is_int(parse("istio", &s), 0, "istio");
-	ok(!s.native, "not native unless said");
-	spec_free(&s);
-	is_int(parse("linkerd-proxy-terminator", &s), 0, "a terminator helper's preset");
-	ok(s.native, "is native: never waited for, never stopped");
-	spec_free(&s);
-	refused("match=x,native,native", "native given twice");
-	refused("match=x,native=true", "native takes no value");
 
 	presets_as_designed();
 	overrides();

@@ -49,26 +49,6 @@ static const struct decide_event *find(enum decide_event_kind kind, enum decide_
 	return NULL;
 }
 
-/* Turns the loop until cond holds, for a second at most. */
-#define TURN_UNTIL(cond)                                                 \
-	do {                                                             \
-		int turns_;                                              \
-		for (turns_ = 0; turns_ < 1000 && !(cond); turns_++) {   \
-			ev_run(loop, EVRUN_NOWAIT);                      \
-			usleep(1000);                                    \
-		}                                                        \
-	} while (0)
-
-static const struct podscan_container *container_of(const struct pod *p, pid_t root)
-{
-	size_t i;
-
-	for (i = 0; i < podscan_count(p->ps); i++)
-		if (podscan_container(p->ps, i)->root == root)
-			return podscan_container(p->ps, i);
-	return NULL;
-}
-
 int main(void)
 {
 	static const char cloudsql_cmdline[] = "/cloud-sql-proxy\0project:region:db";
@@ -79,21 +59,14 @@ int main(void)
 	struct stopper st, sq;
 	struct http *h = NULL;
 	struct pod pod;
-	char err[256];
 	int root_rel, worker_rel, spared_rel, sql_rel;
 	pid_t root, worker, spared, sql;
 	unsigned sent;
-	FILE *log_file = tmpfile();
 
-	log_setup(LOG_DEBUG, LOG_TEXT, fileno(log_file));
-	loop = ev_default_loop(0);
-	if (spec_parse("match=fluent-bit,ready=http://127.0.0.1:1/ready,stop=http://127.0.0.1:1/quit", &spec, err,
-		       sizeof(err)) < 0 ||
-	    spec_parse("cloudsql", &cloudsql, err, sizeof(err)) < 0)
-		bail_out(err);
-	fake_reset();
-	fake_proc(1, 0, "pause", CG("/pause"), "/pause");
-	fake_proc(getpid(), 0, "rearguard", CG("/agent"), "/rearguard");
+	fake_start(&loop);
+	fake_spec(&spec, "match=fluent-bit,ready=http://127.0.0.1:1/ready,stop=http://127.0.0.1:1/quit");
+	fake_spec(&cloudsql, "cloudsql");
+	fake_pod_base();
 	/* The sidecar's container: its root, a worker it forked, and a shell spared as drain's own. */
 	root = fake_child(CHILD_TERM_EXITS, &root_rel);
 	worker = fake_child(CHILD_WAITS, &worker_rel);
@@ -133,7 +106,7 @@ int main(void)
 	/* The stop signal goes to the root alone, as the runtime's StopContainer sends it. */
 	is_int(stopper_signal(&st, SIGTERM, false, &sent), 0, "SIGTERM to the roots");
 	is_int(sent, 1, "one root");
-	TURN_UNTIL(stopper_live(&st) == 1);
+	FAKE_RUN_UNTIL(loop, stopper_live(&st) == 1);
 	is_int(stopper_live(&st), 1, "the root exited; the worker still runs");
 	is_int(empties, 0, "not empty yet");
 	ok(!fake_dead(worker) && !fake_dead(spared), "the worker and the spared shell were not signalled");
@@ -141,7 +114,7 @@ int main(void)
 	/* SIGKILL goes to every process it watches. */
 	is_int(stopper_signal(&st, SIGKILL, true, &sent), 0, "SIGKILL to every process");
 	is_int(sent, 1, "the worker (the root is gone)");
-	TURN_UNTIL(empties == 1);
+	FAKE_RUN_UNTIL(loop, empties == 1);
 	is_int(empties, 1, "the last watched process is gone: said once");
 	fake_gone(root);
 	fake_gone(worker);
@@ -153,7 +126,8 @@ int main(void)
 	/* A request's result is an event for decide: nothing listens on port 1. */
 	is_int(stopper_request(&st, DECIDE_HTTP_STOP, US_PER_S, US_PER_S), 0, "the stop request starts");
 	is_int(stopper_request(&st, DECIDE_HTTP_READY, US_PER_S, US_PER_S), 0, "so does a readiness poll");
-	TURN_UNTIL(find(DECIDE_EV_HTTP_RESULT, DECIDE_HTTP_STOP) && find(DECIDE_EV_HTTP_RESULT, DECIDE_HTTP_READY));
+	FAKE_RUN_UNTIL(loop,
+		       find(DECIDE_EV_HTTP_RESULT, DECIDE_HTTP_STOP) && find(DECIDE_EV_HTTP_RESULT, DECIDE_HTTP_READY));
 	ev = find(DECIDE_EV_HTTP_RESULT, DECIDE_HTTP_STOP);
 	ok(ev && ev->result == -ECONNREFUSED, "the stop request: refused");
 	ev = find(DECIDE_EV_HTTP_RESULT, DECIDE_HTTP_READY);
@@ -161,9 +135,7 @@ int main(void)
 
 	/* Pre-flight: a Cloud SQL proxy without --quitquitquit has no stop endpoint, said once. */
 	nevents = 0;
-	c = container_of(&pod, sql);
-	if (!c)
-		bail_out("no Cloud SQL container");
+	c = fake_container_of(&pod, sql);
 	stopper_check(&sq, c);
 	stopper_check(&sq, c);
 	ev = find(DECIDE_EV_NO_ENDPOINT, 0);

@@ -53,7 +53,7 @@ static void setup(unsigned napps, unsigned fail_every)
 /* A drain in which no sidecar may be signalled: the agent's exit code is 1. */
 static void fail_the_drain(void)
 {
-	struct decide_action act;
+	struct decide_action act = {0};
 	int i;
 
 	decide_drain_now(d, "drain-file", 3 * US_PER_S);
@@ -75,7 +75,7 @@ static void stop_the_apps(void)
 				    .startup_timeout_us = 600 * US_PER_S, .stop_timeout_us = 20 * US_PER_S,
 				    .kill_after_us = 5 * US_PER_S, .apps_expected = 2,
 				    .on_sidecar_exit = SIDECAR_EXIT_FAIL };
-	struct decide_action act;
+	struct decide_action act = {0};
 	int64_t t = US_PER_S;
 	int i;
 
