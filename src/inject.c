@@ -337,6 +337,30 @@ static int default_container(struct run *r, struct ynode *tmpl, struct ynode **m
 /* ---- one pod template ---------------------------------------------------------- */
 
 /*
+ * Whether a container or init container has a name, which the API server
+ * requires and the specs of named and native sidecars are built from. One
+ * without (missing, null, empty, or not a scalar) leaves its template
+ * alone, with a warning where it is.
+ */
+static bool check_name(struct run *r, const struct ynode *c, const char *field, const char *list, size_t i,
+		     const char *what)
+{
+	const struct ynode *name = ydoc_get(c, "name");
+
+	if (name && name->kind == YNODE_SCALAR && !ydoc_is_null(name) && *name->value)
+		return true;
+	if (name && name->kind != YNODE_SCALAR)
+		inject_say(r, WARN, name, what, "%s.spec.%s[%zu].name is %s, not a string: left unchanged", field,
+			   list, i, inject_shape(name));
+	else
+		inject_say(r, WARN, name ? name : c, what,
+			   "%s.spec.%s[%zu].name is %s: a container needs a name: left unchanged", field, list, i,
+			   name && !ydoc_is_null(name) ? "empty" : "missing");
+	r->c.left++;
+	return false;
+}
+
+/*
  * Adds rearguard to one pod template (tmpl holds metadata and spec; for a
  * Pod it is the object). Returns 1 when it changed, 0 when it is left as it
  * is (with a note saying why), or an error.
@@ -390,7 +414,7 @@ static int inject_template(struct run *r, struct ynode *tmpl, const char *field,
 	inits = inject_want(spec, "initContainers", YNODE_SEQ, &bad);
 	if (bad)
 		return inject_misshapen(r, bad, what, field, "spec.initContainers", "a list");
-	for (i = 0; inits && i < inits->n; i++)
+	for (i = 0; inits && i < inits->n; i++) {
 		if (inits->items[i]->kind != YNODE_MAP) {
 			inject_say(r, WARN, inits->items[i], what,
 				   "%s.spec.initContainers[%zu] is %s, not a mapping: left unchanged", field, i,
@@ -398,6 +422,9 @@ static int inject_template(struct run *r, struct ynode *tmpl, const char *field,
 			r->c.left++;
 			return 0;
 		}
+		if (!check_name(r, inits->items[i], field, "initContainers", i, what))
+			return 0;
+	}
 	for (i = 0; i < ctrs->n; i++) {
 		struct ynode *c = ctrs->items[i];
 
@@ -407,6 +434,8 @@ static int inject_template(struct run *r, struct ynode *tmpl, const char *field,
 			r->c.left++;
 			return 0;
 		}
+		if (!check_name(r, c, field, "containers", i, what))
+			return 0;
 		if (inject_is_agent(c)) {
 			inject_say(r, INFO, at, what, "already has rearguard (container %s): left unchanged",
 				   ydoc_str(ydoc_get(c, "name")) ? ydoc_str(ydoc_get(c, "name")) : "?");

@@ -314,6 +314,8 @@ static int named_spec(const char *ctr, const char *const *argv, size_t argc, con
 	bool keys = strchr(spec, '=') != NULL;
 	int n;
 
+	if (!ctr)
+		return -EINVAL;
 	regex_quote(match, sizeof(match), prog);
 	if (!keys && *spec && strncmp(spec, "signal:", 7) != 0 && strncmp(spec, "signal-all:", 11) != 0 &&
 	    strncasecmp(spec, "http", 4) != 0)

@@ -130,6 +130,17 @@ static void misshapen(void)
 		   "      annotations: [a]\n    spec: {}\n",
 		   "7:20: warning: Job \"x\": spec.template.metadata.annotations is a list",
 		   "annotations that are a list");
+	/* A native sidecar without a name beside a plain one: its spec would be built from no name. */
+	left_alone("apiVersion: batch/v1\nkind: Job\nmetadata: {name: x}\nspec:\n  template:\n    spec:\n"
+		   "      restartPolicy: Never\n      initContainers: [{image: busybox, restartPolicy: Always}]\n"
+		   "      containers: [{name: linkerd-proxy, image: cr.l5d.io/linkerd/proxy}, {name: app, image: x}]\n",
+		   "8:24: warning: Job \"x\": spec.template.spec.initContainers[0].name is missing",
+		   "a native sidecar without a name");
+	left_alone("apiVersion: batch/v1\nkind: Job\nmetadata: {name: x}\nspec:\n  template:\n    spec:\n"
+		   "      restartPolicy: Never\n      containers: [{name: linkerd-proxy, image: cr.l5d.io/linkerd/proxy},"
+		   " {name: [app], image: x}]\n",
+		   "8:82: warning: Job \"x\": spec.template.spec.containers[1].name is a list, not a string",
+		   "a container whose name is a list");
 	/* An unrendered chart that happens to be YAML: {{ .Values.x }} reads as a mapping. */
 	left_alone("apiVersion: batch/v1\nkind: Job\nmetadata: {name: x}\nspec:\n  template:\n    spec:\n"
 		   "      restartPolicy: Never\n      containers:\n      - name: app\n        image: {{ .Values.image }}\n",
