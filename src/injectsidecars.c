@@ -106,24 +106,49 @@ static const char *named_for(const struct run *r, char *const *entries, size_t n
 }
 
 /*
+ * Where the annotation's entry at e ends: at the next ';' when the
+ * annotation has one, else at the next ',' that a spec's key does not
+ * follow ("web=match=nginx,stop=signal:QUIT" is one entry,
+ * "caddy=signal:TERM,fluentd" two). NULL at the last entry.
+ */
+static char *entry_end(char *e, bool semicolons)
+{
+	if (semicolons)
+		return strchr(e, ';');
+	for (e = strchr(e, ','); e; e = strchr(e + 1, ',')) {
+		const char *next = e + 1;
+
+		while (*next == ' ')
+			next++;
+		if (!spec_key_at(next))
+			return e;
+	}
+	return NULL;
+}
+
+/*
  * The sidecars the user named: --sidecar CONTAINER[=SPEC] and the
- * template's annotation (entries separated by ';', or by ',' when no entry
- * has a whole spec with commas in it). Each named container, or init
- * container, is a sidecar whatever it runs; f->named[i] gets its SPEC (""
- * for none). An entry of the annotation that names no container is said.
+ * template's annotation (entries separated by ';', or by ',' where no key
+ * of a spec follows). Each named container, or init container, is a
+ * sidecar whatever it runs; f->named[i] gets its SPEC ("" for none). An
+ * entry of the annotation that names no container is said.
  */
 static int find_named(struct run *r, const struct ynode *meta, const struct ynode *ctrs, const struct ynode *inits,
 		      struct found *f, const char *what)
 {
-	const char *v = inject_annotation(meta, INJECT_SIDECARS), *sep = v && strchr(v, ';') ? ";" : ",", *spec;
-	char *copy = NULL, *save = NULL, *e, *entries[64];
+	const char *v = inject_annotation(meta, INJECT_SIDECARS), *spec;
+	char *copy = NULL, *e, *end, *entries[64];
+	bool semicolons = v && strchr(v, ';');
 	size_t i, k, n = 0;
 
 	if (v) {
 		copy = ydoc_strndup(r->s, v, strlen(v)); /* the entries live as long as the stream */
 		if (!copy)
 			return -ENOMEM;
-		for (e = strtok_r(copy, sep, &save); e && n < ARRAY_SIZE(entries); e = strtok_r(NULL, sep, &save)) {
+		for (e = copy; e && n < ARRAY_SIZE(entries); e = end ? end + 1 : NULL) {
+			end = entry_end(e, semicolons);
+			if (end)
+				*end = '\0';
 			while (*e == ' ')
 				e++;
 			if (*e)

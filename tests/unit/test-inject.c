@@ -360,6 +360,36 @@ static void native_sidecars(void)
 	       "Linkerd's current annotation (false) wins over its alpha one (true): a plain proxy, stopped");
 }
 
+/*
+ * The annotation rearguard.io/sidecars: a comma separates two entries, not
+ * two keys of one entry's spec.
+ */
+static void named_annotation(void)
+{
+	static const char keys[] =
+	    "apiVersion: batch/v1\nkind: Job\nmetadata: {name: k}\nspec:\n  template:\n"
+	    "    metadata: {annotations: {rearguard.io/sidecars: \"web=match=nginx,stop=signal:QUIT\"}}\n"
+	    "    spec:\n      restartPolicy: Never\n      securityContext: {runAsUser: 65532}\n"
+	    "      containers: [{name: app, image: busybox}, {name: web, image: nginx}]\n";
+	static const char native[] =
+	    "apiVersion: batch/v1\nkind: Job\nmetadata: {name: n}\nspec:\n  template:\n"
+	    "    metadata: {annotations: {linkerd.io/inject: enabled,"
+	    " rearguard.io/sidecars: \"metrics=match=statsd_exporter,native\"}}\n"
+	    "    spec:\n      restartPolicy: Never\n"
+	    "      initContainers: [{name: metrics, image: prom/statsd-exporter, restartPolicy: Always}]\n"
+	    "      containers: [{name: app, image: busybox}]\n";
+	const char *out;
+	int rc;
+
+	out = run(keys, &rc);
+	is_str(sidecars_of(out), "name=web,match=nginx,stop=signal:QUIT", "NAME=KEY=VALUE,KEY=VALUE is one entry");
+	is_int(warnings, 0, "  no warning (%s)", last_note);
+	out = run(native, &rc);
+	is_str(sidecars_of(out), "linkerd;name=metrics,match=statsd_exporter,native",
+	       "NAME=match=PROGRAM,native, as inject's warning suggests it, is one entry");
+	is_int(warnings, 0, "  no warning (%s)", last_note);
+}
+
 static void idempotent(void)
 {
 	static const char *const inputs[] = {
@@ -477,6 +507,7 @@ int main(void)
 	every_kind();
 	go_flags();
 	native_sidecars();
+	named_annotation();
 	idempotent();
 	neighbours();
 	options_and_function_config();

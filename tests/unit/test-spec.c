@@ -276,6 +276,14 @@ int main(void)
 	refused("match=x,native,native", "native given twice");
 	refused("match=x,native=true", "native takes no value");
 
+	/* Where a list of specs may not be split at a comma (rearguard.io/sidecars). */
+	ok(spec_key_at("stop=signal:QUIT") && spec_key_at("drain-time=5s") && spec_key_at("name=x"),
+	   "a key starts a spec's next value");
+	ok(spec_key_at("native") && spec_key_at("native,match=x"), "so does native");
+	ok(!spec_key_at("fluentd") && !spec_key_at("fluentd=signal:INT") && !spec_key_at("native-x") &&
+	       !spec_key_at("stop") && !spec_key_at("native=true"),
+	   "a container's name, with or without a spec, does not");
+
 	presets_as_designed();
 	overrides();
 	native();
