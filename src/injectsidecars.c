@@ -328,32 +328,40 @@ static void regex_quote(char *out, size_t len, const char *s)
 }
 
 /*
- * The spec of a container the user named: its SPEC as written when it is a
- * whole spec (keys), else name= the container, match= its program (the
- * command's, else the container's name), and the SPEC as its stop.
+ * The spec of a container the user named: PRESET[,KEY=VALUE...] as written,
+ * named after the container unless its keys name it (the preset's match
+ * and URLs stay, the keys override them); a whole spec (keys) with name=
+ * the container and match= its program (the command's, else the
+ * container's name) unless it gives them; else those two and the SPEC as
+ * its stop.
  */
 static int named_spec(const char *ctr, const char *const *argv, size_t argc, const char *spec, char *out, size_t len)
 {
-	const char *prog = argc > 0 && argv[0] ? base_name(argv[0]) : ctr;
-	char match[128] = "";
+	const char *prog, *comma = strchr(spec, ',');
+	size_t first = comma ? (size_t)(comma - spec) : strlen(spec);
+	char match[128] = "", preset[SPEC_NAME_MAX] = "";
 	bool keys = strchr(spec, '=') != NULL;
+	bool has_name = strncmp(spec, "name=", 5) == 0 || strstr(spec, ",name=");
+	bool has_match = strncmp(spec, "match=", 6) == 0 || strstr(spec, ",match=");
 	int n;
 
 	if (!ctr)
 		return -EINVAL;
+	if (first < sizeof(preset))
+		memcpy(preset, spec, first);
+	prog = argc > 0 && argv[0] ? base_name(argv[0]) : ctr;
 	regex_quote(match, sizeof(match), prog);
-	if (!keys && *spec && strncmp(spec, "signal:", 7) != 0 && strncmp(spec, "signal-all:", 11) != 0 &&
-	    strncasecmp(spec, "http", 4) != 0)
-		return -EINVAL;
-	if (keys)
-		n = snprintf(out, len, "%s%s%s%s%s%s",
-			     strstr(spec, "name=") == spec || strstr(spec, ",name=") ? "" : "name=",
-			     strstr(spec, "name=") == spec || strstr(spec, ",name=") ? "" : ctr,
-			     strstr(spec, "name=") == spec || strstr(spec, ",name=") ? "" : ",", spec,
-			     strstr(spec, "match=") == spec || strstr(spec, ",match=") ? "" : ",match=",
-			     strstr(spec, "match=") == spec || strstr(spec, ",match=") ? "" : match);
-	else
+	/* Also a first word that is no preset nor key: spec_parse then says which presets there are. */
+	if (presets_find(preset) || (keys && !spec_key_at(spec)))
+		n = snprintf(out, len, "%s%s%s", spec, has_name ? "" : ",name=", has_name ? "" : ctr);
+	else if (keys)
+		n = snprintf(out, len, "%s%s%s%s%s%s", has_name ? "" : "name=", has_name ? "" : ctr,
+			     has_name ? "" : ",", spec, has_match ? "" : ",match=", has_match ? "" : match);
+	else if (!*spec || strncmp(spec, "signal:", 7) == 0 || strncmp(spec, "signal-all:", 11) == 0 ||
+		 strncasecmp(spec, "http", 4) == 0)
 		n = snprintf(out, len, "name=%s,match=%s%s%s", ctr, match, *spec ? ",stop=" : "", spec);
+	else
+		return -EINVAL;
 	return n < 0 || (size_t)n >= len ? -ENOSPC : 0;
 }
 

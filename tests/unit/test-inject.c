@@ -390,6 +390,29 @@ static void named_annotation(void)
 	is_int(warnings, 0, "  no warning (%s)", last_note);
 }
 
+/* --sidecar CONTAINER=PRESET,KEY=VALUE: the preset's spec, overridden, named after the container. */
+static void named_preset(void)
+{
+	static const char stub[] = "apiVersion: batch/v1\nkind: Job\nmetadata: {name: s}\nspec:\n  template:\n"
+				   "    spec:\n      restartPolicy: Never\n      securityContext: {runAsUser: 65532}\n"
+				   "      containers: [{name: app, image: busybox}, {name: stub, image: sql-stub}]\n";
+	struct inject_options o = {.named = {"stub=cloudsql,stop=signal:QUIT"}, .nnamed = 1};
+	const char *out;
+	char e[512];
+	int rc;
+
+	out = run_opts(stub, &o, &rc);
+	is_str(sidecars_of(out), "cloudsql,stop=signal:QUIT,name=stub",
+	       "the preset first: its match and ready URL stay, the stop is the one given");
+	o.named[0] = "stub=cloudsql,name=db";
+	out = run_opts(stub, &o, &rc);
+	is_str(sidecars_of(out), "cloudsql,name=db", "a name given is kept");
+	is_int(inject_check_named("stub=cloudsql,stop=signal:QUIT", e, sizeof(e)), 0, "--sidecar takes it");
+	is_int(inject_check_named("stub=cloudsq,stop=signal:QUIT", e, sizeof(e)), -EINVAL,
+	       "a misspelt preset is refused");
+	ok(strstr(e, "unknown preset \"cloudsq\"") != NULL, "  naming it (%s)", e);
+}
+
 static void idempotent(void)
 {
 	static const char *const inputs[] = {
@@ -508,6 +531,7 @@ int main(void)
 	go_flags();
 	native_sidecars();
 	named_annotation();
+	named_preset();
 	idempotent();
 	neighbours();
 	options_and_function_config();
