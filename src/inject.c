@@ -6,6 +6,7 @@
 #include "argv.h"
 #include "defaults.h"
 #include "log.h"
+#include "parse.h"
 #include "presets.h"
 #include "spec.h"
 #include "util.h"
@@ -481,11 +482,14 @@ static int inject_template(struct run *r, struct ynode *tmpl, const char *field,
 	if (rc < 0)
 		return rc;
 	if (f.n == 0) {
-		inject_say(
-		    r, INFO, at, what,
-		    "no known sidecar in the template: left unchanged (a mesh that injects one namespace-wide needs "
-		    "--mesh istio|linkerd; a sidecar inject does not know needs --sidecar CONTAINER or the "
-		    "annotation " INJECT_SIDECARS ")");
+		char meshes[64];
+
+		presets_mesh_words("|", meshes, sizeof(meshes));
+		inject_say(r, INFO, at, what,
+			   "no known sidecar in the template: left unchanged (a mesh that injects one namespace-wide "
+			   "needs --mesh %s; a sidecar inject does not know needs --sidecar CONTAINER or the "
+			   "annotation " INJECT_SIDECARS ")",
+			   meshes);
 		r->c.left++;
 		return 0;
 	}
@@ -685,8 +689,12 @@ static int set_option(struct run *r, const struct ynode *at, const char *key, co
 		return 0;
 	}
 	if (strcmp(key, "mesh") == 0) {
-		if (!v || (strcmp(v, "istio") != 0 && strcmp(v, "linkerd") != 0 && *v))
-			return inject_fail(r, at, "functionConfig", "mesh \"%s\" is not istio or linkerd", v ? v : "");
+		if (!v || (*v && !presets_mesh(v))) {
+			char meshes[64];
+
+			presets_mesh_words(" or ", meshes, sizeof(meshes));
+			return inject_fail(r, at, "functionConfig", "mesh \"%s\" is not %s", v ? v : "", meshes);
+		}
 		if (r->o.mesh_from < INJECT_FUNCTION_CONFIG) {
 			r->o.mesh = *v ? v : NULL;
 			r->o.mesh_from = INJECT_FUNCTION_CONFIG;
@@ -694,10 +702,12 @@ static int set_option(struct run *r, const struct ynode *at, const char *key, co
 		return 0;
 	}
 	if (strcmp(key, "gate") == 0) {
-		if (!v || (strcmp(v, "true") != 0 && strcmp(v, "false") != 0))
+		bool on;
+
+		if (!v || parse_bool(v, &on) < 0)
 			return inject_fail(r, at, "functionConfig", "gate \"%s\" is not true or false", v ? v : "");
 		if (r->o.gate_from < INJECT_FUNCTION_CONFIG) {
-			r->o.gate = strcmp(v, "true") == 0;
+			r->o.gate = on;
 			r->o.gate_from = INJECT_FUNCTION_CONFIG;
 		}
 		return 0;

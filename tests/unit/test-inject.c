@@ -498,6 +498,19 @@ static void options_and_function_config(void)
 		  &rc);
 	is_int(rc, -EINVAL, "an unknown functionConfig option is refused");
 	ok(strstr(err, "unknown option \"imgae\"") != NULL, "  naming it (%s)", err);
+	/* gate and mesh read as the flags and the environment read them. */
+	out = run("apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n"
+		  "- apiVersion: batch/v1\n  kind: Job\n  metadata: {name: j}\n  spec:\n    template:\n"
+		  "      spec: {restartPolicy: Never, containers: [{name: a, image: b},"
+		  " {name: sql, image: gcr.io/cloud-sql-connectors/cloud-sql-proxy:2, args: [p:r:i]}]}\n"
+		  "functionConfig:\n  data: {gate: \"1\"}\n",
+		  &rc);
+	ok(out && strstr(out, "postStart"), "a functionConfig's gate \"1\" is on, as REARGUARD_GATE=1 is (%s)", err);
+	out = run("apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems: []\nfunctionConfig:\n"
+		  "  data: {mesh: consul}\n",
+		  &rc);
+	is_int(rc, -EINVAL, "a mesh --mesh does not take is refused");
+	ok(strstr(err, "mesh \"consul\" is not istio or linkerd") != NULL, "  naming the ones it takes (%s)", err);
 	o.image = NULL;
 	o.mesh = "linkerd";
 	out = run_opts("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  restartPolicy: Never\n"
