@@ -459,7 +459,7 @@ static int inject_template(struct run *r, struct ynode *tmpl, const char *field,
 		r->c.left++;
 		return 0;
 	}
-	policy = ydoc_str(ydoc_get(spec, "restartPolicy"));
+	policy = ydoc_value(ydoc_get(spec, "restartPolicy"));
 	if (!policy && job) {
 		inject_say(r, INFO, at, what,
 			   "no restartPolicy (a Job's pod needs Never or OnFailure): left unchanged");
@@ -552,11 +552,12 @@ static int inject_template(struct run *r, struct ynode *tmpl, const char *field,
 	if (!agent || ydoc_insert(r->s, ctrs, at_index, agent) < 0)
 		return -ENOMEM;
 	share = ydoc_get(spec, "shareProcessNamespace");
-	if (share && !inject_is(share, "true"))
+	/* Null is absent: nothing was set to say of. */
+	if (share && !ydoc_is_null(share) && !inject_is(share, "true"))
 		inject_say(
 		    r, WARN, share, what,
 		    "shareProcessNamespace was %s: set to true (rearguard watches the other containers through /proc)",
-		    ydoc_str(share) ? ydoc_str(share) : "?");
+		    ydoc_str(share) ? ydoc_str(share) : inject_shape(share));
 	if (ydoc_set(r->s, spec, "shareProcessNamespace", raw(r->s, "true"), true) < 0)
 		return -ENOMEM;
 	rc = add_volume(r, spec);

@@ -841,6 +841,11 @@ bool ydoc_is_null(const struct ynode *n)
 		strcmp(n->value, "Null") == 0 || strcmp(n->value, "NULL") == 0);
 }
 
+const char *ydoc_value(const struct ynode *n)
+{
+	return ydoc_is_null(n) ? NULL : ydoc_str(n);
+}
+
 struct ynode *ydoc_get(const struct ynode *map, const char *key)
 {
 	size_t i;
