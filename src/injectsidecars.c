@@ -392,6 +392,23 @@ int inject_check_named(const char *named, char *err, size_t errlen)
 	return 0;
 }
 
+/* Adds the word native to a spec that has it not; -ENOSPC when it does not fit (never left out). */
+static int mark_native(char *spec, size_t len)
+{
+	const char *c = spec;
+	size_t n = strlen(spec);
+
+	for (; c; c = strchr(c, ',')) {
+		c += *c == ',';
+		if (strncmp(c, "native", 6) == 0 && spec_key_at(c))
+			return 0;
+	}
+	if (n + sizeof(",native") > len)
+		return -ENOSPC;
+	memcpy(spec + n, ",native", sizeof(",native"));
+	return 0;
+}
+
 /*
  * The --sidecar SPEC of each sidecar, once the fixes are in: a
  * container's URLs where its flags put them, an injected one's where the
@@ -429,9 +446,8 @@ int inject_write_specs(struct run *r, const struct ynode *meta, struct found *f,
 		else
 			rc = named_spec(ydoc_str(ydoc_get(c, "name")), argv, argc, sc->named, sc->spec,
 					sizeof(sc->spec));
-		if (rc == 0 && sc->native && !(sc->p && sc->p->helper) && !strstr(sc->spec, ",native") &&
-		    strlen(sc->spec) + 8 < sizeof(sc->spec))
-			strcat(sc->spec, ",native");
+		if (rc == 0 && sc->native && !(sc->p && sc->p->helper))
+			rc = mark_native(sc->spec, sizeof(sc->spec));
 		if (rc < 0)
 			return inject_fail(r, c ? c : at, what, "the spec of %s is too long",
 					   sc->p ? sc->p->name : "a sidecar");

@@ -414,6 +414,40 @@ static void named_preset(void)
 	ok(strstr(e, "unknown preset \"cloudsq\"") != NULL, "  naming it (%s)", e);
 }
 
+/* A native sidecar's spec ends in native, or inject fails: the word is never left out. */
+static void long_native(void)
+{
+	char in[2048], match[600];
+	const char *out;
+	size_t k;
+	int rc;
+
+	/* "name=metrics,match=" and k letters: 504 characters and ",native" fill the 512 a spec has. */
+	for (k = 485; k <= 486; k++) {
+		memset(match, 'a', k);
+		match[k] = '\0';
+		snprintf(in, sizeof(in),
+			 "apiVersion: batch/v1\nkind: Job\nmetadata: {name: l}\nspec:\n  template:\n"
+			 "    metadata: {annotations: {linkerd.io/inject: enabled,"
+			 " rearguard.io/sidecars: \"metrics=match=%s\"}}\n"
+			 "    spec:\n      restartPolicy: Never\n"
+			 "      initContainers: [{name: metrics, image: prom/statsd-exporter, restartPolicy: Always}]\n"
+			 "      containers: [{name: app, image: busybox}]\n",
+			 match);
+		out = run(in, &rc);
+		if (k == 485) {
+			const char *s = sidecars_of(out);
+
+			ok(s && strlen(s) == strlen("linkerd;name=metrics,match=,native") + k &&
+			       strcmp(s + strlen(s) - 7, ",native") == 0,
+			   "a native spec of 511 characters ends in native");
+		} else {
+			is_int(rc, -EINVAL, "one that does not fit with native is an error, not a spec without it");
+			ok(strstr(err, "too long") != NULL, "  saying so (%s)", err);
+		}
+	}
+}
+
 static void idempotent(void)
 {
 	static const char *const inputs[] = {
@@ -585,6 +619,7 @@ int main(void)
 	native_sidecars();
 	named_annotation();
 	named_preset();
+	long_native();
 	idempotent();
 	neighbours();
 	options_and_function_config();
