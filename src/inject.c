@@ -6,6 +6,7 @@
 #include "argv.h"
 #include "defaults.h"
 #include "log.h"
+#include "parse.h"
 #include "presets.h"
 #include "spec.h"
 #include "util.h"
@@ -337,6 +338,30 @@ static int default_container(struct run *r, struct ynode *tmpl, struct ynode **m
 /* ---- one pod template ---------------------------------------------------------- */
 
 /*
+ * Whether a container or init container has a name, which the API server
+ * requires and the specs of named and native sidecars are built from. One
+ * without (missing, null, empty, or not a scalar) leaves its template
+ * alone, with a warning where it is.
+ */
+static bool check_name(struct run *r, const struct ynode *c, const char *field, const char *list, size_t i,
+		     const char *what)
+{
+	const struct ynode *name = ydoc_get(c, "name");
+
+	if (name && name->kind == YNODE_SCALAR && !ydoc_is_null(name) && *name->value)
+		return true;
+	if (name && name->kind != YNODE_SCALAR)
+		inject_say(r, WARN, name, what, "%s.spec.%s[%zu].name is %s, not a string: left unchanged", field,
+			   list, i, inject_shape(name));
+	else
+		inject_say(r, WARN, name ? name : c, what,
+			   "%s.spec.%s[%zu].name is %s: a container needs a name: left unchanged", field, list, i,
+			   name && !ydoc_is_null(name) ? "empty" : "missing");
+	r->c.left++;
+	return false;
+}
+
+/*
  * Adds rearguard to one pod template (tmpl holds metadata and spec; for a
  * Pod it is the object). Returns 1 when it changed, 0 when it is left as it
  * is (with a note saying why), or an error.
@@ -390,7 +415,7 @@ static int inject_template(struct run *r, struct ynode *tmpl, const char *field,
 	inits = inject_want(spec, "initContainers", YNODE_SEQ, &bad);
 	if (bad)
 		return inject_misshapen(r, bad, what, field, "spec.initContainers", "a list");
-	for (i = 0; inits && i < inits->n; i++)
+	for (i = 0; inits && i < inits->n; i++) {
 		if (inits->items[i]->kind != YNODE_MAP) {
 			inject_say(r, WARN, inits->items[i], what,
 				   "%s.spec.initContainers[%zu] is %s, not a mapping: left unchanged", field, i,
@@ -398,6 +423,9 @@ static int inject_template(struct run *r, struct ynode *tmpl, const char *field,
 			r->c.left++;
 			return 0;
 		}
+		if (!check_name(r, inits->items[i], field, "initContainers", i, what))
+			return 0;
+	}
 	for (i = 0; i < ctrs->n; i++) {
 		struct ynode *c = ctrs->items[i];
 
@@ -407,6 +435,8 @@ static int inject_template(struct run *r, struct ynode *tmpl, const char *field,
 			r->c.left++;
 			return 0;
 		}
+		if (!check_name(r, c, field, "containers", i, what))
+			return 0;
 		if (inject_is_agent(c)) {
 			inject_say(r, INFO, at, what, "already has rearguard (container %s): left unchanged",
 				   ydoc_str(ydoc_get(c, "name")) ? ydoc_str(ydoc_get(c, "name")) : "?");
@@ -429,7 +459,7 @@ static int inject_template(struct run *r, struct ynode *tmpl, const char *field,
 		r->c.left++;
 		return 0;
 	}
-	policy = ydoc_str(ydoc_get(spec, "restartPolicy"));
+	policy = ydoc_value(ydoc_get(spec, "restartPolicy"));
 	if (!policy && job) {
 		inject_say(r, INFO, at, what,
 			   "no restartPolicy (a Job's pod needs Never or OnFailure): left unchanged");
@@ -452,11 +482,14 @@ static int inject_template(struct run *r, struct ynode *tmpl, const char *field,
 	if (rc < 0)
 		return rc;
 	if (f.n == 0) {
-		inject_say(
-		    r, INFO, at, what,
-		    "no known sidecar in the template: left unchanged (a mesh that injects one namespace-wide needs "
-		    "--mesh istio|linkerd; a sidecar inject does not know needs --sidecar CONTAINER or the "
-		    "annotation " INJECT_SIDECARS ")");
+		char meshes[64];
+
+		presets_mesh_words("|", meshes, sizeof(meshes));
+		inject_say(r, INFO, at, what,
+			   "no known sidecar in the template: left unchanged (a mesh that injects one namespace-wide "
+			   "needs --mesh %s; a sidecar inject does not know needs --sidecar CONTAINER or the "
+			   "annotation " INJECT_SIDECARS ")",
+			   meshes);
 		r->c.left++;
 		return 0;
 	}
@@ -519,11 +552,12 @@ static int inject_template(struct run *r, struct ynode *tmpl, const char *field,
 	if (!agent || ydoc_insert(r->s, ctrs, at_index, agent) < 0)
 		return -ENOMEM;
 	share = ydoc_get(spec, "shareProcessNamespace");
-	if (share && !inject_is(share, "true"))
+	/* Null is absent: nothing was set to say of. */
+	if (share && !ydoc_is_null(share) && !inject_is(share, "true"))
 		inject_say(
 		    r, WARN, share, what,
 		    "shareProcessNamespace was %s: set to true (rearguard watches the other containers through /proc)",
-		    ydoc_str(share) ? ydoc_str(share) : "?");
+		    ydoc_str(share) ? ydoc_str(share) : inject_shape(share));
 	if (ydoc_set(r->s, spec, "shareProcessNamespace", raw(r->s, "true"), true) < 0)
 		return -ENOMEM;
 	rc = add_volume(r, spec);
@@ -656,8 +690,12 @@ static int set_option(struct run *r, const struct ynode *at, const char *key, co
 		return 0;
 	}
 	if (strcmp(key, "mesh") == 0) {
-		if (!v || (strcmp(v, "istio") != 0 && strcmp(v, "linkerd") != 0 && *v))
-			return inject_fail(r, at, "functionConfig", "mesh \"%s\" is not istio or linkerd", v ? v : "");
+		if (!v || (*v && !presets_mesh(v))) {
+			char meshes[64];
+
+			presets_mesh_words(" or ", meshes, sizeof(meshes));
+			return inject_fail(r, at, "functionConfig", "mesh \"%s\" is not %s", v ? v : "", meshes);
+		}
 		if (r->o.mesh_from < INJECT_FUNCTION_CONFIG) {
 			r->o.mesh = *v ? v : NULL;
 			r->o.mesh_from = INJECT_FUNCTION_CONFIG;
@@ -665,10 +703,12 @@ static int set_option(struct run *r, const struct ynode *at, const char *key, co
 		return 0;
 	}
 	if (strcmp(key, "gate") == 0) {
-		if (!v || (strcmp(v, "true") != 0 && strcmp(v, "false") != 0))
+		bool on;
+
+		if (!v || parse_bool(v, &on) < 0)
 			return inject_fail(r, at, "functionConfig", "gate \"%s\" is not true or false", v ? v : "");
 		if (r->o.gate_from < INJECT_FUNCTION_CONFIG) {
-			r->o.gate = strcmp(v, "true") == 0;
+			r->o.gate = on;
 			r->o.gate_from = INJECT_FUNCTION_CONFIG;
 		}
 		return 0;

@@ -9,6 +9,8 @@
 #include "inject.h"
 
 #include "log.h"
+#include "parse.h"
+#include "presets.h"
 #include "util.h"
 #include "yamldoc.h"
 
@@ -92,6 +94,9 @@ static int usage(const char *fmt, ...)
 /* rearguard inject --help. */
 static void inject_help(void)
 {
+	char meshes[64];
+
+	presets_mesh_words("|", meshes, sizeof(meshes));
 	printf("Usage: rearguard inject [OPTIONS] [FILE|DIR|-]...\n"
 	       "\n"
 	       "Writes the Kubernetes YAML or JSON of each FILE (each .yaml, .yml and .json\n"
@@ -108,7 +113,7 @@ static void inject_help(void)
 	       "\n"
 	       "  --image IMAGE         the agent's image (default %s)\n"
 	       "                                                       [REARGUARD_IMAGE]\n"
-	       "  --mesh istio|linkerd  the namespace injects this mesh's proxy into every pod\n"
+	       "  --mesh %-13s  the namespace injects this mesh's proxy into every pod\n"
 	       "                                                       [REARGUARD_MESH]\n"
 	       "  --gate                start the apps only once the sidecars are ready (a\n"
 	       "                        postStart hook on the agent)   [REARGUARD_GATE=true]\n"
@@ -125,13 +130,14 @@ static void inject_help(void)
 	       "\n"
 	       "Exit status: 0 written; 2 bad usage or malformed YAML (nothing is written\n"
 	       "then); 1 a read or write error. See docs/inject.md.\n",
-	       INJECT_DEFAULT_IMAGE);
+	       INJECT_DEFAULT_IMAGE, meshes);
 }
 
 /* A flag or environment value checked and stored; what names it in the error. */
 static int set_flag_option(struct inject_options *o, int id, const char *v, const char *what, enum inject_origin from)
 {
 	char err[512];
+	bool on;
 
 	switch (id) {
 	case 'i':
@@ -141,8 +147,10 @@ static int set_flag_option(struct inject_options *o, int id, const char *v, cons
 		o->image_from = from;
 		return 0;
 	case 'm':
-		if (strcmp(v, "istio") != 0 && strcmp(v, "linkerd") != 0)
-			return usage("%s: \"%s\" is not istio or linkerd", what, v);
+		if (!presets_mesh(v)) {
+			presets_mesh_words(" or ", err, sizeof(err));
+			return usage("%s: \"%s\" is not %s", what, v, err);
+		}
 		o->mesh = v;
 		o->mesh_from = from;
 		return 0;
@@ -154,12 +162,9 @@ static int set_flag_option(struct inject_options *o, int id, const char *v, cons
 		o->named[o->nnamed++] = v;
 		return 0;
 	default:
-		if (strcmp(v, "true") == 0 || strcmp(v, "1") == 0)
-			o->gate = true;
-		else if (strcmp(v, "false") == 0 || strcmp(v, "0") == 0)
-			o->gate = false;
-		else
+		if (parse_bool(v, &on) < 0)
 			return usage("%s: \"%s\" is not true or false", what, v);
+		o->gate = on;
 		o->gate_from = from;
 		return 0;
 	}

@@ -106,24 +106,49 @@ static const char *named_for(const struct run *r, char *const *entries, size_t n
 }
 
 /*
+ * Where the annotation's entry at e ends: at the next ';' when the
+ * annotation has one, else at the next ',' that a spec's key does not
+ * follow ("web=match=nginx,stop=signal:QUIT" is one entry,
+ * "caddy=signal:TERM,fluentd" two). NULL at the last entry.
+ */
+static char *entry_end(char *e, bool semicolons)
+{
+	if (semicolons)
+		return strchr(e, ';');
+	for (e = strchr(e, ','); e; e = strchr(e + 1, ',')) {
+		const char *next = e + 1;
+
+		while (*next == ' ')
+			next++;
+		if (!spec_key_at(next))
+			return e;
+	}
+	return NULL;
+}
+
+/*
  * The sidecars the user named: --sidecar CONTAINER[=SPEC] and the
- * template's annotation (entries separated by ';', or by ',' when no entry
- * has a whole spec with commas in it). Each named container, or init
- * container, is a sidecar whatever it runs; f->named[i] gets its SPEC (""
- * for none). An entry of the annotation that names no container is said.
+ * template's annotation (entries separated by ';', or by ',' where no key
+ * of a spec follows). Each named container, or init container, is a
+ * sidecar whatever it runs; f->named[i] gets its SPEC ("" for none). An
+ * entry of the annotation that names no container is said.
  */
 static int find_named(struct run *r, const struct ynode *meta, const struct ynode *ctrs, const struct ynode *inits,
 		      struct found *f, const char *what)
 {
-	const char *v = inject_annotation(meta, INJECT_SIDECARS), *sep = v && strchr(v, ';') ? ";" : ",", *spec;
-	char *copy = NULL, *save = NULL, *e, *entries[64];
+	const char *v = inject_annotation(meta, INJECT_SIDECARS), *spec;
+	char *copy = NULL, *e, *end, *entries[64];
+	bool semicolons = v && strchr(v, ';');
 	size_t i, k, n = 0;
 
 	if (v) {
 		copy = ydoc_strndup(r->s, v, strlen(v)); /* the entries live as long as the stream */
 		if (!copy)
 			return -ENOMEM;
-		for (e = strtok_r(copy, sep, &save); e && n < ARRAY_SIZE(entries); e = strtok_r(NULL, sep, &save)) {
+		for (e = copy; e && n < ARRAY_SIZE(entries); e = end ? end + 1 : NULL) {
+			end = entry_end(e, semicolons);
+			if (end)
+				*end = '\0';
 			while (*e == ' ')
 				e++;
 			if (*e)
@@ -303,30 +328,40 @@ static void regex_quote(char *out, size_t len, const char *s)
 }
 
 /*
- * The spec of a container the user named: its SPEC as written when it is a
- * whole spec (keys), else name= the container, match= its program (the
- * command's, else the container's name), and the SPEC as its stop.
+ * The spec of a container the user named: PRESET[,KEY=VALUE...] as written,
+ * named after the container unless its keys name it (the preset's match
+ * and URLs stay, the keys override them); a whole spec (keys) with name=
+ * the container and match= its program (the command's, else the
+ * container's name) unless it gives them; else those two and the SPEC as
+ * its stop.
  */
 static int named_spec(const char *ctr, const char *const *argv, size_t argc, const char *spec, char *out, size_t len)
 {
-	const char *prog = argc > 0 && argv[0] ? base_name(argv[0]) : ctr;
-	char match[128] = "";
+	const char *prog, *comma = strchr(spec, ',');
+	size_t first = comma ? (size_t)(comma - spec) : strlen(spec);
+	char match[128] = "", preset[SPEC_NAME_MAX] = "";
 	bool keys = strchr(spec, '=') != NULL;
+	bool has_name = strncmp(spec, "name=", 5) == 0 || strstr(spec, ",name=");
+	bool has_match = strncmp(spec, "match=", 6) == 0 || strstr(spec, ",match=");
 	int n;
 
-	regex_quote(match, sizeof(match), prog);
-	if (!keys && *spec && strncmp(spec, "signal:", 7) != 0 && strncmp(spec, "signal-all:", 11) != 0 &&
-	    strncasecmp(spec, "http", 4) != 0)
+	if (!ctr)
 		return -EINVAL;
-	if (keys)
-		n = snprintf(out, len, "%s%s%s%s%s%s",
-			     strstr(spec, "name=") == spec || strstr(spec, ",name=") ? "" : "name=",
-			     strstr(spec, "name=") == spec || strstr(spec, ",name=") ? "" : ctr,
-			     strstr(spec, "name=") == spec || strstr(spec, ",name=") ? "" : ",", spec,
-			     strstr(spec, "match=") == spec || strstr(spec, ",match=") ? "" : ",match=",
-			     strstr(spec, "match=") == spec || strstr(spec, ",match=") ? "" : match);
-	else
+	if (first < sizeof(preset))
+		memcpy(preset, spec, first);
+	prog = argc > 0 && argv[0] ? base_name(argv[0]) : ctr;
+	regex_quote(match, sizeof(match), prog);
+	/* Also a first word that is no preset nor key: spec_parse then says which presets there are. */
+	if (presets_find(preset) || (keys && !spec_key_at(spec)))
+		n = snprintf(out, len, "%s%s%s", spec, has_name ? "" : ",name=", has_name ? "" : ctr);
+	else if (keys)
+		n = snprintf(out, len, "%s%s%s%s%s%s", has_name ? "" : "name=", has_name ? "" : ctr,
+			     has_name ? "" : ",", spec, has_match ? "" : ",match=", has_match ? "" : match);
+	else if (!*spec || strncmp(spec, "signal:", 7) == 0 || strncmp(spec, "signal-all:", 11) == 0 ||
+		 strncasecmp(spec, "http", 4) == 0)
 		n = snprintf(out, len, "name=%s,match=%s%s%s", ctr, match, *spec ? ",stop=" : "", spec);
+	else
+		return -EINVAL;
 	return n < 0 || (size_t)n >= len ? -ENOSPC : 0;
 }
 
@@ -354,6 +389,23 @@ int inject_check_named(const char *named, char *err, size_t errlen)
 		return -EINVAL;
 	}
 	spec_free(&s);
+	return 0;
+}
+
+/* Adds the word native to a spec that has it not; -ENOSPC when it does not fit (never left out). */
+static int mark_native(char *spec, size_t len)
+{
+	const char *c = spec;
+	size_t n = strlen(spec);
+
+	for (; c; c = strchr(c, ',')) {
+		c += *c == ',';
+		if (strncmp(c, "native", 6) == 0 && spec_key_at(c))
+			return 0;
+	}
+	if (n + sizeof(",native") > len)
+		return -ENOSPC;
+	memcpy(spec + n, ",native", sizeof(",native"));
 	return 0;
 }
 
@@ -394,9 +446,8 @@ int inject_write_specs(struct run *r, const struct ynode *meta, struct found *f,
 		else
 			rc = named_spec(ydoc_str(ydoc_get(c, "name")), argv, argc, sc->named, sc->spec,
 					sizeof(sc->spec));
-		if (rc == 0 && sc->native && !(sc->p && sc->p->helper) && !strstr(sc->spec, ",native") &&
-		    strlen(sc->spec) + 8 < sizeof(sc->spec))
-			strcat(sc->spec, ",native");
+		if (rc == 0 && sc->native && !(sc->p && sc->p->helper))
+			rc = mark_native(sc->spec, sizeof(sc->spec));
 		if (rc < 0)
 			return inject_fail(r, c ? c : at, what, "the spec of %s is too long",
 					   sc->p ? sc->p->name : "a sidecar");

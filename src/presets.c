@@ -288,6 +288,27 @@ const struct spec_preset *presets_find(const char *name)
 	return NULL;
 }
 
+const struct spec_preset *presets_mesh(const char *name)
+{
+	size_t i;
+
+	for (i = 0; name && i < spec_npresets; i++)
+		if (spec_presets[i].mesh && strcmp(spec_presets[i].mesh, name) == 0)
+			return &spec_presets[i];
+	return NULL;
+}
+
+void presets_mesh_words(const char *sep, char *out, size_t len)
+{
+	size_t i, used = 0;
+
+	if (len > 0)
+		out[0] = '\0';
+	for (i = 0; i < spec_npresets && used < len; i++)
+		if (spec_presets[i].mesh)
+			used += (size_t)snprintf(out + used, len - used, "%s%s", used ? sep : "", spec_presets[i].mesh);
+}
+
 /* Writes the evidence, when the caller wants it. */
 static void say(char *out, size_t len, const char *fmt, ...) RG_PRINTF(3, 4);
 

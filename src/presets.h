@@ -129,6 +129,12 @@ extern const size_t spec_npresets;
 /* The row named name, or NULL. */
 const struct spec_preset *presets_find(const char *name);
 
+/* The row whose proxy rearguard inject --mesh name stands for, or NULL. */
+const struct spec_preset *presets_mesh(const char *name);
+
+/* The names --mesh takes, in the table's order, sep between them: "istio|linkerd". */
+void presets_mesh_words(const char *sep, char *out, size_t len);
+
 /*
  * Which known sidecar a process is, from its comm and command line (argv
  * may be NULL when argc is 0: a command line that could not be read).

@@ -99,6 +99,11 @@ static size_t key_at(const char *s)
 	return 0;
 }
 
+bool spec_key_at(const char *s)
+{
+	return key_at(s) > 0 || native_at(s);
+}
+
 static int set_url(char **slot, struct url *parts, const char *key, const char *value, const char *text, char *err,
 		   size_t errlen)
 {
@@ -233,7 +238,7 @@ int spec_parse(const char *text, struct sidecar_spec *spec, char *err, size_t er
 		snprintf(err, errlen, "sidecar spec is empty (examples: istio; match=fluent-bit,stop=signal:TERM)");
 		return -EINVAL;
 	}
-	if (!key_at(p) && !native_at(p)) {
+	if (!spec_key_at(p)) {
 		const char *comma = strchr(p, ',');
 		size_t n = comma ? (size_t)(comma - p) : strlen(p);
 

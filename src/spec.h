@@ -62,6 +62,13 @@ struct sidecar_spec {
 int spec_parse(const char *text, struct sidecar_spec *spec, char *err, size_t errlen);
 void spec_free(struct sidecar_spec *spec);
 
+/*
+ * Whether s starts with a key of a spec: "KEY=" for a key above, or the
+ * word native. Where a list of specs separated by commas (the annotation
+ * rearguard.io/sidecars) may not be split: the comma is inside a spec.
+ */
+bool spec_key_at(const char *s);
+
 /* Whether name (a comm or an argv[0] basename) matches the spec's regex. */
 bool spec_matches(const struct sidecar_spec *spec, const char *name);
 

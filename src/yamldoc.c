@@ -603,10 +603,14 @@ int ydoc_emit(const struct ynode *root, struct ybuf *out)
 	return emit_doc(root, &k, false, out);
 }
 
-/* One changed document's YAML: the quoted scalars as they were, when that can be done. */
+/*
+ * One changed document's YAML, appended to out: the quoted scalars as they
+ * were, when that can be done.
+ */
 static int emit_kept(const struct ystream *s, const struct ydoc *d, struct ybuf *out)
 {
 	struct ybuf raw = {0};
+	size_t mark = out->len;
 	struct keep k;
 	int rc;
 
@@ -616,7 +620,8 @@ static int emit_kept(const struct ystream *s, const struct ydoc *d, struct ybuf 
 		rc = put_back(&k, &raw, out);
 		if (rc == -EINVAL) {
 			/* The emitter wrote a token otherwise than asked: libyaml's own quoting, then. */
-			out->len = 0;
+			out->len = mark;
+			free(k.nodes);
 			keep_init(&k, NULL, 0);
 			ybuf_free(&raw);
 			rc = emit_doc(d->root, &k, d->crlf, &raw);
@@ -834,6 +839,11 @@ bool ydoc_is_null(const struct ynode *n)
 	return n->style == YAML_PLAIN_SCALAR_STYLE &&
 	       (n->len == 0 || strcmp(n->value, "~") == 0 || strcmp(n->value, "null") == 0 ||
 		strcmp(n->value, "Null") == 0 || strcmp(n->value, "NULL") == 0);
+}
+
+const char *ydoc_value(const struct ynode *n)
+{
+	return ydoc_is_null(n) ? NULL : ydoc_str(n);
 }
 
 struct ynode *ydoc_get(const struct ynode *map, const char *key)

@@ -102,6 +102,8 @@ struct ynode *ydoc_get(const struct ynode *map, const char *key);
 const char *ydoc_str(const struct ynode *n); /* a scalar's value */
 /* Whether n is YAML's null (key:, key: ~, key: null): an empty list or map where one is expected. */
 bool ydoc_is_null(const struct ynode *n);
+/* A scalar's value, NULL for a null one as for a missing one (restartPolicy: ~ is no policy). */
+const char *ydoc_value(const struct ynode *n);
 /* "a.b.c": nested mappings; NULL as soon as one is missing. */
 struct ynode *ydoc_path(const struct ynode *map, const char *path);
 

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <yaml.h>
 
 static char err[1024];
 static int notes;
@@ -131,6 +132,17 @@ static void misshapen(void)
 		   "      annotations: [a]\n    spec: {}\n",
 		   "7:20: warning: Job \"x\": spec.template.metadata.annotations is a list",
 		   "annotations that are a list");
+	/* A native sidecar without a name beside a plain one: its spec would be built from no name. */
+	left_alone("apiVersion: batch/v1\nkind: Job\nmetadata: {name: x}\nspec:\n  template:\n    spec:\n"
+		   "      restartPolicy: Never\n      initContainers: [{image: busybox, restartPolicy: Always}]\n"
+		   "      containers: [{name: linkerd-proxy, image: cr.l5d.io/linkerd/proxy}, {name: app, image: x}]\n",
+		   "8:24: warning: Job \"x\": spec.template.spec.initContainers[0].name is missing",
+		   "a native sidecar without a name");
+	left_alone("apiVersion: batch/v1\nkind: Job\nmetadata: {name: x}\nspec:\n  template:\n    spec:\n"
+		   "      restartPolicy: Never\n      containers: [{name: linkerd-proxy, image: cr.l5d.io/linkerd/proxy},"
+		   " {name: [app], image: x}]\n",
+		   "8:82: warning: Job \"x\": spec.template.spec.containers[1].name is a list, not a string",
+		   "a container whose name is a list");
 	/* An unrendered chart that happens to be YAML: {{ .Values.x }} reads as a mapping. */
 	left_alone("apiVersion: batch/v1\nkind: Job\nmetadata: {name: x}\nspec:\n  template:\n    spec:\n"
 		   "      restartPolicy: Never\n      containers:\n      - name: app\n        image: {{ .Values.image }}\n",
@@ -350,6 +362,93 @@ static void native_sidecars(void)
 	       "Linkerd's current annotation (false) wins over its alpha one (true): a plain proxy, stopped");
 }
 
+/*
+ * The annotation rearguard.io/sidecars: a comma separates two entries, not
+ * two keys of one entry's spec.
+ */
+static void named_annotation(void)
+{
+	static const char keys[] =
+	    "apiVersion: batch/v1\nkind: Job\nmetadata: {name: k}\nspec:\n  template:\n"
+	    "    metadata: {annotations: {rearguard.io/sidecars: \"web=match=nginx,stop=signal:QUIT\"}}\n"
+	    "    spec:\n      restartPolicy: Never\n      securityContext: {runAsUser: 65532}\n"
+	    "      containers: [{name: app, image: busybox}, {name: web, image: nginx}]\n";
+	static const char native[] =
+	    "apiVersion: batch/v1\nkind: Job\nmetadata: {name: n}\nspec:\n  template:\n"
+	    "    metadata: {annotations: {linkerd.io/inject: enabled,"
+	    " rearguard.io/sidecars: \"metrics=match=statsd_exporter,native\"}}\n"
+	    "    spec:\n      restartPolicy: Never\n"
+	    "      initContainers: [{name: metrics, image: prom/statsd-exporter, restartPolicy: Always}]\n"
+	    "      containers: [{name: app, image: busybox}]\n";
+	const char *out;
+	int rc;
+
+	out = run(keys, &rc);
+	is_str(sidecars_of(out), "name=web,match=nginx,stop=signal:QUIT", "NAME=KEY=VALUE,KEY=VALUE is one entry");
+	is_int(warnings, 0, "  no warning (%s)", last_note);
+	out = run(native, &rc);
+	is_str(sidecars_of(out), "linkerd;name=metrics,match=statsd_exporter,native",
+	       "NAME=match=PROGRAM,native, as inject's warning suggests it, is one entry");
+	is_int(warnings, 0, "  no warning (%s)", last_note);
+}
+
+/* --sidecar CONTAINER=PRESET,KEY=VALUE: the preset's spec, overridden, named after the container. */
+static void named_preset(void)
+{
+	static const char stub[] = "apiVersion: batch/v1\nkind: Job\nmetadata: {name: s}\nspec:\n  template:\n"
+				   "    spec:\n      restartPolicy: Never\n      securityContext: {runAsUser: 65532}\n"
+				   "      containers: [{name: app, image: busybox}, {name: stub, image: sql-stub}]\n";
+	struct inject_options o = {.named = {"stub=cloudsql,stop=signal:QUIT"}, .nnamed = 1};
+	const char *out;
+	char e[512];
+	int rc;
+
+	out = run_opts(stub, &o, &rc);
+	is_str(sidecars_of(out), "cloudsql,stop=signal:QUIT,name=stub",
+	       "the preset first: its match and ready URL stay, the stop is the one given");
+	o.named[0] = "stub=cloudsql,name=db";
+	out = run_opts(stub, &o, &rc);
+	is_str(sidecars_of(out), "cloudsql,name=db", "a name given is kept");
+	is_int(inject_check_named("stub=cloudsql,stop=signal:QUIT", e, sizeof(e)), 0, "--sidecar takes it");
+	is_int(inject_check_named("stub=cloudsq,stop=signal:QUIT", e, sizeof(e)), -EINVAL,
+	       "a misspelt preset is refused");
+	ok(strstr(e, "unknown preset \"cloudsq\"") != NULL, "  naming it (%s)", e);
+}
+
+/* A native sidecar's spec ends in native, or inject fails: the word is never left out. */
+static void long_native(void)
+{
+	char in[2048], match[600];
+	const char *out;
+	size_t k;
+	int rc;
+
+	/* "name=metrics,match=" and k letters: 504 characters and ",native" fill the 512 a spec has. */
+	for (k = 485; k <= 486; k++) {
+		memset(match, 'a', k);
+		match[k] = '\0';
+		snprintf(in, sizeof(in),
+			 "apiVersion: batch/v1\nkind: Job\nmetadata: {name: l}\nspec:\n  template:\n"
+			 "    metadata: {annotations: {linkerd.io/inject: enabled,"
+			 " rearguard.io/sidecars: \"metrics=match=%s\"}}\n"
+			 "    spec:\n      restartPolicy: Never\n"
+			 "      initContainers: [{name: metrics, image: prom/statsd-exporter, restartPolicy: Always}]\n"
+			 "      containers: [{name: app, image: busybox}]\n",
+			 match);
+		out = run(in, &rc);
+		if (k == 485) {
+			const char *s = sidecars_of(out);
+
+			ok(s && strlen(s) == strlen("linkerd;name=metrics,match=,native") + k &&
+			       strcmp(s + strlen(s) - 7, ",native") == 0,
+			   "a native spec of 511 characters ends in native");
+		} else {
+			is_int(rc, -EINVAL, "one that does not fit with native is an error, not a spec without it");
+			ok(strstr(err, "too long") != NULL, "  saying so (%s)", err);
+		}
+	}
+}
+
 static void idempotent(void)
 {
 	static const char *const inputs[] = {
@@ -435,6 +534,19 @@ static void options_and_function_config(void)
 		  &rc);
 	is_int(rc, -EINVAL, "an unknown functionConfig option is refused");
 	ok(strstr(err, "unknown option \"imgae\"") != NULL, "  naming it (%s)", err);
+	/* gate and mesh read as the flags and the environment read them. */
+	out = run("apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n"
+		  "- apiVersion: batch/v1\n  kind: Job\n  metadata: {name: j}\n  spec:\n    template:\n"
+		  "      spec: {restartPolicy: Never, containers: [{name: a, image: b},"
+		  " {name: sql, image: gcr.io/cloud-sql-connectors/cloud-sql-proxy:2, args: [p:r:i]}]}\n"
+		  "functionConfig:\n  data: {gate: \"1\"}\n",
+		  &rc);
+	ok(out && strstr(out, "postStart"), "a functionConfig's gate \"1\" is on, as REARGUARD_GATE=1 is (%s)", err);
+	out = run("apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems: []\nfunctionConfig:\n"
+		  "  data: {mesh: consul}\n",
+		  &rc);
+	is_int(rc, -EINVAL, "a mesh --mesh does not take is refused");
+	ok(strstr(err, "mesh \"consul\" is not istio or linkerd") != NULL, "  naming the ones it takes (%s)", err);
 	o.image = NULL;
 	o.mesh = "linkerd";
 	out = run_opts("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  restartPolicy: Never\n"
@@ -459,6 +571,45 @@ static void control_characters(void)
 	ok(strstr(last_note, "x?y") != NULL, "the name's newline shows as '?'");
 }
 
+int __real_yaml_emitter_emit(yaml_emitter_t *em, yaml_event_t *e);
+int __wrap_yaml_emitter_emit(yaml_emitter_t *em, yaml_event_t *e);
+static bool requote;
+
+/*
+ * libyaml's emitter (the link wraps it), which writes the token of a kept
+ * scalar in other quotes when asked to: libyaml 0.2.5 writes each as asked,
+ * so no input takes yamldoc's way back to libyaml's own quoting.
+ */
+int __wrap_yaml_emitter_emit(yaml_emitter_t *em, yaml_event_t *e)
+{
+	if (requote && e->type == YAML_SCALAR_EVENT && e->data.scalar.style == YAML_SINGLE_QUOTED_SCALAR_STYLE &&
+	    strncmp((const char *)e->data.scalar.value, "rgkeep", 6) == 0)
+		e->data.scalar.style = YAML_DOUBLE_QUOTED_SCALAR_STYLE;
+	return __real_yaml_emitter_emit(em, e);
+}
+
+/*
+ * When the emitter writes a kept scalar otherwise than asked, the document
+ * is libyaml's own, and nothing of the first try is left over (a leak
+ * under the sanitizers).
+ */
+static void requoted(void)
+{
+	static const char in[] = "kind: ConfigMap\n---\napiVersion: batch/v1\nkind: Job\nmetadata: {name: 'j'}\n"
+				 "spec:\n  template:\n    spec:\n      restartPolicy: Never\n"
+				 "      containers: [{name: app, image: 'busybox'}, {name: linkerd-proxy, image: x}]\n";
+	const char *out;
+	int rc;
+
+	requote = true;
+	out = run(in, &rc);
+	requote = false;
+	is_int(rc, 0, "a token written otherwise than asked");
+	ok(out && strncmp(out, "kind: ConfigMap\n---\n", 20) == 0, "the document before it is kept");
+	ok(out && strstr(out, "{name: 'j'}") && strstr(out, "image: 'busybox'") && !strstr(out, "rgkeep"),
+	   "libyaml's own quoting in the Job");
+}
+
 int main(void)
 {
 	malformed();
@@ -467,9 +618,13 @@ int main(void)
 	every_kind();
 	go_flags();
 	native_sidecars();
+	named_annotation();
+	named_preset();
+	long_native();
 	idempotent();
 	neighbours();
 	options_and_function_config();
 	control_characters();
+	requoted();
 	return done_testing();
 }

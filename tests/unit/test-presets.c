@@ -259,6 +259,18 @@ static void table(void)
 
 	ok(presets_find("cloudsql") == &spec_presets[3], "presets_find");
 	ok(presets_find("nope") == NULL, "presets_find: unknown");
+	{
+		char words[64];
+
+		ok(presets_mesh("istio") == presets_find("istio") && presets_mesh("linkerd") == presets_find("linkerd"),
+		   "presets_mesh: the rows --mesh stands for");
+		ok(presets_mesh("consul") == NULL && presets_mesh(NULL) == NULL && presets_mesh("") == NULL,
+		   "presets_mesh: no other");
+		presets_mesh_words("|", words, sizeof(words));
+		is_str(words, "istio|linkerd", "presets_mesh_words: the names, in the table's order");
+		presets_mesh_words(" or ", words, 8);
+		is_str(words, "istio o", "presets_mesh_words: cut to its buffer");
+	}
 	for (i = 0; i < spec_npresets; i++) {
 		ok(spec_presets[i].forms[0].names[0] != NULL, "%s has a process name", spec_presets[i].name);
 		ok(spec_presets[i].images[0] != NULL || spec_presets[i].containers[0] != NULL, "%s shows in a template",

@@ -260,6 +260,14 @@ int main(void)
 	is_str(s.stop_url, "http://127.0.0.1:9091/quitquitquit", "stop URL");
 	spec_free(&s);
 
+	/* Where a list of specs may not be split at a comma (rearguard.io/sidecars). */
+	ok(spec_key_at("stop=signal:QUIT") && spec_key_at("drain-time=5s") && spec_key_at("name=x"),
+	   "a key starts a spec's next value");
+	ok(spec_key_at("native") && spec_key_at("native,match=x"), "so does native");
+	ok(!spec_key_at("fluentd") && !spec_key_at("fluentd=signal:INT") && !spec_key_at("native-x") &&
+	       !spec_key_at("stop") && !spec_key_at("native=true"),
+	   "a container's name, with or without a spec, does not");
+
 	presets_as_designed();
 	overrides();
 	native();
