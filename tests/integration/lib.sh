@@ -248,20 +248,28 @@ agent_scanned() {
 }
 
 # idle_nofile_limit AGENT_ARG...: starts a fluent-bit sidecar and the agent (containers "proxy"
-# and "agent", AGENT_ARG its arguments) in the current pod; once the agent idles, IDLE_FDS is how
-# many descriptors it holds, IDLE_FREE the lowest one it does not hold, and NOFILE_LIMIT an
-# RLIMIT_NOFILE that leaves it that one alone (the limit is on descriptor numbers).
+# and "agent", AGENT_ARG its arguments) in the current pod; once the agent idles, NOFILE_LIMIT is
+# an RLIMIT_NOFILE that leaves it one descriptor above the lowest it does not hold (the limit is on
+# descriptor numbers). While apps are awaited the agent rescans /proc every 100 ms, and a rescan
+# holds a file of /proc for a moment at the lowest free number: a look that lands in a rescan
+# sees one or two more than the idle agent holds. The fewest of ten looks is what it holds idle.
 idle_nofile_limit() {
-	local fds
+	local fds free i idle_fds=-1 idle_free=-1 n
 	fake_start proxy 1002 fluent-bit
 	ctr_start agent 1002 "$BIN/rearguard" "$@"
 	agent_scanned
-	sleep 0.3
-	fds=$(ls "/proc/$(ctr_pid agent)/fd")
-	IDLE_FDS=$(echo "$fds" | wc -l)
-	IDLE_FREE=$(echo "$fds" | sort -n | awk 'BEGIN { f = 0 } $1 == f { f++ } END { print f }')
-	NOFILE_LIMIT=$((IDLE_FREE + 1))
-	say "idle: $IDLE_FDS fds, the lowest free $IDLE_FREE; RLIMIT_NOFILE $NOFILE_LIMIT"
+	# The ready file is the last thing its start-up does: what it holds from then on is its own.
+	wait_for 10 grep -q "wrote the ready file" "$T/agent.log" || fail "the agent did not write the ready file"
+	for i in $(seq 10); do
+		fds=$(ls "/proc/$(ctr_pid agent)/fd")
+		n=$(echo "$fds" | wc -l)
+		free=$(echo "$fds" | sort -n | awk 'BEGIN { f = 0 } $1 == f { f++ } END { print f }')
+		[ "$idle_fds" -ge 0 ] && [ "$idle_fds" -le "$n" ] || idle_fds=$n
+		[ "$idle_free" -ge 0 ] && [ "$idle_free" -le "$free" ] || idle_free=$free
+		sleep 0.05
+	done
+	NOFILE_LIMIT=$((idle_free + 1))
+	say "idle: $idle_fds fds, the lowest free $idle_free; RLIMIT_NOFILE $NOFILE_LIMIT"
 }
 
 # ctr_exec NAME UID CMD...: a process entering container NAME later (kubectl exec).
