@@ -340,6 +340,15 @@ summary_is() {
 	[ "$got" = "$want" ] || fail "summary $*: $got, want $want"
 }
 
+# summary_len KEY N [FILE]: the list KEY of the summary in FILE ($RUN/termination-log if none) has
+# N entries.
+summary_len() {
+	local file=${3:-$RUN/termination-log} got
+	got=$(/usr/bin/python3 -c 'import json, sys; print(len(json.load(open(sys.argv[1]))[sys.argv[2]]))' \
+		"$file" "$1") || fail "no list $1 in the summary in $file"
+	[ "$got" = "$2" ] || fail "summary $1 in $file: $got entries, want $2"
+}
+
 # new_pod: kills the current pod and starts an empty one, with an empty emptyDir (for a second
 # scenario in a test).
 new_pod() {
@@ -407,6 +416,13 @@ wait_for() {
 # event_ms NAME EVENT: time (ms) of the first EVENT logged by fake process NAME; empty if none.
 event_ms() {
 	awk -v n="$1" -v e="$2" '$2 == n && index($0, e) { print $1; exit }' "$EVENTS"
+}
+
+# in_order EARLIER LATER WHAT: two times (ms, event_ms) both known, LATER not before EARLIER. WHAT
+# names them ("the app's exit -> the sidecar's SIGTERM").
+in_order() {
+	[ -n "$1" ] && [ -n "$2" ] || fail "$3: a time is missing (earlier '$1', later '$2')"
+	[ "$2" -ge "$1" ] || fail "$3: the later came at $2, before the earlier at $1"
 }
 
 # json_get FILE KEY...: a value out of the agent's summary, with python's json (lists and
@@ -516,6 +532,12 @@ no_respawn() {
 # (grep -E).
 agent_lines() {
 	grep -cE -- "$1" "$T/${2:-agent}.log" || true
+}
+
+# apps_seen N: the agent's log (container "agent") names at least N apps. Counted again at each
+# call, so that wait_for 20 apps_seen 3 also waits for a slow rescan.
+apps_seen() {
+	[ "$(agent_lines 'role=app')" -ge "$1" ]
 }
 
 # termlog_check FILE: FILE holds one JSON object of at most 4096 bytes (what the kubelet keeps

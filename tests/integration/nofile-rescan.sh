@@ -53,10 +53,8 @@ for run in $(seq "$runs"); do
 	for n in 1 2 3; do
 		grep -q "role=app name=app$n " "$T/agent.log" || say "run $run: app$n was seen only as its runtime's init"
 	done
-	last=$(event_ms app3 "exit 0")
-	term=$(event_ms fluent-bit "got SIGTERM")
-	[ -n "$last" ] && [ -n "$term" ] || fail "run $run: missing events"
-	[ "$term" -ge "$last" ] || fail "run $run: the sidecar was stopped at $term, before the last app exited at $last"
+	in_order "$(event_ms app3 "exit 0")" "$(event_ms fluent-bit "got SIGTERM")" \
+		"run $run: the last app's exit -> the sidecar's SIGTERM"
 	polled=$(json_get "$RUN/termination-log" polled_processes) || fail "run $run: no polled_processes"
 	polled_total=$((polled_total + polled))
 	say "run $run: $apps seen, $polled polled"

@@ -75,8 +75,7 @@ agent_scanned
 fake_start job 1002 job --run 5m --on TERM:die
 fake_start stubborn 1002 stubborn --run 5m --on TERM:ignore --children 2
 fake_start other 1001 other --run 5m
-three_apps_seen() { [ "$(agent_lines 'role=app')" -ge 3 ]; }
-wait_for 10 three_apps_seen || fail "the agent did not see the three apps"
+wait_for 10 apps_seen 3 || fail "the agent did not see the three apps"
 [ "$(events_count fluent-bit 'got SIG')$(events_count job 'got SIG')" = 00 ] || fail "a signal before the death"
 kill -KILL "$(ctr_pid proxy)"
 expect_exit proxy 5 137
