@@ -88,9 +88,15 @@ wait_for 10 grep -q "app container exited .*name=job" "$T/agent.log" || fail "th
 grep -q "role=app name=vector" "$T/agent.log" || fail "without --first, vector is not an app"
 if grep -q "role=native" "$T/agent.log"; then fail "without --first, a native was guessed from start times"; fi
 ctr_running agent || fail "the agent did not wait for the container that ran before it"
+ctr_running early || fail "the container that ran before the agent was stopped"
 [ "$(events_count fluent-bit 'got SIG')" = 0 ] || fail "the sidecar was stopped while an app ran"
 kill -TERM "$(ctr_pid early)"
 expect_exit agent 20 0
+# Whenever an agent that did not wait for it would have acted: the sidecar was stopped after the
+# app that ran before the agent exited, and that app got no signal but the test's.
+in_order "$(event_ms vector "exit 0")" "$(event_ms fluent-bit "got SIGTERM")" \
+	"the exit of the app that ran before the agent -> the sidecar's SIGTERM"
+[ "$(events_count vector 'got SIG')" = 1 ] || fail "the app that ran before the agent got a signal from the agent"
 summary_len apps 2
 
 # With --first, but an earlier run of the agent made apps/: a restarted agent starts after the apps.
