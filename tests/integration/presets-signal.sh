@@ -45,14 +45,15 @@ fake_start otel 10001 otelcol-contrib --on TERM:delay:100ms:0
 fake_start logs 10001 fluent-bit --on TERM:delay:100ms:0
 fake_start metrics 10001 vector --on TERM:delay:100ms:0
 fake_start app 1001 job --run 200ms
-fake_start check 1001 vector validate --run 900ms
+# Its events logged under a name of their own: the metrics sidecar logs as vector.
+fake_start check 1001 vector validate --run 900ms --name vector-validate
 expect_exit agent 15 0
 for preset in otel fluent-bit vector; do
 	grep -q "sidecar detected sidecar=$preset " "$T/agent.log" || fail "$preset: its detection is not logged"
 done
 grep -q "a sidecar's program run once: an app, not a sidecar.*argv\[1\]=validate" "$T/agent.log" ||
 	fail "vector validate is not logged as an app"
-check_exit=$(awk '$2 == "vector" && /exit 0/ { print $1; exit }' "$EVENTS")
+check_exit=$(event_ms vector-validate "exit 0")
 for prog in otelcol-contrib fluent-bit vector; do
 	in_order "$check_exit" "$(event_ms "$prog" "got SIGTERM")" "the one-shot vector validate's exit -> $prog's SIGTERM"
 done
