@@ -16,10 +16,7 @@ ctr_start agent 1002 env LD_PRELOAD="$BIN/epollfail.so" ASAN_OPTIONS="${ASAN_OPT
 agent_scanned
 fake_start app 1001 job --run 1500ms
 expect_exit agent 10 0
-app_exit=$(event_ms job "exit 0")
-term=$(event_ms fluent-bit "got SIGTERM")
-[ -n "$app_exit" ] && [ -n "$term" ] || fail "missing events"
-[ "$term" -ge "$app_exit" ] || fail "the sidecar was stopped at $term, before the app exited at $app_exit"
+in_order "$(event_ms job "exit 0")" "$(event_ms fluent-bit "got SIGTERM")" "the app's exit -> the sidecar's SIGTERM"
 grep -q "watching the process failed: polling it instead" "$T/agent.log" || fail "the fallback is not logged"
 polled=$(json_get "$RUN/termination-log" polled_processes)
 [ "$polled" -ge 1 ] || fail "the summary does not say that processes were polled ($polled)"

@@ -248,20 +248,28 @@ agent_scanned() {
 }
 
 # idle_nofile_limit AGENT_ARG...: starts a fluent-bit sidecar and the agent (containers "proxy"
-# and "agent", AGENT_ARG its arguments) in the current pod; once the agent idles, IDLE_FDS is how
-# many descriptors it holds, IDLE_FREE the lowest one it does not hold, and NOFILE_LIMIT an
-# RLIMIT_NOFILE that leaves it that one alone (the limit is on descriptor numbers).
+# and "agent", AGENT_ARG its arguments) in the current pod; once the agent idles, NOFILE_LIMIT is
+# an RLIMIT_NOFILE that leaves it one descriptor above the lowest it does not hold (the limit is on
+# descriptor numbers). While apps are awaited the agent rescans /proc every 100 ms, and a rescan
+# holds a file of /proc for a moment at the lowest free number: a look that lands in a rescan
+# sees one or two more than the idle agent holds. The fewest of ten looks is what it holds idle.
 idle_nofile_limit() {
-	local fds
+	local fds free i idle_fds=-1 idle_free=-1 n
 	fake_start proxy 1002 fluent-bit
 	ctr_start agent 1002 "$BIN/rearguard" "$@"
 	agent_scanned
-	sleep 0.3
-	fds=$(ls "/proc/$(ctr_pid agent)/fd")
-	IDLE_FDS=$(echo "$fds" | wc -l)
-	IDLE_FREE=$(echo "$fds" | sort -n | awk 'BEGIN { f = 0 } $1 == f { f++ } END { print f }')
-	NOFILE_LIMIT=$((IDLE_FREE + 1))
-	say "idle: $IDLE_FDS fds, the lowest free $IDLE_FREE; RLIMIT_NOFILE $NOFILE_LIMIT"
+	# The ready file is the last thing its start-up does: what it holds from then on is its own.
+	wait_for 10 grep -q "wrote the ready file" "$T/agent.log" || fail "the agent did not write the ready file"
+	for i in $(seq 10); do
+		fds=$(ls "/proc/$(ctr_pid agent)/fd")
+		n=$(echo "$fds" | wc -l)
+		free=$(echo "$fds" | sort -n | awk 'BEGIN { f = 0 } $1 == f { f++ } END { print f }')
+		[ "$idle_fds" -ge 0 ] && [ "$idle_fds" -le "$n" ] || idle_fds=$n
+		[ "$idle_free" -ge 0 ] && [ "$idle_free" -le "$free" ] || idle_free=$free
+		sleep 0.05
+	done
+	NOFILE_LIMIT=$((idle_free + 1))
+	say "idle: $idle_fds fds, the lowest free $idle_free; RLIMIT_NOFILE $NOFILE_LIMIT"
 }
 
 # ctr_exec NAME UID CMD...: a process entering container NAME later (kubectl exec).
@@ -332,6 +340,15 @@ summary_is() {
 	[ "$got" = "$want" ] || fail "summary $*: $got, want $want"
 }
 
+# summary_len KEY N [FILE]: the list KEY of the summary in FILE ($RUN/termination-log if none) has
+# N entries.
+summary_len() {
+	local file=${3:-$RUN/termination-log} got
+	got=$(/usr/bin/python3 -c 'import json, sys; print(len(json.load(open(sys.argv[1]))[sys.argv[2]]))' \
+		"$file" "$1") || fail "no list $1 in the summary in $file"
+	[ "$got" = "$2" ] || fail "summary $1 in $file: $got entries, want $2"
+}
+
 # new_pod: kills the current pod and starts an empty one, with an empty emptyDir (for a second
 # scenario in a test).
 new_pod() {
@@ -399,6 +416,13 @@ wait_for() {
 # event_ms NAME EVENT: time (ms) of the first EVENT logged by fake process NAME; empty if none.
 event_ms() {
 	awk -v n="$1" -v e="$2" '$2 == n && index($0, e) { print $1; exit }' "$EVENTS"
+}
+
+# in_order EARLIER LATER WHAT: two times (ms, event_ms) both known, LATER not before EARLIER. WHAT
+# names them ("the app's exit -> the sidecar's SIGTERM").
+in_order() {
+	[ -n "$1" ] && [ -n "$2" ] || fail "$3: a time is missing (earlier '$1', later '$2')"
+	[ "$2" -ge "$1" ] || fail "$3: the later came at $2, before the earlier at $1"
 }
 
 # json_get FILE KEY...: a value out of the agent's summary, with python's json (lists and
@@ -508,6 +532,12 @@ no_respawn() {
 # (grep -E).
 agent_lines() {
 	grep -cE -- "$1" "$T/${2:-agent}.log" || true
+}
+
+# apps_seen N: the agent's log (container "agent") names at least N apps. Counted again at each
+# call, so that wait_for 20 apps_seen 3 also waits for a slow rescan.
+apps_seen() {
+	[ "$(agent_lines 'role=app')" -ge "$1" ]
 }
 
 # termlog_check FILE: FILE holds one JSON object of at most 4096 bytes (what the kubelet keeps

@@ -20,14 +20,6 @@
 
 alias_bin fluent-bit vector otelcol job
 
-# summary_len KEY N: the summary's list KEY has N entries.
-summary_len() {
-	local got
-	got=$(/usr/bin/python3 -c 'import json, sys; print(len(json.load(open(sys.argv[1]))[sys.argv[2]]))' \
-		"$RUN/termination-log" "$1") || fail "no list $1 in the summary"
-	[ "$got" = "$2" ] || fail "summary $1: $got entries, want $2"
-}
-
 pod_start
 fake_start native 1002 vector
 fake_start otel 1002 otelcol
@@ -62,9 +54,7 @@ expect_exit app 5 0
 expect_exit agent 20 0
 expect_exit proxy 5 0
 [ "$(events_count fluent-bit 'got SIGTERM')" = 1 ] || fail "the plain sidecar was not stopped"
-ok_exit=$(event_ms job "exit 0")
-term=$(event_ms fluent-bit "got SIGTERM")
-[ -n "$ok_exit" ] && [ -n "$term" ] && [ "$term" -ge "$ok_exit" ] || fail "the plain sidecar was stopped before the app ended"
+in_order "$(event_ms job "exit 0")" "$(event_ms fluent-bit "got SIGTERM")" "the app's exit -> the plain sidecar's SIGTERM"
 # The natives were never signalled and run on: the kubelet stops them after the regular containers.
 [ "$(events_count vector 'got SIG')$(events_count otelcol 'got SIG')" = 00 ] || fail "a native sidecar got a signal"
 ctr_running native-restarted || fail "the restarted native sidecar is gone"
@@ -98,9 +88,15 @@ wait_for 10 grep -q "app container exited .*name=job" "$T/agent.log" || fail "th
 grep -q "role=app name=vector" "$T/agent.log" || fail "without --first, vector is not an app"
 if grep -q "role=native" "$T/agent.log"; then fail "without --first, a native was guessed from start times"; fi
 ctr_running agent || fail "the agent did not wait for the container that ran before it"
+ctr_running early || fail "the container that ran before the agent was stopped"
 [ "$(events_count fluent-bit 'got SIG')" = 0 ] || fail "the sidecar was stopped while an app ran"
 kill -TERM "$(ctr_pid early)"
 expect_exit agent 20 0
+# Whenever an agent that did not wait for it would have acted: the sidecar was stopped after the
+# app that ran before the agent exited, and that app got no signal but the test's.
+in_order "$(event_ms vector "exit 0")" "$(event_ms fluent-bit "got SIGTERM")" \
+	"the exit of the app that ran before the agent -> the sidecar's SIGTERM"
+[ "$(events_count vector 'got SIG')" = 1 ] || fail "the app that ran before the agent got a signal from the agent"
 summary_len apps 2
 
 # With --first, but an earlier run of the agent made apps/: a restarted agent starts after the apps.

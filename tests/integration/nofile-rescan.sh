@@ -13,7 +13,7 @@
 
 alias_bin fluent-bit
 command -v prlimit >/dev/null || skip "prlimit not installed"
-runs=${RG_NOFILE_RUNS:-20}
+runs=${RG_NOFILE_RUNS:-10}
 agent_args=(-s 'match=fluent-bit' --apps 3 --dir "$EMPTYDIR" --termination-log "$RUN/termination-log")
 
 # What the idle agent holds, with its sidecar watched: the limit leaves it one more descriptor.
@@ -30,6 +30,7 @@ print(" ".join(sorted(a["name"] for a in json.load(open(sys.argv[1]))["apps"])))
 PY
 }
 
+polled_total=0
 for run in $(seq "$runs"); do
 	new_pod
 	fake_start proxy 1002 fluent-bit
@@ -52,10 +53,11 @@ for run in $(seq "$runs"); do
 	for n in 1 2 3; do
 		grep -q "role=app name=app$n " "$T/agent.log" || say "run $run: app$n was seen only as its runtime's init"
 	done
-	last=$(event_ms app3 "exit 0")
-	term=$(event_ms fluent-bit "got SIGTERM")
-	[ -n "$last" ] && [ -n "$term" ] || fail "run $run: missing events"
-	[ "$term" -ge "$last" ] || fail "run $run: the sidecar was stopped at $term, before the last app exited at $last"
-	say "run $run: $apps seen, $(json_get "$RUN/termination-log" polled_processes) polled"
+	in_order "$(event_ms app3 "exit 0")" "$(event_ms fluent-bit "got SIGTERM")" \
+		"run $run: the last app's exit -> the sidecar's SIGTERM"
+	polled=$(json_get "$RUN/termination-log" polled_processes) || fail "run $run: no polled_processes"
+	polled_total=$((polled_total + polled))
+	say "run $run: $apps seen, $polled polled"
 done
+[ "$polled_total" -ge 1 ] || fail "no run polled a process: the apps had descriptors to spare"
 exit 0

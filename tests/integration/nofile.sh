@@ -30,17 +30,13 @@ done
 kill -USR1 "$(ctr_pid app1)"
 expect_exit app1 10 0
 # Counted again at each try: the agent may see the other two only after a slow rescan.
-three_apps_seen() { [ "$(agent_lines 'role=app')" -ge 3 ]; }
-wait_for 20 three_apps_seen || fail "the agent did not see the three apps"
+wait_for 20 apps_seen 3 || fail "the agent did not see the three apps"
 for n in 2 3; do
 	kill -USR1 "$(ctr_pid "app$n")"
 	expect_exit "app$n" 10 0
 done
 expect_exit agent 20 0
-last=$(event_ms app3 "exit 0")
-term=$(event_ms fluent-bit "got SIGTERM")
-[ -n "$last" ] && [ -n "$term" ] || fail "missing events"
-[ "$term" -ge "$last" ] || fail "the sidecar was stopped at $term, before the last app exited at $last"
+in_order "$(event_ms app3 "exit 0")" "$(event_ms fluent-bit "got SIGTERM")" "the last app's exit -> the sidecar's SIGTERM"
 grep -q "polling it" "$T/agent.log" || fail "polling is not logged"
 polled=$(json_get "$RUN/termination-log" polled_processes)
 [ "$polled" -ge 1 ] || fail "the summary does not say that processes were polled ($polled)"

@@ -18,10 +18,8 @@ ctr_running proxy || fail "the sidecar was stopped after a failure under OnFailu
 # The kubelet's restart: a new container (new cgroup) with the same entrypoint.
 ctr_start app-restarted 1001 "$BIN/job" --run 800ms --exit 0 --name attempt2 --log "$EVENTS"
 expect_exit agent 15 0
-ok_exit=$(event_ms attempt2 "exit 0")
-term=$(event_ms fluent-bit "got SIGTERM")
-[ -n "$ok_exit" ] && [ -n "$term" ] || fail "missing events"
-[ "$term" -ge "$ok_exit" ] || fail "sidecar stopped before the successful attempt ended"
+in_order "$(event_ms attempt2 "exit 0")" "$(event_ms fluent-bit "got SIGTERM")" \
+	"the successful attempt's exit -> the sidecar's SIGTERM"
 grep -q "keeping the sidecars for its restart" "$T/agent.log" || fail "the wait is not explained"
 grep -q "app restarted" "$T/agent.log" || fail "the restart is not logged"
 summary_is restarted apps 0 state

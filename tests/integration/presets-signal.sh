@@ -13,7 +13,7 @@ alias_bin job otelcol-contrib fluent-bit vector
 
 # signal_preset PRESET PROGRAM DRAIN [WORD...]: one pod, checked end to end.
 signal_preset() {
-	local preset=$1 prog=$2 drain=$3 app_exit term
+	local preset=$1 prog=$2 drain=$3
 	shift 3
 	say "preset $preset"
 	if [ -n "$PAUSE" ]; then new_pod; else pod_start; fi
@@ -26,10 +26,7 @@ signal_preset() {
 	fake_start app 1001 job --run 200ms
 	expect_exit agent 15 0
 	expect_exit side 5 0
-	app_exit=$(event_ms job "exit 0")
-	term=$(event_ms "$prog" "got SIGTERM")
-	[ -n "$app_exit" ] && [ -n "$term" ] || fail "$preset: app exit '$app_exit', SIGTERM '$term'"
-	[ "$term" -ge "$app_exit" ] || fail "$preset: SIGTERM at $term, before the app's exit at $app_exit"
+	in_order "$(event_ms job "exit 0")" "$(event_ms "$prog" "got SIGTERM")" "$preset: the app's exit -> its SIGTERM"
 	[ "$(events_count "$prog" "got SIGTERM")" = 1 ] || fail "$preset: more than one SIGTERM: an escalation"
 	summary_is "$preset" sidecars 0 name
 	summary_is stopped sidecars 0 outcome
@@ -48,22 +45,21 @@ fake_start otel 10001 otelcol-contrib --on TERM:delay:100ms:0
 fake_start logs 10001 fluent-bit --on TERM:delay:100ms:0
 fake_start metrics 10001 vector --on TERM:delay:100ms:0
 fake_start app 1001 job --run 200ms
-fake_start check 1001 vector validate --run 900ms
+# Its events logged under a name of their own: the metrics sidecar logs as vector.
+fake_start check 1001 vector validate --run 900ms --name vector-validate
 expect_exit agent 15 0
 for preset in otel fluent-bit vector; do
 	grep -q "sidecar detected sidecar=$preset " "$T/agent.log" || fail "$preset: its detection is not logged"
 done
 grep -q "a sidecar's program run once: an app, not a sidecar.*argv\[1\]=validate" "$T/agent.log" ||
 	fail "vector validate is not logged as an app"
-check_exit=$(awk '$2 == "vector" && /exit 0/ { print $1; exit }' "$EVENTS")
+check_exit=$(event_ms vector-validate "exit 0")
 for prog in otelcol-contrib fluent-bit vector; do
-	term=$(event_ms "$prog" "got SIGTERM")
-	[ -n "$term" ] || fail "$prog got no SIGTERM"
-	[ "$term" -ge "$check_exit" ] || fail "$prog was stopped at $term, before the one-shot vector validate ended"
+	in_order "$check_exit" "$(event_ms "$prog" "got SIGTERM")" "the one-shot vector validate's exit -> $prog's SIGTERM"
 done
 expect_exit otel 5 0
 expect_exit logs 5 0
 expect_exit metrics 5 0
-[ "$(json_get "$RUN/termination-log" sidecars | python3 -c 'import json,sys; print(len(json.load(sys.stdin)))')" = 3 ] ||
-	fail "the summary lists other sidecars than the three detected"
+# The three detected, and no other.
+summary_len sidecars 3
 exit 0

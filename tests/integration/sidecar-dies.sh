@@ -58,12 +58,17 @@ wait_for 10 grep -q "the kubelet restarts a container that exited non-zero" "$T/
 grep -q "the apps are not stopped: under restartPolicy OnFailure" "$T/agent.log" ||
 	fail "OnFailure: --on-sidecar-exit=fail does not say why it does nothing"
 fake_start proxy-restarted 1002 fluent-bit
+# The app runs on, unsignalled: the SIGTERM that ends it is the test's.
+ctr_running app || fail "OnFailure: the app was stopped"
+[ "$(events_count job 'got SIG')" = 0 ] || fail "OnFailure: the app got a signal from the agent"
 kill -TERM "$(ctr_pid app)"
 expect_exit app 5 0
 expect_exit agent 20 0
 expect_exit proxy-restarted 5 0
 [ "$(events_count fluent-bit 'got SIGTERM')" = 1 ] || fail "the restarted sidecar was not stopped"
-[ "$(events_count job 'got SIG')" = 1 ] || fail "the app got a signal from the agent under OnFailure"
+in_order "$(event_ms job "exit 0")" "$(event_ms fluent-bit "got SIGTERM")" \
+	"OnFailure: the app's exit -> the restarted sidecar's SIGTERM"
+summary_is stopped sidecars 0 outcome
 
 # With --on-sidecar-exit=fail.
 new_pod
@@ -75,8 +80,7 @@ agent_scanned
 fake_start job 1002 job --run 5m --on TERM:die
 fake_start stubborn 1002 stubborn --run 5m --on TERM:ignore --children 2
 fake_start other 1001 other --run 5m
-three_apps_seen() { [ "$(agent_lines 'role=app')" -ge 3 ]; }
-wait_for 10 three_apps_seen || fail "the agent did not see the three apps"
+wait_for 10 apps_seen 3 || fail "the agent did not see the three apps"
 [ "$(events_count fluent-bit 'got SIG')$(events_count job 'got SIG')" = 00 ] || fail "a signal before the death"
 kill -KILL "$(ctr_pid proxy)"
 expect_exit proxy 5 137

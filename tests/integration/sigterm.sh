@@ -15,10 +15,7 @@ sleep 0.3
 kill -TERM "$(ctr_pid agent)"
 wait_for 5 grep -q "termination requested" "$T/agent.log" || fail "SIGTERM not acknowledged"
 expect_exit agent 10 0
-app_exit=$(event_ms job "exit 0")
-term=$(event_ms fluent-bit "got SIGTERM")
-[ -n "$app_exit" ] && [ -n "$term" ] || fail "missing events"
-[ "$term" -ge "$app_exit" ] || fail "sidecar stopped before the app exited"
+in_order "$(event_ms job "exit 0")" "$(event_ms fluent-bit "got SIGTERM")" "the app's exit -> the sidecar's SIGTERM"
 
 # With --term-grace 1s and an app that runs on.
 new_pod

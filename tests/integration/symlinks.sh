@@ -39,9 +39,7 @@ sleep 0.5
 [ -z "$(event_ms fluent-bit "got SIGTERM")" ] || fail "the sidecar was stopped while the app ran"
 
 expect_exit agent 10 0
-app_exit=$(event_ms job "exit 0")
-term=$(event_ms fluent-bit "got SIGTERM")
-[ "$term" -ge "$app_exit" ] || fail "the drain started before the app exited"
+in_order "$(event_ms job "exit 0")" "$(event_ms fluent-bit "got SIGTERM")" "the app's exit -> the drain's SIGTERM"
 [ -f "$EMPTYDIR/ready" ] && [ ! -L "$EMPTYDIR/ready" ] || fail "ready is not a regular file"
 [ -f "$EMPTYDIR/apps-done" ] && [ ! -L "$EMPTYDIR/apps-done" ] || fail "apps-done is not a regular file"
 [ -f "$EMPTYDIR/done" ] && [ ! -L "$EMPTYDIR/done" ] || fail "done is not a regular file"

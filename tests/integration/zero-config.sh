@@ -23,13 +23,12 @@ grep -q "a sidecar's program run once: an app, not a sidecar.*vault" "$T/agent.l
 	fail "vault kv get is not logged as an app"
 [ -n "$(event_ms pilot-agent "stop request received")" ] || fail "istio got no stop request"
 [ -n "$(event_ms cloud-sql-proxy "stop request received")" ] || fail "cloud-sql-proxy got no stop request"
-vault_exit=$(event_ms vault "exit 0")
-stop=$(event_ms cloud-sql-proxy "stop request received")
-[ "$stop" -ge "$vault_exit" ] || fail "the sidecars were stopped before the one-shot vault run (an app) ended"
+in_order "$(event_ms vault "exit 0")" "$(event_ms cloud-sql-proxy "stop request received")" \
+	"the one-shot vault run's exit -> cloud-sql-proxy's stop request"
 expect_exit istio 5 0
 expect_exit sql 5 0
-[ "$(json_get "$RUN/termination-log" sidecars | python3 -c 'import json,sys; print(len(json.load(sys.stdin)))')" = 2 ] ||
-	fail "the summary lists other sidecars than the two detected"
+# The two detected, and no other.
+summary_len sidecars 2
 summary_is stopped sidecars 0 outcome
 summary_is stopped sidecars 1 outcome
 
