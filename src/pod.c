@@ -582,8 +582,7 @@ unsigned pod_containers(const struct pod *p)
 	for (i = 0; p->ps && i < podscan_count(p->ps); i++) {
 		const struct podscan_container *c = podscan_container(p->ps, i);
 
-		/* A key given up: a runtime's init that turned out to be an exec session. */
-		n += c->role != ROLE_PAUSE && c->key[0];
+		n += c->role != ROLE_PAUSE && !c->merged;
 	}
 	return n;
 }

@@ -196,6 +196,65 @@ static void natives(void)
 	spec_free(&specs[1]);
 }
 
+/*
+ * An app's runtime init and a sidecar's, both seen in the runtime's cgroup
+ * ("/runtime"); the app exits before it moves, and its exit reaches the pod
+ * before or after the rescan that sees the sidecar's init. Either way the
+ * sidecar is seen once it moves and execs, and the app still counts as one
+ * of the pod's containers.
+ */
+static void shared_init_cgroup(void)
+{
+	struct sidecar_spec spec;
+	struct pod_config cfg;
+	struct pod pod;
+	char err[256];
+	int app_rel, sc_rel, exit_first;
+	pid_t app, sc;
+	unsigned app_id;
+
+	if (spec_parse("match=fluent-bit", &spec, err, sizeof(err)) < 0)
+		bail_out(err);
+	for (exit_first = 0; exit_first < 2; exit_first++) {
+		fake_reset();
+		fake_proc(1, 0, "pause", CG("/pause"), "/pause");
+		fake_proc(getpid(), 0, "rearguard", CG("/agent"), "/rearguard");
+		fake_pod_config(&cfg, loop, &spec);
+		cfg.apps = true;
+		cfg.on_event = on_event;
+		ntold = 0;
+		if (pod_open(&pod, &cfg) < 0)
+			bail_out("no pod");
+		pod_follow(&pod);
+
+		app = fake_child(CHILD_WAITS, &app_rel);
+		fake_proc(app, 0, "runc:[2:INIT]", CG("/runtime"), "runc");
+		pod_refresh(&pod);
+		app_id = container_of(app, &pod);
+		sc = fake_child(CHILD_TERM_EXITS, &sc_rel);
+		fake_proc(sc, 0, "runc:[2:INIT]", CG("/runtime"), "runc");
+		fake_release(app_rel, 0);
+		if (!exit_first)
+			pod_refresh(&pod);
+		ok(await_event(DECIDE_EV_APP_EXITED, app_id) != NULL, "%s: the app's exit",
+		   exit_first ? "exit before the rescan" : "exit after the rescan");
+		fake_gone(app);
+		if (exit_first)
+			pod_refresh(&pod);
+
+		fake_proc(sc, 0, "runc:[2:INIT]", CG("/proxy"), "runc");
+		pod_refresh(&pod);
+		fake_proc(sc, 0, "fluent-bit", CG("/proxy"), "/fluent-bit");
+		pod_refresh(&pod);
+		ok(find(DECIDE_EV_SIDECAR_SEEN, 0) != NULL, "the sidecar is seen once it moves and execs");
+		is_int(pod_containers(&pod), 3, "three containers besides pause: ours, the app's, the sidecar's");
+
+		close(sc_rel);
+		pod_close(&pod);
+	}
+	spec_free(&spec);
+}
+
 int main(void)
 {
 	static const char run_cmdline[] = "rearguard\0run\0--name\0batch\0--\0job";
@@ -309,6 +368,7 @@ int main(void)
 	pod_close(&pod);
 	spec_free(&spec);
 	natives();
+	shared_init_cgroup();
 	fake_cleanup();
 	ev_loop_destroy(loop);
 	return done_testing();
