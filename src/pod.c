@@ -127,6 +127,14 @@ static void root_gone(struct pod *p, struct pod_root *r, struct podscan_containe
 			TELL(p, when, .kind = DECIDE_EV_SIDECAR_STATUS, .sidecar = r->sidecar,
 			     .code = DECIDE_CODE_UNKNOWN);
 	}
+	/*
+	 * Nobody asks for the exit code of a native or of a root that is
+	 * neither an app's nor a sidecar's (pod_statuses): its pidfd is closed
+	 * now. Kept until the pod is closed, each of the kubelet's restarts of
+	 * a native held one more descriptor for the rest of the run.
+	 */
+	if (r->native || (r->role != ROLE_APP && r->role != ROLE_SIDECAR))
+		pidwatch_stop(p->cfg.loop, &r->pw);
 }
 
 /*
@@ -190,6 +198,8 @@ static void watch_root(struct pod *p, struct podscan_container *c, bool native)
 	if (!r)
 		goto oom;
 	r->pod = p;
+	/* No pidfd yet: stopping the watch before it is started closes nothing. */
+	r->pw.fd = -1;
 	r->id = c->id;
 	r->role = c->role;
 	r->sidecar = c->sidecar;
@@ -582,8 +592,7 @@ unsigned pod_containers(const struct pod *p)
 	for (i = 0; p->ps && i < podscan_count(p->ps); i++) {
 		const struct podscan_container *c = podscan_container(p->ps, i);
 
-		/* A key given up: a runtime's init that turned out to be an exec session. */
-		n += c->role != ROLE_PAUSE && c->key[0];
+		n += c->role != ROLE_PAUSE && !c->merged;
 	}
 	return n;
 }

@@ -40,6 +40,14 @@ struct container {
 	 * what the root is not known yet. Pending until it is.
 	 */
 	bool root_unread;
+	/*
+	 * Created for a runtime's init, in the cgroup it was first seen in,
+	 * which may be the runtime's for a moment, shared with other inits,
+	 * rather than the container's: no other root is filed by this key
+	 * until the init has moved or exec'd there (it is the container's
+	 * then). A container that is over keeps it for good.
+	 */
+	bool transient_key;
 	char root_comm[PROC_COMM_MAX + 1];
 };
 
@@ -248,15 +256,10 @@ static uint32_t hash_str(const char *s)
 
 /* ---- containers -------------------------------------------------------- */
 
-static struct container *container_get(struct podscan *ps, const char *key, bool *created)
+static struct container *container_new(struct podscan *ps, const char *key)
 {
 	struct container *c, **grown;
-	size_t i;
 
-	*created = false;
-	for (i = 0; i < ps->ncontainers; i++)
-		if (strcmp(ps->containers[i]->pub.key, key) == 0)
-			return ps->containers[i];
 	if (ps->ncontainers == ps->capc) {
 		size_t capc = ps->capc ? ps->capc * 2 : 8;
 
@@ -287,25 +290,37 @@ static struct container *container_get(struct podscan *ps, const char *key, bool
 	else
 		proc_cgroup_display(key, c->pub.display, strlen(key) + 1);
 	ps->containers[ps->ncontainers++] = c;
-	*created = true;
 	return c;
 }
 
 /*
- * A container that is over gains no new main process. A process with
- * parent pid 0 in its cgroup is a runtime's init that has not been moved
- * into its own cgroup yet (runc moves it only after it is visible in the
- * pod), filed where an earlier container's init was seen, which exited
- * before it moved: the key was that cgroup's for a moment, never the
- * container's. The old container gives the key up, and the newcomer is a
- * container of its own. Without this, a sidecar started right after an app
- * that exits at once was taken for a process of the app's finished
- * container, never seen, and waited for until --sidecar-wait.
+ * The container a process that cannot inherit one from its parent is filed
+ * under, by its cgroup key: the newest container with that key, else a new
+ * one. Several containers may have a key. A runtime may move its init into
+ * the container's cgroup only after the process is visible in the pod, so
+ * the cgroup an init is first seen in may be the runtime's for a moment,
+ * where the init of every container it starts is seen: a runtime's init
+ * is a container of its own there, followed into its cgroup by
+ * rekey_pending, and a process with parent pid 0 (a container's root, or
+ * an exec session's) is never filed under such a container. Nor under a
+ * container that is over: it gains no new main process. In the cgroup of
+ * a live container, it is an exec session's, a process of that container.
  */
-static struct container *take_over_key(struct podscan *ps, struct container *over, const char *key, bool *created)
+static struct container *container_by_key(struct podscan *ps, const struct proc_stat *st, const char *key)
 {
-	over->pub.key[0] = '\0';
-	return container_get(ps, key, created);
+	bool root = st->ppid == 0;
+	struct container *c;
+	size_t i;
+
+	for (i = ps->ncontainers; i-- > 0;) {
+		c = ps->containers[i];
+		if (!c->pub.merged && strcmp(c->pub.key, key) == 0 && !(root && (c->transient_key || c->pub.root_gone)))
+			return c;
+	}
+	c = container_new(ps, key);
+	if (c && root && runtime_init_name(st->comm))
+		c->transient_key = true;
+	return c;
 }
 
 /* The most arguments of a command line handed to classify. */
@@ -399,7 +414,7 @@ static void classify_new(struct podscan *ps, pid_t pid)
 {
 	struct proc_entry *e, *parent;
 	struct container *c = NULL;
-	bool created, inherited = false;
+	bool inherited = false;
 	char key[sizeof(ps->buf)];
 	struct proc_stat st;
 	struct args args;
@@ -438,9 +453,7 @@ static void classify_new(struct podscan *ps, pid_t pid)
 		inherited = true;
 	} else {
 		rc = key_of(ps, &st, key, sizeof(key));
-		c = rc == 0 ? container_get(ps, key, &created) : NULL;
-		if (c && !created && st.ppid == 0 && c->pub.root_gone)
-			c = take_over_key(ps, c, key, &created);
+		c = rc == 0 ? container_by_key(ps, &st, key) : NULL;
 		if (!c) {
 			/* Not filed under any container: forgotten, so that the next refresh reads it again. */
 			table_remove(ps, e);
@@ -492,52 +505,36 @@ static void name_from_root(struct podscan *ps, struct container *c)
 }
 
 /*
- * Container c has just moved out of the cgroup it was first seen in, a
- * runtime's for a moment. Any other process with parent pid 0 filed under
- * it was another container's init seen in that same cgroup, not a process
- * of c's: it is forgotten, and read afresh (its own cgroup) at the next
- * refresh.
- */
-static void forget_other_roots(struct podscan *ps, struct container *c)
-{
-	struct proc_entry *e;
-	size_t i;
-
-	do {
-		e = NULL;
-		for (i = 0; i < ps->cap && !e; i++)
-			if (ps->slots[i].pid && ps->slots[i].container == c->index + 1 && ps->slots[i].ppid == 0 &&
-			    ps->slots[i].pid != c->pub.root)
-				e = &ps->slots[i];
-		if (e) {
-			/* Removal shifts entries back: the scan starts over. */
-			table_remove(ps, e);
-			if (c->pub.nprocs)
-				c->pub.nprocs--;
-		}
-	} while (e);
-}
-
-/*
  * A runtime may move its init into the container's cgroup only after the
  * process is visible in the pod (crun does): while a container is pending,
- * its root's cgroup is read again. A new key either renames the container,
- * or shows it was a process of an existing container all along (an exec
- * session's runtime init), which then absorbs its processes.
+ * its root's cgroup is read again, and each pending container is settled
+ * on its own, whichever other inits were seen where it was. A new key
+ * either renames the container (its own cgroup), or shows it was a process
+ * of a live container all along (an exec session's runtime init), which
+ * then absorbs its processes. So does the key it has, once a live
+ * container that has run its program has it too (an exec session's init
+ * seen before its container, a pid lower after the pids wrapped).
  */
 static void rekey_pending(struct podscan *ps, struct container *c)
 {
 	char key[sizeof(ps->buf)];
-	struct container *other = NULL;
+	struct container *other = NULL, *o;
 	char *copy, *shown;
 	size_t len, i;
+	bool moved;
 
 	if (ps->flat || read_pid_file(ps, ps->buf, sizeof(ps->buf), c->pub.root, "cgroup", &len) < 0 ||
-	    proc_cgroup_key(ps->buf, len, key, sizeof(key)) < 0 || strcmp(key, c->pub.key) == 0)
+	    proc_cgroup_key(ps->buf, len, key, sizeof(key)) < 0)
 		return;
-	for (i = 0; i < ps->ncontainers; i++)
-		if (ps->containers[i] != c && strcmp(ps->containers[i]->pub.key, key) == 0)
-			other = ps->containers[i];
+	moved = strcmp(key, c->pub.key) != 0;
+	for (i = 0; i < ps->ncontainers; i++) {
+		o = ps->containers[i];
+		if (o != c && !o->pub.merged && !o->pub.root_gone && (moved || !o->transient_key) &&
+		    strcmp(o->pub.key, key) == 0)
+			other = o;
+	}
+	if (!other && !moved)
+		return;
 	if (!other) {
 		copy = strdup(key);
 		shown = malloc(strlen(key) + 1);
@@ -551,19 +548,16 @@ static void rekey_pending(struct podscan *ps, struct container *c)
 		c->pub.key = copy;
 		c->pub.display = shown;
 		proc_cgroup_display(key, shown, strlen(key) + 1);
-		forget_other_roots(ps, c);
+		/* Moved there by the runtime: the cgroup is the container's own. */
+		c->transient_key = false;
 		return;
 	}
 	for (i = 0; i < ps->cap; i++)
 		if (ps->slots[i].pid && ps->slots[i].container == c->index + 1)
 			ps->slots[i].container = other->index + 1;
 	other->pub.nprocs += c->pub.nprocs;
-	/*
-	 * Nothing is left of it: it was never a container. Its key, the
-	 * runtime's cgroup, is given up too: the next init seen there (a
-	 * restart, another exec session) is a container of its own.
-	 */
-	c->pub.key[0] = '\0';
+	/* Nothing is left of it: it was never a container. */
+	c->pub.merged = true;
 	c->pub.root_gone = true;
 	c->pub.nprocs = 0;
 	c->match_app = false;
@@ -612,6 +606,9 @@ static void refresh_root(struct podscan *ps, struct container *c, int64_t now)
 			return;
 	}
 	recheck_root(ps, c, &st, now - c->pub.pending_since_us >= PENDING_MAX_US);
+	/* Runtimes exec the program in the container's cgroup: where it runs is its own. */
+	if (!runtime_init_name(c->root_comm))
+		c->transient_key = false;
 }
 
 static void detect_flat(struct podscan *ps)

@@ -6,7 +6,12 @@
  * /proc/PID/cgroup). Its root is its earliest-started process with ppid 0:
  * exec sessions and exec probes also have ppid 0, but start later. Where
  * every process shows the same cgroup (no cgroup per container), the
- * subtrees under the ppid-0 processes are the containers instead.
+ * subtrees under the ppid-0 processes are the containers instead. A
+ * runtime's init (runc:[2:INIT]) with ppid 0 is a container of its own
+ * wherever it is first seen, but in a live container's cgroup (an exec
+ * session's): the cgroup may be the runtime's for a moment, shared by other
+ * inits, until it is moved into its own, or into a live container's, which
+ * then takes its processes (it was an exec session's; merged).
  *
  * podscan_refresh() reads /proc and classifies only the pids it has not seen
  * before: a process whose parent is known inherits the parent's container
@@ -77,6 +82,7 @@ struct podscan_container {
 	char name[PODSCAN_NAME_MAX]; /* the root's argv[0] basename, else its comm */
 	unsigned nprocs;        /* live processes at the last refresh */
 	bool root_gone;         /* its root exited: the container is over */
+	bool merged;            /* no container: an exec session's runtime init, merged into the one it joined */
 	bool is_new;            /* first seen by the last refresh */
 	bool role_changed;      /* role set or changed by the last refresh (not for new ones) */
 	bool renamed;           /* its root exec'd under another name at the last refresh */

@@ -14,8 +14,10 @@
 
 #include "fakepod.h"
 
+#include <dirent.h>
 #include <ev.h>
 #include <limits.h>
+#include <fcntl.h>
 
 #define S US_PER_S
 
@@ -204,6 +206,161 @@ static void natives(void)
 	spec_free(&specs[1]);
 }
 
+/*
+ * An app's runtime init and a sidecar's, both seen in the runtime's cgroup
+ * ("/runtime"); the app exits before it moves, and its exit reaches the pod
+ * before or after the rescan that sees the sidecar's init. Either way the
+ * sidecar is seen once it moves and execs, and the app still counts as one
+ * of the pod's containers.
+ */
+static void shared_init_cgroup(void)
+{
+	struct sidecar_spec spec;
+	struct pod_config cfg;
+	struct pod pod;
+	char err[256];
+	int app_rel, sc_rel, exit_first;
+	pid_t app, sc;
+	unsigned app_id;
+
+	if (spec_parse("match=fluent-bit", &spec, err, sizeof(err)) < 0)
+		bail_out(err);
+	for (exit_first = 0; exit_first < 2; exit_first++) {
+		fake_reset();
+		fake_proc(1, 0, "pause", CG("/pause"), "/pause");
+		fake_proc(getpid(), 0, "rearguard", CG("/agent"), "/rearguard");
+		fake_pod_config(&cfg, loop, &spec);
+		cfg.apps = true;
+		cfg.on_event = on_event;
+		ntold = 0;
+		if (pod_open(&pod, &cfg) < 0)
+			bail_out("no pod");
+		pod_follow(&pod);
+
+		app = fake_child(CHILD_WAITS, &app_rel);
+		fake_proc(app, 0, "runc:[2:INIT]", CG("/runtime"), "runc");
+		pod_refresh(&pod);
+		app_id = container_of(app, &pod);
+		sc = fake_child(CHILD_TERM_EXITS, &sc_rel);
+		fake_proc(sc, 0, "runc:[2:INIT]", CG("/runtime"), "runc");
+		fake_release(app_rel, 0);
+		if (!exit_first)
+			pod_refresh(&pod);
+		ok(await_event(DECIDE_EV_APP_EXITED, app_id) != NULL, "%s: the app's exit",
+		   exit_first ? "exit before the rescan" : "exit after the rescan");
+		fake_gone(app);
+		if (exit_first)
+			pod_refresh(&pod);
+
+		fake_proc(sc, 0, "runc:[2:INIT]", CG("/proxy"), "runc");
+		pod_refresh(&pod);
+		fake_proc(sc, 0, "fluent-bit", CG("/proxy"), "/fluent-bit");
+		pod_refresh(&pod);
+		ok(find(DECIDE_EV_SIDECAR_SEEN, 0) != NULL, "the sidecar is seen once it moves and execs");
+		is_int(pod_containers(&pod), 3, "three containers besides pause: ours, the app's, the sidecar's");
+
+		close(sc_rel);
+		pod_close(&pod);
+	}
+	spec_free(&spec);
+}
+
+/* How many descriptors this process has open. */
+static int open_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	int n = 0;
+
+	if (!d)
+		bail_out("cannot list /proc/self/fd");
+	while (readdir(d))
+		n++;
+	closedir(d);
+	return n;
+}
+
+/*
+ * A watch nobody will ask an exit code of ends with its root's exit: a
+ * native's (each restart of it is a new one), and a pending root's settled
+ * as neither an app nor a sidecar. The pod holds no descriptor for them
+ * until it is closed, and closes none it does not hold.
+ */
+static void watch_descriptors(void)
+{
+	struct sidecar_spec spec;
+	struct podscan_container *c;
+	struct pod_config cfg;
+	struct pod pod;
+	regex_t app_re;
+	char err[256];
+	int before, scanning, nat_rel, init_rel, i, k;
+	pid_t nat, init;
+
+	if (spec_parse("name=otel,match=otelcol,native", &spec, err, sizeof(err)) < 0)
+		bail_out(err);
+	if (regcomp(&app_re, "^job$", REG_EXTENDED | REG_NOSUB) != 0)
+		bail_out("regcomp");
+	/* A descriptor 0 to lose, as the agent has one. */
+	if (fcntl(0, F_GETFD) < 0 && open("/dev/null", O_RDONLY) != 0)
+		bail_out("no descriptor 0");
+	before = open_fds();
+	fake_reset();
+	fake_proc(1, 0, "pause", CG("/pause"), "/pause");
+	fake_proc(getpid(), 0, "rearguard", CG("/agent"), "/rearguard");
+	nat = fake_child(CHILD_WAITS, &nat_rel);
+	fake_proc(nat, 0, "otelcol", CG("/otel"), "/otelcol");
+	/* An app container whose root was gone before it was seen: nothing to watch. */
+	fake_proc(4000001, 1, "job", CG("/orphan"), "/job");
+	fake_pod_config(&cfg, loop, &spec);
+	cfg.apps = true;
+	cfg.app_re = &app_re;
+	cfg.on_event = on_event;
+	ntold = 0;
+	if (pod_open(&pod, &cfg) < 0)
+		bail_out("no pod");
+	pod_follow(&pod);
+	scanning = open_fds();
+
+	/* The kubelet restarts the native three times. */
+	for (k = 0; k < 3; k++) {
+		fake_release(nat_rel, 1);
+		if (!await_event(DECIDE_EV_NATIVE_EXITED, container_of(nat, &pod)))
+			bail_out("the native's exit was not told");
+		for (i = 0; i < 10; i++) {
+			ev_run(loop, EVRUN_NOWAIT);
+			pod_statuses(&pod);
+		}
+		fake_gone(nat);
+		nat = fake_child(CHILD_WAITS, &nat_rel);
+		fake_proc(nat, 0, "otelcol", k == 0 ? CG("/otel-0") : k == 1 ? CG("/otel-1") : CG("/otel-2"),
+			  "/otelcol");
+		pod_refresh(&pod);
+	}
+	ok(find(DECIDE_EV_NATIVE_SEEN, container_of(nat, &pod)) != NULL, "the third restart is a native");
+	is_int(open_fds(), scanning, "after three restarts of a native, as many descriptors as before");
+
+	/* A runtime's init that exits before its exec, and that --app does not take. */
+	init = fake_child(CHILD_WAITS, &init_rel);
+	fake_proc(init, 0, "runc:[2:INIT]", CG("/runtime"), "runc");
+	pod_refresh(&pod);
+	c = podscan_find(pod.ps, container_of(init, &pod));
+	ok(c && c->role == ROLE_PENDING, "a pending container");
+	fake_release(init_rel, 0);
+	for (i = 0; i < 1000 && c && !c->root_gone; i++) {
+		ev_run(loop, EVRUN_NOWAIT);
+		usleep(1000);
+	}
+	ok(c && c->root_gone && c->role == ROLE_OTHER, "settled at its exit: neither an app nor a sidecar");
+	is_int(open_fds(), scanning, "and its watch is over");
+
+	close(nat_rel);
+	pod_close(&pod);
+	is_int(open_fds(), before, "the pod closed and its children gone, as many descriptors as before");
+	ok(fcntl(0, F_GETFD) >= 0, "descriptor 0 among them");
+	regfree(&app_re);
+	spec_free(&spec);
+}
+
 int main(void)
 {
 	static const char run_cmdline[] = "rearguard\0run\0--name\0batch\0--\0job";
@@ -301,6 +458,8 @@ int main(void)
 	pod_close(&pod);
 	spec_free(&spec);
 	natives();
+	shared_init_cgroup();
+	watch_descriptors();
 	fake_cleanup();
 	ev_loop_destroy(loop);
 	return done_testing();

@@ -838,12 +838,14 @@ static void transient_cgroup(void)
 	side = by_root(ps, 8);
 	ok(side && side->role == ROLE_SIDECAR && side->sidecar == 0, "and is the sidecar once it execs");
 
-	/* Two inits in the runtime's cgroup at once: when the first moves, the second is its own. */
+	/* Two inits in the runtime's cgroup at once: each is a container of its own. */
 	mkproc(9, 0, "runc:[2:INIT]", 400, CG("/runtime"), "runc\0init");
 	podscan_refresh(ps, NULL);
 	mkproc(10, 0, "runc:[2:INIT]", 410, CG("/runtime"), "runc\0init");
 	podscan_refresh(ps, NULL);
-	ok(by_root(ps, 10) == NULL, "the second is a process of the first while they share the cgroup");
+	c = by_root(ps, 10);
+	ok(c && c != by_root(ps, 9) && c->role == ROLE_PENDING && by_root(ps, 9)->nprocs == 1,
+	   "the second is a container of its own while they share the cgroup");
 	mkproc(9, 0, "job", 400, CG("/app2"), "job");
 	podscan_refresh(ps, NULL);
 	mkproc(10, 0, "consul-dataplane", 410, CG("/consul"), "consul-dataplane");
@@ -852,6 +854,116 @@ static void transient_cgroup(void)
 	ok(c && c->role == ROLE_APP && c->nprocs == 1, "the first moved: an app of one process");
 	c = by_root(ps, 10);
 	ok(c && c->role == ROLE_SIDECAR && c->sidecar == 1, "the second, read afresh: the sidecar");
+	podscan_free(ps);
+}
+
+/*
+ * An app's init and a sidecar's seen in the runtime's cgroup in the same
+ * rescan, and the app's root exits before it moves: whether its exit is
+ * settled before or after that rescan, the sidecar's init is a container
+ * of its own, which becomes the sidecar once it moves and execs.
+ */
+static void shared_transient_cgroup(void)
+{
+	struct podscan_container *app, *side;
+	struct podscan *ps;
+	int exit_first;
+
+	for (exit_first = 0; exit_first < 2; exit_first++) {
+		reset();
+		mkproc(1, 0, "pause", 100, CG("/pause"), "/pause");
+		mkproc(3, 0, "rearguard", 150, CG("/agent"), "/rearguard");
+		mkproc(7, 0, "runc:[2:INIT]", 200, CG("/runtime"), "runc\0init");
+		ps = open_scan(3);
+		podscan_refresh(ps, NULL);
+		app = by_root(ps, 7);
+		ok(app && app->role == ROLE_PENDING, "%s: the app's init, pending",
+		   exit_first ? "exit first" : "rescan first");
+
+		mkproc(8, 0, "runc:[2:INIT]", 300, CG("/runtime"), "runc\0init");
+		if (exit_first) {
+			rmproc(7);
+			podscan_settle_pending(ps, app);
+			podscan_root_exited(ps, app);
+			podscan_refresh(ps, NULL);
+		} else {
+			podscan_refresh(ps, NULL);
+			rmproc(7);
+			podscan_settle_pending(ps, app);
+			podscan_root_exited(ps, app);
+		}
+		side = by_root(ps, 8);
+		ok(side && side != app && side->role == ROLE_PENDING, "the sidecar's init is a container of its own");
+		ok(app->role == ROLE_APP && app->root_gone, "the app is over");
+
+		mkproc(8, 0, "runc:[2:INIT]", 300, CG("/istio"), "runc\0init");
+		podscan_refresh(ps, NULL);
+		mkproc(8, 0, "envoy", 300, CG("/istio"), "envoy");
+		podscan_refresh(ps, NULL);
+		side = by_root(ps, 8);
+		ok(side && side->role == ROLE_SIDECAR && side->sidecar == 0 &&
+		       strcmp(side->display, "/kubepods/pod1/istio") == 0,
+		   "moved and exec'd: the sidecar, in its own cgroup");
+		podscan_free(ps);
+	}
+}
+
+/*
+ * An exec session's init and a sidecar's seen in the runtime's cgroup at
+ * once: the session's moves into the app's cgroup and is merged into the
+ * app; the sidecar's stays a container of its own.
+ */
+static void exec_session_beside_init(void)
+{
+	struct podscan_container *app, *session, *side;
+	struct podscan *ps;
+
+	reset();
+	mkproc(1, 0, "pause", 100, CG("/pause"), "/pause");
+	mkproc(3, 0, "rearguard", 150, CG("/agent"), "/rearguard");
+	mkproc(5, 0, "job", 180, CG("/app"), "/job");
+	ps = open_scan(3);
+	podscan_refresh(ps, NULL);
+	app = by_root(ps, 5);
+	mkproc(7, 0, "runc:[2:INIT]", 200, CG("/runtime"), "runc\0init");
+	podscan_refresh(ps, NULL);
+	session = by_root(ps, 7);
+	mkproc(8, 0, "runc:[2:INIT]", 300, CG("/runtime"), "runc\0init");
+	podscan_refresh(ps, NULL);
+	side = by_root(ps, 8);
+	ok(session && side && side != session && session->role == ROLE_PENDING && side->role == ROLE_PENDING,
+	   "two inits in the runtime's cgroup: two pending containers");
+
+	mkproc(7, 0, "runc:[2:INIT]", 200, CG("/app"), "runc\0init");
+	podscan_refresh(ps, NULL);
+	ok(session && session->merged && session->root_gone, "the session's moved into the app: no container");
+	is_int(app->nprocs, 2, "the app absorbs it alone");
+	/* An init seen in the app's cgroup at once (runc's exec sessions, most often). */
+	mkproc(9, 0, "runc:[2:INIT]", 400, CG("/app"), "runc\0init");
+	podscan_refresh(ps, NULL);
+	ok(by_root(ps, 9) == NULL && app->nprocs == 3, "an init in a live container's cgroup is a process of it");
+	rmproc(9);
+	podscan_refresh(ps, NULL);
+	ok(side && by_root(ps, 8) == side && side->role == ROLE_PENDING,
+	   "the sidecar's init is still a container of its own");
+
+	mkproc(8, 0, "runc:[2:INIT]", 300, CG("/istio"), "runc\0init");
+	podscan_refresh(ps, NULL);
+	mkproc(8, 0, "envoy", 300, CG("/istio"), "envoy");
+	podscan_refresh(ps, NULL);
+	side = by_root(ps, 8);
+	ok(side && side->role == ROLE_SIDECAR && side->sidecar == 0, "and is the sidecar once it moves and execs");
+	is_int(app->nprocs, 2, "not a process of the app");
+
+	/* After the pids wrapped, a session's init read before the container it is in. */
+	mkproc(2, 0, "runc:[2:INIT]", 600, CG("/app2"), "runc\0init");
+	mkproc(40, 0, "job", 500, CG("/app2"), "/job");
+	podscan_refresh(ps, NULL);
+	session = by_root(ps, 2);
+	app = by_root(ps, 40);
+	ok(session && app && session != app && session->role == ROLE_PENDING, "read first, it is pending for a moment");
+	podscan_refresh(ps, NULL);
+	ok(session && session->merged && app && app->nprocs == 2, "then merged into the container it is in");
 	podscan_free(ps);
 }
 
@@ -874,6 +986,8 @@ int main(void)
 	long_cgroup();
 	pending_settled();
 	transient_cgroup();
+	shared_transient_cgroup();
+	exec_session_beside_init();
 	exec_under_way();
 	pid_counter();
 	catches();
