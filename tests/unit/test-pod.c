@@ -240,7 +240,7 @@ static void shared_init_cgroup(void)
 		app = fake_child(CHILD_WAITS, &app_rel);
 		fake_proc(app, 0, "runc:[2:INIT]", CG("/runtime"), "runc");
 		pod_refresh(&pod);
-		app_id = container_of(app, &pod);
+		app_id = id_of(app, &pod);
 		sc = fake_child(CHILD_TERM_EXITS, &sc_rel);
 		fake_proc(sc, 0, "runc:[2:INIT]", CG("/runtime"), "runc");
 		fake_release(app_rel, 0);
@@ -310,7 +310,7 @@ static void watch_descriptors(void)
 	nat = fake_child(CHILD_WAITS, &nat_rel);
 	fake_proc(nat, 0, "otelcol", CG("/otel"), "/otelcol");
 	/* An app container whose root was gone before it was seen: nothing to watch. */
-	fake_proc(4000001, 1, "job", CG("/orphan"), "/job");
+	fake_proc(above_every_pid(), 1, "job", CG("/orphan"), "/job");
 	fake_pod_config(&cfg, loop, &spec);
 	cfg.apps = true;
 	cfg.app_re = &app_re;
@@ -324,7 +324,7 @@ static void watch_descriptors(void)
 	/* The kubelet restarts the native three times. */
 	for (k = 0; k < 3; k++) {
 		fake_release(nat_rel, 1);
-		if (!await_event(DECIDE_EV_NATIVE_EXITED, container_of(nat, &pod)))
+		if (!await_event(DECIDE_EV_NATIVE_EXITED, id_of(nat, &pod)))
 			bail_out("the native's exit was not told");
 		for (i = 0; i < 10; i++) {
 			ev_run(loop, EVRUN_NOWAIT);
@@ -336,20 +336,17 @@ static void watch_descriptors(void)
 			  "/otelcol");
 		pod_refresh(&pod);
 	}
-	ok(find(DECIDE_EV_NATIVE_SEEN, container_of(nat, &pod)) != NULL, "the third restart is a native");
+	ok(find(DECIDE_EV_NATIVE_SEEN, id_of(nat, &pod)) != NULL, "the third restart is a native");
 	is_int(open_fds(), scanning, "after three restarts of a native, as many descriptors as before");
 
 	/* A runtime's init that exits before its exec, and that --app does not take. */
 	init = fake_child(CHILD_WAITS, &init_rel);
 	fake_proc(init, 0, "runc:[2:INIT]", CG("/runtime"), "runc");
 	pod_refresh(&pod);
-	c = podscan_find(pod.ps, container_of(init, &pod));
+	c = podscan_find(pod.ps, id_of(init, &pod));
 	ok(c && c->role == ROLE_PENDING, "a pending container");
 	fake_release(init_rel, 0);
-	for (i = 0; i < 1000 && c && !c->root_gone; i++) {
-		ev_run(loop, EVRUN_NOWAIT);
-		usleep(1000);
-	}
+	FAKE_RUN_UNTIL(loop, !c || c->root_gone);
 	ok(c && c->root_gone && c->role == ROLE_OTHER, "settled at its exit: neither an app nor a sidecar");
 	is_int(open_fds(), scanning, "and its watch is over");
 
