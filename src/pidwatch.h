@@ -22,6 +22,7 @@
 #ifndef RG_PIDWATCH_H
 #define RG_PIDWATCH_H
 
+#include <errno.h>
 #include <ev.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -81,6 +82,18 @@ int pidwatch_status(struct pidwatch *w, int *code);
 
 /* Sends sig to the watched process (through its pidfd: never to a reused pid). */
 int pidwatch_kill(struct pidwatch *w, int sig);
+
+/*
+ * Of the results of signalling several processes, the one to report: a
+ * process already gone (-ESRCH) is no error, and EPERM, which has a fix,
+ * outranks the others.
+ */
+static inline int pidwatch_worse(int err, int rc)
+{
+	if (rc == 0 || rc == -ESRCH)
+		return err;
+	return err == 0 || rc == -EPERM ? rc : err;
+}
 
 /* Whether pidfd_open works at all here (false after ENOSYS, EPERM or EACCES). */
 bool pidwatch_uses_pidfd(void);

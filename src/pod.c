@@ -535,9 +535,8 @@ int pod_signal_app(struct pod *p, unsigned id, int signo, bool all, unsigned *se
 {
 	struct podscan_container *c = podscan_find(p->ps, id);
 	struct pod_root *r = c ? c->data : NULL;
-	pid_t *pids = NULL;
-	uint64_t *starts = NULL;
-	size_t n, i;
+	struct podscan_proc *procs;
+	ssize_t n, i;
 	int err = 0, rc;
 
 	*sent = 0;
@@ -548,21 +547,15 @@ int pod_signal_app(struct pod *p, unsigned id, int signo, bool all, unsigned *se
 		*sent += rc == 0;
 		return rc == -ESRCH ? 0 : rc;
 	}
-	n = c->nprocs;
-	if (n && (!(pids = calloc(n, sizeof(*pids))) || !(starts = calloc(n, sizeof(*starts))))) {
-		free(pids);
-		return -ENOMEM;
+	n = podscan_procs(p->ps, c, &procs);
+	if (n < 0)
+		return (int)n;
+	for (i = 0; i < n; i++) {
+		rc = signal_process(p, procs[i].pid, procs[i].start, signo);
+		*sent += rc == 0;
+		err = pidwatch_worse(err, rc);
 	}
-	n = podscan_procs(p->ps, c, pids, starts, n);
-	for (i = 0; i < n && i < c->nprocs; i++) {
-		rc = signal_process(p, pids[i], starts[i], signo);
-		if (rc == 0)
-			(*sent)++;
-		else if (rc != -ESRCH && (err == 0 || rc == -EPERM))
-			err = rc;
-	}
-	free(pids);
-	free(starts);
+	free(procs);
 	return err;
 }
 

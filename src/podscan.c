@@ -930,51 +930,41 @@ void podscan_root_exited(struct podscan *ps, struct podscan_container *c)
 	}
 }
 
-struct proc_ref {
-	pid_t pid;
-	uint64_t start;
-};
-
-static int cmp_ref(const void *a, const void *b)
+static int cmp_proc(const void *a, const void *b)
 {
-	const struct proc_ref *x = a, *y = b;
+	const struct podscan_proc *x = a, *y = b;
 
 	if (x->start != y->start)
 		return x->start < y->start ? -1 : 1;
 	return (x->pid > y->pid) - (x->pid < y->pid);
 }
 
-size_t podscan_procs(const struct podscan *ps, const struct podscan_container *c, pid_t *pids, uint64_t *starts,
-		     size_t cap)
+ssize_t podscan_procs(const struct podscan *ps, const struct podscan_container *c, struct podscan_proc **out)
 {
 	uint32_t idx = ((const struct container *)c)->index + 1;
-	struct proc_ref *refs;
+	struct podscan_proc *procs;
 	size_t i, n = 0;
 
+	*out = NULL;
 	for (i = 0; i < ps->cap; i++)
 		if (ps->slots[i].pid && ps->slots[i].container == idx)
 			n++;
-	if (cap == 0 || n == 0)
-		return n;
-	refs = malloc(n * sizeof(*refs));
-	if (!refs)
+	if (n == 0)
 		return 0;
+	procs = malloc(n * sizeof(*procs));
+	if (!procs)
+		return -ENOMEM;
 	n = 0;
 	for (i = 0; i < ps->cap; i++) {
 		if (ps->slots[i].pid && ps->slots[i].container == idx) {
-			refs[n].pid = ps->slots[i].pid;
-			refs[n].start = ps->slots[i].start;
+			procs[n].pid = ps->slots[i].pid;
+			procs[n].start = ps->slots[i].start;
 			n++;
 		}
 	}
-	qsort(refs, n, sizeof(*refs), cmp_ref);
-	for (i = 0; i < n && i < cap; i++) {
-		pids[i] = refs[i].pid;
-		if (starts)
-			starts[i] = refs[i].start;
-	}
-	free(refs);
-	return n;
+	qsort(procs, n, sizeof(*procs), cmp_proc);
+	*out = procs;
+	return (ssize_t)n;
 }
 
 int podscan_start_time(const struct podscan *ps, pid_t pid, uint64_t *start, bool *zombie)

@@ -129,12 +129,18 @@ bool podscan_flat(const struct podscan *ps);
 /* The root of c exited: c is over, and its pid may now be reused by anyone. */
 void podscan_root_exited(struct podscan *ps, struct podscan_container *c);
 
+/* A process as the last refresh saw it: its start time tells it from a later one with its pid. */
+struct podscan_proc {
+	pid_t pid;
+	uint64_t start;
+};
+
 /*
- * The live processes of c as of the last refresh, oldest first: up to cap
- * pids and start times. Returns how many c has (which may exceed cap).
+ * The live processes of c as of the last refresh, oldest first, in *out,
+ * which the caller frees (NULL when there are none). Returns how many, or
+ * -ENOMEM.
  */
-size_t podscan_procs(const struct podscan *ps, const struct podscan_container *c, pid_t *pids, uint64_t *starts,
-		     size_t cap);
+ssize_t podscan_procs(const struct podscan *ps, const struct podscan_container *c, struct podscan_proc **out);
 
 /*
  * Reads the start time of pid and whether it is a zombie (exited, not yet

@@ -255,25 +255,19 @@ unsigned stopper_collect(struct stopper *st)
 	st->missed = 0;
 	for (i = 0; i < podscan_count(ps); i++) {
 		struct podscan_container *c = podscan_container(ps, i);
-		size_t n = holds_sidecar(st, c) ? c->nprocs : 0;
-		pid_t *pids;
-		uint64_t *starts;
+		struct podscan_proc *procs;
+		ssize_t n;
 
-		if (n == 0)
+		if (!holds_sidecar(st, c) || c->nprocs == 0)
 			continue;
-		pids = calloc(n, sizeof(*pids));
-		starts = calloc(n, sizeof(*starts));
-		if (pids && starts) {
-			n = podscan_procs(ps, c, pids, starts, n);
-			for (j = 0; j < n && j < c->nprocs; j++)
-				if (!spared(st, pids[j]) && !find(st, pids[j], starts[j]) &&
-				    !watch(st, pids[j], starts[j]))
-					st->missed++;
-		} else {
-			st->missed += (unsigned)n;
-		}
-		free(pids);
-		free(starts);
+		n = podscan_procs(ps, c, &procs);
+		if (n < 0)
+			st->missed += (unsigned)c->nprocs;
+		for (j = 0; n > 0 && j < (size_t)n; j++)
+			if (!spared(st, procs[j].pid) && !find(st, procs[j].pid, procs[j].start) &&
+			    !watch(st, procs[j].pid, procs[j].start))
+				st->missed++;
+		free(procs);
 	}
 	if (st->missed)
 		log_msg(LOG_WARN, FIELDS(LF_STR("sidecar", st->cfg.spec->name), LF_INT("processes", st->missed)),
@@ -304,10 +298,8 @@ static void kill_one(struct stopper_proc *p, int sig, unsigned *sent, int *err)
 	if (p->pw.exited || !p->pw.active)
 		return;
 	rc = pidwatch_kill(&p->pw, sig);
-	if (rc == 0)
-		(*sent)++;
-	else if (rc != -ESRCH && (*err == 0 || rc == -EPERM))
-		*err = rc;
+	*sent += rc == 0;
+	*err = pidwatch_worse(*err, rc);
 }
 
 int stopper_signal(struct stopper *st, int sig, bool all, unsigned *sent)

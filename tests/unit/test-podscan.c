@@ -149,8 +149,7 @@ static void basic_pod(void)
 	struct podscan_stats st;
 	struct podscan_container *c;
 	struct podscan *ps;
-	pid_t pids[8];
-	uint64_t starts[8];
+	struct podscan_proc *procs;
 
 	reset();
 	mkproc(1, 0, "pause", 100, CG("/pause"), "/pause");
@@ -178,9 +177,10 @@ static void basic_pod(void)
 	is_int(c ? c->nprocs : 0, 3, "app has three processes");
 	ok(c && c->is_new && !c->root_gone, "new, running");
 	is_str(c ? c->display : "", "/kubepods/pod1/app", "cgroup shown from the v1 line");
-	is_int(podscan_procs(ps, c, pids, starts, 8), 3, "three processes listed");
-	ok(pids[0] == 10 && pids[1] == 11 && pids[2] == 12, "oldest first");
-	is_int(starts[2], 320, "start times listed");
+	is_int(podscan_procs(ps, c, &procs), 3, "three processes listed");
+	ok(procs && procs[0].pid == 10 && procs[1].pid == 11 && procs[2].pid == 12, "oldest first");
+	is_int(procs ? procs[2].start : 0, 320, "start times listed");
+	free(procs);
 	c = by_root(ps, 20);
 	ok(c && c->role == ROLE_SIDECAR && c->sidecar == 0, "istio is sidecar 0");
 
