@@ -208,7 +208,7 @@ void summary_build(struct jbuf *j, const struct decide *d, const struct agent_op
 	for (i = 0; i < opt->nsidecars; i++) {
 		decide_sidecar_view(d, i, &sc);
 		/* Detection looked for every known sidecar: only those it found are the pod's. Natives are apart. */
-		if ((!opt->sidecars[i].detected || sc.seen) && !opt->sidecars[i].native)
+		if (sc.counts)
 			sidecar_json(j, &dv, &sc, &opt->sidecars[i]);
 	}
 	jbuf_end(j, ']');
