@@ -258,17 +258,11 @@ static uint32_t hash_str(const char *s)
 
 static struct container *container_new(struct podscan *ps, const char *key)
 {
-	struct container *c, **grown;
+	struct container *c, **grown = array_grow(ps->containers, ps->ncontainers, &ps->capc, sizeof(*grown), 8);
 
-	if (ps->ncontainers == ps->capc) {
-		size_t capc = ps->capc ? ps->capc * 2 : 8;
-
-		grown = realloc(ps->containers, capc * sizeof(*grown));
-		if (!grown)
-			return NULL;
-		ps->containers = grown;
-		ps->capc = capc;
-	}
+	if (!grown)
+		return NULL;
+	ps->containers = grown;
 	c = calloc(1, sizeof(*c));
 	if (!c)
 		return NULL;
@@ -643,15 +637,11 @@ static int cmp_pid(const void *a, const void *b)
 
 static int push_fresh(struct podscan *ps, pid_t pid)
 {
-	if (ps->nfresh == ps->capfresh) {
-		size_t cap = ps->capfresh ? ps->capfresh * 2 : 256;
-		pid_t *p = realloc(ps->fresh, cap * sizeof(*p));
+	pid_t *p = array_grow(ps->fresh, ps->nfresh, &ps->capfresh, sizeof(*p), 256);
 
-		if (!p)
-			return -ENOMEM;
-		ps->fresh = p;
-		ps->capfresh = cap;
-	}
+	if (!p)
+		return -ENOMEM;
+	ps->fresh = p;
 	ps->fresh[ps->nfresh++] = pid;
 	return 0;
 }
