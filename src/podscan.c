@@ -185,7 +185,12 @@ static int open_proc_file(const struct podscan *ps, const char *path)
 
 	if (fd >= 0)
 		return fd;
-	if ((errno != EMFILE && errno != ENFILE) || *ps->spare < 0)
+	/*
+	 * The process's own limit only: the reserve shares its open file with
+	 * /proc's descriptor, so closing it frees no entry of the system's
+	 * table (ENFILE).
+	 */
+	if (errno != EMFILE || *ps->spare < 0)
 		return -errno;
 	close(*ps->spare);
 	*ps->spare = -1;
