@@ -35,25 +35,6 @@ static int init_request(struct stopper *st, struct http_request *r, enum http_me
 	return url ? http_request_init(st->cfg.http, r, method, url, parts) : 0;
 }
 
-int stopper_prepare(struct stopper *st)
-{
-	const struct sidecar_spec *spec = st->cfg.spec;
-	int rc;
-
-	rc = init_request(st, &st->drain, HTTP_POST, spec->drain_url, &spec->drain_at);
-	if (rc == 0)
-		rc = init_request(st, &st->stop, HTTP_POST, spec->stop_url, &spec->stop_at);
-	/* Refused connections on the ready URL (else the stop URL) are the sign it is gone. */
-	if (rc == 0 && spec->ready_url)
-		rc = init_request(st, &st->gone, HTTP_CONNECT, spec->ready_url, &spec->ready_at);
-	else if (rc == 0)
-		rc = init_request(st, &st->gone, HTTP_CONNECT, spec->stop_url, &spec->stop_at);
-	/* Whether the stop endpoint listens (pre-flight): a connect, no request. */
-	if (rc == 0)
-		rc = init_request(st, &st->check, HTTP_CONNECT, spec->stop_url, &spec->stop_at);
-	return rc;
-}
-
 static struct http_request *request_of(struct stopper *st, enum decide_http_purpose purpose)
 {
 	switch (purpose) {
@@ -75,22 +56,55 @@ static enum decide_http_purpose purpose_of(const struct stopper *st, const struc
 				 : DECIDE_HTTP_GONE;
 }
 
+/* Builds one request, touching no other (one may be in flight); without its URL, none is built. */
+static int build(struct stopper *st, enum decide_http_purpose purpose)
+{
+	const struct sidecar_spec *spec = st->cfg.spec;
+	struct http_request *r = request_of(st, purpose);
+
+	switch (purpose) {
+	case DECIDE_HTTP_READY:
+		return init_request(st, r, HTTP_GET, spec->ready_url, &spec->ready_at);
+	case DECIDE_HTTP_DRAIN:
+		return init_request(st, r, HTTP_POST, spec->drain_url, &spec->drain_at);
+	case DECIDE_HTTP_STOP:
+		return init_request(st, r, HTTP_POST, spec->stop_url, &spec->stop_at);
+	case DECIDE_HTTP_GONE:
+		/* Refused connections on the ready URL (else the stop URL) are the sign it is gone. */
+		if (spec->ready_url)
+			return init_request(st, r, HTTP_CONNECT, spec->ready_url, &spec->ready_at);
+		return init_request(st, r, HTTP_CONNECT, spec->stop_url, &spec->stop_at);
+	case DECIDE_HTTP_CHECK:
+		/* Whether the stop endpoint listens (pre-flight): a connect, no request. */
+		return init_request(st, r, HTTP_CONNECT, spec->stop_url, &spec->stop_at);
+	}
+	return -EINVAL;
+}
+
+int stopper_prepare(struct stopper *st)
+{
+	static const enum decide_http_purpose ahead[] = { DECIDE_HTTP_DRAIN, DECIDE_HTTP_STOP, DECIDE_HTTP_GONE,
+							  DECIDE_HTTP_CHECK };
+	size_t i;
+	int rc = 0;
+
+	for (i = 0; i < ARRAY_SIZE(ahead) && rc == 0; i++)
+		if (!http_request_built(request_of(st, ahead[i])))
+			rc = build(st, ahead[i]);
+	return rc;
+}
+
 int stopper_request(struct stopper *st, enum decide_http_purpose purpose, int64_t connect_timeout_us,
 		    int64_t timeout_us)
 {
-	const struct sidecar_spec *spec = st->cfg.spec;
 	struct http_request *r = request_of(st, purpose);
 	int rc;
 
 	if (!r)
 		return -EINVAL;
 	/* The readiness poll is built at its first use; the others ahead of time, else now. */
-	if (purpose == DECIDE_HTTP_READY && !http_request_built(r)) {
-		rc = init_request(st, r, HTTP_GET, spec->ready_url, &spec->ready_at);
-		if (rc < 0)
-			return rc;
-	} else if (!http_request_built(r)) {
-		rc = stopper_prepare(st);
+	if (!http_request_built(r)) {
+		rc = build(st, purpose);
 		if (rc < 0)
 			return rc;
 	}

@@ -133,6 +133,14 @@ int main(void)
 	ev = find(DECIDE_EV_HTTP_RESULT, DECIDE_HTTP_READY);
 	ok(ev && ev->sidecar == 0, "the poll's result, for sidecar 0");
 
+	/* A request built at its use builds only itself: the one in flight goes on to its result. */
+	nevents = 0;
+	is_int(stopper_request(&st, DECIDE_HTTP_STOP, US_PER_S, US_PER_S), 0, "the stop request starts again");
+	ok(!find(DECIDE_EV_HTTP_RESULT, DECIDE_HTTP_STOP), "and is in flight");
+	is_int(stopper_request(&st, DECIDE_HTTP_DRAIN, US_PER_S, US_PER_S), -EINVAL, "a drain without a URL is refused");
+	FAKE_RUN_UNTIL(loop, find(DECIDE_EV_HTTP_RESULT, DECIDE_HTTP_STOP));
+	ok(find(DECIDE_EV_HTTP_RESULT, DECIDE_HTTP_STOP) != NULL, "the stop request in flight still ends with its result");
+
 	/* Pre-flight: a Cloud SQL proxy without --quitquitquit has no stop endpoint, said once. */
 	nevents = 0;
 	c = fake_container_of(&pod, sql);
