@@ -18,6 +18,8 @@
 #ifndef RG_PREFLIGHT_H
 #define RG_PREFLIGHT_H
 
+#include "presets.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
@@ -28,7 +30,7 @@ struct sidecar_spec;
 enum preflight_kind {
 	PREFLIGHT_NO_ENDPOINT, /* no stop endpoint: the flag that opens it is missing, or the program has none */
 	PREFLIGHT_FLAG,        /* another flag the stop needs: PREFLIGHT_FLAG + its index in the row's flags */
-	PREFLIGHT_KILL = PREFLIGHT_FLAG + 3, /* a signal the agent may not send */
+	PREFLIGHT_KILL = PREFLIGHT_FLAG + PRESET_FLAGS_MAX, /* a signal the agent may not send */
 	PREFLIGHT_SHELL,       /* a signal stop that reaches a shell, not the program it runs */
 	PREFLIGHT_NKINDS,
 };

@@ -38,6 +38,9 @@ struct preset_form {
 };
 
 /* A Go flag the sidecar's stop needs. */
+/* The most flags a preset's stop may need. */
+#define PRESET_FLAGS_MAX 3
+
 struct preset_flag {
 	const char *name;   /* without dashes */
 	const char *why;    /* what goes wrong without it (a pre-flight warning), or NULL for none */
@@ -81,7 +84,7 @@ struct spec_preset {
 	const char *oneshot[16];
 
 	/* What its program needs, and what rearguard says about it. */
-	struct preset_flag flags[3]; /* flags the stop needs: inject adds them, pre-flight warns */
+	struct preset_flag flags[PRESET_FLAGS_MAX]; /* flags the stop needs: inject adds them, pre-flight warns */
 	struct preset_port ports[3]; /* flags and annotations that move its URLs */
 	struct preset_advice advice[2];
 	const char *exit_fix; /* what to change when it exits non-zero; NULL: the stop's kind says */
