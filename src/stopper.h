@@ -70,7 +70,7 @@ struct stopper {
 };
 
 void stopper_init(struct stopper *st, const struct stopper_config *cfg);
-/* Builds the requests the sidecar's spec has. -errno when libcurl cannot. */
+/* Builds ahead the requests the sidecar's spec has, those not built yet. -errno when libcurl cannot. */
 int stopper_prepare(struct stopper *st);
 /* Starts the request for purpose now (its result comes as an event). -errno when it cannot be started. */
 int stopper_request(struct stopper *st, enum decide_http_purpose purpose, int64_t connect_timeout_us,
