@@ -102,28 +102,6 @@ bool decide_native_restarted(const struct decide *d, const char *name, int64_t s
 	return false;
 }
 
-size_t decide_native_count(const struct decide *d)
-{
-	return d->nnatives;
-}
-
-bool decide_native_view(const struct decide *d, size_t i, struct decide_native_view *v)
-{
-	const struct decide_native *n;
-
-	memset(v, 0, sizeof(*v));
-	if (i >= d->nnatives)
-		return false;
-	n = &d->natives[i];
-	v->id = n->id;
-	v->name = n->name;
-	v->by = n->by;
-	v->state = !n->exited ? DECIDE_NATIVE_RUNNING : n->replaced ? DECIDE_NATIVE_RESTARTED : DECIDE_NATIVE_EXITED;
-	v->seen_us = n->seen_us;
-	v->exited_us = n->exited_us;
-	return true;
-}
-
 /* ---- the apps' stop after a sidecar failed ------------------------------------------ */
 
 /*

@@ -2,7 +2,8 @@
  * decide: the apps, their reports and exit codes, the rescans, the
  * conclusion that they are done, the files of the protocol, and the end.
  * Each sidecar's readiness, stop and exit code are decide-sidecar.c's; the
- * native sidecars and the apps' stop after a sidecar failed, decide-apps.c's.
+ * native sidecars and the apps' stop after a sidecar failed, decide-apps.c's;
+ * the views others read, decide-views.c's.
  */
 #include "config.h"
 
@@ -1031,58 +1032,6 @@ int64_t decide_deadline(struct decide *d, int64_t now)
 
 	step(d, &p);
 	return p.next;
-}
-
-/* ---- views ------------------------------------------------------------------- */
-
-size_t decide_app_count(const struct decide *d)
-{
-	return d->napps;
-}
-
-void decide_view(const struct decide *d, struct decide_view *v)
-{
-	memset(v, 0, sizeof(*v));
-	v->phase = d->phase;
-	v->started_us = d->started_us;
-	v->decided_us = d->decided_us;
-	v->reason = d->reason;
-	v->exit_code = d->exit_code;
-	v->settled_us = d->settled_us;
-	v->polled_most = d->polled_most;
-	v->ready_written = d->writes[PROTOCOL_READY].written;
-	v->ready_expired = d->ready_expired;
-}
-
-bool decide_app_view(const struct decide *d, size_t i, struct decide_app_view *v)
-{
-	const struct decide_app *a;
-
-	memset(v, 0, sizeof(*v));
-	if (i >= d->napps)
-		return false;
-	a = &d->apps[i];
-	v->id = a->id;
-	v->name = a->name;
-	v->state = a->superseded ? DECIDE_APP_RESTARTED : a->exited ? DECIDE_APP_EXITED : DECIDE_APP_RUNNING;
-	v->code = a->code;
-	v->gave_up = a->gave_up;
-	v->report = a->report[0] ? a->report : NULL;
-	v->reported = a->reported;
-	v->signal = a->signal;
-	v->seen_us = a->seen_us;
-	v->exited_us = a->exited_us;
-	return true;
-}
-
-bool decide_sidecar_view(const struct decide *d, size_t k, struct decide_sidecar_view *v)
-{
-	if (k >= d->cfg.nsidecars) {
-		memset(v, 0, sizeof(*v));
-		return false;
-	}
-	sidecar_view(d, k, v);
-	return true;
 }
 
 /* ---- events ------------------------------------------------------------------- */
