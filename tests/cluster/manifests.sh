@@ -48,6 +48,12 @@ EXPECTED = {
     "inject tests/inject/cases/job-native-istio.yaml": [NATIVE],
     # (kubectl's validation of the stream stops there, before the CronJob's version.)
     "inject tests/inject/cases/job-native-cloudsql.yaml": [NATIVE],
+    # A nameless container: inject leaves the template alone, with a warning; the apiserver refuses it.
+    "inject tests/inject/cases/job-native-nameless.yaml":
+        [NATIVE, r'missing required field "name" in io\.k8s\.api\.core\.v1\.Container'],
+    # A null restartPolicy is none: inject leaves that Job alone, with a note, as the apiserver refuses it.
+    "inject tests/inject/cases/job-scalar-nulls.yaml":
+        [r'Job "policy-null" is invalid: spec\.template\.spec\.restartPolicy: Required value'],
     # inject passes a template without containers through, with a warning; the apiserver refuses it.
     "inject tests/inject/cases/no-containers.yaml":
         [r'missing required field "containers" in io\.k8s\.api\.core\.v1\.PodSpec'],
