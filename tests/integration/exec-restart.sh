@@ -14,28 +14,29 @@ alias_bin fluent-bit
 # the second (ATTEMPTED exists) logs its success and exits 0. A stage that the
 # log does not show within 500 looks (10 s or more) exits 90 (bash) or 91 (sh),
 # naming the line it waited for.
+# await_log LOG PATTERN CODE WHAT: waits for PATTERN in the agent's log, or exits CODE naming WHAT.
+cat >"$BIN/await-log" <<'SH'
+await_log() {
+	tries=0
+	until grep -qE "$2" "$1"; do
+		tries=$((tries + 1))
+		if [ "$tries" -ge 500 ]; then
+			echo "the agent's log never showed $4" >&2
+			exit "$3"
+		fi
+		sleep 0.02
+	done
+}
+SH
 cat >"$BIN/entrypoint" <<'SH'
-log=$1 tries=0
-until grep -qE "role=app name=bash pid=$$"'( |$)' "$log"; do
-	tries=$((tries + 1))
-	if [ "$tries" -ge 500 ]; then
-		echo "entrypoint: the agent's log never showed role=app name=bash pid=$$" >&2
-		exit 90
-	fi
-	sleep 0.02
-done
+. "${0%/*}/await-log"
+await_log "$1" "role=app name=bash pid=$$"'( |$)' 90 "role=app name=bash pid=$$"
 exec /bin/sh "${0%/*}/job" "$@"
 SH
 cat >"$BIN/job" <<'SH'
-log=$1 attempted=$2 events=$3 tries=0
-until grep -qE "renamed.* name=sh pid=$$"'( |$)' "$log"; do
-	tries=$((tries + 1))
-	if [ "$tries" -ge 500 ]; then
-		echo "job: the agent's log never showed the rename to name=sh pid=$$" >&2
-		exit 91
-	fi
-	sleep 0.02
-done
+. "${0%/*}/await-log"
+log=$1 attempted=$2 events=$3
+await_log "$log" "renamed.* name=sh pid=$$"'( |$)' 91 "the rename to name=sh pid=$$"
 if [ -e "$attempted" ]; then
 	sleep 0.3
 	echo "$(date +%s%3N) attempt $$ exit 0" >>"$events"

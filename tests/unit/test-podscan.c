@@ -808,13 +808,9 @@ static void no_descriptor_left(void)
 	podscan_free(ps);
 }
 
-/*
- * Runtime inits seen in a cgroup that is not yet theirs (the runtime's own,
- * "/runtime" here), before they are moved into their container's.
- */
-static void transient_cgroup(void)
+/* A pod of pause and the agent, and an app's init seen in the runtime's cgroup ("/runtime"): pending. */
+static struct podscan *init_in_runtime(struct podscan_container **app, const char *what)
 {
-	struct podscan_container *app, *side, *c;
 	struct podscan *ps;
 
 	reset();
@@ -823,8 +819,19 @@ static void transient_cgroup(void)
 	mkproc(7, 0, "runc:[2:INIT]", 200, CG("/runtime"), "runc\0init");
 	ps = open_scan(3);
 	podscan_refresh(ps, NULL);
-	app = by_root(ps, 7);
-	ok(app && app->role == ROLE_PENDING, "an init in the runtime's cgroup: pending");
+	*app = by_root(ps, 7);
+	ok(*app && (*app)->role == ROLE_PENDING, "%san init in the runtime's cgroup: pending", what);
+	return ps;
+}
+
+/*
+ * Runtime inits seen in a cgroup that is not yet theirs (the runtime's own,
+ * "/runtime" here), before they are moved into their container's.
+ */
+static void transient_cgroup(void)
+{
+	struct podscan_container *app, *side, *c;
+	struct podscan *ps = init_in_runtime(&app, "");
 
 	/* It exits before it moves (an app that ends at once); the next init shows up there too. */
 	rmproc(7);
@@ -870,15 +877,7 @@ static void shared_transient_cgroup(void)
 	int exit_first;
 
 	for (exit_first = 0; exit_first < 2; exit_first++) {
-		reset();
-		mkproc(1, 0, "pause", 100, CG("/pause"), "/pause");
-		mkproc(3, 0, "rearguard", 150, CG("/agent"), "/rearguard");
-		mkproc(7, 0, "runc:[2:INIT]", 200, CG("/runtime"), "runc\0init");
-		ps = open_scan(3);
-		podscan_refresh(ps, NULL);
-		app = by_root(ps, 7);
-		ok(app && app->role == ROLE_PENDING, "%s: the app's init, pending",
-		   exit_first ? "exit first" : "rescan first");
+		ps = init_in_runtime(&app, exit_first ? "exit first: " : "rescan first: ");
 
 		mkproc(8, 0, "runc:[2:INIT]", 300, CG("/runtime"), "runc\0init");
 		if (exit_first) {
