@@ -146,6 +146,13 @@ static void root_gone(struct pod *p, struct pod_root *r, struct podscan_containe
 static void pending_gone(struct pod *p, struct pod_root *r, struct podscan_container *c, int64_t when, bool unwatched)
 {
 	podscan_settle_pending(p->ps, c);
+	if (c->merged) {
+		/* Its init never joined a container of the pod: an exec session's or a probe's, done. */
+		log_container(p, c, "runtime process exited without joining a container: not a container");
+		r->role = ROLE_OTHER;
+		pidwatch_stop(p->cfg.loop, &r->pw);
+		return;
+	}
 	r->role = c->role;
 	r->sidecar = c->sidecar;
 	log_container(p, c, "container exited before a rescan saw its program run");

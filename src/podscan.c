@@ -72,6 +72,12 @@ struct podscan {
 	unsigned next_id;
 	bool flat, first_done;
 	bool no_cmdlines;   /* names from comm alone (podscan_names_only) */
+	/*
+	 * The pod's cgroup (proc_cgroup_pod): every container's is below it, a
+	 * runtime's is not. Empty when the layout shows none (flat, or pid 1
+	 * not beside the agent).
+	 */
+	char pod_cgroup[512];
 	pid_t *fresh;
 	size_t nfresh, capfresh;
 	struct podscan_stats stats;
@@ -503,6 +509,17 @@ static void name_from_root(struct podscan *ps, struct container *c)
 		str_copy(c->pub.name, c->root_comm, sizeof(c->pub.name));
 }
 
+/* Nothing is left of c: it was never a container (its processes, if any, are another's now). */
+static void never_a_container(struct container *c)
+{
+	c->pub.merged = true;
+	c->pub.root_gone = true;
+	c->pub.nprocs = 0;
+	c->match_app = false;
+	c->match_sidecar = PODSCAN_NO_SIDECAR;
+	c->root_comm[0] = '\0';
+}
+
 /*
  * A runtime may move its init into the container's cgroup only after the
  * process is visible in the pod (crun does): while a container is pending,
@@ -547,21 +564,19 @@ static void rekey_pending(struct podscan *ps, struct container *c)
 		c->pub.key = copy;
 		c->pub.display = shown;
 		proc_cgroup_display(key, shown, strlen(key) + 1);
-		/* Moved there by the runtime: the cgroup is the container's own. */
-		c->transient_key = false;
+		/*
+		 * Moved there by the runtime: the cgroup is the container's own,
+		 * if it is one of the pod's. Outside them it is still the
+		 * runtime's (whose own cgroups may change meanwhile).
+		 */
+		c->transient_key = ps->pod_cgroup[0] && !proc_cgroup_within(key, ps->pod_cgroup);
 		return;
 	}
 	for (i = 0; i < ps->cap; i++)
 		if (ps->slots[i].pid && ps->slots[i].container == c->index + 1)
 			ps->slots[i].container = other->index + 1;
 	other->pub.nprocs += c->pub.nprocs;
-	/* Nothing is left of it: it was never a container. */
-	c->pub.merged = true;
-	c->pub.root_gone = true;
-	c->pub.nprocs = 0;
-	c->match_app = false;
-	c->match_sidecar = PODSCAN_NO_SIDECAR;
-	c->root_comm[0] = '\0';
+	never_a_container(c);
 }
 
 /*
@@ -612,14 +627,19 @@ static void refresh_root(struct podscan *ps, struct container *c, int64_t now)
 
 static void detect_flat(struct podscan *ps)
 {
-	char one[sizeof(ps->buf)];
-	size_t len;
+	char one[sizeof(ps->buf)], one_key[sizeof(ps->buf)], self_key[sizeof(ps->buf)];
+	size_t one_len, len;
 
-	if (ps->cfg.self_pid == 1 || read_pid_file(ps, one, sizeof(one), 1, "cgroup", &len) < 0 ||
+	if (ps->cfg.self_pid == 1 || read_pid_file(ps, one, sizeof(one), 1, "cgroup", &one_len) < 0 ||
 	    read_pid_file(ps, ps->buf, sizeof(ps->buf), ps->cfg.self_pid, "cgroup", &len) < 0)
 		return;
 	/* pause and the agent always have their own cgroups under a runtime that makes them. */
 	ps->flat = strcmp(one, ps->buf) == 0;
+	if (ps->flat ||
+	    proc_cgroup_key(ps->buf, len, self_key, sizeof(self_key)) < 0 ||
+	    proc_cgroup_key(one, one_len, one_key, sizeof(one_key)) < 0 ||
+	    proc_cgroup_pod(self_key, one_key, ps->pod_cgroup, sizeof(ps->pod_cgroup)) < 0)
+		ps->pod_cgroup[0] = '\0';
 }
 
 /* Whether e's pid still has e's start time (an unreadable stat proves nothing: yes). */
@@ -899,11 +919,30 @@ void podscan_settle_pending(struct podscan *ps, struct podscan_container *pub)
 
 	if (pub->role != ROLE_PENDING || pub->root_gone)
 		return;
-	if (read_stat(ps, pub->root, &st) == 0 && st.starttime == pub->root_start)
+	if (read_stat(ps, pub->root, &st) == 0 && st.starttime == pub->root_start) {
+		/* A zombie still shows where it ended: its own cgroup, or a live container's. */
+		rekey_pending(ps, c);
+		if (pub->merged) {
+			pub->role = ROLE_OTHER;
+			return;
+		}
 		recheck_root(ps, c, &st, true);
-	else if (c->root_unread)
+	} else if (c->root_unread) {
 		apply_match(ps, c, c->root_comm, NULL);
+	}
 	c->root_unread = false;
+	if (c->transient_key && runtime_init_name(c->root_comm) && ps->pod_cgroup[0] &&
+	    !proc_cgroup_within(pub->key, ps->pod_cgroup)) {
+		/*
+		 * Seen only outside the pod's cgroups, and gone without running a
+		 * program: a runtime's process (an exec session's init, a probe's)
+		 * that never joined a container. Runtimes run a container's
+		 * program in the container's cgroup.
+		 */
+		never_a_container(c);
+		pub->role = ROLE_OTHER;
+		return;
+	}
 	if (runtime_init_name(c->root_comm))
 		str_copy(pub->name, c->root_comm, sizeof(pub->name));
 	pub->root_gone = true;

@@ -185,7 +185,12 @@ void podscan_names_only(struct podscan *ps);
  * A zombie not reaped yet still shows the name of the program it ran;
  * otherwise the program was never seen, and the container keeps the
  * runtime init's name and what that name matched (an app, unless --app
- * says otherwise). Call before podscan_root_exited().
+ * says otherwise). A zombie whose cgroup is a live container's was an exec
+ * session's (merged). An init seen only outside the pod's cgroups that
+ * never ran a program never joined a container: merged too, with nothing
+ * left of it (an exec session's or a probe's, done before it joined; a
+ * runtime runs a container's program in the container's cgroup). Call
+ * before podscan_root_exited().
  */
 void podscan_settle_pending(struct podscan *ps, struct podscan_container *c);
 

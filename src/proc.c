@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 
 /* Parses an unsigned decimal field ending at a space or the end; advances *p. */
@@ -150,33 +151,141 @@ int proc_cgroup_key(const char *buf, size_t len, char *out, size_t outlen)
 	return (int)n;
 }
 
-void proc_cgroup_display(const char *key, char *out, size_t outlen)
+/* The end of the line at s (its newline or its NUL). */
+static const char *line_end(const char *s)
 {
-	const char *line = key, *first = NULL, *chosen = NULL;
+	return s + strcspn(s, "\n");
+}
+
+/*
+ * The line of a cgroup key worth showing: its "0::" line when that tells
+ * containers apart from the root, else its first. *line is where that line
+ * starts, *path where its path does; NULL when no line is a cgroup line.
+ */
+static const char *chosen_line(const char *key, const char **line_out)
+{
+	const char *line = key, *first = NULL, *first_line = NULL, *chosen = NULL, *chosen_line = NULL;
 
 	while (line && *line) {
-		const char *nl = strchr(line, '\n');
-		const char *c1 = memchr(line, ':', nl ? (size_t)(nl - line) : strlen(line));
-		const char *c2 = c1 ? memchr(c1 + 1, ':', nl ? (size_t)(nl - c1 - 1) : strlen(c1 + 1)) : NULL;
+		const char *nl = line_end(line);
+		const char *c1 = memchr(line, ':', (size_t)(nl - line));
+		const char *c2 = c1 ? memchr(c1 + 1, ':', (size_t)(nl - c1 - 1)) : NULL;
 
 		if (c2) {
 			const char *path = c2 + 1;
-			size_t plen = nl ? (size_t)(nl - path) : strlen(path);
+			size_t plen = (size_t)(nl - path);
 
-			if (!first)
+			if (!first) {
 				first = path;
-			if (strncmp(line, "0::", 3) == 0 && !(plen == 1 && *path == '/'))
+				first_line = line;
+			}
+			if (strncmp(line, "0::", 3) == 0 && !(plen == 1 && *path == '/')) {
 				chosen = path;
+				chosen_line = line;
+			}
 		}
-		line = nl ? nl + 1 : NULL;
+		line = *nl ? nl + 1 : NULL;
 	}
+	if (!chosen) {
+		chosen = first;
+		chosen_line = first_line;
+	}
+	*line_out = chosen_line;
+	return chosen;
+}
+
+void proc_cgroup_display(const char *key, char *out, size_t outlen)
+{
+	const char *line, *chosen = chosen_line(key, &line);
+
 	if (!chosen)
-		chosen = first ? first : key;
+		chosen = key;
 	if (outlen == 0)
 		return;
 	str_copy(out, chosen, outlen);
 	/* Cut at the end of that line. */
 	out[strcspn(out, "\n")] = '\0';
+}
+
+/* The path of key's line for the hierarchy hier ("ID:CONTROLLERS:", hlen bytes); NULL if none. */
+static const char *hierarchy_path(const char *key, const char *hier, size_t hlen, size_t *plen)
+{
+	const char *line = key;
+
+	while (line && *line) {
+		const char *nl = line_end(line);
+
+		if ((size_t)(nl - line) >= hlen && memcmp(line, hier, hlen) == 0) {
+			*plen = (size_t)(nl - line) - hlen;
+			return line + hlen;
+		}
+		line = *nl ? nl + 1 : NULL;
+	}
+	return NULL;
+}
+
+/*
+ * Whether the cgroup path p (plen bytes) is strictly below parent: a
+ * descendant, not parent itself, nor a path that climbs out of it again
+ * ("/.." is the parent of a cgroup namespace's root, "/../x" a sibling of
+ * that root).
+ */
+static bool path_below(const char *p, size_t plen, const char *parent, size_t len)
+{
+	const char *rest;
+
+	if (len == 1 && parent[0] == '/')
+		len = 0;
+	if (plen <= len + 1 || memcmp(p, parent, len) != 0 || p[len] != '/')
+		return false;
+	rest = p + len + 1;
+	plen -= len + 1;
+	return !(plen >= 2 && rest[0] == '.' && rest[1] == '.' && (plen == 2 || rest[2] == '/'));
+}
+
+int proc_cgroup_pod(const char *self_key, const char *one_key, char *out, size_t outlen)
+{
+	const char *line, *path = chosen_line(self_key, &line);
+	size_t hlen, plen, olen;
+	const char *opath;
+	int n;
+
+	if (!path)
+		return -EINVAL;
+	hlen = (size_t)(path - line);
+	plen = (size_t)(line_end(path) - path);
+	/* The parent: the last component dropped; a namespace's root "/" and ".." climb with "/..". */
+	if ((plen == 1 && path[0] == '/') ||
+	    (plen >= 3 && memcmp(path + plen - 3, "/..", 3) == 0)) {
+		n = snprintf(out, outlen, "%.*s%.*s/..", (int)hlen, line, plen == 1 ? 0 : (int)plen, path);
+	} else {
+		size_t cut = plen;
+
+		while (cut > 0 && path[cut - 1] != '/')
+			cut--;
+		if (cut > 1)
+			cut--; /* the slash before the last component, unless it is the root's */
+		n = snprintf(out, outlen, "%.*s%.*s", (int)hlen, line, (int)cut, path);
+	}
+	if (n < 0 || (size_t)n >= outlen)
+		return -ENAMETOOLONG;
+	/* pid 1 (the pause container) is in the pod too: else the layout is not a pod's. */
+	opath = hierarchy_path(one_key, line, hlen, &olen);
+	if (!opath || !path_below(opath, olen, out + hlen, (size_t)n - hlen))
+		return -ENOENT;
+	return n;
+}
+
+bool proc_cgroup_within(const char *key, const char *pod)
+{
+	const char *c1 = strchr(pod, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL, *path;
+	size_t hlen, plen;
+
+	if (!c2)
+		return false;
+	hlen = (size_t)(c2 + 1 - pod);
+	path = hierarchy_path(key, pod, hlen, &plen);
+	return path && path_below(path, plen, pod + hlen, strlen(pod + hlen));
 }
 
 /* The value of the line "KEY:\tvalue" of a status file (blanks skipped), or NULL. */

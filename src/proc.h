@@ -7,6 +7,7 @@
 #ifndef RG_PROC_H
 #define RG_PROC_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -49,6 +50,22 @@ int proc_cgroup_key(const char *buf, size_t len, char *out, size_t outlen);
  * fit outlen (0: nothing is written).
  */
 void proc_cgroup_display(const char *key, char *out, size_t outlen);
+
+/*
+ * The pod's cgroup, as one line "ID:CONTROLLERS:PATH" of the hierarchy
+ * proc_cgroup_display shows: the parent of the agent's own container's
+ * cgroup (self_key), which must hold pid 1's (one_key, the pause
+ * container's) too. Returns its length; -ENOENT when pid 1 is not below it
+ * (no pod layout to rely on), other -errno for keys that are not cgroups.
+ */
+int proc_cgroup_pod(const char *self_key, const char *one_key, char *out, size_t outlen);
+
+/*
+ * Whether key's cgroup is strictly below the pod's (proc_cgroup_pod): one
+ * of the pod's containers, not the pod's own cgroup, nor one outside it (a
+ * runtime's, where its inits may be seen before they join a container).
+ */
+bool proc_cgroup_within(const char *key, const char *pod);
 
 /*
  * A signal mask line of /proc/PID/status ("SigCgt", "SigIgn": up to 16 hex

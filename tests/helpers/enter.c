@@ -8,7 +8,7 @@
  * runc: a runtime-init process.
  *
  *   runc --target PID [--cgroup PROCS_FILE]... [--uid UID] [--pidfile FILE] [--exitfile FILE]
- *        [--pid N] [--hold FILE] -- CMD [ARG...]
+ *        [--pid N] [--hold FILE [--hold-exit CODE]] -- CMD [ARG...]
  *
  * The outer process waits for the child and exits with its status (or dies
  * of the same signal); --pidfile gets the child's pid as the host sees it,
@@ -17,7 +17,9 @@
  * (through ns_last_pid, as CRIU does): how the tests reuse a pid on purpose.
  * --hold FILE keeps the child a runtime init (named runc) until FILE exists,
  * for at most 30 s, then execs at once: as long as a test likes between a
- * container's appearance and its exec, and no time after.
+ * container's appearance and its exec, and no time after. --hold-exit CODE
+ * makes it exit with CODE then instead, without an exec: a runtime's init
+ * that never ran a program (an exec probe's, done before it joined).
  * With ENTER_EXEC_LOG=FILE in the environment, the monotonic clock (in
  * microseconds) right before the exec is appended to FILE (the benchmark
  * times start-up from there); with ENTER_REAP_LOG=FILE, the clock right
@@ -122,7 +124,7 @@ int main(int argc, char **argv)
 {
 	const char *target = NULL, *pidfile = NULL, *exitfile = NULL, *holdfile = NULL, *cgroups[8];
 	int ncg = 0, i, status, sync[2];
-	long uid = -1, want_pid = 0;
+	long uid = -1, want_pid = 0, hold_exit = -1;
 	pid_t pid;
 
 	for (i = 1; i < argc && strcmp(argv[i], "--") != 0; i += 2) {
@@ -142,6 +144,8 @@ int main(int argc, char **argv)
 			want_pid = atol(argv[i + 1]);
 		else if (strcmp(argv[i], "--hold") == 0)
 			holdfile = argv[i + 1];
+		else if (strcmp(argv[i], "--hold-exit") == 0)
+			hold_exit = atol(argv[i + 1]);
 		else
 			break;
 	}
@@ -171,6 +175,8 @@ int main(int argc, char **argv)
 			die("mount namespace");
 		if (holdfile)
 			hold(holdfile);
+		if (holdfile && hold_exit >= 0)
+			_exit((int)hold_exit);
 		if (uid >= 0) {
 			if (setgroups(0, NULL) < 0 || setresgid((gid_t)uid, (gid_t)uid, (gid_t)uid) < 0 ||
 			    setresuid((uid_t)uid, (uid_t)uid, (uid_t)uid) < 0)

@@ -864,6 +864,83 @@ static void transient_cgroup(void)
 	podscan_free(ps);
 }
 
+/* A runtime's cgroup outside the pod's (/kubepods/pod1), where its exec sessions' inits are born. */
+#define OUTSIDE "9:pids:/system.slice/containerd.service\n0::/\n"
+
+/*
+ * An init seen only outside the pod's cgroups that exits without running a
+ * program never joined a container (an exec session's, a probe's): nothing
+ * is left of it, and it is no app. One that moved into a cgroup of its own
+ * first, or whose zombie shows one, is a container.
+ */
+static void outside_init(void)
+{
+	struct podscan_container *c;
+	struct podscan *ps;
+
+	reset();
+	mkproc(1, 0, "pause", 100, CG("/pause"), "/pause");
+	mkproc(3, 0, "rearguard", 150, CG("/agent"), "/rearguard");
+	ps = open_scan(3);
+	podscan_refresh(ps, NULL);
+	mkproc(7, 0, "runc:[2:INIT]", 200, OUTSIDE, "runc\0init");
+	podscan_refresh(ps, NULL);
+	c = by_root(ps, 7);
+	ok(c && c->role == ROLE_PENDING, "an init outside the pod: pending");
+	rmproc(7);
+	podscan_settle_pending(ps, c);
+	ok(c && c->merged && c->root_gone && c->role == ROLE_OTHER && c->nprocs == 0,
+	   "gone without a program, never in the pod: no container");
+
+	/* Its cgroups outside the pod change (the host moves the runtime's): still not the pod's. */
+	mkproc(10, 0, "runc:[2:INIT]", 250, OUTSIDE, "runc\0init");
+	podscan_refresh(ps, NULL);
+	c = by_root(ps, 10);
+	mkproc(10, 0, "runc:[2:INIT]", 250, "9:pids:/system.slice/other\n0::/\n", "runc\0init");
+	podscan_refresh(ps, NULL);
+	rmproc(10);
+	podscan_settle_pending(ps, c);
+	ok(c && c->merged && c->role == ROLE_OTHER, "moved between cgroups outside the pod: no container");
+
+	/* Moved into its own cgroup, then gone before its program was seen: a container. */
+	mkproc(8, 0, "runc:[2:INIT]", 300, OUTSIDE, "runc\0init");
+	podscan_refresh(ps, NULL);
+	mkproc(8, 0, "runc:[2:INIT]", 300, CG("/app"), "runc\0init");
+	podscan_refresh(ps, NULL);
+	c = by_root(ps, 8);
+	rmproc(8);
+	podscan_settle_pending(ps, c);
+	ok(c && !c->merged && c->role == ROLE_APP && strcmp(c->display, "/kubepods/pod1/app") == 0,
+	   "moved into its own cgroup first: an app");
+
+	/* Seen outside only, but its zombie shows its own cgroup and its program. */
+	mkproc(9, 0, "runc:[2:INIT]", 400, OUTSIDE, "runc\0init");
+	podscan_refresh(ps, NULL);
+	c = by_root(ps, 9);
+	stat_file(9, 0, "job", 400, 0, 'Z');
+	put(9, "cgroup", CG("/app2"), strlen(CG("/app2")));
+	put(9, "cmdline", "", 0);
+	podscan_settle_pending(ps, c);
+	ok(c && !c->merged && c->role == ROLE_APP && strcmp(c->name, "job") == 0 &&
+	       strcmp(c->display, "/kubepods/pod1/app2") == 0,
+	   "a zombie in its own cgroup: the app it ran");
+
+	/* A flat pod (one cgroup for all) has no pod cgroup to tell by: the init is a container. */
+	podscan_free(ps);
+	reset();
+	mkproc(1, 0, "pause", 100, OUTSIDE, "/pause");
+	mkproc(3, 0, "rearguard", 150, OUTSIDE, "/rearguard");
+	ps = open_scan(3);
+	podscan_refresh(ps, NULL);
+	mkproc(7, 0, "runc:[2:INIT]", 200, OUTSIDE, "runc\0init");
+	podscan_refresh(ps, NULL);
+	c = by_root(ps, 7);
+	rmproc(7);
+	podscan_settle_pending(ps, c);
+	ok(c && !c->merged && c->role == ROLE_APP, "flat: an init gone at once is an app, as before");
+	podscan_free(ps);
+}
+
 /*
  * An app's init and a sidecar's seen in the runtime's cgroup in the same
  * rescan, and the app's root exits before it moves: whether its exit is
@@ -985,6 +1062,7 @@ int main(void)
 	long_cgroup();
 	pending_settled();
 	transient_cgroup();
+	outside_init();
 	shared_transient_cgroup();
 	exec_session_beside_init();
 	exec_under_way();

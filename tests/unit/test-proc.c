@@ -108,6 +108,34 @@ int main(void)
 	proc_cgroup_display("0::/pod/c2", out, 0);
 	ok(memcmp(out, "ab\ncd", 6) == 0, "a buffer of 0 bytes is left alone");
 
+	/* The pod's cgroup: the parent of the agent's, holding pid 1's too. */
+	n = proc_cgroup_pod("12:pids:/kubepods/pod1/agent\n0::/", "12:pids:/kubepods/pod1/pause\n0::/", out,
+			    sizeof(out));
+	is_str(out, "12:pids:/kubepods/pod1", "v1: the pod is the parent of the agent's cgroup");
+	is_int(n, (int)strlen(out), "its length");
+	ok(proc_cgroup_within("12:pids:/kubepods/pod1/app\n0::/", out), "a container's cgroup is within");
+	ok(!proc_cgroup_within("12:pids:/kubepods/pod1\n0::/", out), "the pod's own cgroup is not");
+	ok(!proc_cgroup_within("12:pids:/system.slice/containerd.service\n0::/", out), "a runtime's is not");
+	ok(!proc_cgroup_within("12:pids:/kubepods/pod10/app\n0::/", out), "another pod with a longer name is not");
+	ok(!proc_cgroup_within("0::/kubepods/pod1/app", out), "a key without that hierarchy is not");
+	n = proc_cgroup_pod("8:pids:/rg/agent\n0::/rg/agent", "8:pids:/rg/pause\n0::/rg/pause", out, sizeof(out));
+	is_str(out, "0::/rg", "hybrid: the unified line where it tells containers apart");
+	ok(proc_cgroup_within("8:pids:/\n0::/rg/app", out), "within, by the unified line");
+	ok(!proc_cgroup_within("8:pids:/\n0::/", out), "the root is outside");
+	/* A cgroup namespace: the agent's own cgroup is its root, the others climb out of it. */
+	proc_cgroup_pod("0::/", "0::/../pause-ctr", out, sizeof(out));
+	is_str(out, "0::/..", "cgroupns: the pod is the parent of the namespace's root");
+	ok(proc_cgroup_within("0::/../app-ctr", out), "cgroupns: a sibling container is within");
+	ok(!proc_cgroup_within("0::/../../system.slice", out), "cgroupns: a runtime's cgroup is not");
+	ok(!proc_cgroup_within("0::/..", out), "cgroupns: the pod's own is not");
+	is_int(proc_cgroup_pod("0::/a/agent", "0::/b/pause", out, sizeof(out)), -ENOENT,
+	       "pid 1 outside the agent's parent: no pod layout");
+	is_int(proc_cgroup_pod("0::/pod/agent", "0::/pod", out, sizeof(out)), -ENOENT,
+	       "pid 1 in the parent itself: no pod layout");
+	is_int(proc_cgroup_pod("0::/a/agent", "0::/a/pause", out, 4), -ENAMETOOLONG, "too long for the buffer");
+	is_int(proc_cgroup_pod("garbage", "0::/a/pause", out, sizeof(out)), -EINVAL, "not a cgroup key");
+	ok(!proc_cgroup_within("0::/pod/app", "garbage"), "a pod that is not a cgroup holds nothing");
+
 	{
 		static const char status[] = "Name:\tSigCgt: x\nState:\tS (sleeping)\nSigQ:\t0/63\n"
 					     "SigPnd:\t0000000000000000\nSigBlk:\t0000000000000000\n"
