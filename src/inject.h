@@ -9,7 +9,7 @@
  * inject_buffer(), which runs in memory with no I/O at all, so that tests
  * and fuzzers can call it:
  *
- *	struct inject_options o = { .image = "registry.example.com/rearguard:0.2.0" };
+ *	struct inject_options o = { .image = "registry.example.com/rearguard:0.3.0" };
  *	char *out, err[512];
  *	size_t outlen;
  *	int rc = inject_buffer(text, len, &o, &out, &outlen, err, sizeof(err));

@@ -571,7 +571,7 @@ static int apply_run(void *p, int id, const char *value, const char *what, bool 
 			clear_sidecars(&o->drain_opts);
 		if (!from_env)
 			o->sidecar_flag_seen = true;
-		/* fall through */
+		return apply(&o->drain_opts, id, value, what, from_env, err, errlen);
 	case OPT_STOP_TIMEOUT:
 	case OPT_KILL_AFTER:
 		return apply(&o->drain_opts, id, value, what, from_env, err, errlen);

@@ -96,7 +96,7 @@ apps = [{"name": "nightly-export-of-the-customer-ledger-to-the-archive-%03d" % i
          "exit_code": 0 if i % 20 else 2, "report": None, "state": "exited", "exited_after_ms": 1000.5 + i}
         for i in range(80)]
 fails = [{"role": "app", "name": a["name"], "exit_code": a["exit_code"]} for a in apps if a["exit_code"]]
-s = {"rearguard": "0.2.0", "exit_code": 0, "reason": "apps-done", "decided_after_ms": 1100.0,
+s = {"rearguard": "0.3.0", "exit_code": 0, "reason": "apps-done", "decided_after_ms": 1100.0,
      "finished_after_ms": 1200.0, "apps": apps,
      "sidecars": [{"name": "fluent-bit", "method": "signal:TERM", "outcome": "stopped", "exit_code": 0}],
      "fails_pod": fails}

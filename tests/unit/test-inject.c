@@ -167,8 +167,9 @@ static void passthrough(void)
 	    "# only a comment\n",
 	    "---\n---\n...\n",
 	    "%YAML 1.1\n---\napiVersion: v1\nkind: ConfigMap   # c\ndata: {a: 'x', b: \"y\\n\"}\n...\n",
-	    "\xEF\xBB\xBF"
-	    "apiVersion: v1\nkind: Service\nmetadata: {name: bom}\n",
+	    /* One element in two literals: in one, \xBF would take the "a" into its hex digits. */
+	    ("\xEF\xBB\xBF"
+	     "apiVersion: v1\nkind: Service\nmetadata: {name: bom}\n"),
 	    "apiVersion: v1\r\nkind: ConfigMap\r\ndata:\r\n  k: v\r\n",
 	    "a: &x {k: [1, 2]}\nb: *x\nc: !!str 3\nd: |+\n  keep\n\n",
 	    "kind: Deployment\nmetadata: {name: d}\n# trailing\n",
