@@ -238,11 +238,18 @@ static void note_run_name(struct pod *p, const struct podscan_container *c)
 {
 	char cmdline[4096], *argv[64], name[DECIDE_NAME_MAX];
 	size_t n = 0;
-	int argc;
+	int argc, rc;
 
 	/* The name it has in the image and where rearguard install puts it. */
-	if (!p->cfg.run_name || strcmp(c->name, INSTALL_NAME) != 0 || c->root <= 0 ||
-	    podscan_cmdline(p->ps, c->root, c->root_start, cmdline, sizeof(cmdline), &n) < 0)
+	if (!p->cfg.run_name || strcmp(c->name, INSTALL_NAME) != 0 || c->root <= 0)
+		return;
+	rc = podscan_cmdline(p->ps, c->root, c->root_start, cmdline, sizeof(cmdline), &n);
+	/* Seen once the drain has begun: no command line is read then (podscan_names_only). */
+	if (rc == -EPERM)
+		log_msg(LOG_INFO, FIELDS(LF_INT("container", c->id), LF_INT("pid", c->root)),
+			"app container runs rearguard run, seen after the drain began: its command line is not "
+			"read, and its report is matched by the other rules");
+	if (rc < 0)
 		return;
 	argc = (int)argv_split(cmdline, n, argv, ARRAY_SIZE(argv));
 	if (p->cfg.run_name(argc, argv, name, sizeof(name)) < 0)

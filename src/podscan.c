@@ -985,6 +985,9 @@ int podscan_cmdline(const struct podscan *ps, pid_t pid, uint64_t start, char *b
 	bool zombie;
 	int rc;
 
+	/* Once the drain has begun a process stuck in the kernel must not hold the stop up (podscan_names_only). */
+	if (ps->no_cmdlines)
+		return -EPERM;
 	rc = read_pid_file(ps, buf, cap, pid, "cmdline", len);
 	if (rc < 0)
 		return rc == -ENOENT ? -ESRCH : rc;

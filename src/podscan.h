@@ -152,7 +152,8 @@ int podscan_start_time(const struct podscan *ps, pid_t pid, uint64_t *start, boo
 /*
  * The command line of pid (NUL-separated arguments, at most cap - 1 bytes,
  * NUL-terminated), if pid still has the given start time. -ESRCH when it is
- * gone or is another process now.
+ * gone or is another process now; -EPERM, with nothing read, after
+ * podscan_names_only.
  */
 int podscan_cmdline(const struct podscan *ps, pid_t pid, uint64_t start, char *buf, size_t cap, size_t *len);
 
@@ -171,11 +172,12 @@ int podscan_catches(const struct podscan *ps, pid_t pid, uint64_t start, int sig
 size_t podscan_ancestors(const struct podscan *ps, pid_t pid, pid_t *out, size_t cap);
 
 /*
- * From now on no command line is read: names come from comm alone. Reading
- * /proc/PID/cmdline takes the process's memory lock, which a process stuck
- * in the kernel (D state) may hold for ever; once the drain has begun,
- * names no longer matter (a sidecar's forks are filed by their parent), and
- * the stop must not wait on a stuck process.
+ * From now on no command line is read: names come from comm alone, and
+ * podscan_cmdline refuses with -EPERM. Reading /proc/PID/cmdline takes the
+ * process's memory lock, which a process stuck in the kernel (D state) may
+ * hold for ever; once the drain has begun, names no longer matter (a
+ * sidecar's forks are filed by their parent), and the stop must not wait
+ * on a stuck process.
  */
 void podscan_names_only(struct podscan *ps);
 

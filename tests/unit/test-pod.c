@@ -365,8 +365,8 @@ int main(void)
 	struct pod_config cfg;
 	const struct told *t;
 	struct pod pod;
-	int app_rel, sc_rel, brief_rel, batch_rel;
-	pid_t app, sc, brief, batch;
+	int app_rel, sc_rel, brief_rel, batch_rel, late_rel;
+	pid_t app, sc, brief, batch, late;
 	unsigned app_id;
 	size_t i;
 	bool at_now = true;
@@ -450,6 +450,17 @@ int main(void)
 	t = find(DECIDE_EV_SIDECAR_EXITED, 0);
 	ok(t && t->ev.sidecar == 0 && t->ev.pid == sc, "the sidecar's exit, told with its root (a watch saw it)");
 
+	/* Once the drain has begun no command line is read: a rearguard run seen then has no report name. */
+	podscan_names_only(pod.ps);
+	late = fake_child(CHILD_WAITS, &late_rel);
+	fake_proc(late, 0, "rearguard", CG("/late"), NULL);
+	fake_cmdline(late, run_cmdline, sizeof(run_cmdline));
+	ntold = 0;
+	pod_refresh(&pod);
+	ok(find(DECIDE_EV_APP_SEEN, id_of(late, &pod)) && !find(DECIDE_EV_APP_REPORTS_AS, id_of(late, &pod)),
+	   "after podscan_names_only: an app container, its report name not read");
+
+	fake_release(late_rel, 0);
 	fake_release(batch_rel, 0);
 	close(sc_rel);
 	pod_close(&pod);
