@@ -330,6 +330,20 @@ static void app_renamed(struct pod *p, struct podscan_container *c, int64_t now)
 		TELL(p, now, .kind = DECIDE_EV_APP_RENAMED, .id = c->id, .name = c->name);
 }
 
+/*
+ * How long the program of sidecar container c's root has run, for decide's
+ * wait for its handler. A container new to this scan is as old as its
+ * root's process (the exec that started the program came after the fork,
+ * but before the look): an agent that starts after its sidecars sees them
+ * all at once, and most began long before. One seen before under another
+ * role (the runtime's init, a shell that exec'd the proxy) exec'd its
+ * program since the last look: 0, it began now.
+ */
+static int64_t sidecar_age(const struct podscan_container *c)
+{
+	return c->is_new && c->root > 0 ? podscan_age(c->root_start, boot_us()) : 0;
+}
+
 /* Tells what the last refresh found. */
 static void tell_scan(struct pod *p, bool first)
 {
@@ -379,7 +393,8 @@ static void tell_scan(struct pod *p, bool first)
 				TELL(p, now, .kind = DECIDE_EV_APP_SEEN, .id = c->id, .name = c->name);
 				note_run_name(p, c);
 			} else if (c->role == ROLE_SIDECAR) {
-				TELL(p, now, .kind = DECIDE_EV_SIDECAR_SEEN, .sidecar = c->sidecar);
+				TELL(p, now, .kind = DECIDE_EV_SIDECAR_SEEN, .sidecar = c->sidecar,
+				     .age_us = sidecar_age(c));
 				if (p->cfg.on_sidecar && !c->root_gone)
 					p->cfg.on_sidecar(p->cfg.data, c->sidecar, c);
 			}

@@ -150,6 +150,16 @@ ssize_t podscan_procs(const struct podscan *ps, const struct podscan_container *
 int podscan_start_time(const struct podscan *ps, pid_t pid, uint64_t *start, bool *zombie);
 
 /*
+ * How long a process of start time start (clock ticks after boot, as
+ * /proc/PID/stat gives it) has run at boot (boot_us(): CLOCK_BOOTTIME, the
+ * clock /proc counts from, in the time namespace /proc shows too), in
+ * microseconds. The start is cut to a whole tick: the process is taken to
+ * have begun at the next one, the youngest it can be. 0 when the start is
+ * later (or cannot be told).
+ */
+int64_t podscan_age(uint64_t start, int64_t boot);
+
+/*
  * The command line of pid (NUL-separated arguments, at most cap - 1 bytes,
  * NUL-terminated), if pid still has the given start time. -ESRCH when it is
  * gone or is another process now; -EPERM, with nothing read, after

@@ -217,6 +217,7 @@ static void shared_init_cgroup(void)
 {
 	struct sidecar_spec spec;
 	struct pod_config cfg;
+	const struct told *t;
 	struct pod pod;
 	char err[256];
 	int app_rel, sc_rel, exit_first;
@@ -256,7 +257,9 @@ static void shared_init_cgroup(void)
 		pod_refresh(&pod);
 		fake_proc(sc, 0, "fluent-bit", CG("/proxy"), "/fluent-bit");
 		pod_refresh(&pod);
-		ok(find(DECIDE_EV_SIDECAR_SEEN, 0) != NULL, "the sidecar is seen once it moves and execs");
+		t = find(DECIDE_EV_SIDECAR_SEEN, 0);
+		ok(t != NULL, "the sidecar is seen once it moves and execs");
+		ok(t && t->ev.age_us == 0, "its program began at the exec just seen, not at its process's start");
 		is_int(pod_containers(&pod), 3, "three containers besides pause: ours, the app's, the sidecar's");
 
 		close(sc_rel);

@@ -431,6 +431,7 @@ static void start_time(void)
 	struct podscan *ps;
 	uint64_t start = 0;
 	bool zombie = false;
+	long hz;
 
 	reset();
 	mkproc(1, 0, "pause", 100, CG("/pause"), "/pause");
@@ -440,6 +441,12 @@ static void start_time(void)
 	ok(start == 777 && zombie, "zombie flagged");
 	is_int(podscan_start_time(ps, 8, &start, &zombie), -ENOENT, "no such pid");
 	podscan_free(ps);
+
+	/* Ticks after boot against CLOCK_BOOTTIME: begun at the tick after the start, the youngest it can be. */
+	hz = sysconf(_SC_CLK_TCK);
+	is_int(podscan_age(250, 5000000), 5000000 - 251 * 1000000 / hz, "an age: from the tick after the start");
+	is_int(podscan_age(1000, 5000000), 0, "a start later than now: 0");
+	is_int(podscan_age(UINT64_MAX, 5000000), 0, "nor one too large to be a time");
 }
 
 
