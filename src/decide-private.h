@@ -104,7 +104,7 @@ enum stop_answer {
 	ANSWER_REFUSED,  /* 4xx: a signal must do it */
 };
 
-/* The look at whether a sidecar seen only just now catches its stop signal yet. */
+/* The look at whether a sidecar that started only just now catches its stop signal yet. */
 enum catch_state {
 	CATCH_UNASKED,  /* not looked at: whether a look is needed is decided when the stop is due */
 	CATCH_WAITING,  /* waiting for the next look (result: the last one's) */
@@ -157,6 +157,7 @@ struct sidecar_exit {
 struct decide_sidecar {
 	bool seen;              /* a process of it was ever seen */
 	int64_t seen_us;        /* when a container of it was last seen */
+	int64_t started_us;     /* when the youngest of its roots' programs began, as far as is known */
 	unsigned containers;    /* its containers seen and not exited */
 	struct sidecar_ready ready;
 	struct sidecar_stop stop;

@@ -294,8 +294,9 @@ bool check_step(struct decide *d, struct pass *p)
  *                (a request, or a signal to the known roots)
  *                                                      -> as WATCHING below
  *   UP           otherwise (signal-all, nothing live)  -> WATCHING: WATCH
- *   UP, WATCHING stop signal, seen only just now       -> same: CATCHES, until it
- *                                                         catches, cannot tell, or 2 s
+ *   UP, WATCHING stop signal, begun only just now      -> same: CATCHES, until it
+ *                                                         catches, cannot tell, or
+ *                                                         2 s after its start
  *   WATCHING     a drain URL                           -> DRAINING: HTTP drain
  *   WATCHING     otherwise                             -> STOPPING: HTTP stop, or SIGNAL
  *                                                         stop signal
@@ -402,31 +403,34 @@ static bool kills_by_default(int signo)
 	       signo != SIGSTOP && signo != SIGTSTP && signo != SIGTTIN && signo != SIGTTOU;
 }
 
-/* Whether the stop signal must wait for the sidecar's roots to catch it: seen just now, or after the apps were done. */
+/* Whether the stop signal must wait for the sidecar's roots to catch it: one of their programs began just now. */
 static bool catch_needed(const struct decide *d, size_t k, int64_t now)
 {
 	const struct decide_sidecar_config *cfg = &d->cfg.sidecars[k];
 	const struct decide_sidecar *sc = &d->sidecars[k];
-	bool late = d->sidecar_wait_from_us && sc->seen_us >= d->sidecar_wait_from_us;
 
 	return !cfg->stop_url && cfg->confirm == CONFIRM_PROCESSES && sc->containers &&
-	       kills_by_default(cfg->stop_signal) && (now < sc->seen_us + CATCH_WAIT_US || late);
+	       kills_by_default(cfg->stop_signal) && now < sc->started_us + CATCH_WAIT_US;
 }
 
 /*
- * Before the stop signal goes to a sidecar seen only just now (within
- * CATCH_WAIT_US, or after the apps were done), its roots are looked at
- * until they catch it and sleep (DECIDE_CATCHES): a program signalled right
- * after its exec, before it installed its handler, dies of the signal (143
- * for SIGTERM), and that fails the pod. The wait lasts CATCH_WAIT_US at
- * most; then the signal goes anyway. A sidecar that was running well
- * before is signalled at once. 1: an action (DECIDE_CATCHES); 0: waiting;
- * -1: the signal may go.
+ * Before the stop signal goes to a sidecar whose program began only just
+ * now (less than CATCH_WAIT_US ago), its roots are looked at until they
+ * catch it and sleep (DECIDE_CATCHES): a program signalled right after its
+ * exec, before it installed its handler, dies of the signal (143 for
+ * SIGTERM), and that fails the pod. The wait ends CATCH_WAIT_US after the
+ * program began, not after the stop was due: a program that has not set
+ * up its handler by then will not (a shell), and one that began 1.7 s
+ * before the apps were done has 0.3 s left to, not 2 s. Then the signal
+ * goes anyway. A sidecar that began well before is signalled at once, even
+ * if it was seen only just now (the agent started after it). 1: an action
+ * (DECIDE_CATCHES); 0: waiting; -1: the signal may go.
  */
 static int catch_step(struct decide *d, size_t k, struct pass *p)
 {
 	struct sidecar_catch *c = &d->sidecars[k].stop.catch;
 	int signo = d->cfg.sidecars[k].stop_signal;
+	int64_t started = d->sidecars[k].started_us;
 
 	switch (c->state) {
 	case CATCH_OVER:
@@ -461,10 +465,11 @@ static int catch_step(struct decide *d, size_t k, struct pass *p)
 	case CATCH_LOOKING:
 		break;
 	}
-	if (reached(p, c->from_us + CATCH_WAIT_US)) {
+	if (reached(p, started + CATCH_WAIT_US)) {
 		if (go(p)) {
 			c->state = CATCH_OVER;
-			SAY_SC(d, k, .kind = NOTE_CATCHES_NOT, .signo = signo, .us = CATCH_WAIT_US);
+			SAY_SC(d, k, .kind = NOTE_CATCHES_NOT, .signo = signo, .us = p->now - started,
+			       .limit_us = p->now - c->from_us);
 		}
 		return -1;
 	}
@@ -472,8 +477,8 @@ static int catch_step(struct decide *d, size_t k, struct pass *p)
 		return 0;
 	/* The first look said not yet: say why the stop waits. */
 	if (c->looks++ == 1)
-		SAY_SC(d, k, .kind = NOTE_CATCHES_WAIT, .signo = signo, .us = CATCH_WAIT_US,
-		       .limit_us = p->now - d->sidecars[k].seen_us);
+		SAY_SC(d, k, .kind = NOTE_CATCHES_WAIT, .signo = signo, .us = started + CATCH_WAIT_US - p->now,
+		       .limit_us = p->now - started);
 	c->state = CATCH_LOOKING;
 	c->next_us = p->now + CATCH_CHECK_US;
 	p->act->kind = DECIDE_CATCHES;
@@ -734,8 +739,15 @@ void expire_codes(struct decide *d, struct pass *p)
 
 /* ---- events ------------------------------------------------------------------- */
 
-static bool sidecar_seen(struct decide *d, size_t k, int64_t now)
+/* age: how long its root's program had run (0: unknown, or it began when seen). */
+static bool sidecar_seen(struct decide *d, size_t k, int64_t age, int64_t now)
 {
+	struct decide_sidecar *sc = &d->sidecars[k];
+	int64_t started = now - (age > 0 ? age : 0);
+
+	/* The youngest program of its roots decides whether its stop signal may have to wait. */
+	if (!sc->seen || started > sc->started_us)
+		sc->started_us = started;
 	d->sidecars[k].seen = true;
 	d->sidecars[k].seen_us = now;
 	d->sidecars[k].containers++;
@@ -942,7 +954,7 @@ bool sidecar_event(struct decide *d, const struct decide_event *ev, int64_t now)
 	size_t k = ev->sidecar;
 
 	switch (ev->kind) {
-	case DECIDE_EV_SIDECAR_SEEN: return sidecar_seen(d, k, now);
+	case DECIDE_EV_SIDECAR_SEEN: return sidecar_seen(d, k, ev->age_us, now);
 	case DECIDE_EV_SIDECAR_EXITED: return sidecar_exited(d, k, ev->id, ev->pid, now);
 	case DECIDE_EV_SIDECAR_STATUS: return sidecar_status(d, k, ev->code, now);
 	case DECIDE_EV_SIDECAR_GONE: return sidecar_gone(d, k, now);

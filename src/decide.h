@@ -184,7 +184,7 @@ enum decide_event_kind {
 	DECIDE_EV_NATIVE_FORGET,   /* id: taken for a native, but a plain sidecar's spec matches it now */
 	DECIDE_EV_COMMAND_ENDED,   /* code: run --drain's command is over; with name, it never started
 				      (128 + signal) and the drain begins now for that reason */
-	DECIDE_EV_SIDECAR_SEEN,    /* sidecar: a container of it appeared */
+	DECIDE_EV_SIDECAR_SEEN,    /* sidecar, age_us: a container of it appeared */
 	DECIDE_EV_SIDECAR_EXITED,  /* sidecar: its root exited (its code follows, as for apps); with id
 				      and pid when the exit was watched, for the note of an early exit */
 	DECIDE_EV_SIDECAR_STATUS,  /* sidecar, code: the code of one of its roots */
@@ -216,6 +216,13 @@ struct decide_event {
 	int result;
 	unsigned count;
 	int pid;                /* DECIDE_EV_SIDECAR_EXITED: its root, 0 when the exit was not watched */
+	/*
+	 * DECIDE_EV_SIDECAR_SEEN: how long its root's program had run when it
+	 * was seen, as far as is known (its process's start time); 0 when it
+	 * is not known, or was seen to begin (the runtime's init, or another
+	 * program, at the last look): then it began when it was seen.
+	 */
+	int64_t age_us;
 	enum decide_native_by by; /* DECIDE_EV_NATIVE_SEEN */
 };
 
@@ -304,6 +311,12 @@ static inline void decide_native_forget(struct decide *d, unsigned id)
 static inline void decide_sidecar_seen(struct decide *d, size_t sidecar, int64_t now)
 {
 	DECIDE_TELL(d, now, .kind = DECIDE_EV_SIDECAR_SEEN, .sidecar = sidecar);
+}
+
+/* The same, with how long its root's program had run by then (its process's start time says). */
+static inline void decide_sidecar_seen_aged(struct decide *d, size_t sidecar, int64_t age_us, int64_t now)
+{
+	DECIDE_TELL(d, now, .kind = DECIDE_EV_SIDECAR_SEEN, .sidecar = sidecar, .age_us = age_us);
 }
 
 static inline void decide_sidecar_exited(struct decide *d, size_t sidecar, int64_t now)

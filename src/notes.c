@@ -442,15 +442,18 @@ static bool log_stop(const struct decide_note *n)
 			"cannot tell whether %s catches SIG%s: stopping", n->sidecar, sig);
 		return true;
 	case NOTE_CATCHES_NOT:
-		log_msg(LOG_WARN, FIELDS(LF_STR("sidecar", n->sidecar), LF_STR("signal", sig)),
-			"%s does not catch SIG%s after %s: stopping anyway (it may die of the signal)", n->sidecar, sig,
-			dur(n->us, d1));
+		log_msg(
+		    LOG_WARN,
+		    FIELDS(LF_STR("sidecar", n->sidecar), LF_STR("signal", sig), LF_DURATION("waited", n->limit_us)),
+		    "%s does not catch SIG%s %s after its start: stopping anyway (it may die of the signal)",
+		    n->sidecar, sig, dur(n->us, d1));
 		return true;
 	case NOTE_CATCHES_WAIT:
-		log_msg(
-		    LOG_INFO,
-		    FIELDS(LF_STR("sidecar", n->sidecar), LF_STR("signal", sig), LF_DURATION("seen_ago", n->limit_us)),
-		    "waiting for %s to catch SIG%s (seen only just now; at most %s)", n->sidecar, sig, dur(n->us, d1));
+		log_msg(LOG_INFO,
+			FIELDS(LF_STR("sidecar", n->sidecar), LF_STR("signal", sig),
+			       LF_DURATION("started_ago", n->limit_us)),
+			"waiting for %s to catch SIG%s (started only just now; at most %s more)", n->sidecar, sig,
+			dur(n->us, d1));
 		return true;
 	default:
 		return false;

@@ -245,11 +245,18 @@ static void note_run_name(struct pod *p, const struct podscan_container *c)
 {
 	char cmdline[4096], *argv[64], name[DECIDE_NAME_MAX];
 	size_t n = 0;
-	int argc;
+	int argc, rc;
 
 	/* The name it has in the image and where rearguard install puts it. */
-	if (!p->cfg.run_name || strcmp(c->name, INSTALL_NAME) != 0 || c->root <= 0 ||
-	    podscan_cmdline(p->ps, c->root, c->root_start, cmdline, sizeof(cmdline), &n) < 0)
+	if (!p->cfg.run_name || strcmp(c->name, INSTALL_NAME) != 0 || c->root <= 0)
+		return;
+	rc = podscan_cmdline(p->ps, c->root, c->root_start, cmdline, sizeof(cmdline), &n);
+	/* Seen once the drain has begun: no command line is read then (podscan_names_only). */
+	if (rc == -EPERM)
+		log_msg(LOG_INFO, FIELDS(LF_INT("container", c->id), LF_INT("pid", c->root)),
+			"app container runs rearguard run, seen after the drain began: its command line is not "
+			"read, and its report is matched by the other rules");
+	if (rc < 0)
 		return;
 	argc = (int)argv_split(cmdline, n, argv, ARRAY_SIZE(argv));
 	if (p->cfg.run_name(argc, argv, name, sizeof(name)) < 0)
@@ -330,6 +337,20 @@ static void app_renamed(struct pod *p, struct podscan_container *c, int64_t now)
 		TELL(p, now, .kind = DECIDE_EV_APP_RENAMED, .id = c->id, .name = c->name);
 }
 
+/*
+ * How long the program of sidecar container c's root has run, for decide's
+ * wait for its handler. A container new to this scan is as old as its
+ * root's process (the exec that started the program came after the fork,
+ * but before the look): an agent that starts after its sidecars sees them
+ * all at once, and most began long before. One seen before under another
+ * role (the runtime's init, a shell that exec'd the proxy) exec'd its
+ * program since the last look: 0, it began now.
+ */
+static int64_t sidecar_age(const struct podscan_container *c)
+{
+	return c->is_new && c->root > 0 ? podscan_age(c->root_start, boot_us()) : 0;
+}
+
 /* Tells what the last refresh found. */
 static void tell_scan(struct pod *p, bool first)
 {
@@ -379,7 +400,8 @@ static void tell_scan(struct pod *p, bool first)
 				TELL(p, now, .kind = DECIDE_EV_APP_SEEN, .id = c->id, .name = c->name);
 				note_run_name(p, c);
 			} else if (c->role == ROLE_SIDECAR) {
-				TELL(p, now, .kind = DECIDE_EV_SIDECAR_SEEN, .sidecar = c->sidecar);
+				TELL(p, now, .kind = DECIDE_EV_SIDECAR_SEEN, .sidecar = c->sidecar,
+				     .age_us = sidecar_age(c));
 				if (p->cfg.on_sidecar && !c->root_gone)
 					p->cfg.on_sidecar(p->cfg.data, c->sidecar, c);
 			}

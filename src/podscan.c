@@ -1018,12 +1018,26 @@ int podscan_start_time(const struct podscan *ps, pid_t pid, uint64_t *start, boo
 	return 0;
 }
 
+int64_t podscan_age(uint64_t start, int64_t boot)
+{
+	long hz = sysconf(_SC_CLK_TCK);
+	int64_t began;
+
+	if (hz <= 0 || start >= (uint64_t)(INT64_MAX / US_PER_S))
+		return 0;
+	began = (int64_t)(start + 1) * US_PER_S / hz;
+	return boot > began ? boot - began : 0;
+}
+
 int podscan_cmdline(const struct podscan *ps, pid_t pid, uint64_t start, char *buf, size_t cap, size_t *len)
 {
 	uint64_t now_start;
 	bool zombie;
 	int rc;
 
+	/* Once the drain has begun a process stuck in the kernel must not hold the stop up (podscan_names_only). */
+	if (ps->no_cmdlines)
+		return -EPERM;
 	rc = read_pid_file(ps, buf, cap, pid, "cmdline", len);
 	if (rc < 0)
 		return rc == -ENOENT ? -ESRCH : rc;

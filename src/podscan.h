@@ -150,9 +150,20 @@ ssize_t podscan_procs(const struct podscan *ps, const struct podscan_container *
 int podscan_start_time(const struct podscan *ps, pid_t pid, uint64_t *start, bool *zombie);
 
 /*
+ * How long a process of start time start (clock ticks after boot, as
+ * /proc/PID/stat gives it) has run at boot (boot_us(): CLOCK_BOOTTIME, the
+ * clock /proc counts from, in the time namespace /proc shows too), in
+ * microseconds. The start is cut to a whole tick: the process is taken to
+ * have begun at the next one, the youngest it can be. 0 when the start is
+ * later (or cannot be told).
+ */
+int64_t podscan_age(uint64_t start, int64_t boot);
+
+/*
  * The command line of pid (NUL-separated arguments, at most cap - 1 bytes,
  * NUL-terminated), if pid still has the given start time. -ESRCH when it is
- * gone or is another process now.
+ * gone or is another process now; -EPERM, with nothing read, after
+ * podscan_names_only.
  */
 int podscan_cmdline(const struct podscan *ps, pid_t pid, uint64_t start, char *buf, size_t cap, size_t *len);
 
@@ -171,11 +182,12 @@ int podscan_catches(const struct podscan *ps, pid_t pid, uint64_t start, int sig
 size_t podscan_ancestors(const struct podscan *ps, pid_t pid, pid_t *out, size_t cap);
 
 /*
- * From now on no command line is read: names come from comm alone. Reading
- * /proc/PID/cmdline takes the process's memory lock, which a process stuck
- * in the kernel (D state) may hold for ever; once the drain has begun,
- * names no longer matter (a sidecar's forks are filed by their parent), and
- * the stop must not wait on a stuck process.
+ * From now on no command line is read: names come from comm alone, and
+ * podscan_cmdline refuses with -EPERM. Reading /proc/PID/cmdline takes the
+ * process's memory lock, which a process stuck in the kernel (D state) may
+ * hold for ever; once the drain has begun, names no longer matter (a
+ * sidecar's forks are filed by their parent), and the stop must not wait
+ * on a stuck process.
  */
 void podscan_names_only(struct podscan *ps);
 

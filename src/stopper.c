@@ -180,10 +180,21 @@ void stopper_check(struct stopper *st, const struct podscan_container *c)
 	};
 	char cmdline[4096], *argv[64];
 	size_t n = 0;
+	int rc;
 
-	if (podscan_cmdline(st->cfg.ps, c->root, c->root_start, cmdline, sizeof(cmdline), &n) == 0) {
+	rc = podscan_cmdline(st->cfg.ps, c->root, c->root_start, cmdline, sizeof(cmdline), &n);
+	if (rc == 0) {
 		f.argc = argv_split(cmdline, n, argv, ARRAY_SIZE(argv));
 		f.argv = (const char *const *)argv;
+	} else if (rc == -EPERM) {
+		/*
+		 * It appeared after the apps were done (an awaited sidecar): its stop
+		 * is near, and must not wait on a process stuck in the kernel. The
+		 * checks of its flags are left out; the stop's answer, if it refuses,
+		 * gets its advice all the same.
+		 */
+		log_msg(LOG_INFO, FIELDS(LF_STR("sidecar", st->cfg.spec->name), LF_INT("pid", c->root)),
+			"pre-flight: the command line is not read once the drain has begun: its flags are not checked");
 	}
 	f.uids_known = podscan_uids(st->cfg.ps, c->root, c->root_start, &f.ruid, &f.suid) == 0;
 	preflight_sidecar(st->cfg.spec, &f, on_finding, st);

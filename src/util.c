@@ -29,6 +29,11 @@ int64_t real_us(void)
 	return clock_us(CLOCK_REALTIME);
 }
 
+int64_t boot_us(void)
+{
+	return clock_us(CLOCK_BOOTTIME);
+}
+
 int read_small_fd(int fd, char *buf, size_t cap, size_t *len, unsigned how)
 {
 	size_t got = 0;

@@ -20,6 +20,8 @@
 int64_t mono_us(void);
 /* Wall-clock time in microseconds since the epoch, for log timestamps. */
 int64_t real_us(void);
+/* Time since boot in microseconds, suspends included: the clock of a process's start time in /proc. */
+int64_t boot_us(void);
 
 /*
  * Reads at most cap - 1 bytes of the file at path (relative to dirfd) into

@@ -2106,6 +2106,66 @@ static void handler_wait(void)
 	}
 }
 
+/*
+ * The wait for a handler counts from the program's start, not from the
+ * stop: the 2 s are the time a program takes to set its handler up, and
+ * one that began long ago has had them, however late the agent saw it.
+ */
+static void handler_wait_from_start(void)
+{
+	bool held = true;
+	int64_t from;
+	int i;
+
+	/* Seen 1.7 s before the app's exit, but begun 5 s before that (the agent started after it): at once. */
+	setup(POLICY_NEVER, 1, 1);
+	decide_sidecar_seen_aged(d, 0, 5 * S, T - 1700 * MS);
+	decide_app_seen(d, 3, "job", T - 1700 * MS);
+	decide_app_exited(d, 3, T);
+	decide_app_status(d, 3, 0, T);
+	is_int(next_skipping_rescans(), DECIDE_APPS_DONE, "the app is done");
+	is_int(next(), DECIDE_SIGNAL, "begun 6.7 s before: the signal at once, no look");
+	ok(!noted(NOTE_CATCHES_WAIT) && !noted(NOTE_CATCHES_NOT), "and no word of a wait");
+
+	/* Begun when it was seen, 1.7 s before the app's exit, and never catching: 0.3 s of looks, not 2 s. */
+	setup(POLICY_NEVER, 1, 1);
+	decide_sidecar_seen_aged(d, 0, 0, T - 1700 * MS);
+	decide_app_seen(d, 3, "job", T - 1700 * MS);
+	decide_app_exited(d, 3, T);
+	decide_app_status(d, 3, 0, T);
+	is_int(next_skipping_rescans(), DECIDE_APPS_DONE, "the app is done");
+	from = T;
+	for (i = 0; i < 1000 && next() == DECIDE_CATCHES; i++) {
+		decide_sidecar_catches(d, 0, 0, T);
+		held = held && next() == NONE;
+		T = decide_deadline(d, T);
+	}
+	ok(held && i > 1, "looked at while it had no handler (%d looks)", i);
+	is_int(last.kind, DECIDE_SIGNAL, "then the signal goes");
+	is_int(T - from, 300 * MS, "2 s after its start: 300 ms after the app's exit");
+	ok(noted_for(NOTE_CATCHES_WAIT, "proxy") && note(NOTE_CATCHES_WAIT)->us == 280 * MS &&
+		   note(NOTE_CATCHES_WAIT)->limit_us == 1720 * MS,
+	   "the wait is said with the time left and the program's age");
+	ok(noted_for(NOTE_CATCHES_NOT, "proxy") && note(NOTE_CATCHES_NOT)->us == 2 * S &&
+		   note(NOTE_CATCHES_NOT)->limit_us == 300 * MS,
+	   "its end says 2 s after its start, 300 ms waited");
+
+	/* Two containers: the younger one's program decides. */
+	setup(POLICY_NEVER, 1, 1);
+	decide_sidecar_seen_aged(d, 0, 10 * S, T);
+	decide_sidecar_seen_aged(d, 0, 1500 * MS, T);
+	decide_drain_now(d, "test", T);
+	is_int(next(), DECIDE_APPS_DONE, "drain");
+	from = T;
+	for (i = 0; i < 1000 && next() == DECIDE_CATCHES; i++) {
+		decide_sidecar_catches(d, 0, 0, T);
+		T = decide_deadline(d, T);
+	}
+	ok(i > 1, "one began 1.5 s ago: looked at (%d looks)", i);
+	is_int(last.kind, DECIDE_SIGNAL, "then the signal goes");
+	is_int(T - from, 500 * MS, "2 s after the younger one's start");
+}
+
 /* While a process is expected, a new pid brings the rescan forward; when none is, it is not watched. */
 static void pids_moved(void)
 {
@@ -2334,6 +2394,7 @@ int main(void)
 	not_found();
 	sidecar_after_apps();
 	handler_wait();
+	handler_wait_from_start();
 	exit_waits_for_codes();
 	misc();
 	reports();

@@ -217,6 +217,7 @@ static void shared_init_cgroup(void)
 {
 	struct sidecar_spec spec;
 	struct pod_config cfg;
+	const struct told *t;
 	struct pod pod;
 	char err[256];
 	int app_rel, sc_rel, exit_first;
@@ -256,7 +257,9 @@ static void shared_init_cgroup(void)
 		pod_refresh(&pod);
 		fake_proc(sc, 0, "fluent-bit", CG("/proxy"), "/fluent-bit");
 		pod_refresh(&pod);
-		ok(find(DECIDE_EV_SIDECAR_SEEN, 0) != NULL, "the sidecar is seen once it moves and execs");
+		t = find(DECIDE_EV_SIDECAR_SEEN, 0);
+		ok(t != NULL, "the sidecar is seen once it moves and execs");
+		ok(t && t->ev.age_us == 0, "its program began at the exec just seen, not at its process's start");
 		is_int(pod_containers(&pod), 3, "three containers besides pause: ours, the app's, the sidecar's");
 
 		close(sc_rel);
@@ -365,8 +368,8 @@ int main(void)
 	struct pod_config cfg;
 	const struct told *t;
 	struct pod pod;
-	int app_rel, sc_rel, brief_rel, batch_rel;
-	pid_t app, sc, brief, batch;
+	int app_rel, sc_rel, brief_rel, batch_rel, late_rel;
+	pid_t app, sc, brief, batch, late;
 	unsigned app_id;
 	size_t i;
 	bool at_now = true;
@@ -450,6 +453,17 @@ int main(void)
 	t = find(DECIDE_EV_SIDECAR_EXITED, 0);
 	ok(t && t->ev.sidecar == 0 && t->ev.pid == sc, "the sidecar's exit, told with its root (a watch saw it)");
 
+	/* Once the drain has begun no command line is read: a rearguard run seen then has no report name. */
+	podscan_names_only(pod.ps);
+	late = fake_child(CHILD_WAITS, &late_rel);
+	fake_proc(late, 0, "rearguard", CG("/late"), NULL);
+	fake_cmdline(late, run_cmdline, sizeof(run_cmdline));
+	ntold = 0;
+	pod_refresh(&pod);
+	ok(find(DECIDE_EV_APP_SEEN, id_of(late, &pod)) && !find(DECIDE_EV_APP_REPORTS_AS, id_of(late, &pod)),
+	   "after podscan_names_only: an app container, its report name not read");
+
+	fake_release(late_rel, 0);
 	fake_release(batch_rel, 0);
 	close(sc_rel);
 	pod_close(&pod);

@@ -431,6 +431,7 @@ static void start_time(void)
 	struct podscan *ps;
 	uint64_t start = 0;
 	bool zombie = false;
+	long hz;
 
 	reset();
 	mkproc(1, 0, "pause", 100, CG("/pause"), "/pause");
@@ -440,6 +441,12 @@ static void start_time(void)
 	ok(start == 777 && zombie, "zombie flagged");
 	is_int(podscan_start_time(ps, 8, &start, &zombie), -ENOENT, "no such pid");
 	podscan_free(ps);
+
+	/* Ticks after boot against CLOCK_BOOTTIME: begun at the tick after the start, the youngest it can be. */
+	hz = sysconf(_SC_CLK_TCK);
+	is_int(podscan_age(250, 5000000), 5000000 - 251 * 1000000 / hz, "an age: from the tick after the start");
+	is_int(podscan_age(1000, 5000000), 0, "a start later than now: 0");
+	is_int(podscan_age(UINT64_MAX, 5000000), 0, "nor one too large to be a time");
 }
 
 
@@ -519,16 +526,37 @@ static void pid_reuse(void)
 }
 
 
+static void interrupted(int signo)
+{
+	(void)signo;
+}
+
+/* SIGALRM in seconds (0: none) interrupts a blocking open or read with EINTR, not the test. */
+static void interrupt_after(unsigned seconds)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = interrupted;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGALRM, &sa, NULL);
+	alarm(seconds);
+}
+
 /*
  * Once the drain has begun no command line is read: a stuck process (here a
  * cmdline that is a FIFO nobody writes: reading it would block) cannot hold
- * up the stop. An alarm fails the test instead of hanging it.
+ * up the stop. An alarm fails the test instead of hanging it. Nor does
+ * podscan_cmdline read one for the stopper's pre-flight or pod's
+ * `rearguard run` names: it refuses, without opening the file.
  */
 static void names_only(void)
 {
+	static const char args[] = "/usr/local/bin/envoy\0-c\0/etc/envoy.yaml";
 	struct podscan_stats st;
 	struct podscan *ps;
-	char path[600];
+	char path[600], buf[256];
+	size_t len;
 
 	reset();
 	mkproc(1, 0, "pause", 100, CG("/pause"), "/pause");
@@ -544,6 +572,17 @@ static void names_only(void)
 	is_int(podscan_refresh(ps, &st), 0, "a refresh with a process whose command line would block");
 	alarm(0);
 	ok(by_root(ps, 30) && by_root(ps, 30)->role == ROLE_SIDECAR, "named and classified from its comm alone");
+
+	memset(buf, 'x', sizeof(buf));
+	len = 12345;
+	interrupt_after(2);
+	is_int(podscan_cmdline(ps, 30, 900, buf, sizeof(buf), &len), -EPERM,
+	       "podscan_cmdline refuses (-EPERM): the FIFO is not opened");
+	interrupt_after(0);
+	mkproc(31, 0, "envoy", 910, CG("/other"), NULL);
+	put(31, "cmdline", args, sizeof(args));
+	is_int(podscan_cmdline(ps, 31, 910, buf, sizeof(buf), &len), -EPERM, "nor a command line that can be read");
+	ok(len == 12345 && buf[0] == 'x' && buf[sizeof(buf) - 1] == 'x', "nothing read, nothing written");
 	podscan_free(ps);
 }
 

@@ -19,6 +19,7 @@
 #include <ev.h>
 
 static struct ev_loop *loop;
+static FILE *log_file;
 static struct decide_event events[64];
 static size_t nevents;
 static unsigned empties;
@@ -49,6 +50,17 @@ static const struct decide_event *find(enum decide_event_kind kind, enum decide_
 	return NULL;
 }
 
+static bool logged(const char *needle)
+{
+	char buf[65536];
+	ssize_t n;
+
+	fflush(log_file);
+	n = pread(fileno(log_file), buf, sizeof(buf) - 1, 0);
+	buf[n > 0 ? n : 0] = '\0';
+	return strstr(buf, needle) != NULL;
+}
+
 int main(void)
 {
 	static const char cloudsql_cmdline[] = "/cloud-sql-proxy\0project:region:db";
@@ -56,14 +68,14 @@ int main(void)
 	struct pod_config cfg;
 	const struct podscan_container *c;
 	const struct decide_event *ev;
-	struct stopper st, sq;
+	struct stopper st, sq, late;
 	struct http *h = NULL;
 	struct pod pod;
 	int root_rel, worker_rel, spared_rel, sql_rel;
 	pid_t root, worker, spared, sql;
 	unsigned sent;
 
-	fake_start(&loop);
+	log_file = fake_start(&loop);
 	fake_spec(&spec, "match=fluent-bit,ready=http://127.0.0.1:1/ready,stop=http://127.0.0.1:1/quit");
 	fake_spec(&cloudsql, "cloudsql");
 	fake_pod_base();
@@ -94,6 +106,7 @@ int main(void)
 
 		stopper_init(&st, &sc);
 		stopper_init(&sq, &qc);
+		stopper_init(&late, &qc);
 	}
 	is_int(stopper_prepare(&st), 0, "its requests are built ahead of time");
 
@@ -150,12 +163,23 @@ int main(void)
 	ok(ev && ev->sidecar == 1, "no stop endpoint: decide hears it, for sidecar 1");
 	is_int(nevents, 1, "once");
 
+	/*
+	 * Seen once the drain has begun (an awaited sidecar): its command line
+	 * is not read, as a process stuck in the kernel would hold up the stop.
+	 */
+	nevents = 0;
+	podscan_names_only(pod.ps);
+	stopper_check(&late, c);
+	ok(!find(DECIDE_EV_NO_ENDPOINT, 0), "after podscan_names_only: no flag judged, for none was read");
+	ok(logged("pre-flight: the command line is not read once the drain has begun"), "the log says why");
+
 	fake_release(spared_rel, 0);
 	fake_release(sql_rel, 0);
 	close(root_rel);
 	close(worker_rel);
 	stopper_free(&st);
 	stopper_free(&sq);
+	stopper_free(&late);
 	http_free(h);
 	pod_close(&pod);
 	spec_free(&spec);
