@@ -38,6 +38,7 @@ RG_CLUSTER_STATE=${RG_CLUSTER_STATE:-/var/tmp/rearguard-cluster-$(printf '%s' "$
 export RG_CLUSTER_STATE
 NS_MADE=
 LOADED=
+KEPT_PODS=
 FOLLOW_PIDS=()
 
 [ -x "$CLUSTER" ] || skip "tools/cluster is not in this tree"
@@ -48,9 +49,12 @@ export RG_IMAGE_CHECK=no
 # namespace is gone.
 eval "e2e_$(declare -f cleanup)"
 cleanup() {
-	local rc=$?
+	local rc=$? kept
 	trap - EXIT INT TERM
 	set +e
+	for kept in $KEPT_PODS; do
+		let_go "$kept"
+	done
 	if [ -n "$NS_MADE" ] && [ -z "${RG_KEEP:-}" ]; then
 		kubectl delete namespace "$NS" --wait=false >/dev/null 2>&1
 	fi
@@ -463,44 +467,43 @@ CONF
 		'ENTRYPOINT ["/usr/sbin/nginx", "-e", "stderr", "-g", "daemon off;"]'
 }
 
-# watch_pod POD SECONDS: records every state the apiserver gives the pod
-# (kubectl get --watch) in $T/watch.json, in the background, for at most
-# SECONDS: a deleted pod's last statuses vanish with it.
-watch_pod() {
-	# A process group of its own, so that kubectl goes with it.
-	setsid timeout -k 5 "$2" "$CLUSTER" kubectl --namespace "$NS" get pod "$1" --watch -o json \
-		>"$T/watch.json" 2>"$T/watch.err" &
-	WATCH_PID=$!
+# A finalizer of the tests' own, which keeps a deleted pod (and the last
+# status the kubelet gave it) until the test has read it.
+KEEP_FINALIZER=rearguard.io/test-keep
+
+# keep_pod POD: the pod stays, once deleted, until kept_last has read its last
+# state: a watch may miss the kubelet's last status update before the pod goes.
+keep_pod() {
+	k patch pod "$1" --type merge -p "{\"metadata\":{\"finalizers\":[\"$KEEP_FINALIZER\"]}}" >/dev/null ||
+		fail "could not put a finalizer on pod $1"
+	KEPT_PODS="$KEPT_PODS $1"
 }
 
-# watched_last POD SECONDS: waits until the pod is gone (at most SECONDS),
-# ends the watch, and puts the last state it recorded with every container
-# terminated in $T/pods.json (as pod_json would).
-watched_last() {
+# kept_last POD SECONDS: waits (at most SECONDS) until the deleted pod shows
+# every container terminated, puts that state in $T/pods.json (as pod_json
+# would), then lets the pod go and waits until it is gone.
+kept_last() {
 	local end=$(($(now_ms) + $2 * 1000))
+	until k get pod "$1" -o json >"$T/kept.json" 2>/dev/null && /usr/bin/python3 - "$T/kept.json" <<'PY'
+import json, sys
+p = json.load(open(sys.argv[1]))
+cs = p["status"].get("containerStatuses", [])
+sys.exit(0 if p["metadata"].get("deletionTimestamp") and cs and all("terminated" in c["state"] for c in cs) else 1)
+PY
+	do
+		[ "$(now_ms)" -lt "$end" ] || fail "the deleted pod $1 did not show every container terminated within $2 s"
+		sleep 0.5
+	done
+	/usr/bin/python3 -c 'import json, sys; json.dump({"items": [json.load(open(sys.argv[1]))]}, open(sys.argv[2], "w"))' \
+		"$T/kept.json" "$T/pods.json"
+	let_go "$1"
 	while k get pod "$1" >/dev/null 2>&1; do
 		[ "$(now_ms)" -lt "$end" ] || fail "the pod $1 was not gone within $2 s"
 		sleep 0.5
 	done
-	sleep 1
-	kill -- -"$WATCH_PID" 2>/dev/null || true
-	wait "$WATCH_PID" || true
-	/usr/bin/python3 - "$T/watch.json" "$T/pods.json" <<'PY' || fail "the watch saw no state with every container terminated: $(tail -n 3 "$T/watch.err")"
-import json, sys
-text = open(sys.argv[1]).read()
-dec = json.JSONDecoder()
-i, last = 0, None
-while True:
-    while i < len(text) and text[i].isspace():
-        i += 1
-    if i >= len(text):
-        break
-    obj, i = dec.raw_decode(text, i)
-    cs = obj["status"].get("containerStatuses", [])
-    if cs and all("terminated" in c["state"] for c in cs):
-        last = obj
-if last is None:
-    sys.exit(1)
-json.dump({"items": [last]}, open(sys.argv[2], "w"))
-PY
+}
+
+# let_go POD: removes the tests' finalizer from the pod.
+let_go() {
+	k patch pod "$1" --type json -p '[{"op": "remove", "path": "/metadata/finalizers"}]' >/dev/null 2>&1
 }

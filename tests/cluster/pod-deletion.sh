@@ -5,8 +5,9 @@
 # `rearguard wait apps-done`, from the binary `rearguard install` copied);
 # the app needs 3 s to shut down. The proxy outlives the app: its stop
 # request (or SIGTERM) comes after the app's last line, and it finished no
-# earlier than the app (the kubelet's finish times, seen by watching the
-# pod until it is gone). Every container exits 0.
+# earlier than the app (the kubelet's finish times, read from the deleted
+# pod, which a finalizer of the test keeps until then). Every container
+# exits 0.
 . "$RG_SRCDIR/tests/cluster/lib.sh"
 
 image_agent
@@ -26,10 +27,10 @@ until k logs "$pod" -c import 2>/dev/null | grep -q importing && [ -n "$(event_m
 	sleep 0.5
 done
 follow_logs "$pod" import cloud-sql-proxy rearguard
-watch_pod "$pod" 180
+keep_pod "$pod"
 DELETE_MS=$(now_ms)
 kubectl --namespace "$NS" delete pod "$pod" --grace-period 40 --wait=false >/dev/null || fail "kubectl delete pod failed"
-watched_last "$pod" 120
+kept_last "$pod" 120
 wait "${FOLLOW_PIDS[@]}" || true
 evidence "pod-deletion: kubectl delete pod --grace-period 40 while the app runs (its last state)" --recorded
 
