@@ -22,8 +22,8 @@
 
 static regex_t sidecar_re;
 
-static enum podscan_match classify(void *arg, const char *comm, const char *argv0, const char *const *argv,
-				   size_t argc, size_t *sidecar)
+static enum podscan_match classify(void *arg, const char *kname, const char *comm, const char *argv0,
+				   const char *const *argv, size_t argc, size_t *sidecar)
 {
 	if (regexec(&sidecar_re, comm, 0, NULL, 0) == 0 || (argv0[0] && regexec(&sidecar_re, argv0, 0, NULL, 0) == 0)) {
 		*sidecar = 0;

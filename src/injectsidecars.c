@@ -333,7 +333,8 @@ static void regex_quote(char *out, size_t len, const char *s)
  * and URLs stay, the keys override them); a whole spec (keys) with name=
  * the container and match= its program (the command's, else the
  * container's name) unless it gives them; else those two and the SPEC as
- * its stop.
+ * its stop. Each with container= the container (unless the keys give
+ * one): containers that run one program (sh, python) are told apart by it.
  */
 static int named_spec(const char *ctr, const char *const *argv, size_t argc, const char *spec, char *out, size_t len)
 {
@@ -362,7 +363,17 @@ static int named_spec(const char *ctr, const char *const *argv, size_t argc, con
 		n = snprintf(out, len, "name=%s,match=%s%s%s", ctr, match, *spec ? ",stop=" : "", spec);
 	else
 		return -EINVAL;
-	return n < 0 || (size_t)n >= len ? -ENOSPC : 0;
+	if (n < 0 || (size_t)n >= len)
+		return -ENOSPC;
+	/* The container it is, by name: the agent then tells it from others that run the same program. */
+	if (!strstr(out, "container=") && spec_container_name(ctr)) {
+		size_t used = (size_t)n;
+
+		n = snprintf(out + used, len - used, ",container=%s", ctr);
+		if (n < 0 || (size_t)n >= len - used)
+			return -ENOSPC;
+	}
+	return 0;
 }
 
 int inject_check_named(const char *named, char *err, size_t errlen)

@@ -424,7 +424,7 @@ static bool log_stop(const struct decide_note *n)
 	case NOTE_SIGNAL_NOT_PERMITTED:
 		log_msg(LOG_ERROR, FIELDS(LF_STR("sidecar", n->sidecar), LF_STR("signal", sig)),
 			"not permitted to signal the sidecar: run rearguard with the sidecar's uid "
-			"(securityContext.runAsUser) or add the KILL capability");
+			"(securityContext.runAsUser), or as root with the KILL capability");
 		return true;
 	case NOTE_SIGNAL_FAILED:
 		log_msg(LOG_ERROR, FIELDS(LF_STR("sidecar", n->sidecar), LF_STR("error", err(n->result))),
@@ -433,7 +433,7 @@ static bool log_stop(const struct decide_note *n)
 	case NOTE_CATCHES:
 		log_msg(LOG_INFO,
 			FIELDS(LF_STR("sidecar", n->sidecar), LF_STR("signal", sig), LF_DURATION("waited", n->us)),
-			"%s catches SIG%s: stopping", n->sidecar, sig);
+			"%s is ready for SIG%s: stopping", n->sidecar, sig);
 		return true;
 	case NOTE_CATCHES_UNKNOWN:
 		log_msg(LOG_WARN,

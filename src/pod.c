@@ -5,6 +5,7 @@
 #include "argv.h"
 #include "decide.h"
 #include "install.h"
+#include "parse.h"
 #include "log.h"
 #include "pidwatch.h"
 #include "presets.h"
@@ -58,8 +59,8 @@ static bool matches(const struct sidecar_spec *spec, const char *comm, const cha
  * their command line (a one-shot run of a sidecar's program is an app),
  * and each detection is logged with its evidence.
  */
-static enum podscan_match classify(void *arg, const char *comm, const char *argv0, const char *const *argv,
-				   size_t argc, size_t *sidecar)
+static enum podscan_match classify(void *arg, const char *kname, const char *comm, const char *argv0,
+				   const char *const *argv, size_t argc, size_t *sidecar)
 {
 	const struct pod *p = arg;
 	const struct pod_config *cfg = &p->cfg;
@@ -67,7 +68,17 @@ static enum podscan_match classify(void *arg, const char *comm, const char *argv
 	char why[PRESET_EVIDENCE_MAX] = "";
 	size_t i;
 
+	/* A container the kubelet named: the spec naming it claims it, whatever it runs. */
+	for (i = 0; kname[0] && i < cfg->nsidecars; i++) {
+		if (strcmp(cfg->sidecars[i].container, kname) == 0) {
+			*sidecar = i;
+			return MATCH_SIDECAR;
+		}
+	}
 	for (i = 0; i < cfg->nsidecars && !cfg->sidecars[i].detected; i++) {
+		/* A spec for another named container: not this one's, whatever this one runs. */
+		if (kname[0] && cfg->sidecars[i].container[0])
+			continue;
 		if (matches(&cfg->sidecars[i], comm, argv0)) {
 			*sidecar = i;
 			return MATCH_SIDECAR;
@@ -94,6 +105,12 @@ static enum podscan_match classify(void *arg, const char *comm, const char *argv
 		       : MATCH_NONE;
 }
 
+/* What an app container is called: its name in the pod where the kubelet's mount says it, else its program. */
+static const char *app_name(const struct podscan_container *c)
+{
+	return c->kname[0] ? c->kname : c->name;
+}
+
 static void log_container(const struct pod *p, const struct podscan_container *c, const char *what)
 {
 	const struct pod_root *r = c->data;
@@ -101,7 +118,8 @@ static void log_container(const struct pod *p, const struct podscan_container *c
 	log_msg(LOG_INFO,
 		FIELDS(LF_INT("container", c->id), LF_STR("role", r && r->native ? "native" : podscan_role_name(c->role)),
 		       LF_STR("sidecar", c->role == ROLE_SIDECAR ? sidecar_name(p, c->sidecar) : NULL),
-		       LF_STR("name", c->name), LF_INT("pid", c->root), LF_INT("processes", c->nprocs),
+		       LF_STR("name", c->name), LF_STR("container_name", c->kname[0] ? c->kname : NULL),
+		       LF_INT("pid", c->root), LF_INT("processes", c->nprocs),
 		       LF_STR("cgroup", c->display)),
 		"%s", what);
 }
@@ -157,7 +175,7 @@ static void pending_gone(struct pod *p, struct pod_root *r, struct podscan_conta
 	r->sidecar = c->sidecar;
 	log_container(p, c, "container exited before a rescan saw its program run");
 	if (c->role == ROLE_APP)
-		TELL(p, when, .kind = DECIDE_EV_APP_SEEN, .id = c->id, .name = c->name);
+		TELL(p, when, .kind = DECIDE_EV_APP_SEEN, .id = c->id, .name = app_name(c));
 	else if (c->role == ROLE_SIDECAR)
 		TELL(p, when, .kind = DECIDE_EV_SIDECAR_SEEN, .sidecar = c->sidecar);
 	root_gone(p, r, c, when, unwatched, 0);
@@ -333,7 +351,8 @@ static void app_renamed(struct pod *p, struct podscan_container *c, int64_t now)
 		log_container(p, c, "container role changed");
 		return;
 	}
-	if (!r || !r->native)
+	/* Known by its name in the pod, it is the same app whatever it runs. */
+	if ((!r || !r->native) && !c->kname[0])
 		TELL(p, now, .kind = DECIDE_EV_APP_RENAMED, .id = c->id, .name = c->name);
 }
 
@@ -397,7 +416,7 @@ static void tell_scan(struct pod *p, bool first)
 			if (r && r->role == ROLE_APP && c->role != ROLE_APP)
 				TELL(p, now, .kind = DECIDE_EV_APP_FORGET, .id = c->id);
 			if (c->role == ROLE_APP) {
-				TELL(p, now, .kind = DECIDE_EV_APP_SEEN, .id = c->id, .name = c->name);
+				TELL(p, now, .kind = DECIDE_EV_APP_SEEN, .id = c->id, .name = app_name(c));
 				note_run_name(p, c);
 			} else if (c->role == ROLE_SIDECAR) {
 				TELL(p, now, .kind = DECIDE_EV_SIDECAR_SEEN, .sidecar = c->sidecar,
@@ -539,6 +558,15 @@ void pod_catches(struct pod *p, size_t sidecar, int signo)
 		/* A root gone meanwhile needs no handler; an error says more than a "not yet". */
 		if (rc == -ESRCH)
 			continue;
+		if (rc == PODSCAN_IGNORES) {
+			log_msg(LOG_WARN,
+				FIELDS(LF_STR("sidecar", sidecar_name(p, sidecar)), LF_INT("pid", c->root),
+				       LF_STR("signal", signal_name(signo))),
+				"the sidecar's main process ignores its stop signal: it ends only at SIGKILL, when "
+				"--stop-timeout and --kill-after have passed, and exits 137, which fails the pod; "
+				"see docs/troubleshooting.md");
+			rc = 1;
+		}
 		if (rc < 0 || (rc == 0 && result > 0))
 			result = rc;
 	}

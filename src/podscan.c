@@ -78,6 +78,7 @@ struct podscan {
 	 * not beside the agent).
 	 */
 	char pod_cgroup[512];
+	char mounts[32768]; /* a root's mount table, read once per container */
 	pid_t *fresh;
 	size_t nfresh, capfresh;
 	struct podscan_stats stats;
@@ -331,6 +332,32 @@ static struct container *container_by_key(struct podscan *ps, const struct proc_
 /* The most arguments of a command line handed to classify. */
 #define ARGS_MAX 32
 
+/*
+ * The container's name in the pod, from its root's mount table, once: the
+ * runtime's init has its mounts before it execs the program. A mount table
+ * takes no lock of the process's (as a command line does): read in the
+ * drain too.
+ */
+static void read_kname(struct podscan *ps, struct container *c)
+{
+	size_t len;
+
+	char path[64];
+	int fd, rc;
+
+	if (c->pub.kname[0] || !c->pub.root || ps->flat)
+		return;
+	snprintf(path, sizeof(path), "%d/mountinfo", (int)c->pub.root);
+	fd = open_proc_file(ps, path);
+	if (fd < 0)
+		return;
+	/* Generated a page at a time: read to its end. */
+	rc = read_small_fd(fd, ps->mounts, sizeof(ps->mounts), &len, READ_TO_END);
+	close_proc_file(ps, fd);
+	if (rc < 0 || proc_mountinfo_container(ps->mounts, len, c->pub.kname, sizeof(c->pub.kname)) < 0)
+		c->pub.kname[0] = '\0';
+}
+
 /* A process's command line, split into at most ARGS_MAX arguments; argv[0]'s basename too. */
 struct args {
 	char buf[4096];
@@ -359,8 +386,8 @@ static void apply_match(struct podscan *ps, struct container *c, const char *com
 {
 	size_t sidecar = PODSCAN_NO_SIDECAR;
 
-	switch (ps->cfg.classify(ps->cfg.arg, comm, a ? a->argv0 : "", a ? (const char *const *)a->argv : NULL,
-				a ? a->argc : 0, &sidecar)) {
+	switch (ps->cfg.classify(ps->cfg.arg, c->pub.kname, comm, a ? a->argv0 : "",
+				a ? (const char *const *)a->argv : NULL, a ? a->argc : 0, &sidecar)) {
 	case MATCH_SIDECAR:
 		if (c->match_sidecar == PODSCAN_NO_SIDECAR)
 			c->match_sidecar = sidecar;
@@ -480,6 +507,7 @@ static void classify_new(struct podscan *ps, pid_t pid)
 		c->pub.root = pid;
 		c->pub.root_start = st.starttime;
 		str_copy(c->root_comm, st.comm, sizeof(c->root_comm));
+		read_kname(ps, c);
 	}
 
 	if (c->match_sidecar != PODSCAN_NO_SIDECAR)
@@ -618,6 +646,7 @@ static void refresh_root(struct podscan *ps, struct container *c, int64_t now)
 		rekey_pending(ps, c);
 		if (c->pub.root_gone)
 			return;
+		read_kname(ps, c);
 	}
 	recheck_root(ps, c, &st, now - c->pub.pending_since_us >= PENDING_MAX_US);
 	/* Runtimes exec the program in the container's cgroup: where it runs is its own. */
@@ -1104,7 +1133,9 @@ int podscan_catches(const struct podscan *ps, pid_t pid, uint64_t start, int sig
 	 * starting may have its handler and yet not act on the signal (nginx
 	 * notices a QUIT that came before its master loop only at the next one).
 	 */
-	return proc_status_state(buf, len) == 'S' ? 1 : 0;
+	if (proc_status_state(buf, len) != 'S')
+		return 0;
+	return (caught | blocked) & bit ? 1 : PODSCAN_IGNORES;
 }
 
 size_t podscan_ancestors(const struct podscan *ps, pid_t pid, pid_t *out, size_t cap)

@@ -59,12 +59,13 @@ struct podscan_config {
 	const char *proc_path; /* "/proc"; the unit tests build a fake tree */
 	pid_t self_pid;        /* the agent's pid as proc_path numbers it */
 	/*
-	 * Classifies one process by its comm, the basename of its argv[0] ("" when
+	 * Classifies one process by its container's name in the pod (kname, ""
+	 * when unknown), its comm, the basename of its argv[0] ("" when
 	 * unknown) and its whole command line (argc 0 when it was not read: a
 	 * fork of a known process, or the drain's scans).
 	 */
-	enum podscan_match (*classify)(void *arg, const char *comm, const char *argv0, const char *const *argv,
-				       size_t argc, size_t *sidecar);
+	enum podscan_match (*classify)(void *arg, const char *kname, const char *comm, const char *argv0,
+				       const char *const *argv, size_t argc, size_t *sidecar);
 	void *arg;
 };
 
@@ -80,6 +81,12 @@ struct podscan_container {
 	pid_t root;             /* 0: its root had exited before it was first seen */
 	uint64_t root_start;
 	char name[PODSCAN_NAME_MAX]; /* the root's argv[0] basename, else its comm */
+	/*
+	 * The container's name in its pod, as the kubelet mounted it (its
+	 * termination-message file, proc_mountinfo_container); "" when no
+	 * mount names it (no kubelet, or its root was gone first).
+	 */
+	char kname[PODSCAN_NAME_MAX];
 	unsigned nprocs;        /* live processes at the last refresh */
 	bool root_gone;         /* its root exited: the container is over */
 	bool merged;            /* no container: an exec session's runtime init, merged into the one it joined */
@@ -173,9 +180,11 @@ int podscan_uids(const struct podscan *ps, pid_t pid, uint64_t start, uid_t *rui
 /*
  * Whether pid (if it still has the start time) is ready for signo: it
  * catches, ignores or blocks it (SigCgt, SigIgn, SigBlk in its status) and
- * sleeps (State S: its start-up is over). 1 yes, 0 not yet, -ESRCH when it
- * is gone, or -errno.
+ * sleeps (State S: its start-up is over). 1 yes, PODSCAN_IGNORES yes but
+ * it ignores signo (it will not end of it), 0 not yet, -ESRCH when it is
+ * gone, or -errno.
  */
+#define PODSCAN_IGNORES 2
 int podscan_catches(const struct podscan *ps, pid_t pid, uint64_t start, int signo);
 
 /* pid and its ancestors up to (not including) pid 1, at most cap of them; returns how many. */

@@ -78,14 +78,15 @@ void preflight_sidecar(const struct sidecar_spec *spec, const struct preflight_f
 		/* A signal stop cannot work; an HTTP stop still can, but its escalation cannot. */
 		snprintf(msg, sizeof(msg),
 			 "not permitted to signal the sidecar (it runs as uid %u, rearguard as uid %u, without the "
-			 "KILL capability): %s; run rearguard with the sidecar's uid (securityContext.runAsUser) or add "
-			 "the KILL capability",
+			 "KILL capability): %s; run rearguard with the sidecar's uid (securityContext.runAsUser), or as "
+			 "root with the KILL capability (which a non-root process cannot use)",
 			 (unsigned)f->ruid, (unsigned)f->my_euid,
 			 spec->stop_url ? "if its stop request fails, SIGTERM and SIGKILL cannot follow"
 					: "its stop signal will fail");
 		found(data, PREFLIGHT_KILL, msg);
 	}
-	if (!spec->stop_url && !spec->signal_all && is_shell(f->name) && f->nprocs > 1) {
+	/* A shell that traps the signal does with it what its script says: forward it, or exit. */
+	if (!spec->stop_url && !spec->signal_all && is_shell(f->name) && f->nprocs > 1 && !f->handles_stop) {
 		snprintf(msg, sizeof(msg),
 			 "the sidecar's main process is a shell (%s): SIG%s reaches the shell, not the program it runs, "
 			 "which is killed only when --kill-after ends; start the program with exec (sh -c 'exec prog') "

@@ -44,6 +44,7 @@ struct preflight_facts {
 	uid_t ruid, suid;           /* its real and saved uids */
 	uid_t my_ruid, my_euid;     /* the agent's */
 	bool can_kill;              /* the agent has CAP_KILL */
+	bool handles_stop;          /* the main process catches or blocks the stop signal (a shell's trap) */
 };
 
 typedef void preflight_fn(void *data, enum preflight_kind kind, const char *message);

@@ -346,3 +346,69 @@ char proc_status_state(const char *buf, size_t len)
 		return 0;
 	return *p;
 }
+
+/* Whether s (n bytes) is a DNS label: what Kubernetes takes as a container's name. */
+static bool dns_label(const char *s, size_t n)
+{
+	size_t i;
+
+	if (n == 0 || n > 63 || s[0] == '-' || s[n - 1] == '-')
+		return false;
+	for (i = 0; i < n; i++)
+		if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= '0' && s[i] <= '9') || s[i] == '-'))
+			return false;
+	return true;
+}
+
+/* The name in a mount's root "…/pods/UID/containers/NAME/ID" (n bytes), or NULL. */
+static const char *kubelet_container(const char *root, size_t n, size_t *namelen)
+{
+	static const char pods[] = "/pods/", containers[] = "/containers/";
+	const char *p = root, *end = root + n, *uid, *name, *id;
+
+	while ((p = memmem(p, (size_t)(end - p), pods, sizeof(pods) - 1)) != NULL) {
+		uid = p + sizeof(pods) - 1;
+		p = uid;
+		name = memchr(uid, '/', (size_t)(end - uid));
+		if (!name || name == uid || (size_t)(end - name) < sizeof(containers) - 1 ||
+		    memcmp(name, containers, sizeof(containers) - 1) != 0)
+			continue;
+		name += sizeof(containers) - 1;
+		id = memchr(name, '/', (size_t)(end - name));
+		/* The file's own name (ID) ends the path. */
+		if (!id || id + 1 >= end || memchr(id + 1, '/', (size_t)(end - id - 1)) || !dns_label(name, (size_t)(id - name)))
+			continue;
+		*namelen = (size_t)(id - name);
+		return name;
+	}
+	return NULL;
+}
+
+int proc_mountinfo_container(const char *buf, size_t len, char *out, size_t outlen)
+{
+	const char *line = buf, *end = buf + len;
+
+	while (line < end) {
+		const char *nl = memchr(line, '\n', (size_t)(end - line));
+		const char *stop = nl ? nl : end, *f = line, *name;
+		size_t field, namelen;
+
+		/* "ID PARENT MAJ:MIN ROOT MOUNTPOINT ...": the fourth field. */
+		for (field = 0; field < 3 && f < stop; field++) {
+			f = memchr(f, ' ', (size_t)(stop - f));
+			f = f ? f + 1 : stop;
+		}
+		if (f < stop) {
+			const char *sp = memchr(f, ' ', (size_t)(stop - f));
+
+			name = kubelet_container(f, (size_t)((sp ? sp : stop) - f), &namelen);
+			if (name && namelen < outlen) {
+				memcpy(out, name, namelen);
+				out[namelen] = '\0';
+				return (int)namelen;
+			}
+		}
+		line = stop + 1;
+	}
+	return -ENOENT;
+}

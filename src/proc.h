@@ -68,6 +68,16 @@ int proc_cgroup_pod(const char *self_key, const char *one_key, char *out, size_t
 bool proc_cgroup_within(const char *key, const char *pod);
 
 /*
+ * The name Kubernetes gives the container whose mount table buf (len bytes
+ * of /proc/PID/mountinfo) is: the kubelet bind-mounts each container's
+ * termination-message file from .../pods/POD_UID/containers/NAME/ID, so a
+ * mount whose root is such a path names it. NAME must be a DNS label (a
+ * container's name), at most outlen - 1 bytes. Returns its length; -ENOENT
+ * when no mount names one (not a kubelet's container, or a zombie).
+ */
+int proc_mountinfo_container(const char *buf, size_t len, char *out, size_t outlen);
+
+/*
  * A signal mask line of /proc/PID/status ("SigCgt", "SigIgn": up to 16 hex
  * digits, bit N-1 for signal N) into out. -EINVAL when the line is missing
  * or is not such a mask.

@@ -16,7 +16,7 @@
 #include <string.h>
 #include <strings.h>
 
-static const char *const keys[] = { "name", "match", "ready", "drain", "drain-time", "stop" };
+static const char *const keys[] = { "name", "match", "ready", "drain", "drain-time", "stop", "container" };
 
 static void fail(char *err, size_t errlen, const char *text, const char *fmt, ...) RG_PRINTF(4, 5);
 
@@ -151,6 +151,15 @@ static int apply(struct sidecar_spec *spec, const char *key, const char *value, 
 		str_copy(spec->name, value, sizeof(spec->name));
 		return 0;
 	}
+	if (strcmp(key, "container") == 0) {
+		if (!spec_container_name(value)) {
+			fail(err, errlen, text, "container: \"%s\" is no container name (a DNS label: a-z, 0-9 and -, "
+			     "at most 63)", value);
+			return -EINVAL;
+		}
+		str_copy(spec->container, value, sizeof(spec->container));
+		return 0;
+	}
 	if (strcmp(key, "match") == 0) {
 		free(spec->match_src);
 		spec->match_src = strdup(value);
@@ -224,6 +233,18 @@ static int apply_preset(struct sidecar_spec *spec, const char *name, size_t n, c
 	return apply(spec, "stop", p->stop, text, err, errlen) < 0 ? -ENOMEM : 0;
 }
 
+bool spec_container_name(const char *s)
+{
+	size_t i, n = strlen(s);
+
+	if (n == 0 || n >= SPEC_CONTAINER_MAX || s[0] == '-' || s[n - 1] == '-')
+		return false;
+	for (i = 0; i < n; i++)
+		if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= '0' && s[i] <= '9') || s[i] == '-'))
+			return false;
+	return true;
+}
+
 int spec_parse(const char *text, struct sidecar_spec *spec, char *err, size_t errlen)
 {
 	bool seen_native = false;
@@ -243,7 +264,7 @@ int spec_parse(const char *text, struct sidecar_spec *spec, char *err, size_t er
 		size_t n = comma ? (size_t)(comma - p) : strlen(p);
 
 		if (memchr(p, '=', n)) {
-			fail(err, errlen, text, "unknown key \"%.*s\" (keys: name, match, ready, drain, drain-time, stop, native)",
+			fail(err, errlen, text, "unknown key \"%.*s\" (keys: name, container, match, ready, drain, drain-time, stop, native)",
 			     (int)(strchr(p, '=') - p), p);
 			rc = -EINVAL;
 			goto out;
@@ -280,7 +301,7 @@ int spec_parse(const char *text, struct sidecar_spec *spec, char *err, size_t er
 				goto out;
 			}
 
-			fail(err, errlen, text, "unknown key \"%.*s\" (keys: name, match, ready, drain, drain-time, stop, native)",
+			fail(err, errlen, text, "unknown key \"%.*s\" (keys: name, container, match, ready, drain, drain-time, stop, native)",
 			     eq ? (int)(eq - p) : (int)strlen(p), p);
 			rc = -EINVAL;
 			goto out;

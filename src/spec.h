@@ -23,10 +23,19 @@
 #include <stdint.h>
 
 #define SPEC_NAME_MAX 64
+#define SPEC_CONTAINER_MAX 64 /* a DNS label and its NUL */
 #define SPEC_URL_MAX 1024
 
 struct sidecar_spec {
 	char name[SPEC_NAME_MAX];
+	/*
+	 * container=: the pod's container this sidecar is, by the name the
+	 * kubelet gives it. Where the containers' names can be seen
+	 * (podscan's kname), that container is this sidecar whatever it runs,
+	 * and no other container is, whatever it runs; match= is then only a
+	 * cross-check. "" when not given: match= alone says.
+	 */
+	char container[SPEC_CONTAINER_MAX];
 	const char *preset; /* static preset name, or NULL */
 	char *match_src;
 	regex_t match;
@@ -60,6 +69,9 @@ struct sidecar_spec {
  * naming the problem into err; spec is then empty (safe to spec_free).
  */
 int spec_parse(const char *text, struct sidecar_spec *spec, char *err, size_t errlen);
+
+/* Whether s can name a container of a pod (a DNS label, as Kubernetes requires). */
+bool spec_container_name(const char *s);
 void spec_free(struct sidecar_spec *spec);
 
 /*

@@ -197,6 +197,7 @@ void stopper_check(struct stopper *st, const struct podscan_container *c)
 			"pre-flight: the command line is not read once the drain has begun: its flags are not checked");
 	}
 	f.uids_known = podscan_uids(st->cfg.ps, c->root, c->root_start, &f.ruid, &f.suid) == 0;
+	f.handles_stop = podscan_catches(st->cfg.ps, c->root, c->root_start, st->cfg.spec->stop_signal) == 1;
 	preflight_sidecar(st->cfg.spec, &f, on_finding, st);
 }
 

@@ -25,7 +25,7 @@ expect_exit agent 20 0
 expect_exit proxy 5 0
 [ "$(events_count fluent-bit "got SIGTERM")" = 1 ] || fail "the sidecar did not take its SIGTERM"
 grep -q "waiting for fb to catch SIGTERM" "$T/agent.log" || fail "the wait for the handler is not logged"
-grep -q "fb catches SIGTERM: stopping" "$T/agent.log" || fail "the end of the wait is not logged"
+grep -q "fb is ready for SIGTERM: stopping" "$T/agent.log" || fail "the end of the wait is not logged"
 no_process_left proxy
 summary_is stopped sidecars 0 outcome
 summary_is 0 sidecars 0 exit_code
@@ -43,7 +43,7 @@ app_false_first nginx
 ctr_start nginx "$uid" /usr/sbin/nginx -p "$N" -c "$N/nginx.conf" -e "$N/error.log" -g 'daemon off;'
 expect_exit agent 20 0
 expect_exit nginx 10 0
-grep -q "nginx catches SIGQUIT: stopping" "$T/agent.log" || fail "the agent did not see nginx catch SIGQUIT"
+grep -q "nginx is ready for SIGQUIT: stopping" "$T/agent.log" || fail "the agent did not see nginx catch SIGQUIT"
 no_process_left nginx
 summary_is stopped sidecars 0 outcome
 summary_is 0 sidecars 0 exit_code

@@ -110,10 +110,10 @@ int main(void)
 	     .kind = NOTE_STOP_REFUSED, .sidecar = "linkerd", .result = 404);
 	SAYS("still running 20s after SIGTERM: SIGKILL in 5s sidecar=proxy",
 	     .kind = NOTE_SIGTERM_WAS_STOP, .sidecar = "proxy", .us = 20 * S, .limit_us = 5 * S);
-	SAYS("not permitted to signal the sidecar: run rearguard with the sidecar's uid (securityContext.runAsUser) or "
-	     "add the KILL capability sidecar=logs signal=INT",
+	SAYS("not permitted to signal the sidecar: run rearguard with the sidecar's uid (securityContext.runAsUser), "
+	     "or as root with the KILL capability sidecar=logs signal=INT",
 	     .kind = NOTE_SIGNAL_NOT_PERMITTED, .sidecar = "logs", .signo = SIGINT);
-	SAYS("fb catches SIGTERM: stopping sidecar=fb signal=TERM waited=40.000ms",
+	SAYS("fb is ready for SIGTERM: stopping sidecar=fb signal=TERM waited=40.000ms",
 	     .kind = NOTE_CATCHES, .sidecar = "fb", .signo = SIGTERM, .us = 40 * MS);
 	SAYS("waiting for fb to catch SIGTERM (started only just now; at most 1980ms more) sidecar=fb signal=TERM "
 	     "started_ago=20.000ms",

@@ -27,8 +27,8 @@ static struct ev_loop *loop;
 static struct podscan *ps;
 static bool exited;
 
-static enum podscan_match none(void *arg, const char *comm, const char *argv0, const char *const *argv, size_t argc,
-			       size_t *sidecar)
+static enum podscan_match none(void *arg, const char *kname, const char *comm, const char *argv0,
+			       const char *const *argv, size_t argc, size_t *sidecar)
 {
 	return MATCH_NONE;
 }

@@ -109,6 +109,78 @@ static pid_t above_every_pid(void)
 	return (pid_t)max;
 }
 
+/* Gives pid the kubelet's termination-message mount of a container called name. */
+static void kubelet_mount(pid_t pid, const char *name)
+{
+	char mi[512];
+
+	snprintf(mi, sizeof(mi),
+		 "300 200 0:55 / / rw - overlay overlay rw\n"
+		 "310 300 8:1 /var/lib/kubelet/pods/0f1e-uid/containers/%s/8f1a497a /dev/termination-log rw - ext4 x rw\n",
+		 name);
+	fake_put(pid, "mountinfo", mi, strlen(mi));
+}
+
+/*
+ * Containers known by their names in the pod: a spec with container= takes
+ * the container of that name whatever it runs, and no other container,
+ * whatever that one runs; apps are told by that name. Without the
+ * kubelet's mount, the program says, as before.
+ */
+static void known_by_name(void)
+{
+	struct sidecar_spec specs[2];
+	struct pod_config cfg;
+	const struct told *t;
+	struct pod pod;
+	int app_rel, shipper_rel, web_rel, other_rel;
+	pid_t app, shipper, web, other;
+
+	fake_spec(&specs[0], "name=shipper,container=shipper,match=sh,stop=signal:TERM");
+	fake_spec(&specs[1], "name=web,container=web,match=sh");
+	fake_pod_base();
+	app = fake_child(CHILD_WAITS, &app_rel);
+	fake_proc(app, 0, "sh", CG("/app"), "/bin/sh");
+	kubelet_mount(app, "report");
+	shipper = fake_child(CHILD_WAITS, &shipper_rel);
+	fake_proc(shipper, 0, "sh", CG("/shipper"), "/bin/sh");
+	kubelet_mount(shipper, "shipper");
+	/* sh -c 'exec busybox httpd': it runs busybox now. */
+	web = fake_child(CHILD_WAITS, &web_rel);
+	fake_proc(web, 0, "busybox", CG("/web"), "/bin/busybox");
+	kubelet_mount(web, "web");
+
+	fake_pod_config(&cfg, loop, specs);
+	cfg.nsidecars = 2;
+	cfg.apps = true;
+	cfg.on_event = on_event;
+	ntold = 0;
+	is_int(pod_open(&pod, &cfg), 0, "by name: the first scan");
+	pod_follow(&pod);
+	t = find(DECIDE_EV_APP_SEEN, id_of(app, &pod));
+	ok(t && strcmp(t->name, "report") == 0, "an app running the sidecar's program is an app, told by its name");
+	is_int(fake_container_of(&pod, shipper)->role, ROLE_SIDECAR, "the container named shipper is that sidecar");
+	is_int((int)fake_container_of(&pod, shipper)->sidecar, 0, "spec 0");
+	is_int(fake_container_of(&pod, web)->role, ROLE_SIDECAR, "web, whatever it runs now, is its sidecar");
+	is_int((int)fake_container_of(&pod, web)->sidecar, 1, "spec 1");
+	is_str(fake_container_of(&pod, web)->kname, "web", "its name in the pod");
+
+	/* No kubelet mount: the program alone says (the first spec it matches). */
+	other = fake_child(CHILD_WAITS, &other_rel);
+	fake_proc(other, 0, "sh", CG("/other"), "/bin/sh");
+	pod_refresh(&pod);
+	ok(fake_container_of(&pod, other)->role == ROLE_SIDECAR && fake_container_of(&pod, other)->sidecar == 0,
+	   "without its name, a container is matched by its program");
+
+	fake_release(app_rel, 0);
+	fake_release(shipper_rel, 0);
+	fake_release(web_rel, 0);
+	fake_release(other_rel, 0);
+	pod_close(&pod);
+	spec_free(&specs[0]);
+	spec_free(&specs[1]);
+}
+
 /*
  * Native sidecars: with --first, a container created before the agent's
  * is one, unless a plain spec matches it; a native spec's container is one
@@ -469,6 +541,7 @@ int main(void)
 	pod_close(&pod);
 	spec_free(&spec);
 	natives();
+	known_by_name();
 	shared_init_cgroup();
 	watch_descriptors();
 	fake_cleanup();

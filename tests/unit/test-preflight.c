@@ -104,6 +104,9 @@ int main(void)
 	ok(strstr(said[PREFLIGHT_SHELL], "exec") && strstr(said[PREFLIGHT_SHELL], "signal-all:TERM"),
 	   "the fixes: exec, or signal-all");
 	is_int(check("match=sh|fluent-bit,stop=signal-all:TERM", &f), 0, "signal-all reaches the program: nothing to say");
+	f.handles_stop = true;
+	is_int(check("match=sh|fluent-bit,stop=signal:TERM", &f), 0, "a shell that traps the signal: nothing to say");
+	f.handles_stop = false;
 	f.nprocs = 1;
 	is_int(check("match=sh|fluent-bit,stop=signal:TERM", &f), 0, "a shell alone is the program");
 

@@ -108,6 +108,34 @@ int main(void)
 	proc_cgroup_display("0::/pod/c2", out, 0);
 	ok(memcmp(out, "ab\ncd", 6) == 0, "a buffer of 0 bytes is left alone");
 
+	/* A container's name, from the kubelet's termination-message mount. */
+	{
+		static const char mi[] =
+			"318 254 0:55 / / rw,relatime - overlay overlay rw\n"
+			"333 318 254:0 /var/lib/kubelet/pods/ea7d-19/etc-hosts /etc/hosts rw - ext4 /dev/vda rw\n"
+			"334 318 254:0 /var/lib/kubelet/pods/ea7d-19/containers/first-app/8f1a497a /dev/termination-log "
+			"rw,relatime - ext4 /dev/vda rw\n";
+		static const char own_fs[] = "40 30 8:3 /pods/uid/containers/shipper/3575 /tmp/custom-term rw - xfs x rw";
+		char name[64];
+
+		is_int(proc_mountinfo_container(mi, sizeof(mi) - 1, name, sizeof(name)), 9, "kubelet mount: length");
+		is_str(name, "first-app", "kubelet mount: the container's name");
+		is_int(proc_mountinfo_container(own_fs, sizeof(own_fs) - 1, name, sizeof(name)), 7,
+		       "a kubelet root on its own filesystem, no newline at the end");
+		is_str(name, "shipper", "its name");
+		is_int(proc_mountinfo_container(mi, 120, name, sizeof(name)), -ENOENT, "no such mount: -ENOENT");
+		is_int(proc_mountinfo_container("1 2 3:4 /pods/u/containers/Bad_Name/x /t rw", 44, name, sizeof(name)),
+		       -ENOENT, "a name that is no DNS label");
+		is_int(proc_mountinfo_container("1 2 3:4 /pods/u/containers/app/x/y /t rw", 40, name, sizeof(name)),
+		       -ENOENT, "a deeper path is not the termination file");
+		is_int(proc_mountinfo_container("1 2 3:4 /pods/u/containers/app/ /t rw", 37, name, sizeof(name)),
+		       -ENOENT, "no file name");
+		is_int(proc_mountinfo_container("1 2 3:4 /x /pods/u/containers/app/id rw", 39, name, sizeof(name)),
+		       -ENOENT, "in the mount point, not the root: no");
+		is_int(proc_mountinfo_container(own_fs, sizeof(own_fs) - 1, name, 4), -ENOENT, "too long for the buffer");
+		is_int(proc_mountinfo_container("", 0, name, sizeof(name)), -ENOENT, "empty (a zombie's)");
+	}
+
 	/* The pod's cgroup: the parent of the agent's, holding pid 1's too. */
 	n = proc_cgroup_pod("12:pids:/kubepods/pod1/agent\n0::/", "12:pids:/kubepods/pod1/pause\n0::/", out,
 			    sizeof(out));

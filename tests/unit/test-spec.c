@@ -225,7 +225,15 @@ int main(void)
 	   "consul matches the full argv[0] name, not the truncated comm");
 	spec_free(&s);
 
+	is_int(parse("name=shipper,container=shipper,match=sh,stop=signal:TERM", &s), 0, "container=");
+	is_str(s.container, "shipper", "the container it is");
+	is_str(s.name, "shipper", "its name");
+	spec_free(&s);
+	is_int(parse("cloudsql,container=cloud-sql-proxy", &s), 0, "a preset's container");
+	is_str(s.container, "cloud-sql-proxy", "the container a preset's sidecar is");
+	spec_free(&s);
 	is_int(parse("match=fluent-bit", &s), 0, "custom spec");
+	is_str(s.container, "", "no container= : none");
 	is_int(s.stop_signal, SIGTERM, "default stop is SIGTERM");
 	ok(s.stop_url == NULL && s.ready_url == NULL, "no URLs");
 	is_str(s.name, "fluent-bit", "named after match");
@@ -281,8 +289,12 @@ int main(void)
 	refused("", "empty");
 	refused("istoi", "unknown preset \"istoi\"");
 	refused("foo=bar", "unknown key \"foo\"");
-	refused("match=x,colour=red", "keys: name, match, ready, drain, drain-time, stop, native");
+	refused("match=x,colour=red", "keys: name, container, match, ready, drain, drain-time, stop, native");
 	refused("match=x,color=red", "unknown key \"color\"");
+	refused("match=x,container=Bad_Name", "is no container name");
+	refused("match=x,container=-x", "is no container name");
+	refused("match=x,container=", "container needs a value");
+	refused("match=x,container=a,container=b", "container given twice");
 	refused("stop=signal:TERM", "match=REGEX is required");
 	refused("match=x,stop=signal:NOPE", "unknown signal");
 	refused("match=x,stop=signal:STOP", "does not stop a process");
