@@ -4,7 +4,8 @@
  * main() picks the subcommand, parses its options (every error is one line
  * and exit 2), sets up logging and hands over to the module's *_main: the
  * agent (the default), drain, run or run --drain (the wrapper), wait,
- * install, inject. Each subcommand here is a *_cmd.
+ * install, inject; presets prints the preset table. Each subcommand here is
+ * a *_cmd.
  */
 #include "config.h"
 
@@ -116,6 +117,23 @@ static int install_cmd(int argc, char **argv)
 	return 0;
 }
 
+/* rearguard presets: the table of known sidecars, for tools/presets and for a user's eyes. */
+static int presets_cmd(int argc, char **argv)
+{
+	if (argc > 1 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
+		printf("Usage: rearguard presets\n"
+		       "Prints the table of known sidecars, one JSON object a line, in its order.\n");
+		return 0;
+	}
+	if (argc > 1)
+		return usage_error("presets: takes no arguments");
+	if (options_print_presets() < 0 || fflush(stdout) != 0) {
+		fprintf(stderr, "rearguard: presets: cannot write the table\n");
+		return 1;
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *cmd = argc > 1 ? argv[1] : NULL;
@@ -143,7 +161,9 @@ int main(int argc, char **argv)
 		return install_cmd(argc - 1, argv + 1);
 	if (strcmp(cmd, "inject") == 0)
 		return inject_main(argc - 1, argv + 1);
+	if (strcmp(cmd, "presets") == 0)
+		return presets_cmd(argc - 1, argv + 1);
 	snprintf(msg, sizeof(msg),
-		 "unknown command '%.64s' (commands: agent, run, wait, drain, install, inject, version)", cmd);
+		 "unknown command '%.64s' (commands: agent, run, wait, drain, install, inject, presets, version)", cmd);
 	return usage_error(msg);
 }

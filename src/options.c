@@ -2,6 +2,7 @@
 
 #include "options.h"
 
+#include "json.h"
 #include "parse.h"
 #include "protocol.h"
 #include "sys.h"
@@ -743,6 +744,7 @@ void options_print_help(void)
 	       "       rearguard drain [--sidecar SPEC]... [--stop-timeout DUR] [--kill-after DUR]\n"
 	       "       rearguard install DIR\n"
 	       "       rearguard inject [--image IMAGE] [--mesh istio|linkerd] [--gate] [FILE|-]\n"
+	       "       rearguard presets\n"
 	       "       rearguard version | --version | --help\n"
 	       "\n"
 	       "Gives a pod native-sidecar behaviour: the agent runs as one more container of a\n"
@@ -866,7 +868,80 @@ void options_print_help(void)
 	       "rearguard inject [FILE|-]: writes the Kubernetes YAML of FILE (or standard input:\n"
 	       "a stream, a v1 List or a KRM ResourceList) with rearguard added to every Job,\n"
 	       "CronJob and Pod whose template shows a known sidecar; rearguard inject --help\n"
-	       "lists its options (--image, --mesh, --gate) and docs/inject.md explains it.\n");
+	       "lists its options (--image, --mesh, --gate) and docs/inject.md explains it.\n"
+	       "\n"
+	       "rearguard presets: the table of known sidecars, one JSON object a line, in its\n"
+	       "order (the order of detection, and the reverse of the detected sidecars' stops).\n");
+}
+
+/* A NULL-ended list of at most max strings as a JSON array. */
+static void json_list(struct jbuf *j, const char *key, const char *const *list, size_t max)
+{
+	size_t i;
+
+	jbuf_key(j, key);
+	jbuf_begin(j, '[');
+	for (i = 0; i < max && list[i]; i++)
+		jbuf_str(j, list[i]);
+	jbuf_end(j, ']');
+}
+
+/* A string member, null when absent. */
+static void json_member_str(struct jbuf *j, const char *key, const char *value)
+{
+	jbuf_key(j, key);
+	if (value)
+		jbuf_str(j, value);
+	else
+		jbuf_null(j);
+}
+
+/*
+ * rearguard presets: what the documentation's lists of presets are written
+ * from (tools/presets), and what a user may read to see what a preset
+ * matches, how it stops and how inject knows it.
+ */
+int options_print_presets(void)
+{
+	struct jbuf j;
+	size_t i, k;
+	int rc = 0;
+
+	for (i = 0; i < spec_npresets && rc == 0; i++) {
+		const struct spec_preset *p = &spec_presets[i];
+
+		jbuf_init(&j);
+		jbuf_begin(&j, '{');
+		json_member_str(&j, "name", p->name);
+		json_member_str(&j, "title", p->title);
+		json_member_str(&j, "match", p->match);
+		json_member_str(&j, "ready", p->ready);
+		json_member_str(&j, "drain", p->drain);
+		json_member_str(&j, "stop", p->stop);
+		jbuf_key(&j, "helper");
+		jbuf_bool(&j, p->helper);
+		jbuf_key(&j, "processes");
+		jbuf_begin(&j, '[');
+		for (k = 0; k < ARRAY_SIZE(p->forms) && p->forms[k].names[0]; k++) {
+			jbuf_begin(&j, '{');
+			json_list(&j, "names", p->forms[k].names, ARRAY_SIZE(p->forms[k].names));
+			json_list(&j, "serve", p->forms[k].serve, ARRAY_SIZE(p->forms[k].serve));
+			json_member_str(&j, "arg_has", p->forms[k].arg_has);
+			jbuf_end(&j, '}');
+		}
+		jbuf_end(&j, ']');
+		json_list(&j, "oneshot", p->oneshot, ARRAY_SIZE(p->oneshot));
+		json_list(&j, "containers", p->containers, ARRAY_SIZE(p->containers));
+		json_list(&j, "images", p->images, ARRAY_SIZE(p->images));
+		json_member_str(&j, "mesh", p->mesh);
+		json_member_str(&j, "inject_key", p->inject_key);
+		json_member_str(&j, "uid", p->uid);
+		jbuf_end(&j, '}');
+		if (j.failed || printf("%s\n", j.buf) < 0)
+			rc = -ENOMEM;
+		jbuf_free(&j);
+	}
+	return rc;
 }
 
 /* Whether this kernel reports the exit status of a reaped process through its pidfd. */

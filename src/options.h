@@ -93,5 +93,7 @@ int options_duration(const char *what, const char *value, int64_t *ms, char *err
 
 void options_print_help(void);
 void options_print_version(void);
+/* The preset table, one JSON object a row, on standard output: 0, or -ENOMEM. */
+int options_print_presets(void);
 
 #endif

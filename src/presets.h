@@ -19,6 +19,29 @@
  *	// NULL with why set: the program, run once (an app)
  *
  * The table is constant; no function here does I/O or allocates.
+ *
+ * A row's place in the table is a priority, read in two ways:
+ * - Detection: presets_detect tries a process against the rows in order
+ *   (each row's forms in order) and the first row whose form it is wins:
+ *   the Envoy that pilot-agent starts (an argument under istio/proxy/) is
+ *   istio's because istio comes before envoy. A row that calls the process
+ *   a one-shot run does not stop a later row from claiming it; the first
+ *   such reason is the evidence when none does. presets_container (inject)
+ *   reads the command line that way first, then the images row by row,
+ *   then the container names row by row; and inject lists the sidecars
+ *   that annotations ask an injector for in the table's order, before the
+ *   template's own containers.
+ * - Stopping: the sidecars are stopped one at a time in the reverse order
+ *   of their list (decide-sidecar.c, drain_step). Detection (no --sidecar,
+ *   or auto) appends every row not given by an explicit spec to that list
+ *   after the explicit ones, in the table's order (options.c,
+ *   add_detected): the detected sidecars are stopped from the last row to
+ *   the first, before any explicit one. inject's REARGUARD_SIDECARS is
+ *   stopped the same way: the template's own containers from the last,
+ *   then the injected ones from the last row to the first. So a mesh's
+ *   proxy, through which the others' traffic may pass, comes first in the
+ *   table and is stopped last.
+ * `rearguard presets` prints the rows in this order.
  */
 #ifndef RG_PRESETS_H
 #define RG_PRESETS_H

@@ -19,7 +19,10 @@ labelled rearguard.io/inject=enabled, and checks that the policy's pod has
 the spec and annotations that `rearguard inject` gives the Job's template,
 or is left alone where inject leaves the template alone. Then the cases
 only a pod has: no opt-in, a pod of no Job, a mesh that injected its proxy
-before Kyverno ran. Prints TAP.
+before Kyverno ran. And every image and container name by which a row of
+the preset table (`rearguard presets`) is known to inject, in a Job of
+its own: a row that inject knows and the policy does not fails, unless
+NOT_IN_POLICY says why the policy leaves it to inject. Prints TAP.
 """
 import copy
 import json
@@ -318,8 +321,79 @@ def main():
     tap.ok(got["spec"]["containers"][0] == want["containers"][0],
            "the mesh's proxy already in the pod: the same agent (REARGUARD_SIDECARS=istio, REARGUARD_APPS=1)",
            diff(got["spec"]["containers"][0], want["containers"][0]))
+    presets(policy, binary, tap)
     print("1..%d" % tap.n)
     sys.exit(1 if tap.failed else 0)
+
+
+# What the policy leaves to inject among the ways inject knows a preset's
+# container (docs/inject.md, Kyverno), each with why.
+NOT_IN_POLICY = {
+    ("vault", "image", "vault"): "the policy reads no command line, and the Vault image runs one-shots "
+                                 "(vault kv get) as often as the agent",
+}
+
+
+def preset_jobs(table):
+    """For each preset row, each of its images and container names as a Job's container beside an app."""
+    plain = next(r for r in table if r["containers"] and not r["helper"])
+    for row in table:
+        serve = row["processes"][0]["serve"] if row["processes"] else []
+        ways = [("image", i, {"name": "sidecar", "image": "registry.example.com/%s:1" % i}) for i in row["images"]]
+        ways += [("name", n, {"name": n, "image": "registry.example.com/in-house:1"}) for n in row["containers"]]
+        for how, what, ctr in ways:
+            if how == "image" and serve:
+                ctr["args"] = [serve[0]]  # the subcommand that runs long: no args is a one-shot
+            ctrs = [{"name": "app", "image": "registry.example.com/app:1", "command": ["/app"]}, ctr]
+            if row["helper"]:
+                # A helper alone is nothing to stop: inject leaves such a template unchanged.
+                ctrs.append({"name": plain["containers"][0], "image": "registry.example.com/in-house:1"})
+            job = {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "preset-%s" % row["name"]},
+                   "spec": {"template": {"spec": {"restartPolicy": "Never", "containers": ctrs}}}}
+            yield row, how, what, job
+
+
+def presets(policy, binary, tap):
+    """Every preset row inject knows by an image or a container name, the policy knows alike."""
+    out = subprocess.run([binary, "presets"], capture_output=True, text=True, check=True).stdout
+    table = [json.loads(line) for line in out.splitlines()]
+    used = set()
+    for row, how, what, job in preset_jobs(table):
+        name = "the preset table: %s's %s %s" % (row["name"], how, what)
+        injected, err = inject(binary, job)
+        if injected is None:
+            tap.ok(False, name + ": inject runs", err)
+            continue
+        want = no_nulls(template_of(injected))
+        env = {e["name"]: e.get("value") for c in want["spec"]["containers"] if c["name"] == "rearguard"
+               for e in c.get("env", [])}
+        specs = (env.get("REARGUARD_SIDECARS") or "").split(";")
+        tap.ok(any(s.split(",")[0] == row["name"] for s in specs),
+               name + ": inject takes it for the preset", yaml.safe_dump(want["spec"], sort_keys=True))
+        why = NOT_IN_POLICY.get((row["name"], how, what))
+        if why:
+            used.add((row["name"], how, what))
+            print("# %s: not the policy's: %s" % (name, why))
+            continue
+        got = apply_policy(policy, pod_of(job, template_of(job)), OPT_IN)
+        tap.ok(got["spec"] == want["spec"], name + ": the policy's pod spec is inject's",
+               diff(got["spec"], want["spec"]))
+        want_ann = (want.get("metadata") or {}).get("annotations") or {}
+        tap.ok((got["metadata"].get("annotations") or {}) == want_ann, name + ": and so are its annotations",
+               diff(got["metadata"].get("annotations"), want_ann))
+    # A helper beside apps only: nothing to stop, left alone by both.
+    for row in (r for r in table if r["helper"] and r["containers"]):
+        job = {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "helper-%s" % row["name"]},
+               "spec": {"template": {"spec": {"restartPolicy": "Never", "containers": [
+                   {"name": "app", "image": "registry.example.com/app:1", "command": ["/app"]},
+                   {"name": row["containers"][0], "image": "registry.example.com/in-house:1"}]}}}}
+        injected, err = inject(binary, job)
+        pod = pod_of(job, template_of(job))
+        tap.ok(injected is not None and template_of(injected) == template_of(job) and
+               apply_policy(policy, pod, OPT_IN) == pod,
+               "the preset table: %s beside an app only: left alone by inject and the policy" % row["name"], err)
+    stale = sorted(set(NOT_IN_POLICY) - used)
+    tap.ok(not stale, "every exception of NOT_IN_POLICY is a row's image or name", repr(stale))
 
 
 if __name__ == "__main__":
