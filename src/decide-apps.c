@@ -1,9 +1,10 @@
 /*
- * decide, for the pod's containers beside the apps and the sidecars it
- * stops: the native sidecars, which it lists and leaves to the kubelet,
- * and the apps' own stop when a sidecar fails while they run
- * (--on-sidecar-exit=fail). decide.c holds the apps, decide-sidecar.c the
- * sidecars; all share decide-private.h.
+ * decide, for the apps: their containers as they come and go, their
+ * reports and exit codes (the kernel's and rearguard run's), and under
+ * OnFailure their restarts, each matched to the failed attempt it
+ * replaces. decide.c concludes from them that the apps are done;
+ * decide-natives.c stops them after a sidecar failed. All share
+ * decide-private.h.
  */
 #include "config.h"
 
@@ -11,184 +12,463 @@
 
 #include "util.h"
 
-#include <signal.h>
 #include <string.h>
 
-/* ---- native sidecars ---------------------------------------------------------- */
+/* A note about app a. */
+#define SAY_APP(d, a, ...) SAY((d), .app = (a)->name, .container = (a)->id, __VA_ARGS__)
 
-const char *decide_native_known_by(enum decide_native_by by)
+/* ---- apps ----------------------------------------------------------------- */
+
+struct decide_app *dapps_find(struct decide *d, unsigned id)
 {
-	static const char *const words[] = { "spec", "first", "restart" };
-
-	return (size_t)by < ARRAY_SIZE(words) ? words[by] : "?";
-}
-
-bool native_seen(struct decide *d, unsigned id, const char *name, enum decide_native_by by, int64_t now)
-{
-	struct decide_native *n;
 	size_t i;
 
-	for (i = 0; i < d->nnatives; i++)
-		if (d->natives[i].id == id)
-			return false;
-	n = array_grow(d->natives, d->nnatives, &d->capnatives, sizeof(*n), 4);
-	if (!n) {
-		/* Only the summary's list is short of it: a native sidecar needs nothing from decide. */
-		SAY(d, .kind = NOTE_NATIVE_NOT_LISTED, .text = name, .container = id);
+	for (i = 0; i < d->napps; i++)
+		if (d->apps[i].id == id)
+			return &d->apps[i];
+	return NULL;
+}
+
+unsigned dapps_live(const struct decide *d)
+{
+	unsigned n = 0;
+	size_t i;
+
+	for (i = 0; i < d->napps; i++)
+		n += !d->apps[i].superseded;
+	return n;
+}
+
+/* OnFailure: an app that failed (or whose code is unknown) may be restarted in place. */
+static bool awaiting_restart(const struct decide *d, const struct decide_app *a)
+{
+	return d->cfg.policy == POLICY_ON_FAILURE && a->exited && !a->superseded && !a->gave_up &&
+	       a->code != 0 && a->code != DECIDE_CODE_PENDING && d->term_us == 0;
+}
+
+static bool app_finished(const struct decide *d, const struct decide_app *a)
+{
+	if (!a->exited)
 		return false;
+	if (d->cfg.policy == POLICY_NEVER)
+		return true;
+	if (a->code == DECIDE_CODE_PENDING)
+		return false;
+	/* Under deletion the kubelet restarts nothing. */
+	return a->code == 0 || d->term_us != 0 || a->gave_up;
+}
+
+bool dapps_all_finished(const struct decide *d)
+{
+	bool all = true;
+	size_t i;
+
+	for (i = 0; i < d->napps; i++)
+		if (!d->apps[i].superseded && !app_finished(d, &d->apps[i]))
+			all = false;
+	/* An app that could not be tracked may still be running: never done without it. */
+	if (d->lost_apps)
+		all = false;
+	return all;
+}
+
+bool dapps_fewer_than_expected(const struct decide *d)
+{
+	unsigned live = dapps_live(d);
+
+	return live == 0 || (d->cfg.apps_expected && live < d->cfg.apps_expected);
+}
+
+/* Every app container the pod has was seen: --apps N, and N of them. */
+bool dapps_all_expected_seen(const struct decide *d)
+{
+	return d->cfg.apps_expected && dapps_live(d) >= d->cfg.apps_expected;
+}
+
+bool dapps_any_awaiting_restart(const struct decide *d)
+{
+	size_t i;
+
+	for (i = 0; i < d->napps; i++)
+		if (awaiting_restart(d, &d->apps[i]))
+			return true;
+	return false;
+}
+
+/*
+ * A new app. Without memory for it, it is counted as lost: it may still
+ * run, so the apps are never done by themselves from then on (the drain
+ * waits for a drain file, --term-grace or --startup-timeout), never early.
+ */
+static struct decide_app *add_app(struct decide *d, unsigned id, const char *name, int64_t now)
+{
+	struct decide_app *a = array_grow(d->apps, d->napps, &d->capapps, sizeof(*a), 8);
+
+	if (!a) {
+		d->lost_apps++;
+		SAY(d, .kind = NOTE_APP_NOT_TRACKED, .app = name, .container = id);
+		return NULL;
 	}
-	d->natives = n;
-	/* The one it replaces: the first of its name that exited and has not come back. */
-	for (i = 0; by == NATIVE_BY_RESTART && i < d->nnatives; i++) {
-		if (d->natives[i].exited && !d->natives[i].replaced && strcmp(d->natives[i].name, name) == 0) {
-			d->natives[i].replaced = true;
-			break;
+	d->apps = a;
+	a = &d->apps[d->napps++];
+	memset(a, 0, sizeof(*a));
+	a->id = id;
+	str_copy(a->name, name, sizeof(a->name));
+	a->code = DECIDE_CODE_PENDING;
+	a->reported = -1;
+	a->seen_us = now;
+	return a;
+}
+
+/* a is the restart of the failed attempt old. */
+static void replace_attempt(struct decide *d, struct decide_app *old, struct decide_app *a)
+{
+	old->superseded = true;
+	a->restart = true;
+	SAY_APP(d, a, .kind = NOTE_APP_RESTARTED, .other = old->id);
+}
+
+/*
+ * OnFailure: a failed container coming back under a new cgroup is the same
+ * app, restarted; a is the new one, under the name it has now. Looked at
+ * when it appears and again when its main process execs another program:
+ * an entrypoint that execs (docker-entrypoint.sh, sh -c 'exec job') shows
+ * the script's name first, while the failed attempt was last seen under
+ * the program's. The kubelet restarts a container only after it failed,
+ * so one seen before that exit is another app, whatever its name, and so
+ * is one seen while the exit's code is not known (it may be 0: then two
+ * apps run the same program); and a new container replaces one failed
+ * attempt, not two.
+ */
+static void match_restart(struct decide *d, struct decide_app *a)
+{
+	struct decide_app *unnamed = NULL;
+	size_t i;
+
+	if (d->cfg.policy != POLICY_ON_FAILURE || a->restart || d->phase >= PHASE_DRAINING)
+		return;
+	for (i = 0; i < d->napps; i++) {
+		struct decide_app *old = &d->apps[i];
+
+		if (old == a || old->superseded || !old->exited || old->code == 0 || old->code == DECIDE_CODE_PENDING ||
+		    old->exited_us > a->seen_us)
+			continue;
+		if (strcmp(old->name, a->name) == 0) {
+			replace_attempt(d, old, a);
+			return;
 		}
+		/*
+		 * An attempt that exited before its program was seen bears its
+		 * runtime's name, and so may the restart: either may be any
+		 * app's. The earliest such failure is the one replaced, when no
+		 * name matches (one app per attempt, as the kubelet restarts).
+		 */
+		if (!unnamed && (runtime_init_name(old->name) || runtime_init_name(a->name)))
+			unnamed = old;
 	}
-	n = &d->natives[d->nnatives++];
-	memset(n, 0, sizeof(*n));
-	n->id = id;
-	str_copy(n->name, name, sizeof(n->name));
-	n->by = by;
-	n->seen_us = now;
-	SAY(d, .kind = NOTE_NATIVE_SEEN, .text = n->name, .container = id, .reason = decide_native_known_by(by),
-	    .flag = by == NATIVE_BY_RESTART);
+	if (unnamed)
+		replace_attempt(d, unnamed, a);
+}
+
+bool dapps_seen(struct decide *d, unsigned id, const char *name, int64_t now)
+{
+	struct decide_app *a;
+
+	if (dapps_find(d, id) || d->phase >= PHASE_DRAINING)
+		return false;
+	d->last_container_us = now;
+	a = add_app(d, id, name, now);
+	if (a)
+		match_restart(d, a);
 	return true;
 }
 
-bool native_exited(struct decide *d, unsigned id, int64_t now)
+bool dapps_exited(struct decide *d, unsigned id, int64_t now)
 {
-	size_t i;
+	struct decide_app *a = dapps_find(d, id);
 
-	for (i = 0; i < d->nnatives; i++) {
-		struct decide_native *n = &d->natives[i];
-
-		if (n->id != id || n->exited)
-			continue;
-		n->exited = true;
-		n->exited_us = now;
-		SAY(d, .kind = NOTE_NATIVE_EXITED, .text = n->name, .container = id);
-		return true;
-	}
-	return false;
-}
-
-bool native_forget(struct decide *d, unsigned id)
-{
-	size_t i;
-
-	for (i = 0; i < d->nnatives; i++) {
-		if (d->natives[i].id != id)
-			continue;
-		memmove(&d->natives[i], &d->natives[i + 1], (d->nnatives - i - 1) * sizeof(*d->natives));
-		d->nnatives--;
-		return true;
-	}
-	return false;
-}
-
-bool decide_native_restarted(const struct decide *d, const char *name, int64_t since)
-{
-	size_t i;
-
-	for (i = 0; i < d->nnatives; i++) {
-		const struct decide_native *n = &d->natives[i];
-
-		/* A spec's native is known again by its spec, under the spec's name, not its program's. */
-		if (n->by != NATIVE_BY_SPEC && n->exited && !n->replaced && n->exited_us <= since &&
-		    strcmp(n->name, name) == 0)
-			return true;
-	}
-	return false;
-}
-
-/* ---- the apps' stop after a sidecar failed ------------------------------------------ */
-
-/*
- * --on-sidecar-exit=fail: a sidecar failed while the apps ran, under Never:
- * nothing will restart it, and the apps would hang without it until the
- * Job's activeDeadlineSeconds. They are stopped the way the kubelet stops
- * a container, so that the pod fails now and the Job's backoffLimit can
- * retry it. Not under OnFailure (the kubelet restarts a failed sidecar
- * itself, and would restart the apps too), not for an exit 0 (a sidecar
- * that ends by its own choice, as Vault Agent's exit_after_auth does),
- * and not while the pod is being deleted (the kubelet stops the apps).
- */
-void apps_stop_begin(struct decide *d, size_t k, int code, int64_t now)
-{
-	const char *why = NULL;
-
-	if (d->cfg.on_sidecar_exit != SIDECAR_EXIT_FAIL || d->apps_stop_us || d->phase >= PHASE_DRAINING)
-		return;
-	if (d->cfg.policy != POLICY_NEVER)
-		why = "on-failure";
-	else if (code == 0)
-		why = "exit-0";
-	else if (d->term_us)
-		why = "deleted";
-	if (why) {
-		SAY_SC(d, k, .kind = NOTE_APPS_STOP_NOT, .reason = why);
-		return;
-	}
-	d->apps_stop_us = now;
-	d->apps_stop_for = k;
-	SAY_SC(d, k, .kind = NOTE_APPS_STOP, .us = d->cfg.kill_after_us);
-}
-
-/* The app a, being stopped after a sidecar failed: whether it is still to be signalled. */
-static bool stoppable(const struct decide_app *a)
-{
-	return a->id && a->id != DECIDE_APP_COMMAND && !a->exited && !a->superseded && !a->signal_err &&
-	       a->signal != SIGKILL;
-}
-
-/*
- * Each live app container gets SIGTERM to its main process, and
- * --kill-after later SIGKILL to every process, as the kubelet's grace
- * period ends; an app container that appears meanwhile gets the same.
- */
-bool apps_stop_step(struct decide *d, struct pass *p)
-{
-	size_t i;
-
-	if (!d->apps_stop_us)
+	if (!a || a->root_exited_us)
 		return false;
+	a->root_exited_us = now;
+	/* The kernel is asked for the code at once, then less and less often. */
+	a->status_next_us = now;
+	a->status_backoff_us = STATUS_FIRST_US;
+	if (a->exited)
+		return true;
+	a->exited = true;
+	a->exited_us = now;
+	return true;
+}
+
+/* Says why the sidecars stay, when a new code makes the app one that is expected back. */
+static void note_restart_wait(struct decide *d, const struct decide_app *a, int64_t now)
+{
+	if (awaiting_restart(d, a))
+		SAY_APP(d, a, .kind = NOTE_RESTART_WAIT, .code = a->code,
+			.us = d->cfg.restart_grace_us - (now - a->exited_us));
+}
+
+/* The kubelet restarts (or not) by the container's own exit code: that one decides. */
+static void note_disagreement(const struct decide *d, const struct decide_app *a, int kernel)
+{
+	SAY_APP(d, a, .kind = NOTE_CODES_DIFFER, .report = a->report, .reported = a->reported, .code = kernel);
+}
+
+/* Whether the kernel's code for a is still to be asked for. */
+static bool status_wanted(const struct decide_app *a)
+{
+	return a->root_exited_us && !a->kernel_code && a->status_backoff_us > 0;
+}
+
+bool dapps_status(struct decide *d, unsigned id, int code, int64_t now)
+{
+	struct decide_app *a = dapps_find(d, id);
+	int before;
+
+	if (!a)
+		return false;
+	if (code == DECIDE_CODE_PENDING)
+		return true; /* not yet: DECIDE_STATUS comes again on decide's clock */
+	a->status_backoff_us = 0;
+	before = a->code;
+	if (code >= 0) {
+		if (a->reported >= 0 && a->reported != code)
+			note_disagreement(d, a, code);
+		a->code = code;
+		a->kernel_code = true;
+	} else if (a->reported < 0) {
+		a->code = code;
+	}
+	if (a->code != before)
+		note_restart_wait(d, a, now);
+	return true;
+}
+
+/* Which app a report is about (see decide.h); NULL: none yet. */
+static struct decide_app *report_target(struct decide *d, const char *name)
+{
+	struct decide_app *only = NULL, *a;
+	size_t i, unreported = 0;
+
+	for (i = d->napps; i-- > 0;) {
+		a = &d->apps[i];
+		if (a->id && !a->superseded && (strcmp(a->name, name) == 0 || strcmp(a->reports_as, name) == 0))
+			return a;
+	}
+	for (i = d->napps; i-- > 0;) {
+		a = &d->apps[i];
+		if (a->id && !a->superseded && strcmp(a->report, name) == 0)
+			return a;
+	}
+	for (i = 0; i < d->napps; i++) {
+		a = &d->apps[i];
+		if (a->id && !a->superseded && !a->report[0]) {
+			only = a;
+			unreported++;
+		}
+	}
+	if (unreported == 1)
+		return only;
+	for (i = d->napps; i-- > 0;) {
+		a = &d->apps[i];
+		if (!a->id && !a->superseded && strcmp(a->report, name) == 0)
+			return a;
+	}
+	return NULL;
+}
+
+bool dapps_reports_as(struct decide *d, unsigned id, const char *name)
+{
+	struct decide_app *a = dapps_find(d, id);
+
+	if (!a)
+		return false;
+	str_copy(a->reports_as, name, sizeof(a->reports_as));
+	return true;
+}
+
+static void match_report(struct decide *d, const char *name, int code, int64_t now)
+{
+	struct decide_app *a = report_target(d, name);
+	int before;
+
+	if (!a) {
+		a = add_app(d, 0, name, now);
+		if (!a)
+			return;
+		SAY(d, .kind = NOTE_REPORT_ALONE, .report = name);
+	}
+	/* The same report read again (after an overflow, or written twice): nothing new. */
+	if (a->reported == code && strcmp(a->report, name) == 0)
+		return;
+	before = a->code;
+	str_copy(a->report, name, sizeof(a->report));
+	a->reported = code;
+	SAY_APP(d, a, .kind = NOTE_REPORTED, .report = name, .code = code, .flag = !a->exited);
+	if (!a->exited) {
+		a->exited = true;
+		a->exited_us = now;
+	}
+	if (a->kernel_code) {
+		if (a->code != code)
+			note_disagreement(d, a, a->code);
+	} else {
+		a->code = code;
+	}
+	if (a->code != before)
+		note_restart_wait(d, a, now);
+}
+
+bool dapps_report(struct decide *d, const char *name, int code, int64_t now)
+{
+	struct decide_report *r;
+	size_t i;
+
+	if (d->phase == PHASE_DONE)
+		return false;
+	/* Draining: no rescan is needed any more; the report only completes the summary. */
+	if (d->phase == PHASE_DRAINING) {
+		match_report(d, name, code, now);
+		return true;
+	}
+	for (i = 0; i < d->nreports; i++) {
+		if (strcmp(d->reports[i].name, name) == 0) {
+			d->reports[i].code = code;
+			return true;
+		}
+	}
+	r = array_grow(d->reports, d->nreports, &d->capreports, sizeof(*r), 4);
+	if (!r) {
+		/* The app it is about is not done as far as decide knows: the drain waits, as it should. */
+		SAY(d, .kind = NOTE_REPORT_NOT_TRACKED, .report = name);
+		return false;
+	}
+	d->reports = r;
+	r = &d->reports[d->nreports++];
+	str_copy(r->name, name, sizeof(r->name));
+	r->code = code;
+	return true;
+}
+
+void dapps_match_reports(struct decide *d, int64_t now)
+{
+	size_t i;
+
+	for (i = 0; i < d->nreports; i++)
+		match_report(d, d->reports[i].name, d->reports[i].code, now);
+	d->nreports = 0;
+}
+
+bool dapps_renamed(struct decide *d, unsigned id, const char *name)
+{
+	struct decide_app *a = dapps_find(d, id);
+
+	/* The name that identifies it across restarts is its program's, not the shell's before it. */
+	if (!a || a->exited)
+		return false;
+	str_copy(a->name, name, sizeof(a->name));
+	match_restart(d, a);
+	return true;
+}
+
+bool dapps_forget(struct decide *d, unsigned id)
+{
+	struct decide_app *a = dapps_find(d, id);
+
+	if (!a)
+		return false;
+	memmove(a, a + 1, (size_t)(d->apps + d->napps - a - 1) * sizeof(*a));
+	d->napps--;
+	return true;
+}
+
+/* OnFailure apps that did not come back within --restart-grace are done. */
+void dapps_expire_restart_grace(struct decide *d, struct pass *p)
+{
+	size_t i;
+
 	for (i = 0; i < d->napps; i++) {
 		struct decide_app *a = &d->apps[i];
 
-		if (!stoppable(a) || !reached(p, a->signal_next_us) || !go(p))
+		if (!awaiting_restart(d, a) || !dpriv_reached(p, a->exited_us + d->cfg.restart_grace_us) ||
+		    !dpriv_go(p))
 			continue;
-		a->signal = a->signal ? SIGKILL : SIGTERM;
-		a->signal_next_us = a->signal == SIGTERM ? p->now + d->cfg.kill_after_us : INT64_MAX;
-		p->act->kind = DECIDE_SIGNAL_APP;
-		p->act->app = a->id;
-		p->act->signo = a->signal;
-		p->act->all = a->signal == SIGKILL;
-		p->act->urgent = true;
-		return true;
+		a->gave_up = true;
+		SAY_APP(d, a, .kind = NOTE_RESTART_GIVEN_UP, .us = d->cfg.restart_grace_us);
 	}
+}
+
+/*
+ * Exit codes the kernel did not publish within STATUS_GIVE_UP_US of the
+ * root's exit are unknown. From the root's exit, not the app's: an app that
+ * reported long before its root exited is asked about all the same.
+ */
+void dapps_expire_statuses(struct decide *d, struct pass *p)
+{
+	size_t i;
+
+	for (i = 0; i < d->napps; i++) {
+		struct decide_app *a = &d->apps[i];
+
+		if (!status_wanted(a) || !dpriv_reached(p, a->root_exited_us + STATUS_GIVE_UP_US) || !dpriv_go(p))
+			continue;
+		SAY_APP(d, a, .kind = NOTE_CODE_UNPUBLISHED);
+		dapps_status(d, a->id, DECIDE_CODE_UNKNOWN, p->now);
+	}
+}
+
+bool dapps_status_step(struct decide *d, struct pass *p)
+{
+	bool due = false;
+	size_t i;
+
+	for (i = 0; i < d->napps; i++) {
+		struct decide_app *a = &d->apps[i];
+
+		if (!status_wanted(a) || !dpriv_reached(p, a->status_next_us) || !dpriv_go(p))
+			continue;
+		/* The attempt is made now; the next one, if needed, after the backoff. */
+		a->status_next_us = p->now + a->status_backoff_us;
+		a->status_backoff_us = dpriv_min64(a->status_backoff_us * 2, STATUS_MAX_US);
+		due = true;
+	}
+	return due;
+}
+
+bool dapps_codes_awaited(const struct decide *d)
+{
+	size_t i;
+
+	for (i = 0; i < d->napps; i++)
+		if (d->apps[i].exited && d->apps[i].code == DECIDE_CODE_PENDING)
+			return true;
 	return false;
 }
 
-bool app_signal_result(struct decide *d, unsigned id, int err, int64_t now)
-{
-	struct decide_app *a = find_app(d, id);
+/* ---- views -------------------------------------------------------------------- */
 
-	if (!a || !a->signal)
+size_t decide_app_count(const struct decide *d)
+{
+	return d->napps;
+}
+
+bool decide_app_view(const struct decide *d, size_t i, struct decide_app_view *v)
+{
+	const struct decide_app *a;
+
+	memset(v, 0, sizeof(*v));
+	if (i >= d->napps)
 		return false;
-	/* ESRCH: it exited meanwhile; its watch reports that. */
-	if (err == 0 || err == -ESRCH)
-		return true;
-	/* Not sent: the summary names only the signals that went out. */
-	a->signal = a->signal == SIGKILL ? SIGTERM : 0;
-	if (transient(err)) {
-		/* The same signal again shortly. */
-		a->signal_next_us = now + SIGNAL_RETRY_US;
-		SAY(d, .kind = NOTE_APP_SIGNAL_RETRY, .app = a->name, .container = id, .result = err);
-		return true;
-	}
-	a->signal_err = err;
-	SAY(d, .kind = err == -EPERM ? NOTE_APP_SIGNAL_NOT_PERMITTED : NOTE_APP_SIGNAL_FAILED, .app = a->name,
-	    .container = id, .result = err);
+	a = &d->apps[i];
+	v->id = a->id;
+	v->name = a->name;
+	v->state = a->superseded ? DECIDE_APP_RESTARTED : a->exited ? DECIDE_APP_EXITED : DECIDE_APP_RUNNING;
+	v->code = a->code;
+	v->gave_up = a->gave_up;
+	v->report = a->report[0] ? a->report : NULL;
+	v->reported = a->reported;
+	v->signal = a->signal;
+	v->seen_us = a->seen_us;
+	v->exited_us = a->exited_us;
 	return true;
 }

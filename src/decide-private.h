@@ -1,9 +1,22 @@
 /*
- * decide's own structures and the steps its files share: decide.c (apps,
- * reports, rescans, the conclusion, the files, the end), decide-sidecar.c
- * (each sidecar's readiness, stop and exit code) and decide-apps.c (native
- * sidecars, and the apps stopped after a sidecar failed). Nothing outside
- * those files includes this: the others read views (decide.h).
+ * decide's own structures and the steps its files share: decide.c (the
+ * phases, rescans, the conclusion, the files, the end, the events'
+ * dispatch), decide-apps.c (the apps, their reports and exit codes, their
+ * restarts), decide-sidecar.c (each sidecar's readiness, stop and exit
+ * code) and decide-natives.c (native sidecars, and the apps stopped after a
+ * sidecar failed). Those four include this and nothing else does: the
+ * others read views (decide.h), each beside the structure it views.
+ *
+ * A function one of them defines for the others starts with that file's
+ * prefix: dapps_ (decide-apps.c), dside_ (decide-sidecar.c) and dnat_
+ * (decide-natives.c); decide.c defines none, and this header's own helpers
+ * start with dpriv_. So a name says where it lives, and none is taken
+ * twice in the program. The structures and their constants are declared
+ * here alone, and keep their names.
+ *
+ * The files call each other one way only: decide.c calls the three others,
+ * decide-sidecar.c calls decide-natives.c (a sidecar failed: the apps may
+ * be stopped), and decide-natives.c calls decide-apps.c (to find an app).
  *
  * Every step runs in a pass (struct pass). decide_next makes a pass with
  * an action to fill: the first step that is due takes it. decide_deadline
@@ -230,17 +243,17 @@ struct pass {
 	int64_t next;              /* the earliest time a step will be due */
 };
 
-static inline int64_t min64(int64_t a, int64_t b)
+static inline int64_t dpriv_min64(int64_t a, int64_t b)
 {
 	return a < b ? a : b;
 }
 
 /* Whether when has come; when it has not, the pass learns when it will. */
-static inline bool reached(struct pass *p, int64_t when)
+static inline bool dpriv_reached(struct pass *p, int64_t when)
 {
 	if (when <= p->now)
 		return true;
-	p->next = min64(p->next, when);
+	p->next = dpriv_min64(p->next, when);
 	return false;
 }
 
@@ -249,27 +262,27 @@ static inline bool reached(struct pass *p, int64_t when)
  * makes it. A plan makes none: it learns that decide_next has something
  * to do now, which is all a deadline needs to know.
  */
-static inline bool go(struct pass *p)
+static inline bool dpriv_go(struct pass *p)
 {
 	if (p->act)
 		return true;
-	p->next = min64(p->next, p->now);
+	p->next = dpriv_min64(p->next, p->now);
 	return false;
 }
 
 /* ---- notes ---------------------------------------------------------------------- */
 
-static inline void decide_say(const struct decide *d, const struct decide_note *n)
+static inline void dpriv_say(const struct decide *d, const struct decide_note *n)
 {
 	if (d->cfg.sink)
 		d->cfg.sink(d->cfg.sink_data, n);
 }
 
-#define SAY(d, ...) decide_say((d), &(const struct decide_note){ __VA_ARGS__ })
+#define SAY(d, ...) dpriv_say((d), &(const struct decide_note){ __VA_ARGS__ })
 /* A note about sidecar idx: its name and index come with it. */
 #define SAY_SC(d, idx, ...) SAY((d), .sidecar = (d)->cfg.sidecars[(idx)].name, .k = (idx), __VA_ARGS__)
 
-/* Durations decide-sidecar.c shares with decide.c. */
+/* Durations the files share: exit codes (apps and sidecars), a sidecar's connections, signals. */
 #define CONNECT_TIMEOUT_US (1 * US_PER_S) /* on loopback a connect succeeds or is refused at once */
 #define STATUS_FIRST_US (1 * US_PER_MS)   /* exit statuses: asked at once, then less and less often */
 #define STATUS_MAX_US (128 * US_PER_MS)
@@ -278,49 +291,76 @@ static inline void decide_say(const struct decide *d, const struct decide_note *
 #define SIGNAL_RETRY_US (100 * US_PER_MS)
 
 /* Failures that pass: the same signal is sent again shortly. */
-static inline bool transient(int err)
+static inline bool dpriv_transient(int err)
 {
 	return err == -EMFILE || err == -ENFILE || err == -ENOMEM || err == -EAGAIN || err == -EINTR ||
 	       err == -ENOBUFS;
 }
 
-/* ---- decide-sidecar.c, for decide.c --------------------------------------------- */
+/* ---- decide-apps.c, for the others ------------------------------------------------ */
 
-void sidecars_init(struct decide *d, int64_t now);
+struct decide_app *dapps_find(struct decide *d, unsigned id);
+/* The apps not superseded by a restart. */
+unsigned dapps_live(const struct decide *d);
+/* Fewer apps than --apps N (or none) were seen: another may still come. */
+bool dapps_fewer_than_expected(const struct decide *d);
+/* Every app container the pod has was seen: --apps N, and N of them. */
+bool dapps_all_expected_seen(const struct decide *d);
+/* OnFailure: an app failed and its restart is awaited. */
+bool dapps_any_awaiting_restart(const struct decide *d);
+/* Every app is finished (a restart is not awaited), and none was lost for want of memory. */
+bool dapps_all_finished(const struct decide *d);
+/* An app's exit code is still on its way. */
+bool dapps_codes_awaited(const struct decide *d);
+/* The events about apps (DECIDE_EV_APP_*): whether they changed anything. */
+bool dapps_seen(struct decide *d, unsigned id, const char *name, int64_t now);
+bool dapps_exited(struct decide *d, unsigned id, int64_t now);
+bool dapps_status(struct decide *d, unsigned id, int code, int64_t now);
+bool dapps_renamed(struct decide *d, unsigned id, const char *name);
+bool dapps_forget(struct decide *d, unsigned id);
+bool dapps_reports_as(struct decide *d, unsigned id, const char *name);
+bool dapps_report(struct decide *d, const char *name, int code, int64_t now);
+/* A rescan succeeded: the reports that waited for it are matched to their apps. */
+void dapps_match_reports(struct decide *d, int64_t now);
+void dapps_expire_restart_grace(struct decide *d, struct pass *p);
+/* The apps' exit codes the kernel did not publish in time are unknown. */
+void dapps_expire_statuses(struct decide *d, struct pass *p);
+/* Whether an app's exit code is due to be asked for (one DECIDE_STATUS with the sidecars'). */
+bool dapps_status_step(struct decide *d, struct pass *p);
+
+/* ---- decide-sidecar.c, for the others ----------------------------------------------- */
+
+void dside_init(struct decide *d, int64_t now);
 /* Whether sidecar k counts: named with --sidecar, or detection saw a process of it. */
-bool sidecar_counts(const struct decide *d, size_t k);
+bool dside_counts(const struct decide *d, size_t k);
 /* A sidecar named with --sidecar whose container was never seen: the kubelet may still start it. */
-bool sidecar_never_started(const struct decide *d, size_t k);
+bool dside_never_started(const struct decide *d, size_t k);
 /* Readiness waits for a sidecar's process, which only rescans can find. */
-bool awaiting_sidecar_process(const struct decide *d);
-bool readiness_step(struct decide *d, struct pass *p);
-bool check_step(struct decide *d, struct pass *p);
+bool dside_awaiting_process(const struct decide *d);
+bool dside_readiness_step(struct decide *d, struct pass *p);
+bool dside_check_step(struct decide *d, struct pass *p);
 /* --ready-timeout: looked at before the conclusion, which it may make (ready_gates_apps). */
-void expire_readiness(struct decide *d, struct pass *p);
+void dside_expire_readiness(struct decide *d, struct pass *p);
 /* The sidecars, one by one in reverse order, each settled before the next. */
-bool drain_step(struct decide *d, struct pass *p);
+bool dside_drain_step(struct decide *d, struct pass *p);
 /* The sidecars' exit codes: asked for when due (with the apps', one DECIDE_STATUS), given up after a while. */
-bool codes_step(struct decide *d, struct pass *p);
-void expire_codes(struct decide *d, struct pass *p);
+bool dside_codes_step(struct decide *d, struct pass *p);
+void dside_expire_codes(struct decide *d, struct pass *p);
 /* Whether a sidecar's answer or exit code is still on its way (the exit waits a little for them). */
-bool sidecars_awaited(const struct decide *d);
-bool sidecars_failed(const struct decide *d);
-bool sidecar_event(struct decide *d, const struct decide_event *ev, int64_t now);
-void sidecar_view(const struct decide *d, size_t k, struct decide_sidecar_view *v);
+bool dside_awaited(const struct decide *d);
+bool dside_failed(const struct decide *d);
+/* The events about one sidecar, k checked already. */
+bool dside_event(struct decide *d, const struct decide_event *ev, int64_t now);
 
-/* ---- decide.c, for the others ---------------------------------------------------- */
-
-struct decide_app *find_app(struct decide *d, unsigned id);
-
-/* ---- decide-apps.c, for the others ---------------------------------------------- */
+/* ---- decide-natives.c, for the others ----------------------------------------------- */
 
 /* The apps' stop after a failed sidecar (--on-sidecar-exit=fail): its signals when they are due. */
-bool apps_stop_step(struct decide *d, struct pass *p);
+bool dnat_apps_stop_step(struct decide *d, struct pass *p);
 /* Sidecar k exited with code while the apps ran, and no stop of ours was sent: the apps may be stopped. */
-void apps_stop_begin(struct decide *d, size_t k, int code, int64_t now);
-bool app_signal_result(struct decide *d, unsigned id, int err, int64_t now);
-bool native_seen(struct decide *d, unsigned id, const char *name, enum decide_native_by by, int64_t now);
-bool native_exited(struct decide *d, unsigned id, int64_t now);
-bool native_forget(struct decide *d, unsigned id);
+void dnat_apps_stop_begin(struct decide *d, size_t k, int code, int64_t now);
+bool dnat_app_signal_result(struct decide *d, unsigned id, int err, int64_t now);
+bool dnat_seen(struct decide *d, unsigned id, const char *name, enum decide_native_by by, int64_t now);
+bool dnat_exited(struct decide *d, unsigned id, int64_t now);
+bool dnat_forget(struct decide *d, unsigned id);
 
 #endif

@@ -1,7 +1,8 @@
 /*
  * decide, for each sidecar: its readiness (polls, then the ready file),
  * its stop (the machine below), and its own exit code. decide.c holds the
- * apps, the conclusion and the end; both share decide-private.h.
+ * phases, the conclusion and the end; decide-natives.c the apps' stop when
+ * a sidecar fails while they run. All share decide-private.h.
  */
 #include "config.h"
 
@@ -46,7 +47,7 @@ static bool is_refusal(int result)
 	return result >= 400 && result < 500 && result != 408 && result != 429;
 }
 
-void sidecars_init(struct decide *d, int64_t now)
+void dside_init(struct decide *d, int64_t now)
 {
 	size_t i;
 
@@ -59,14 +60,14 @@ void sidecars_init(struct decide *d, int64_t now)
 }
 
 /* A native one never counts: the kubelet starts and stops it. */
-bool sidecar_counts(const struct decide *d, size_t k)
+bool dside_counts(const struct decide *d, size_t k)
 {
 	return !d->cfg.sidecars[k].native && (!d->cfg.sidecars[k].optional || d->sidecars[k].seen);
 }
 
-bool sidecar_never_started(const struct decide *d, size_t k)
+bool dside_never_started(const struct decide *d, size_t k)
 {
-	return sidecar_counts(d, k) && !d->sidecars[k].seen && d->cfg.sidecars[k].confirm == CONFIRM_PROCESSES;
+	return dside_counts(d, k) && !d->sidecars[k].seen && d->cfg.sidecars[k].confirm == CONFIRM_PROCESSES;
 }
 
 /* Detection only, and nothing detected yet: nothing is ready, for there may be a sidecar to come. */
@@ -75,7 +76,7 @@ static bool none_detected(const struct decide *d)
 	size_t k;
 
 	for (k = 0; k < d->cfg.nsidecars; k++)
-		if (sidecar_counts(d, k))
+		if (dside_counts(d, k))
 			return false;
 	/* Native specs alone: nothing is to come. */
 	for (k = 0; k < d->cfg.nsidecars; k++)
@@ -115,7 +116,7 @@ static void mark_ready(struct decide *d, size_t k, int64_t now)
 	       .flag = !d->cfg.sidecars[k].ready_url, .blind = d->cfg.sidecars[k].confirm == CONFIRM_PORT);
 }
 
-bool awaiting_sidecar_process(const struct decide *d)
+bool dside_awaiting_process(const struct decide *d)
 {
 	size_t i;
 
@@ -123,7 +124,7 @@ bool awaiting_sidecar_process(const struct decide *d)
 		return false;
 	/* Without a ready URL a sidecar is ready when its process shows up. */
 	for (i = 0; i < d->cfg.nsidecars; i++)
-		if (sidecar_counts(d, i) && !d->cfg.sidecars[i].ready_url && !d->sidecars[i].seen &&
+		if (dside_counts(d, i) && !d->cfg.sidecars[i].ready_url && !d->sidecars[i].seen &&
 		    d->cfg.sidecars[i].confirm == CONFIRM_PROCESSES)
 			return true;
 	/* Detection: a sidecar may start after the agent; it is seen only by looking. */
@@ -139,7 +140,7 @@ static void note_ready_timeout(struct decide *d)
 	for (i = 0; i < d->cfg.nsidecars; i++) {
 		const struct sidecar_ready *r = &d->sidecars[i].ready;
 
-		if (r->state == READY_YES || !sidecar_counts(d, i) || n >= sizeof(list) - 1)
+		if (r->state == READY_YES || !dside_counts(d, i) || n >= sizeof(list) - 1)
 			continue;
 		n += (size_t)snprintf(list + n, sizeof(list) - n, "%s%s (%s)", n ? ", " : "", d->cfg.sidecars[i].name,
 				      !d->cfg.sidecars[i].ready_url ? "no process seen"
@@ -173,15 +174,15 @@ static void readiness_update(struct decide *d, struct pass *p)
 	if (!readiness_pending(d))
 		return;
 	for (i = 0; i < d->cfg.nsidecars; i++) {
-		if (!sidecar_counts(d, i) || d->sidecars[i].ready.state == READY_YES || !ready_now(d, i))
+		if (!dside_counts(d, i) || d->sidecars[i].ready.state == READY_YES || !ready_now(d, i))
 			continue;
-		if (!go(p))
+		if (!dpriv_go(p))
 			return;
 		mark_ready(d, i, p->now);
 	}
 	for (i = 0; i < d->cfg.nsidecars; i++)
-		all &= !sidecar_counts(d, i) || d->sidecars[i].ready.state == READY_YES;
-	if (!all || none_detected(d) || !go(p))
+		all &= !dside_counts(d, i) || d->sidecars[i].ready.state == READY_YES;
+	if (!all || none_detected(d) || !dpriv_go(p))
 		return;
 	d->sidecars_ready = true;
 	/* The file, or the command that waits for it; without the file protocol only a note. */
@@ -192,7 +193,7 @@ static void readiness_update(struct decide *d, struct pass *p)
 					       : NOTE_ALL_READY_NO_FILE);
 }
 
-bool readiness_step(struct decide *d, struct pass *p)
+bool dside_readiness_step(struct decide *d, struct pass *p)
 {
 	size_t i;
 
@@ -202,8 +203,8 @@ bool readiness_step(struct decide *d, struct pass *p)
 	for (i = 0; i < d->cfg.nsidecars; i++) {
 		struct sidecar_ready *r = &d->sidecars[i].ready;
 
-		if (!sidecar_counts(d, i) || r->state != READY_NOT || !d->cfg.sidecars[i].ready_url ||
-		    !reached(p, r->next_us) || !go(p))
+		if (!dside_counts(d, i) || r->state != READY_NOT || !d->cfg.sidecars[i].ready_url ||
+		    !dpriv_reached(p, r->next_us) || !dpriv_go(p))
 			continue;
 		r->state = READY_ASKING;
 		r->polls++;
@@ -218,17 +219,17 @@ bool readiness_step(struct decide *d, struct pass *p)
 	return false;
 }
 
-void expire_readiness(struct decide *d, struct pass *p)
+void dside_expire_readiness(struct decide *d, struct pass *p)
 {
 	bool late = false;
 	size_t k;
 
-	if (!readiness_pending(d) || !reached(p, d->started_us + d->cfg.ready_timeout_us))
+	if (!readiness_pending(d) || !dpriv_reached(p, d->started_us + d->cfg.ready_timeout_us))
 		return;
 	/* What turned ready by then still counts. */
 	for (k = 0; k < d->cfg.nsidecars; k++)
-		late |= sidecar_counts(d, k) && !ready_now(d, k);
-	if (!(late || none_detected(d)) || !go(p))
+		late |= dside_counts(d, k) && !ready_now(d, k);
+	if (!(late || none_detected(d)) || !dpriv_go(p))
 		return;
 	d->ready_expired = true;
 	note_ready_timeout(d);
@@ -250,21 +251,21 @@ static bool ready_result(struct decide *d, size_t k, int result, int64_t now)
 	}
 	/* Fast while the proxy may be starting, then backing off. */
 	if (now - d->started_us >= READY_FAST_WINDOW_US)
-		r->backoff_us = min64(r->backoff_us * 2, READY_POLL_MAX_US);
+		r->backoff_us = dpriv_min64(r->backoff_us * 2, READY_POLL_MAX_US);
 	r->next_us = now + r->backoff_us;
 	SAY_SC(d, k, .kind = NOTE_NOT_READY_YET, .result = result, .us = r->backoff_us);
 	return true;
 }
 
 /* Pre-flight: whether each ready sidecar's stop endpoint accepts connections. */
-bool check_step(struct decide *d, struct pass *p)
+bool dside_check_step(struct decide *d, struct pass *p)
 {
 	size_t k;
 
 	for (k = 0; k < d->cfg.nsidecars; k++) {
 		struct sidecar_ready *r = &d->sidecars[k].ready;
 
-		if (r->check != CHECK_DUE || !go(p))
+		if (r->check != CHECK_DUE || !dpriv_go(p))
 			continue;
 		r->check = CHECK_ASKING;
 		p->act->kind = DECIDE_HTTP;
@@ -377,7 +378,8 @@ static void start_stop(struct decide *d, size_t k, int64_t now, struct decide_ac
 	if (cfg->stop_url) {
 		st->backoff_us = STOP_RETRY_FIRST_US;
 		st->retry_us = INT64_MAX;
-		http_action(d, k, DECIDE_HTTP_STOP, cfg->stop_url, min64(STOP_REQUEST_US, d->cfg.stop_timeout_us), act);
+		http_action(d, k, DECIDE_HTTP_STOP, cfg->stop_url,
+			    dpriv_min64(STOP_REQUEST_US, d->cfg.stop_timeout_us), act);
 		return;
 	}
 	signal_action(d, k, cfg->stop_signal, act);
@@ -441,21 +443,21 @@ static int catch_step(struct decide *d, size_t k, struct pass *p)
 				c->state = CATCH_OVER;
 			return -1;
 		}
-		if (!go(p))
+		if (!dpriv_go(p))
 			return 0;
 		c->state = CATCH_WAITING;
 		c->from_us = c->next_us = p->now;
 		break;
 	case CATCH_WAITING:
 		if (c->result > 0) {
-			if (go(p)) {
+			if (dpriv_go(p)) {
 				c->state = CATCH_OVER;
 				SAY_SC(d, k, .kind = NOTE_CATCHES, .signo = signo, .us = p->now - c->from_us);
 			}
 			return -1;
 		}
 		if (c->result < 0) {
-			if (go(p)) {
+			if (dpriv_go(p)) {
 				c->state = CATCH_OVER;
 				SAY_SC(d, k, .kind = NOTE_CATCHES_UNKNOWN, .signo = signo, .result = c->result);
 			}
@@ -465,15 +467,15 @@ static int catch_step(struct decide *d, size_t k, struct pass *p)
 	case CATCH_LOOKING:
 		break;
 	}
-	if (reached(p, started + CATCH_WAIT_US)) {
-		if (go(p)) {
+	if (dpriv_reached(p, started + CATCH_WAIT_US)) {
+		if (dpriv_go(p)) {
 			c->state = CATCH_OVER;
 			SAY_SC(d, k, .kind = NOTE_CATCHES_NOT, .signo = signo, .us = p->now - started,
 			       .limit_us = p->now - c->from_us);
 		}
 		return -1;
 	}
-	if (c->state == CATCH_LOOKING || !reached(p, c->next_us) || !go(p))
+	if (c->state == CATCH_LOOKING || !dpriv_reached(p, c->next_us) || !dpriv_go(p))
 		return 0;
 	/* The first look said not yet: say why the stop waits. */
 	if (c->looks++ == 1)
@@ -494,7 +496,7 @@ static bool stop_goes(struct decide *d, size_t k, struct pass *p)
 
 	if (!d->cfg.sidecars[k].drain_url && (rc = catch_step(d, k, p)) >= 0)
 		return rc;
-	if (!go(p))
+	if (!dpriv_go(p))
 		return false;
 	begin_stop(d, k, p->now, p->act);
 	return true;
@@ -506,17 +508,17 @@ static bool stopping_http(struct decide *d, size_t k, struct pass *p)
 	const struct decide_sidecar_config *cfg = &d->cfg.sidecars[k];
 	struct sidecar_stop *st = &d->sidecars[k].stop;
 
-	if (!cfg->stop_url || st->http_inflight || !reached(p, st->retry_us) || !go(p))
+	if (!cfg->stop_url || st->http_inflight || !dpriv_reached(p, st->retry_us) || !dpriv_go(p))
 		return false;
 	st->retry_us = INT64_MAX;
 	if (st->answer != ANSWER_ACCEPTED) {
-		http_action(d, k, DECIDE_HTTP_STOP, cfg->stop_url, min64(STOP_REQUEST_US, st->deadline_us - p->now),
-			    p->act);
+		http_action(d, k, DECIDE_HTTP_STOP, cfg->stop_url,
+			    dpriv_min64(STOP_REQUEST_US, st->deadline_us - p->now), p->act);
 		return true;
 	}
 	/* Port: refused connections on the ready URL (else the stop URL) mean it is gone. */
 	http_action(d, k, DECIDE_HTTP_GONE, cfg->ready_url ? cfg->ready_url : cfg->stop_url,
-		    min64(CONNECT_TIMEOUT_US, st->deadline_us - p->now), p->act);
+		    dpriv_min64(CONNECT_TIMEOUT_US, st->deadline_us - p->now), p->act);
 	return true;
 }
 
@@ -570,15 +572,15 @@ static bool stop_begins(struct decide *d, size_t k, struct pass *p)
 	const struct decide_sidecar_config *cfg = &d->cfg.sidecars[k];
 	struct decide_sidecar *sc = &d->sidecars[k];
 
-	if (!sidecar_counts(d, k)) {
-		if (go(p)) {
+	if (!dside_counts(d, k)) {
+		if (dpriv_go(p)) {
 			sc->stop.state = SC_GONE;
 			sc->stop.gone_from = SC_UP;
 		}
 		return false;
 	}
 	if (cfg->confirm == CONFIRM_PORT && !cfg->stop_url) {
-		if (go(p)) {
+		if (dpriv_go(p)) {
 			cannot_signal(d, k, -ENXIO);
 			SAY_SC(d, k, .kind = NOTE_NO_SIGNAL_BLIND);
 		}
@@ -593,7 +595,7 @@ static bool stop_begins(struct decide *d, size_t k, struct pass *p)
 	if (cfg->confirm == CONFIRM_PORT ||
 	    (sc->containers > 0 && (cfg->stop_url || cfg->drain_url || !cfg->signal_all)))
 		return stop_goes(d, k, p);
-	if (!go(p))
+	if (!dpriv_go(p))
 		return false;
 	sc->stop.state = SC_WATCHING;
 	watch_action(d, k, p->act);
@@ -609,14 +611,14 @@ static bool sidecar_step(struct decide *d, size_t k, struct pass *p)
 
 	/* The stop went out first: now its processes are collected and watched. */
 	if (cfg->confirm == CONFIRM_PROCESSES && !st->watched && st->state >= SC_DRAINING && st->state <= SC_KILLING) {
-		if (!go(p))
+		if (!dpriv_go(p))
 			return false;
 		watch_action(d, k, p->act);
 		return true;
 	}
 	/* A signal that failed for want of resources, again. */
-	if (st->signal_due && st->state >= SC_STOPPING && st->state <= SC_KILLING && reached(p, st->retry_us)) {
-		if (!go(p))
+	if (st->signal_due && st->state >= SC_STOPPING && st->state <= SC_KILLING && dpriv_reached(p, st->retry_us)) {
+		if (!dpriv_go(p))
 			return false;
 		signal_action(d, k, st->last_signal, p->act);
 		return true;
@@ -628,20 +630,20 @@ static bool sidecar_step(struct decide *d, size_t k, struct pass *p)
 		return stop_goes(d, k, p);
 	case SC_DRAINING:
 		/* The drain request's own timeout bounds the wait for its answer. */
-		if (st->http_inflight || !reached(p, st->deadline_us))
+		if (st->http_inflight || !dpriv_reached(p, st->deadline_us))
 			return false;
 		if ((rc = catch_step(d, k, p)) >= 0)
 			return rc;
-		if (!go(p))
+		if (!dpriv_go(p))
 			return false;
 		start_stop(d, k, p->now, p->act);
 		return true;
 	case SC_STOPPING:
-		if (st->answer == ANSWER_REFUSED || reached(p, st->deadline_us))
-			return go(p) && escalate(d, k, p->now, p->act);
+		if (st->answer == ANSWER_REFUSED || dpriv_reached(p, st->deadline_us))
+			return dpriv_go(p) && escalate(d, k, p->now, p->act);
 		return stopping_http(d, k, p);
 	case SC_TERMINATING:
-		if (!reached(p, st->deadline_us) || !go(p))
+		if (!dpriv_reached(p, st->deadline_us) || !dpriv_go(p))
 			return false;
 		st->state = SC_KILLING;
 		st->deadline_us = p->now + (d->cfg.kill_after_us > KILL_CONFIRM_MIN_US ? d->cfg.kill_after_us
@@ -650,7 +652,7 @@ static bool sidecar_step(struct decide *d, size_t k, struct pass *p)
 		signal_action(d, k, SIGKILL, p->act);
 		return true;
 	case SC_KILLING:
-		if (!reached(p, st->deadline_us) || !go(p))
+		if (!dpriv_reached(p, st->deadline_us) || !dpriv_go(p))
 			return false;
 		st->state = SC_FAILED;
 		st->err = -ETIMEDOUT;
@@ -668,21 +670,21 @@ static bool settled(const struct decide_sidecar *sc)
 	return sc->stop.state == SC_GONE || sc->stop.state == SC_FAILED;
 }
 
-bool drain_step(struct decide *d, struct pass *p)
+bool dside_drain_step(struct decide *d, struct pass *p)
 {
 	while (d->current > 0) {
 		size_t k = d->current - 1;
 
 		if (sidecar_step(d, k, p))
 			return true;
-		if (!settled(&d->sidecars[k]) || !go(p))
+		if (!settled(&d->sidecars[k]) || !dpriv_go(p))
 			return false;
 		d->current--;
 	}
 	return false;
 }
 
-bool sidecars_failed(const struct decide *d)
+bool dside_failed(const struct decide *d)
 {
 	size_t i;
 
@@ -692,7 +694,7 @@ bool sidecars_failed(const struct decide *d)
 	return false;
 }
 
-bool sidecars_awaited(const struct decide *d)
+bool dside_awaited(const struct decide *d)
 {
 	size_t i;
 
@@ -704,7 +706,7 @@ bool sidecars_awaited(const struct decide *d)
 
 /* ---- exit codes --------------------------------------------------------------- */
 
-bool codes_step(struct decide *d, struct pass *p)
+bool dside_codes_step(struct decide *d, struct pass *p)
 {
 	bool due = false;
 	size_t i;
@@ -712,11 +714,11 @@ bool codes_step(struct decide *d, struct pass *p)
 	for (i = 0; i < d->cfg.nsidecars; i++) {
 		struct sidecar_exit *ex = &d->sidecars[i].exit;
 
-		if (!ex->pending || !ex->backoff_us || !reached(p, ex->next_us) || !go(p))
+		if (!ex->pending || !ex->backoff_us || !dpriv_reached(p, ex->next_us) || !dpriv_go(p))
 			continue;
 		/* The attempt is made now; the next one, if needed, after the backoff. */
 		ex->next_us = p->now + ex->backoff_us;
-		ex->backoff_us = min64(ex->backoff_us * 2, STATUS_MAX_US);
+		ex->backoff_us = dpriv_min64(ex->backoff_us * 2, STATUS_MAX_US);
 		due = true;
 	}
 	return due;
@@ -724,7 +726,7 @@ bool codes_step(struct decide *d, struct pass *p)
 
 static bool sidecar_status(struct decide *d, size_t sidecar, int code, int64_t now);
 
-void expire_codes(struct decide *d, struct pass *p)
+void dside_expire_codes(struct decide *d, struct pass *p)
 {
 	size_t i;
 
@@ -732,7 +734,8 @@ void expire_codes(struct decide *d, struct pass *p)
 	for (i = 0; i < d->cfg.nsidecars; i++) {
 		struct sidecar_exit *ex = &d->sidecars[i].exit;
 
-		while (ex->pending && ex->backoff_us && reached(p, ex->exited_us + STATUS_GIVE_UP_US) && go(p))
+		while (ex->pending && ex->backoff_us && dpriv_reached(p, ex->exited_us + STATUS_GIVE_UP_US) &&
+		       dpriv_go(p))
 			sidecar_status(d, i, DECIDE_CODE_UNKNOWN, p->now);
 	}
 }
@@ -788,7 +791,7 @@ static void sidecar_died(struct decide *d, size_t k, int code, int64_t now)
 
 	SAY_SC(d, k, .kind = NOTE_SIDECAR_DIED, .code = code, .flag = never,
 	       .hint = never && code != 0 && d->cfg.on_sidecar_exit == SIDECAR_EXIT_WARN);
-	apps_stop_begin(d, k, code, now);
+	dnat_apps_stop_begin(d, k, code, now);
 }
 
 static bool sidecar_status(struct decide *d, size_t k, int code, int64_t now)
@@ -822,7 +825,7 @@ static bool sidecar_status(struct decide *d, size_t k, int code, int64_t now)
 	return true;
 }
 
-static bool sidecar_gone(struct decide *d, size_t k, int64_t now)
+static bool processes_gone(struct decide *d, size_t k, int64_t now)
 {
 	struct sidecar_stop *st = &d->sidecars[k].stop;
 
@@ -845,7 +848,7 @@ static bool signal_result(struct decide *d, size_t k, int err, int64_t now)
 		return true;
 	if (st->state == SC_GONE || st->state == SC_FAILED)
 		return false;
-	if (transient(err)) {
+	if (dpriv_transient(err)) {
 		st->signal_due = true;
 		st->retry_us = now + SIGNAL_RETRY_US;
 		SAY_SC(d, k, .kind = NOTE_SIGNAL_RETRY, .result = err);
@@ -896,7 +899,7 @@ static bool stop_result(struct decide *d, size_t k, int result, int64_t now)
 	}
 	st->retry_us = now + st->backoff_us;
 	SAY_SC(d, k, .kind = NOTE_STOP_RETRY, .result = result, .count = st->requests, .us = st->backoff_us);
-	st->backoff_us = min64(st->backoff_us * 2, STOP_RETRY_MAX_US);
+	st->backoff_us = dpriv_min64(st->backoff_us * 2, STOP_RETRY_MAX_US);
 	return true;
 }
 
@@ -939,17 +942,17 @@ static bool http_result(struct decide *d, size_t k, enum decide_http_purpose pur
 			return false;
 		if (result == -ECONNREFUSED) {
 			SAY_SC(d, k, .kind = NOTE_PORT_CLOSED);
-			sidecar_gone(d, k, now);
+			processes_gone(d, k, now);
 			return true;
 		}
 		st->retry_us = now + st->backoff_us;
-		st->backoff_us = min64(st->backoff_us * 2, GONE_PROBE_MAX_US);
+		st->backoff_us = dpriv_min64(st->backoff_us * 2, GONE_PROBE_MAX_US);
 		return true;
 	}
 	return false;
 }
 
-bool sidecar_event(struct decide *d, const struct decide_event *ev, int64_t now)
+bool dside_event(struct decide *d, const struct decide_event *ev, int64_t now)
 {
 	size_t k = ev->sidecar;
 
@@ -957,7 +960,7 @@ bool sidecar_event(struct decide *d, const struct decide_event *ev, int64_t now)
 	case DECIDE_EV_SIDECAR_SEEN: return sidecar_seen(d, k, ev->age_us, now);
 	case DECIDE_EV_SIDECAR_EXITED: return sidecar_exited(d, k, ev->id, ev->pid, now);
 	case DECIDE_EV_SIDECAR_STATUS: return sidecar_status(d, k, ev->code, now);
-	case DECIDE_EV_SIDECAR_GONE: return sidecar_gone(d, k, now);
+	case DECIDE_EV_SIDECAR_GONE: return processes_gone(d, k, now);
 	case DECIDE_EV_NO_ENDPOINT:
 		/* Pre-flight said it: no look of ours to say it again (one in flight still reports). */
 		if (d->sidecars[k].ready.check == CHECK_ASKING)
@@ -1011,16 +1014,19 @@ static enum decide_stage stage(const struct sidecar_stop *st)
 	}
 }
 
-void sidecar_view(const struct decide *d, size_t k, struct decide_sidecar_view *v)
+bool decide_sidecar_view(const struct decide *d, size_t k, struct decide_sidecar_view *v)
 {
-	const struct decide_sidecar *sc = &d->sidecars[k];
+	const struct decide_sidecar *sc;
 
 	memset(v, 0, sizeof(*v));
+	if (k >= d->cfg.nsidecars)
+		return false;
+	sc = &d->sidecars[k];
 	v->name = d->cfg.sidecars[k].name;
 	v->stage = stage(&sc->stop);
 	v->outcome = outcome(&sc->stop, sc->seen);
 	v->seen = sc->seen;
-	v->counts = sidecar_counts(d, k);
+	v->counts = dside_counts(d, k);
 	v->ready = sc->ready.state == READY_YES;
 	v->ready_us = sc->ready.at_us;
 	v->ready_polls = sc->ready.polls;
@@ -1031,4 +1037,5 @@ void sidecar_view(const struct decide *d, size_t k, struct decide_sidecar_view *
 	v->exit_code = sc->exit.code;
 	v->requests = sc->stop.requests;
 	memcpy(v->statuses, sc->stop.statuses, sizeof(v->statuses));
+	return true;
 }

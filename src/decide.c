@@ -1,9 +1,10 @@
 /*
- * decide: the apps, their reports and exit codes, the rescans, the
- * conclusion that they are done, the files of the protocol, and the end.
- * Each sidecar's readiness, stop and exit code are decide-sidecar.c's; the
- * native sidecars and the apps' stop after a sidecar failed, decide-apps.c's;
- * the views others read, decide-views.c's.
+ * decide: its phases (watching, confirming, draining, done) and the steps
+ * each takes, the rescans, the conclusion that the apps are done, the
+ * files of the protocol, the end, and the events' dispatch. The apps, their
+ * reports and restarts are decide-apps.c's; each sidecar's readiness, stop
+ * and exit code, decide-sidecar.c's; the native sidecars and the apps' stop
+ * after a sidecar failed, decide-natives.c's.
  */
 #include "config.h"
 
@@ -36,9 +37,6 @@
 #define WRITE_RETRY_FIRST_US (50 * US_PER_MS)
 #define WRITE_RETRY_MAX_US (1 * US_PER_S)
 #define DONE_GIVE_UP_US (10 * US_PER_S)
-
-/* A note about app a. */
-#define SAY_APP(d, a, ...) SAY((d), .app = (a)->name, .container = (a)->id, __VA_ARGS__)
 
 /* ---- results in words ----------------------------------------------------- */
 
@@ -85,7 +83,7 @@ const char *decide_result_phrase(int result, char buf[64])
 	return buf;
 }
 
-/* ---- set-up -------------------------------------------------------------- */
+/* ---- set-up, and the view of the whole ------------------------------------ */
 
 int decide_new(const struct decide_config *cfg, int64_t now, struct decide **out)
 {
@@ -102,7 +100,7 @@ int decide_new(const struct decide_config *cfg, int64_t now, struct decide **out
 		free(d);
 		return -ENOMEM;
 	}
-	sidecars_init(d, now);
+	dside_init(d, now);
 	for (i = 0; i < PROTOCOL_NFILES; i++)
 		d->writes[i].backoff_us = WRITE_RETRY_FIRST_US;
 	*out = d;
@@ -120,403 +118,38 @@ void decide_free(struct decide *d)
 	free(d);
 }
 
-/* ---- apps ----------------------------------------------------------------- */
-
-struct decide_app *find_app(struct decide *d, unsigned id)
+void decide_view(const struct decide *d, struct decide_view *v)
 {
-	size_t i;
-
-	for (i = 0; i < d->napps; i++)
-		if (d->apps[i].id == id)
-			return &d->apps[i];
-	return NULL;
+	memset(v, 0, sizeof(*v));
+	v->phase = d->phase;
+	v->started_us = d->started_us;
+	v->decided_us = d->decided_us;
+	v->reason = d->reason;
+	v->exit_code = d->exit_code;
+	v->settled_us = d->settled_us;
+	v->polled_most = d->polled_most;
+	v->ready_written = d->writes[PROTOCOL_READY].written;
+	v->ready_expired = d->ready_expired;
 }
 
-static unsigned live_apps(const struct decide *d)
-{
-	unsigned n = 0;
-	size_t i;
-
-	for (i = 0; i < d->napps; i++)
-		n += !d->apps[i].superseded;
-	return n;
-}
-
-/* OnFailure: an app that failed (or whose code is unknown) may be restarted in place. */
-static bool awaiting_restart(const struct decide *d, const struct decide_app *a)
-{
-	return d->cfg.policy == POLICY_ON_FAILURE && a->exited && !a->superseded && !a->gave_up &&
-	       a->code != 0 && a->code != DECIDE_CODE_PENDING && d->term_us == 0;
-}
-
-static bool app_finished(const struct decide *d, const struct decide_app *a)
-{
-	if (!a->exited)
-		return false;
-	if (d->cfg.policy == POLICY_NEVER)
-		return true;
-	if (a->code == DECIDE_CODE_PENDING)
-		return false;
-	/* Under deletion the kubelet restarts nothing. */
-	return a->code == 0 || d->term_us != 0 || a->gave_up;
-}
-
-static bool fewer_than_expected(const struct decide *d)
-{
-	unsigned live = live_apps(d);
-
-	return live == 0 || (d->cfg.apps_expected && live < d->cfg.apps_expected);
-}
-
-/* Every app container the pod has was seen: --apps N, and N of them. */
-static bool all_expected_seen(const struct decide *d)
-{
-	return d->cfg.apps_expected && live_apps(d) >= d->cfg.apps_expected;
-}
-
-static bool any_awaiting_restart(const struct decide *d)
-{
-	size_t i;
-
-	for (i = 0; i < d->napps; i++)
-		if (awaiting_restart(d, &d->apps[i]))
-			return true;
-	return false;
-}
-
-/*
- * A new app. Without memory for it, it is counted as lost: it may still
- * run, so the apps are never done by themselves from then on (the drain
- * waits for a drain file, --term-grace or --startup-timeout), never early.
- */
-static struct decide_app *add_app(struct decide *d, unsigned id, const char *name, int64_t now)
-{
-	struct decide_app *a = array_grow(d->apps, d->napps, &d->capapps, sizeof(*a), 8);
-
-	if (!a) {
-		d->lost_apps++;
-		SAY(d, .kind = NOTE_APP_NOT_TRACKED, .app = name, .container = id);
-		return NULL;
-	}
-	d->apps = a;
-	a = &d->apps[d->napps++];
-	memset(a, 0, sizeof(*a));
-	a->id = id;
-	str_copy(a->name, name, sizeof(a->name));
-	a->code = DECIDE_CODE_PENDING;
-	a->reported = -1;
-	a->seen_us = now;
-	return a;
-}
-
-/* a is the restart of the failed attempt old. */
-static void replace_attempt(struct decide *d, struct decide_app *old, struct decide_app *a)
-{
-	old->superseded = true;
-	a->restart = true;
-	SAY_APP(d, a, .kind = NOTE_APP_RESTARTED, .other = old->id);
-}
-
-/*
- * OnFailure: a failed container coming back under a new cgroup is the same
- * app, restarted; a is the new one, under the name it has now. Looked at
- * when it appears and again when its main process execs another program:
- * an entrypoint that execs (docker-entrypoint.sh, sh -c 'exec job') shows
- * the script's name first, while the failed attempt was last seen under
- * the program's. The kubelet restarts a container only after it failed,
- * so one seen before that exit is another app, whatever its name, and so
- * is one seen while the exit's code is not known (it may be 0: then two
- * apps run the same program); and a new container replaces one failed
- * attempt, not two.
- */
-static void match_restart(struct decide *d, struct decide_app *a)
-{
-	struct decide_app *unnamed = NULL;
-	size_t i;
-
-	if (d->cfg.policy != POLICY_ON_FAILURE || a->restart || d->phase >= PHASE_DRAINING)
-		return;
-	for (i = 0; i < d->napps; i++) {
-		struct decide_app *old = &d->apps[i];
-
-		if (old == a || old->superseded || !old->exited || old->code == 0 || old->code == DECIDE_CODE_PENDING ||
-		    old->exited_us > a->seen_us)
-			continue;
-		if (strcmp(old->name, a->name) == 0) {
-			replace_attempt(d, old, a);
-			return;
-		}
-		/*
-		 * An attempt that exited before its program was seen bears its
-		 * runtime's name, and so may the restart: either may be any
-		 * app's. The earliest such failure is the one replaced, when no
-		 * name matches (one app per attempt, as the kubelet restarts).
-		 */
-		if (!unnamed && (runtime_init_name(old->name) || runtime_init_name(a->name)))
-			unnamed = old;
-	}
-	if (unnamed)
-		replace_attempt(d, unnamed, a);
-}
-
-static bool app_seen(struct decide *d, unsigned id, const char *name, int64_t now)
-{
-	struct decide_app *a;
-
-	if (find_app(d, id) || d->phase >= PHASE_DRAINING)
-		return false;
-	d->last_container_us = now;
-	a = add_app(d, id, name, now);
-	if (a)
-		match_restart(d, a);
-	return true;
-}
-
-static bool app_exited(struct decide *d, unsigned id, int64_t now)
-{
-	struct decide_app *a = find_app(d, id);
-
-	if (!a || a->root_exited_us)
-		return false;
-	a->root_exited_us = now;
-	/* The kernel is asked for the code at once, then less and less often. */
-	a->status_next_us = now;
-	a->status_backoff_us = STATUS_FIRST_US;
-	if (a->exited)
-		return true;
-	a->exited = true;
-	a->exited_us = now;
-	return true;
-}
-
-/* Says why the sidecars stay, when a new code makes the app one that is expected back. */
-static void note_restart_wait(struct decide *d, const struct decide_app *a, int64_t now)
-{
-	if (awaiting_restart(d, a))
-		SAY_APP(d, a, .kind = NOTE_RESTART_WAIT, .code = a->code,
-			.us = d->cfg.restart_grace_us - (now - a->exited_us));
-}
-
-/* The kubelet restarts (or not) by the container's own exit code: that one decides. */
-static void note_disagreement(const struct decide *d, const struct decide_app *a, int kernel)
-{
-	SAY_APP(d, a, .kind = NOTE_CODES_DIFFER, .report = a->report, .reported = a->reported, .code = kernel);
-}
-
-/* Whether the kernel's code for a is still to be asked for. */
-static bool status_wanted(const struct decide_app *a)
-{
-	return a->root_exited_us && !a->kernel_code && a->status_backoff_us > 0;
-}
-
-static bool app_status(struct decide *d, unsigned id, int code, int64_t now)
-{
-	struct decide_app *a = find_app(d, id);
-	int before;
-
-	if (!a)
-		return false;
-	if (code == DECIDE_CODE_PENDING)
-		return true; /* not yet: DECIDE_STATUS comes again on decide's clock */
-	a->status_backoff_us = 0;
-	before = a->code;
-	if (code >= 0) {
-		if (a->reported >= 0 && a->reported != code)
-			note_disagreement(d, a, code);
-		a->code = code;
-		a->kernel_code = true;
-	} else if (a->reported < 0) {
-		a->code = code;
-	}
-	if (a->code != before)
-		note_restart_wait(d, a, now);
-	return true;
-}
-
-/* Which app a report is about (see decide.h); NULL: none yet. */
-static struct decide_app *report_target(struct decide *d, const char *name)
-{
-	struct decide_app *only = NULL, *a;
-	size_t i, unreported = 0;
-
-	for (i = d->napps; i-- > 0;) {
-		a = &d->apps[i];
-		if (a->id && !a->superseded && (strcmp(a->name, name) == 0 || strcmp(a->reports_as, name) == 0))
-			return a;
-	}
-	for (i = d->napps; i-- > 0;) {
-		a = &d->apps[i];
-		if (a->id && !a->superseded && strcmp(a->report, name) == 0)
-			return a;
-	}
-	for (i = 0; i < d->napps; i++) {
-		a = &d->apps[i];
-		if (a->id && !a->superseded && !a->report[0]) {
-			only = a;
-			unreported++;
-		}
-	}
-	if (unreported == 1)
-		return only;
-	for (i = d->napps; i-- > 0;) {
-		a = &d->apps[i];
-		if (!a->id && !a->superseded && strcmp(a->report, name) == 0)
-			return a;
-	}
-	return NULL;
-}
-
-static bool app_reports_as(struct decide *d, unsigned id, const char *name)
-{
-	struct decide_app *a = find_app(d, id);
-
-	if (!a)
-		return false;
-	str_copy(a->reports_as, name, sizeof(a->reports_as));
-	return true;
-}
-
-static void match_report(struct decide *d, const char *name, int code, int64_t now)
-{
-	struct decide_app *a = report_target(d, name);
-	int before;
-
-	if (!a) {
-		a = add_app(d, 0, name, now);
-		if (!a)
-			return;
-		SAY(d, .kind = NOTE_REPORT_ALONE, .report = name);
-	}
-	/* The same report read again (after an overflow, or written twice): nothing new. */
-	if (a->reported == code && strcmp(a->report, name) == 0)
-		return;
-	before = a->code;
-	str_copy(a->report, name, sizeof(a->report));
-	a->reported = code;
-	SAY_APP(d, a, .kind = NOTE_REPORTED, .report = name, .code = code, .flag = !a->exited);
-	if (!a->exited) {
-		a->exited = true;
-		a->exited_us = now;
-	}
-	if (a->kernel_code) {
-		if (a->code != code)
-			note_disagreement(d, a, a->code);
-	} else {
-		a->code = code;
-	}
-	if (a->code != before)
-		note_restart_wait(d, a, now);
-}
-
-static bool app_report(struct decide *d, const char *name, int code, int64_t now)
-{
-	struct decide_report *r;
-	size_t i;
-
-	if (d->phase == PHASE_DONE)
-		return false;
-	/* Draining: no rescan is needed any more; the report only completes the summary. */
-	if (d->phase == PHASE_DRAINING) {
-		match_report(d, name, code, now);
-		return true;
-	}
-	for (i = 0; i < d->nreports; i++) {
-		if (strcmp(d->reports[i].name, name) == 0) {
-			d->reports[i].code = code;
-			return true;
-		}
-	}
-	r = array_grow(d->reports, d->nreports, &d->capreports, sizeof(*r), 4);
-	if (!r) {
-		/* The app it is about is not done as far as decide knows: the drain waits, as it should. */
-		SAY(d, .kind = NOTE_REPORT_NOT_TRACKED, .report = name);
-		return false;
-	}
-	d->reports = r;
-	r = &d->reports[d->nreports++];
-	str_copy(r->name, name, sizeof(r->name));
-	r->code = code;
-	return true;
-}
-
-static bool app_renamed(struct decide *d, unsigned id, const char *name)
-{
-	struct decide_app *a = find_app(d, id);
-
-	/* The name that identifies it across restarts is its program's, not the shell's before it. */
-	if (!a || a->exited)
-		return false;
-	str_copy(a->name, name, sizeof(a->name));
-	match_restart(d, a);
-	return true;
-}
-
-static bool app_forget(struct decide *d, unsigned id)
-{
-	struct decide_app *a = find_app(d, id);
-
-	if (!a)
-		return false;
-	memmove(a, a + 1, (size_t)(d->apps + d->napps - a - 1) * sizeof(*a));
-	d->napps--;
-	return true;
-}
-
-/* OnFailure apps that did not come back within --restart-grace are done. */
-static void expire_restart_grace(struct decide *d, struct pass *p)
-{
-	size_t i;
-
-	for (i = 0; i < d->napps; i++) {
-		struct decide_app *a = &d->apps[i];
-
-		if (!awaiting_restart(d, a) || !reached(p, a->exited_us + d->cfg.restart_grace_us) || !go(p))
-			continue;
-		a->gave_up = true;
-		SAY_APP(d, a, .kind = NOTE_RESTART_GIVEN_UP, .us = d->cfg.restart_grace_us);
-	}
-}
-
-/*
- * Exit codes the kernel did not publish within STATUS_GIVE_UP_US of the
- * root's exit are unknown. From the root's exit, not the app's: an app that
- * reported long before its root exited is asked about all the same.
- */
-static void expire_statuses(struct decide *d, struct pass *p)
-{
-	size_t i;
-
-	for (i = 0; i < d->napps; i++) {
-		struct decide_app *a = &d->apps[i];
-
-		if (!status_wanted(a) || !reached(p, a->root_exited_us + STATUS_GIVE_UP_US) || !go(p))
-			continue;
-		SAY_APP(d, a, .kind = NOTE_CODE_UNPUBLISHED);
-		app_status(d, a->id, DECIDE_CODE_UNKNOWN, p->now);
-	}
-	expire_codes(d, p);
-}
+/* ---- exit codes ---------------------------------------------------------------- */
 
 /* DECIDE_STATUS when an exit code, an app's or a sidecar's, is due to be asked for. */
 static bool status_step(struct decide *d, struct pass *p)
 {
-	bool due = false;
-	size_t i;
+	bool due = dapps_status_step(d, p);
 
-	for (i = 0; i < d->napps; i++) {
-		struct decide_app *a = &d->apps[i];
-
-		if (!status_wanted(a) || !reached(p, a->status_next_us) || !go(p))
-			continue;
-		/* The attempt is made now; the next one, if needed, after the backoff. */
-		a->status_next_us = p->now + a->status_backoff_us;
-		a->status_backoff_us = min64(a->status_backoff_us * 2, STATUS_MAX_US);
-		due = true;
-	}
-	due |= codes_step(d, p);
+	due |= dside_codes_step(d, p);
 	if (due)
 		p->act->kind = DECIDE_STATUS;
 	return due;
+}
+
+/* Exit codes, the apps' and the sidecars', that were not published in time are unknown. */
+static void expire_statuses(struct decide *d, struct pass *p)
+{
+	dapps_expire_statuses(d, p);
+	dside_expire_codes(d, p);
 }
 
 /* ---- files ------------------------------------------------------------------ */
@@ -538,7 +171,7 @@ static bool files_step(struct decide *d, struct pass *p)
 	for (f = 0; f < PROTOCOL_NFILES; f++) {
 		struct decide_write *fs = &d->writes[f];
 
-		if (!writable(d, f) || !reached(p, fs->next_us) || !go(p))
+		if (!writable(d, f) || !dpriv_reached(p, fs->next_us) || !dpriv_go(p))
 			continue;
 		fs->inflight = true;
 		p->act->kind = DECIDE_WRITE;
@@ -549,7 +182,7 @@ static bool files_step(struct decide *d, struct pass *p)
 	return false;
 }
 
-static bool written(struct decide *d, enum protocol_file file, int err, int64_t now)
+static bool write_result(struct decide *d, enum protocol_file file, int err, int64_t now)
 {
 	struct decide_write *fs;
 
@@ -574,7 +207,7 @@ static bool written(struct decide *d, enum protocol_file file, int err, int64_t 
 	if (fs->failures % 10 == 1)
 		SAY(d, .kind = NOTE_WRITE_FAILED, .file = file, .result = err, .count = fs->failures,
 		    .us = fs->backoff_us);
-	fs->backoff_us = min64(fs->backoff_us * 2, WRITE_RETRY_MAX_US);
+	fs->backoff_us = dpriv_min64(fs->backoff_us * 2, WRITE_RETRY_MAX_US);
 	return true;
 }
 
@@ -591,8 +224,6 @@ static void polling(struct decide *d, unsigned n)
 
 static void rescanned(struct decide *d, int err, int64_t now)
 {
-	size_t i;
-
 	d->rescan_inflight = false;
 	d->pids_moved = false;
 	if (err < 0) {
@@ -609,9 +240,7 @@ static void rescanned(struct decide *d, int err, int64_t now)
 	d->last_rescan_us = now;
 	if (d->phase == PHASE_CONFIRMING)
 		d->confirmed = true;
-	for (i = 0; i < d->nreports; i++)
-		match_report(d, d->reports[i].name, d->reports[i].code, now);
-	d->nreports = 0;
+	dapps_match_reports(d, now);
 }
 
 /* The apps are done and a named sidecar is awaited (awaiting_named_sidecar). */
@@ -625,7 +254,7 @@ static int64_t rescan_interval(const struct decide *d, int64_t now)
 {
 	if (d->pending_containers)
 		return RESCAN_PENDING_US;
-	if (fewer_than_expected(d) || awaiting_sidecar_process(d) || any_awaiting_restart(d) ||
+	if (dapps_fewer_than_expected(d) || dside_awaiting_process(d) || dapps_any_awaiting_restart(d) ||
 	    sidecar_wait_running(d))
 		return RESCAN_FAST_US;
 	if (d->cfg.apps_expected)
@@ -655,12 +284,12 @@ bool decide_expects_process(const struct decide *d, int64_t now)
  */
 static bool rescan_due(const struct decide *d, struct pass *p)
 {
-	return !d->rescan_inflight && (!d->rescan_err || reached(p, d->rescan_retry_us));
+	return !d->rescan_inflight && (!d->rescan_err || dpriv_reached(p, d->rescan_retry_us));
 }
 
 static bool rescan_action(struct decide *d, struct pass *p)
 {
-	if (!go(p))
+	if (!dpriv_go(p))
 		return false;
 	d->rescan_inflight = true;
 	d->pids_moved = false;
@@ -678,12 +307,12 @@ static bool rescan_step(struct decide *d, struct pass *p)
 	if (d->rescan_err)
 		return rescan_action(d, p);
 	every = rescan_interval(d, p->now);
-	return every && reached(p, d->last_rescan_us + every) && rescan_action(d, p);
+	return every && dpriv_reached(p, d->last_rescan_us + every) && rescan_action(d, p);
 }
 
 static bool poll_step(struct decide *d, struct pass *p)
 {
-	if (!d->polled || !reached(p, d->next_poll_us) || !go(p))
+	if (!d->polled || !dpriv_reached(p, d->next_poll_us) || !dpriv_go(p))
 		return false;
 	d->next_poll_us = p->now + POLL_US;
 	p->act->kind = DECIDE_POLL;
@@ -742,24 +371,18 @@ static bool found(struct decide *d, enum protocol_file f)
 /* Why the apps are done, or NULL while they are not (the pass learns when a limit runs out). */
 static const char *conclusion(struct decide *d, struct pass *p)
 {
-	bool all = true;
-	size_t i;
+	bool all;
 
 	if (d->drain_reason)
 		return d->drain_reason;
 	if (d->cfg.ready_gates_apps && d->ready_expired)
 		return "ready-timeout";
-	if (d->term_us && reached(p, d->term_us + d->cfg.term_grace_us))
+	if (d->term_us && dpriv_reached(p, d->term_us + d->cfg.term_grace_us))
 		return "term-grace";
-	for (i = 0; i < d->napps; i++)
-		if (!d->apps[i].superseded && !app_finished(d, &d->apps[i]))
-			all = false;
-	/* An app that could not be tracked may still be running: never done without it. */
-	if (d->lost_apps)
-		all = false;
-	if (fewer_than_expected(d)) {
+	all = dapps_all_finished(d);
+	if (dapps_fewer_than_expected(d)) {
 		/* Only when the apps that did appear are all finished: a running one still needs the proxy. */
-		if (all && reached(p, d->started_us + d->cfg.startup_timeout_us))
+		if (all && dpriv_reached(p, d->started_us + d->cfg.startup_timeout_us))
 			return "startup-timeout";
 		return NULL;
 	}
@@ -790,12 +413,12 @@ static bool awaiting_named_sidecar(struct decide *d, const char *reason, struct 
 	if (d->sidecar_wait_over || d->cfg.sidecar_wait_us <= 0 || !apps_over(reason))
 		return false;
 	for (k = 0; k < d->cfg.nsidecars; k++)
-		if (sidecar_never_started(d, k) && n < sizeof(list) - 1)
+		if (dside_never_started(d, k) && n < sizeof(list) - 1)
 			n += (size_t)snprintf(list + n, sizeof(list) - n, "%s%s", n ? ", " : "",
 					      d->cfg.sidecars[k].name);
 	if (!n) {
 		if (d->sidecar_wait_from_us) {
-			if (!go(p))
+			if (!dpriv_go(p))
 				return true;
 			SAY(d, .kind = NOTE_SIDECAR_WAIT_OVER, .us = p->now - d->sidecar_wait_from_us);
 			d->sidecar_wait_over = true;
@@ -803,13 +426,13 @@ static bool awaiting_named_sidecar(struct decide *d, const char *reason, struct 
 		return false;
 	}
 	if (!d->sidecar_wait_from_us) {
-		if (!go(p))
+		if (!dpriv_go(p))
 			return true;
 		d->sidecar_wait_from_us = p->now;
 		SAY(d, .kind = NOTE_SIDECAR_WAIT, .text = list, .us = d->cfg.sidecar_wait_us);
 		return true;
 	}
-	if (!reached(p, d->sidecar_wait_from_us + d->cfg.sidecar_wait_us) || !go(p))
+	if (!dpriv_reached(p, d->sidecar_wait_from_us + d->cfg.sidecar_wait_us) || !dpriv_go(p))
 		return true;
 	d->sidecar_wait_over = true;
 	SAY(d, .kind = NOTE_SIDECAR_WAIT_EXPIRED, .text = list, .us = d->cfg.sidecar_wait_us);
@@ -823,7 +446,7 @@ static bool awaiting_named_sidecar(struct decide *d, const char *reason, struct 
  */
 static bool needs_confirmation(const struct decide *d, const char *reason)
 {
-	return apps_over(reason) && !d->confirmed && !all_expected_seen(d);
+	return apps_over(reason) && !d->confirmed && !dapps_all_expected_seen(d);
 }
 
 /* run --drain's command is over: an app that exited with code. */
@@ -833,8 +456,8 @@ static bool command_ended(struct decide *d, int code, int64_t now)
 		return false;
 	d->command_over = true;
 	d->command_code = code;
-	app_exited(d, DECIDE_APP_COMMAND, now);
-	app_status(d, DECIDE_APP_COMMAND, code, now);
+	dapps_exited(d, DECIDE_APP_COMMAND, now);
+	dapps_status(d, DECIDE_APP_COMMAND, code, now);
 	return true;
 }
 
@@ -843,7 +466,7 @@ static bool start_drain(struct decide *d, const char *reason, struct pass *p)
 	struct decide_action *act = p->act;
 	int64_t limit = 0;
 
-	if (!go(p))
+	if (!dpriv_go(p))
 		return false;
 	d->phase = PHASE_DRAINING;
 	d->decided_us = p->now;
@@ -855,7 +478,7 @@ static bool start_drain(struct decide *d, const char *reason, struct pass *p)
 		limit = d->cfg.startup_timeout_us;
 	else if (strcmp(reason, "term-grace") == 0)
 		limit = d->cfg.term_grace_us;
-	SAY(d, .kind = NOTE_DRAIN, .reason = reason, .count = live_apps(d), .us = limit,
+	SAY(d, .kind = NOTE_DRAIN, .reason = reason, .count = dapps_live(d), .us = limit,
 	    .sidecar = d->apps_stop_us ? d->cfg.sidecars[d->apps_stop_for].name : NULL);
 	act->kind = DECIDE_APPS_DONE;
 	act->reason = reason;
@@ -892,7 +515,7 @@ static bool exit_action(struct decide *d, struct pass *p)
 {
 	struct decide_action *act = p->act;
 
-	if (!go(p))
+	if (!dpriv_go(p))
 		return false;
 	d->phase = PHASE_DONE;
 	act->kind = DECIDE_EXIT;
@@ -912,12 +535,7 @@ static bool exit_action(struct decide *d, struct pass *p)
 /* An app's exit code, or a sidecar's answer or code, still on its way. */
 static bool codes_awaited(const struct decide *d)
 {
-	size_t i;
-
-	for (i = 0; i < d->napps; i++)
-		if (d->apps[i].exited && d->apps[i].code == DECIDE_CODE_PENDING)
-			return true;
-	return sidecars_awaited(d);
+	return dapps_codes_awaited(d) || dside_awaited(d);
 }
 
 /*
@@ -931,25 +549,25 @@ static bool finish_step(struct decide *d, struct pass *p)
 	struct decide_write *done = &d->writes[PROTOCOL_DONE];
 
 	if (!d->settled_us) {
-		if (!go(p))
+		if (!dpriv_go(p))
 			return false;
 		d->settled_us = p->now;
-		d->exit_code = sidecars_failed(d) ? 1 : 0;
+		d->exit_code = dside_failed(d) ? 1 : 0;
 	}
 	if (p->now < d->settled_us + STATUS_WAIT_US && codes_awaited(d)) {
-		reached(p, d->settled_us + STATUS_WAIT_US);
+		dpriv_reached(p, d->settled_us + STATUS_WAIT_US);
 		return false;
 	}
 	if (d->cfg.protocol && !done->written) {
 		if (!done->wanted) {
-			if (!go(p))
+			if (!dpriv_go(p))
 				return false;
 			done->wanted = true;
 			done->next_us = p->now;
 		}
-		if (done->failures == 0 || !reached(p, done->first_failure_us + DONE_GIVE_UP_US))
+		if (done->failures == 0 || !dpriv_reached(p, done->first_failure_us + DONE_GIVE_UP_US))
 			return files_step(d, p);
-		if (!go(p))
+		if (!dpriv_go(p))
 			return false;
 		SAY(d, .kind = NOTE_DONE_GIVEN_UP, .result = done->err, .us = DONE_GIVE_UP_US);
 		done->wanted = false;
@@ -969,10 +587,10 @@ static bool watching_step(struct decide *d, struct pass *p)
 	 */
 	if ((d->nreports || d->pids_moved) && rescan_due(d, p))
 		return rescan_action(d, p);
-	if (apps_stop_step(d, p))
+	if (dnat_apps_stop_step(d, p))
 		return true;
-	expire_restart_grace(d, p);
-	expire_readiness(d, p);
+	dapps_expire_restart_grace(d, p);
+	dside_expire_readiness(d, p);
 	reason = conclusion(d, p);
 	if (reason) {
 		if (!needs_confirmation(d, reason)) {
@@ -990,7 +608,7 @@ static bool watching_step(struct decide *d, struct pass *p)
 		d->phase = PHASE_WATCHING;
 		d->confirmed = false;
 	}
-	return status_step(d, p) || readiness_step(d, p) || files_step(d, p) || check_step(d, p) ||
+	return status_step(d, p) || dside_readiness_step(d, p) || files_step(d, p) || dside_check_step(d, p) ||
 	       rescan_step(d, p) || poll_step(d, p);
 }
 
@@ -1007,7 +625,7 @@ static bool step(struct decide *d, struct pass *p)
 		return watching_step(d, p);
 	case PHASE_DRAINING:
 		/* The stop first; the files, exit codes and looks at /proc after it. */
-		if (drain_step(d, p) || files_step(d, p) || status_step(d, p) || poll_step(d, p))
+		if (dside_drain_step(d, p) || files_step(d, p) || status_step(d, p) || poll_step(d, p))
 			return true;
 		if (d->rescan_err && rescan_due(d, p))
 			return rescan_action(d, p);
@@ -1113,24 +731,24 @@ static bool dispatch(struct decide *d, const struct decide_event *ev, int64_t no
 	if (needs_name(ev->kind) && !ev->name)
 		return false;
 	if (about_sidecar(ev->kind))
-		return sidecar_event(d, ev, now);
+		return dside_event(d, ev, now);
 	switch (ev->kind) {
-	case DECIDE_EV_APP_SEEN: return app_seen(d, ev->id, ev->name, now);
-	case DECIDE_EV_APP_EXITED: return app_exited(d, ev->id, now);
-	case DECIDE_EV_APP_STATUS: return app_status(d, ev->id, ev->code, now);
-	case DECIDE_EV_APP_RENAMED: return app_renamed(d, ev->id, ev->name);
-	case DECIDE_EV_APP_FORGET: return app_forget(d, ev->id);
-	case DECIDE_EV_APP_REPORTS_AS: return app_reports_as(d, ev->id, ev->name);
-	case DECIDE_EV_APP_REPORT: return app_report(d, ev->name, ev->code, now);
-	case DECIDE_EV_APP_SIGNAL_RESULT: return app_signal_result(d, ev->id, ev->result, now);
-	case DECIDE_EV_NATIVE_SEEN: return native_seen(d, ev->id, ev->name, ev->by, now);
-	case DECIDE_EV_NATIVE_EXITED: return native_exited(d, ev->id, now);
-	case DECIDE_EV_NATIVE_FORGET: return native_forget(d, ev->id);
+	case DECIDE_EV_APP_SEEN: return dapps_seen(d, ev->id, ev->name, now);
+	case DECIDE_EV_APP_EXITED: return dapps_exited(d, ev->id, now);
+	case DECIDE_EV_APP_STATUS: return dapps_status(d, ev->id, ev->code, now);
+	case DECIDE_EV_APP_RENAMED: return dapps_renamed(d, ev->id, ev->name);
+	case DECIDE_EV_APP_FORGET: return dapps_forget(d, ev->id);
+	case DECIDE_EV_APP_REPORTS_AS: return dapps_reports_as(d, ev->id, ev->name);
+	case DECIDE_EV_APP_REPORT: return dapps_report(d, ev->name, ev->code, now);
+	case DECIDE_EV_APP_SIGNAL_RESULT: return dnat_app_signal_result(d, ev->id, ev->result, now);
+	case DECIDE_EV_NATIVE_SEEN: return dnat_seen(d, ev->id, ev->name, ev->by, now);
+	case DECIDE_EV_NATIVE_EXITED: return dnat_exited(d, ev->id, now);
+	case DECIDE_EV_NATIVE_FORGET: return dnat_forget(d, ev->id);
 	case DECIDE_EV_COMMAND_ENDED:
 		if (ev->name && d->cfg.command)
 			drain_now(d, ev->name);
 		return command_ended(d, ev->code, now);
-	case DECIDE_EV_WRITTEN: return written(d, ev->file, ev->result, now);
+	case DECIDE_EV_WRITTEN: return write_result(d, ev->file, ev->result, now);
 	case DECIDE_EV_FOUND: return found(d, ev->file);
 	case DECIDE_EV_PENDING:
 		d->pending_containers = ev->count;
