@@ -105,6 +105,35 @@ static enum podscan_match classify(void *arg, const char *kname, const char *com
 		       : MATCH_NONE;
 }
 
+/*
+ * A spec that names a sidecar now matches a second live container: one
+ * container is what a spec means (or its program is shared, and an app was
+ * taken for it: --apps is then one short). Said at once, not waited out.
+ * Detected sidecars and natives may well come twice (two proxies, a
+ * native's restart); a spec with container= claims one name only.
+ */
+static void second_match(const struct pod *p, const struct podscan_container *c)
+{
+	const struct sidecar_spec *spec = &p->cfg.sidecars[c->sidecar];
+	size_t i;
+
+	if (spec->detected || spec->native || (spec->container[0] && c->kname[0]))
+		return;
+	for (i = 0; i < podscan_count(p->ps); i++) {
+		const struct podscan_container *o = podscan_container(p->ps, i);
+
+		if (o == c || o->role != ROLE_SIDECAR || o->sidecar != c->sidecar || o->root_gone || o->merged)
+			continue;
+		log_msg(LOG_WARN,
+			FIELDS(LF_STR("sidecar", spec->name), LF_INT("container", c->id), LF_INT("other", o->id),
+			       LF_STR("name", c->name)),
+			"a second container matches the sidecar's spec: if it is an app that runs the same program, "
+			"the apps will be one short; name the sidecar's container (container=NAME, which rearguard "
+			"inject writes) so that only it is taken");
+		return;
+	}
+}
+
 /* What an app container is called: its name in the pod where the kubelet's mount says it, else its program. */
 static const char *app_name(const struct podscan_container *c)
 {
@@ -419,6 +448,7 @@ static void tell_scan(struct pod *p, bool first)
 				TELL(p, now, .kind = DECIDE_EV_APP_SEEN, .id = c->id, .name = app_name(c));
 				note_run_name(p, c);
 			} else if (c->role == ROLE_SIDECAR) {
+				second_match(p, c);
 				TELL(p, now, .kind = DECIDE_EV_SIDECAR_SEEN, .sidecar = c->sidecar,
 				     .age_us = sidecar_age(c));
 				if (p->cfg.on_sidecar && !c->root_gone)

@@ -579,6 +579,22 @@ static void rekey_pending(struct podscan *ps, struct container *c)
 	}
 	if (!other && !moved)
 		return;
+	/*
+	 * The other began later, and is new or still pending itself: an exec
+	 * session's, started in the container c is (a container's root is its
+	 * earliest process), seen there before c's move was: it joins c.
+	 */
+	if (other && (other->pub.is_new || other->pub.role == ROLE_PENDING) &&
+	    other->pub.root_start > c->pub.root_start) {
+		for (i = 0; i < ps->cap; i++)
+			if (ps->slots[i].pid && ps->slots[i].container == other->index + 1)
+				ps->slots[i].container = c->index + 1;
+		c->pub.nprocs += other->pub.nprocs;
+		never_a_container(other);
+		other->pub.role = ROLE_OTHER;
+		other->pub.role_changed = !other->pub.is_new;
+		other = NULL;
+	}
 	if (!other) {
 		copy = strdup(key);
 		shown = malloc(strlen(key) + 1);

@@ -8,13 +8,16 @@
  * runc: a runtime-init process.
  *
  *   runc --target PID [--cgroup PROCS_FILE]... [--uid UID] [--pidfile FILE] [--exitfile FILE]
- *        [--pid N] [--hold FILE [--hold-exit CODE]] -- CMD [ARG...]
+ *        [--pid N] [--bind FILE] [--hold FILE [--hold-exit CODE]] -- CMD [ARG...]
  *
  * The outer process waits for the child and exits with its status (or dies
  * of the same signal); --pidfile gets the child's pid as the host sees it,
  * --exitfile its exit status (the code, or 128 + signal) once it is gone.
  * --pid N gives the child the pid N in the pod's PID namespace, if N is free
  * (through ns_last_pid, as CRIU does): how the tests reuse a pid on purpose.
+ * --bind FILE bind-mounts FILE onto itself in the child's mount namespace, as
+ * the kubelet mounts a container's termination-message file from
+ * .../pods/UID/containers/NAME/ID: how a container gets its name in the pod.
  * --hold FILE keeps the child a runtime init (named runc) until FILE exists,
  * for at most 30 s, then execs at once: as long as a test likes between a
  * container's appearance and its exec, and no time after. --hold-exit CODE
@@ -122,7 +125,7 @@ static void set_next_pid(long want)
 
 int main(int argc, char **argv)
 {
-	const char *target = NULL, *pidfile = NULL, *exitfile = NULL, *holdfile = NULL, *cgroups[8];
+	const char *target = NULL, *pidfile = NULL, *exitfile = NULL, *holdfile = NULL, *bind = NULL, *cgroups[8];
 	int ncg = 0, i, status, sync[2];
 	long uid = -1, want_pid = 0, hold_exit = -1;
 	pid_t pid;
@@ -144,6 +147,8 @@ int main(int argc, char **argv)
 			want_pid = atol(argv[i + 1]);
 		else if (strcmp(argv[i], "--hold") == 0)
 			holdfile = argv[i + 1];
+		else if (strcmp(argv[i], "--bind") == 0)
+			bind = argv[i + 1];
 		else if (strcmp(argv[i], "--hold-exit") == 0)
 			hold_exit = atol(argv[i + 1]);
 		else
@@ -173,6 +178,8 @@ int main(int argc, char **argv)
 			_exit(125);
 		if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
 			die("mount namespace");
+		if (bind && mount(bind, bind, NULL, MS_BIND, NULL) < 0)
+			die(bind);
 		if (holdfile)
 			hold(holdfile);
 		if (holdfile && hold_exit >= 0)

@@ -157,13 +157,22 @@ pod_start() {
 
 # ctr_start NAME UID CMD [ARG...]: a container, in the background; its output goes to $T/NAME.log.
 # With CTR_PID=N its main process gets pid N in the pod (if N is free): a pid reused on purpose.
+# With KUBELET_NAMES=yes it has the mount the kubelet gives each container (its termination-message
+# file, from .../pods/UID/containers/NAME/ID), which names it NAME in the pod; CTR_NAME=NAME names it
+# otherwise than NAME (a restart under OnFailure is a new container of the same name).
 # With CTR_HOLD=FILE it stays the runtime's init (named runc) until FILE exists, then execs CMD.
 ctr_start() {
 	local name=$1 uid=$2
 	shift 2
 	rm -f "$T/$name.pid" "$T/$name.exit"
+	local bind=
+	if [ "${KUBELET_NAMES:-}" = yes ]; then
+		bind=$T/kubelet/pods/0f1e2d3c-uid/containers/${CTR_NAME:-$name}/$name-$RANDOM
+		mkdir -p "${bind%/*}"
+		: >"$bind"
+	fi
 	# shellcheck disable=SC2046
-	"$BIN/runc" --target "$PAUSE" $(cgroup_args "$name") --uid "$uid" ${CTR_PID:+--pid "$CTR_PID"} ${CTR_HOLD:+--hold "$CTR_HOLD"} --pidfile "$T/$name.pid" \
+	"$BIN/runc" --target "$PAUSE" $(cgroup_args "$name") --uid "$uid" ${CTR_PID:+--pid "$CTR_PID"} ${bind:+--bind "$bind"} ${CTR_HOLD:+--hold "$CTR_HOLD"} --pidfile "$T/$name.pid" \
 		--exitfile "$T/$name.exit" -- "$@" >"$T/$name.log" 2>&1 &
 	# The exit status comes through the exit file: no job notices when a pod is killed.
 	LAUNCHERS="$LAUNCHERS $!"

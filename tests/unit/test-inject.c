@@ -352,7 +352,7 @@ static void native_sidecars(void)
 	is_str(out, native_only, "a native Cloud SQL proxy alone: left as it was");
 	ok(strstr(last_note, "native sidecars") != NULL, "  said so (%s)", last_note);
 	out = run(mixed, &rc);
-	is_str(sidecars_of(out), "linkerd;cloudsql,native;name=web,match=nginx,native",
+	is_str(sidecars_of(out), "linkerd;cloudsql,native;name=web,match=nginx,container=web,native",
 	       "mixed: the plain one stopped, the native ones told to the agent by their programs");
 	ok(out && !strstr(out, "--quitquitquit"), "a native Cloud SQL proxy gets no stop flags");
 	ok(out && strstr(out, "REARGUARD_APPS, value: \"1\""), "native sidecars are no apps");
@@ -385,10 +385,10 @@ static void named_annotation(void)
 	int rc;
 
 	out = run(keys, &rc);
-	is_str(sidecars_of(out), "name=web,match=nginx,stop=signal:QUIT", "NAME=KEY=VALUE,KEY=VALUE is one entry");
+	is_str(sidecars_of(out), "name=web,match=nginx,stop=signal:QUIT,container=web", "NAME=KEY=VALUE,KEY=VALUE is one entry");
 	is_int(warnings, 0, "  no warning (%s)", last_note);
 	out = run(native, &rc);
-	is_str(sidecars_of(out), "linkerd;name=metrics,match=statsd_exporter,native",
+	is_str(sidecars_of(out), "linkerd;name=metrics,match=statsd_exporter,native,container=metrics",
 	       "NAME=match=PROGRAM,native, as inject's warning suggests it, is one entry");
 	is_int(warnings, 0, "  no warning (%s)", last_note);
 }
@@ -405,11 +405,11 @@ static void named_preset(void)
 	int rc;
 
 	out = run_opts(stub, &o, &rc);
-	is_str(sidecars_of(out), "cloudsql,stop=signal:QUIT,name=stub",
+	is_str(sidecars_of(out), "cloudsql,stop=signal:QUIT,name=stub,container=stub",
 	       "the preset first: its match and ready URL stay, the stop is the one given");
 	o.named[0] = "stub=cloudsql,name=db";
 	out = run_opts(stub, &o, &rc);
-	is_str(sidecars_of(out), "cloudsql,name=db", "a name given is kept");
+	is_str(sidecars_of(out), "cloudsql,name=db,container=stub", "a name given is kept");
 	is_int(inject_check_named("stub=cloudsql,stop=signal:QUIT", e, sizeof(e)), 0, "--sidecar takes it");
 	is_int(inject_check_named("stub=cloudsq,stop=signal:QUIT", e, sizeof(e)), -EINVAL,
 	       "a misspelt preset is refused");
@@ -424,8 +424,8 @@ static void long_native(void)
 	size_t k;
 	int rc;
 
-	/* "name=metrics,match=" and k letters: 504 characters and ",native" fill the 512 a spec has. */
-	for (k = 485; k <= 486; k++) {
+	/* "name=metrics,match=", k letters and ",container=metrics": 504 characters, and ",native" fill the 512 a spec has. */
+	for (k = 467; k <= 468; k++) {
 		memset(match, 'a', k);
 		match[k] = '\0';
 		snprintf(in, sizeof(in),
@@ -437,10 +437,10 @@ static void long_native(void)
 			 "      containers: [{name: app, image: busybox}]\n",
 			 match);
 		out = run(in, &rc);
-		if (k == 485) {
+		if (k == 467) {
 			const char *s = sidecars_of(out);
 
-			ok(s && strlen(s) == strlen("linkerd;name=metrics,match=,native") + k &&
+			ok(s && strlen(s) == strlen("linkerd;name=metrics,match=,container=metrics,native") + k &&
 			       strcmp(s + strlen(s) - 7, ",native") == 0,
 			   "a native spec of 511 characters ends in native");
 		} else {

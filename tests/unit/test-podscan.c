@@ -985,6 +985,26 @@ static void outside_init(void)
 }
 
 /*
+ * A container's init seen in the runtime's cgroup; by the next rescan it
+ * has moved and exec'd, and an exec session begun in it since is seen for
+ * the first time: the session joins the container, not the other way round
+ * (a container's root is its earliest process).
+ */
+static void session_before_move(void)
+{
+	struct podscan_container *app;
+	struct podscan *ps = init_in_runtime(&app, "session before the move: ");
+
+	mkproc(7, 0, "job", 200, CG("/app"), "/job");
+	mkproc(9, 0, "sh", 400, CG("/app"), "/bin/sh");
+	podscan_refresh(ps, NULL);
+	ok(app && by_root(ps, 7) == app && !app->merged && app->role == ROLE_APP && app->nprocs == 2,
+	   "the container is the app, with the session's process");
+	ok(by_root(ps, 9) == NULL || by_root(ps, 9)->merged, "the session is no container");
+	podscan_free(ps);
+}
+
+/*
  * An app's init and a sidecar's seen in the runtime's cgroup in the same
  * rescan, and the app's root exits before it moves: whether its exit is
  * settled before or after that rescan, the sidecar's init is a container
@@ -1106,6 +1126,7 @@ int main(void)
 	pending_settled();
 	transient_cgroup();
 	outside_init();
+	session_before_move();
 	shared_transient_cgroup();
 	exec_session_beside_init();
 	exec_under_way();
