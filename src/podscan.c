@@ -406,11 +406,12 @@ static enum podscan_role role_of(const struct container *c, int64_t now)
 		return ROLE_PAUSE;
 	if (c->has_self)
 		return ROLE_SELF;
-	if (c->match_sidecar != PODSCAN_NO_SIDECAR)
-		return ROLE_SIDECAR;
+	/* Known by its name already (the runtime's init has the container's mounts), it has not run its program. */
 	if (c->pub.root && !c->pub.root_gone && (runtime_init_name(c->root_comm) || c->root_unread) &&
 	    now - c->pub.pending_since_us < PENDING_MAX_US)
 		return ROLE_PENDING;
+	if (c->match_sidecar != PODSCAN_NO_SIDECAR)
+		return ROLE_SIDECAR;
 	return c->match_app ? ROLE_APP : ROLE_OTHER;
 }
 

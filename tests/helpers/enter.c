@@ -1,13 +1,17 @@
 /*
  * Starts a container in a test pod the way a runtime does: joins the pod's
  * PID, network and mount namespaces (those of its pause process), forks so
- * the child is in the pod's PID namespace with parent pid 0, moves the child
- * into the container's cgroups before it goes on (as runc does), gives it
- * its own mount namespace and uid, then execs the entrypoint.
+ * the child is in the pod's PID namespace with parent pid 0, born into the
+ * container's cgroup of the unified hierarchy (clone3's CLONE_INTO_CGROUP,
+ * as runc creates a container's init in its cgroup) and moved into the
+ * others before it goes on, gives it its own mount namespace and uid, then
+ * execs the entrypoint. With --move-after it is born in the runtime's own
+ * cgroup and moved into each of the container's once visible, as runc does
+ * with an exec session's init and crun with a container's.
  * Installed as "runc", so until the exec the pod sees what it sees under
  * runc: a runtime-init process.
  *
- *   runc --target PID [--cgroup PROCS_FILE]... [--uid UID] [--pidfile FILE] [--exitfile FILE]
+ *   runc --target PID [--cgroup PROCS_FILE]... [--move-after yes] [--uid UID] [--pidfile FILE] [--exitfile FILE]
  *        [--pid N] [--bind FILE] [--hold FILE [--hold-exit CODE]] -- CMD [ARG...]
  *
  * The outer process waits for the child and exits with its status (or dies
@@ -35,11 +39,16 @@
 #include <grp.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/magic.h>
+#include <linux/sched.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
+#include <sys/statfs.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -88,6 +97,40 @@ static void hold(const char *path)
 	die(path);
 }
 
+/*
+ * fork(), the child born into the cgroup v2 directory of one of the procs
+ * files (CLONE_INTO_CGROUP), if one is; 0 in *into when none is, or when
+ * the kernel cannot (then it is a plain fork, moved after as the others).
+ */
+static pid_t fork_into(const char *const *procs, int n, int *into)
+{
+	struct clone_args args = { .exit_signal = SIGCHLD };
+	char dir[4096];
+	struct statfs fs;
+	pid_t pid;
+	int i, fd = -1;
+
+	*into = -1;
+	for (i = 0; i < n && fd < 0; i++) {
+		snprintf(dir, sizeof(dir), "%s", procs[i]);
+		if (strrchr(dir, '/'))
+			*strrchr(dir, '/') = '\0';
+		if (statfs(dir, &fs) == 0 && fs.f_type == CGROUP2_SUPER_MAGIC &&
+		    (fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC)) >= 0)
+			*into = i;
+	}
+	if (fd >= 0) {
+		args.flags = CLONE_INTO_CGROUP;
+		args.cgroup = (unsigned long long)fd;
+		pid = (pid_t)syscall(SYS_clone3, &args, sizeof(args));
+		close(fd);
+		if (pid >= 0 || (errno != ENOSYS && errno != E2BIG && errno != EINVAL))
+			return pid;
+		*into = -1;
+	}
+	return fork();
+}
+
 /* Writes "N\n" to path atomically, so a reader never sees half of it. */
 static void write_number(const char *path, int n)
 {
@@ -126,7 +169,8 @@ static void set_next_pid(long want)
 int main(int argc, char **argv)
 {
 	const char *target = NULL, *pidfile = NULL, *exitfile = NULL, *holdfile = NULL, *bind = NULL, *cgroups[8];
-	int ncg = 0, i, status, sync[2];
+	int ncg = 0, i, status, sync[2], into = -1;
+	bool move_after = false;
 	long uid = -1, want_pid = 0, hold_exit = -1;
 	pid_t pid;
 
@@ -147,6 +191,8 @@ int main(int argc, char **argv)
 			want_pid = atol(argv[i + 1]);
 		else if (strcmp(argv[i], "--hold") == 0)
 			holdfile = argv[i + 1];
+		else if (strcmp(argv[i], "--move-after") == 0)
+			move_after = strcmp(argv[i + 1], "yes") == 0;
 		else if (strcmp(argv[i], "--bind") == 0)
 			bind = argv[i + 1];
 		else if (strcmp(argv[i], "--hold-exit") == 0)
@@ -166,7 +212,7 @@ int main(int argc, char **argv)
 		set_next_pid(want_pid);
 	if (pipe2(sync, O_CLOEXEC) < 0)
 		die("pipe");
-	pid = fork();
+	pid = move_after ? fork() : fork_into(cgroups, ncg, &into);
 	if (pid < 0)
 		die("fork");
 	if (pid == 0) {
@@ -201,7 +247,11 @@ int main(int argc, char **argv)
 
 		/* The parent writes the pid as its own PID namespace numbers it. */
 		for (j = 0; j < ncg; j++) {
-			int fd = open(cgroups[j], O_WRONLY | O_CLOEXEC);
+			int fd;
+
+			if (j == into)
+				continue; /* born there */
+			fd = open(cgroups[j], O_WRONLY | O_CLOEXEC);
 
 			if (fd < 0 || write(fd, child, (size_t)n) != n)
 				die(cgroups[j]);

@@ -287,7 +287,7 @@ ctr_exec() {
 	shift 2
 	for d in $CGROUP_DIRS; do args="$args --cgroup $d/$name/cgroup.procs"; done
 	# shellcheck disable=SC2086
-	"$BIN/runc" --target "$PAUSE" $args --uid "$uid" --pidfile "$T/$name-exec.pid" -- "$@" \
+	"$BIN/runc" --target "$PAUSE" $args --move-after yes --uid "$uid" --pidfile "$T/$name-exec.pid" -- "$@" \
 		>"$T/$name-exec.log" 2>&1 &
 	LAUNCHERS="$LAUNCHERS $!"
 	disown $!
