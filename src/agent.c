@@ -34,6 +34,12 @@ struct agent {
 	bool found_apps_done, found_done;
 	char *done_text;               /* the done file an earlier run left, as found */
 	size_t done_len;
+	/*
+	 * A descriptor in reserve, taken before the first pidfd (see
+	 * open_protocol): behind every file the agent must write (ready,
+	 * apps-done, done, the termination log) and the reports it reads.
+	 */
+	struct fd_reserve spare;
 };
 
 static void hello(struct engine *e)
@@ -117,6 +123,17 @@ static void on_file(struct protocol *p, enum protocol_file file, const char *nam
  * Watches --dir before anything else happens, so that nothing written
  * meanwhile is missed. Without it (no volume mounted, a read-only root file
  * system) the agent still works from /proc alone.
+ *
+ * First the reserve. The agent takes one pidfd per container root it
+ * watches, and under a low RLIMIT_NOFILE they take every descriptor left:
+ * the ready file then could not be written, ever, while the apps it gates
+ * waited for it and so never exited to give one back. Taken now, after
+ * the first scan and before the first pidfd, the reserve makes the
+ * agent's files need nothing but what it holds from the start; the
+ * processes it cannot have a pidfd for are polled. EMFILE here, for the
+ * reserve or the protocol's own descriptors, means a limit below that
+ * fixed part: the agent does not start (exit 2, the limit named), rather
+ * than run without the protocol and leave the apps waiting for ready.
  */
 static int open_protocol(struct engine *e)
 {
@@ -125,7 +142,20 @@ static int open_protocol(struct engine *e)
 	int rc;
 
 	a->e = e;
-	rc = protocol_open(&a->protocol, engine_loop(e), dir, PROTOCOL_OPEN_AGENT, on_file, a);
+	rc = fd_reserve_take(&a->spare);
+	if (rc < 0) {
+		log_msg(LOG_ERROR, FIELDS(LF_STR("error", strerror(-rc))),
+			"cannot hold a descriptor in reserve for the files to write: RLIMIT_NOFILE is too low "
+			"(see docs/troubleshooting.md)");
+		return rc;
+	}
+	rc = protocol_open(&a->protocol, engine_loop(e), dir, PROTOCOL_OPEN_AGENT, on_file, a, &a->spare);
+	/* No pidfd is held yet: the limit is below what the agent holds from the start. */
+	if (rc == -EMFILE) {
+		log_msg(LOG_ERROR, FIELDS(LF_STR("dir", dir), LF_STR("error", strerror(-rc))),
+			"cannot open the file protocol: RLIMIT_NOFILE is too low (see docs/troubleshooting.md)");
+		return rc;
+	}
 	if (rc < 0) {
 		log_msg(LOG_WARN, FIELDS(LF_STR("dir", dir), LF_STR("error", strerror(-rc))),
 			"file protocol unavailable (mount an emptyDir at --dir to use it): "
@@ -251,17 +281,18 @@ static int write_protocol_file(struct engine *e, enum protocol_file file, const 
 
 /* ---- the end ------------------------------------------------------------ */
 
-static void write_termination_log(const char *path, const char *text, size_t len)
+static void write_termination_log(struct agent *a, const char *path, const char *text, size_t len)
 {
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOCTTY, 0644);
+	int fd = fd_reserve_openat(&a->spare, AT_FDCWD, path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOCTTY,
+				   0644);
 
 	if (fd < 0) {
-		log_msg(LOG_DEBUG, FIELDS(LF_STR("path", path), LF_STR("error", strerror(errno))),
+		log_msg(LOG_DEBUG, FIELDS(LF_STR("path", path), LF_STR("error", strerror(-fd))),
 			"termination log not writable: skipped");
 		return;
 	}
 	(void)write_all(fd, text, len);
-	close(fd);
+	fd_reserve_close(&a->spare, fd);
 }
 
 /*
@@ -270,7 +301,7 @@ static void write_termination_log(const char *path, const char *text, size_t len
  */
 static void finish(struct engine *e, const struct decide_action *act, const struct jbuf *summary)
 {
-	const struct agent *a = engine_data(e);
+	struct agent *a = engine_data(e);
 	const char *path = engine_options(e)->termination_log;
 	const char *text = act->resumed ? a->done_text : summary ? summary->buf : NULL;
 	size_t len = act->resumed ? a->done_len : summary ? summary->len : 0;
@@ -281,7 +312,7 @@ static void finish(struct engine *e, const struct decide_action *act, const stru
 	jbuf_init(&t);
 	summary_termination(&t, text, len, summary_budget(act->containers));
 	if (!t.failed)
-		write_termination_log(path, t.buf, t.len);
+		write_termination_log(a, path, t.buf, t.len);
 	jbuf_free(&t);
 }
 
@@ -308,6 +339,7 @@ static void close_protocol(struct engine *e)
 	if (a->has_protocol)
 		protocol_close(&a->protocol);
 	a->has_protocol = false;
+	fd_reserve_drop(&a->spare);
 	free(a->done_text);
 	a->done_text = NULL;
 }
@@ -336,5 +368,6 @@ int agent_main(const struct agent_options *opt)
 	struct agent a;
 
 	memset(&a, 0, sizeof(a));
+	a.spare.fd = -1;
 	return engine_run(&agent_mode, opt, &a, NULL);
 }

@@ -60,7 +60,7 @@ int await_start(struct ev_loop *loop, struct await *w, const char *dir, const ch
 		return rc;
 	ev_timer_init(&w->timer, on_timeout, (double)timeout_ms / 1000., 0.);
 	w->timer.data = w;
-	rc = protocol_open(&w->protocol, loop, dir, 0, on_file, w);
+	rc = protocol_open(&w->protocol, loop, dir, 0, on_file, w, NULL);
 	if (rc < 0)
 		return rc;
 	w->open = true;

@@ -31,7 +31,7 @@ int install_binary(const char *dir, size_t *size)
 	if (rc == 0 && (dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
 		rc = -errno;
 	if (rc == 0)
-		rc = write_atomic_at(dirfd, INSTALL_NAME, buf, len, 0755);
+		rc = write_atomic_at(dirfd, INSTALL_NAME, buf, len, 0755, NULL);
 	if (rc == 0)
 		*size = len;
 	if (dirfd >= 0)

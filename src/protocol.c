@@ -154,6 +154,17 @@ static void close_fd(int *fd)
 	*fd = -1;
 }
 
+/* Closes apps/ (its listing and its descriptor are one). */
+static void close_apps(struct protocol *p)
+{
+	if (p->apps_dir)
+		closedir(p->apps_dir);
+	else
+		close_fd(&p->appsfd);
+	p->apps_dir = NULL;
+	p->appsfd = -1;
+}
+
 /* Opens dirfd's apps/, creating it (mode PROTOCOL_APPS_MODE, whatever the umask) when asked. */
 static int open_apps(int dirfd, bool create)
 {
@@ -174,36 +185,57 @@ static int open_apps(int dirfd, bool create)
 	return fd;
 }
 
-static void attach_apps(struct protocol *p)
+static bool same_file(const struct stat *a, const struct stat *b)
+{
+	return a->st_dev == b->st_dev && a->st_ino == b->st_ino;
+}
+
+/* 0, or -errno when apps/ cannot be used (said here: the protocol goes on without reports). */
+static int attach_apps(struct protocol *p)
 {
 	struct stat old, now;
 	char path[PATH_MAX];
-	int fd, wd;
+	DIR *d;
+	int fd, wd, err;
 
+	/* The apps/ held already: nothing to open (a descriptor may be short: see protocol_open). */
+	if (p->appsfd >= 0 && fstat(p->appsfd, &old) == 0 &&
+	    fstatat(p->dirfd, "apps", &now, AT_SYMLINK_NOFOLLOW) == 0 && same_file(&old, &now))
+		return 0;
 	fd = open_apps(p->dirfd, p->flags & PROTOCOL_OPEN_CREATE);
 	if (fd < 0) {
 		/* Missing: its creation is an event on the directory. */
 		if (fd != -ENOENT)
 			log_msg(LOG_WARN, FIELDS(LF_STR("dir", p->dir), LF_STR("error", strerror(-fd))),
 				"cannot use apps/: exit-code reports are not read until it can be");
-		return;
+		return fd;
 	}
-	if (p->appsfd >= 0 && fstat(p->appsfd, &old) == 0 && fstat(fd, &now) == 0 && old.st_dev == now.st_dev &&
-	    old.st_ino == now.st_ino) {
+	if (p->appsfd >= 0 && fstat(p->appsfd, &old) == 0 && fstat(fd, &now) == 0 && same_file(&old, &now)) {
 		close(fd);
-		return;
+		return 0;
 	}
 	snprintf(path, sizeof(path), "%s/apps", p->dir);
 	wd = add_watch(p, fd, path, DIR_MASK);
 	if (wd < 0) {
 		log_msg(LOG_WARN, FIELDS(LF_STR("dir", p->dir), LF_STR("error", strerror(-wd))), "cannot watch apps/");
 		close(fd);
-		return;
+		return wd;
+	}
+	/* Listed through the same descriptor, rewound (see reread). */
+	d = fdopendir(fd);
+	if (!d) {
+		err = -errno;
+		log_msg(LOG_WARN, FIELDS(LF_STR("dir", p->dir), LF_STR("error", strerror(-err))), "cannot list apps/");
+		inotify_rm_watch(p->ifd, wd);
+		close(fd);
+		return err;
 	}
 	rm_watch(p, &p->wd_apps);
-	close_fd(&p->appsfd);
+	close_apps(p);
+	p->apps_dir = d;
 	p->appsfd = fd;
 	p->wd_apps = wd;
+	return 0;
 }
 
 static const char *base_of(const struct protocol *p)
@@ -237,7 +269,13 @@ static int watch_parent(struct protocol *p)
 	return 0;
 }
 
-/* (Re)opens and watches the directory and apps/. 0 also while the directory is awaited. */
+/*
+ * (Re)opens and watches the directory and apps/. 0 also while the directory
+ * is awaited, and when apps/ cannot be used (it says why), unless for want
+ * of a descriptor (EMFILE): at protocol_open, before the agent holds any
+ * pidfd, that is a limit below what the protocol holds, which the agent
+ * refuses to start with rather than run without reports.
+ */
 static int attach(struct protocol *p)
 {
 	bool made = false;
@@ -274,8 +312,8 @@ static int attach(struct protocol *p)
 		p->wd_dir = wd;
 		rm_watch(p, &p->wd_parent);
 	}
-	if (p->flags & PROTOCOL_OPEN_APPS)
-		attach_apps(p);
+	if ((p->flags & PROTOCOL_OPEN_APPS) && attach_apps(p) == -EMFILE)
+		return -EMFILE;
 	return 0;
 }
 
@@ -284,7 +322,7 @@ static void detach(struct protocol *p)
 	rm_watch(p, &p->wd_dir);
 	rm_watch(p, &p->wd_apps);
 	close_fd(&p->dirfd);
-	close_fd(&p->appsfd);
+	close_apps(p);
 }
 
 static bool is_regular_at(int dirfd, const char *name)
@@ -337,23 +375,28 @@ static void read_report(struct protocol *p, const char *name)
 		malformed(p, name, &st, S_ISLNK(st.st_mode) ? "a symbolic link (never followed)" : "not a regular file");
 		return;
 	}
-	/* O_NONBLOCK: whatever replaced it meanwhile (a FIFO) must not block the loop. */
-	fd = openat(p->appsfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
+	/*
+	 * O_NONBLOCK: whatever replaced it meanwhile (a FIFO) must not block the
+	 * loop. With the reserve behind it: a report the apps' pidfds left no
+	 * descriptor for would be lost (it is read once), and a polled app's
+	 * report is all that tells its exit code.
+	 */
+	fd = fd_reserve_openat(p->spare, p->appsfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY, 0);
 	if (fd < 0) {
-		if (errno == ELOOP)
+		if (fd == -ELOOP)
 			malformed(p, name, &st, "a symbolic link (never followed)");
-		else if (errno != ENOENT)
-			malformed(p, name, &st, errno == EACCES ? "not readable by rearguard's uid (make it mode 0644)"
-								: strerror(errno));
+		else if (fd != -ENOENT)
+			malformed(p, name, &st,
+				  fd == -EACCES ? "not readable by rearguard's uid (make it mode 0644)" : strerror(-fd));
 		return;
 	}
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		close(fd);
+		fd_reserve_close(p->spare, fd);
 		malformed(p, name, NULL, "not a regular file");
 		return;
 	}
 	rc = read_small_fd(fd, buf, sizeof(buf), &len, READ_TO_END);
-	close(fd);
+	fd_reserve_close(p->spare, fd);
 	if (rc < 0)
 		why = strerror(-rc);
 	else if (protocol_parse_code(buf, len, &code, &why) == 0)
@@ -365,31 +408,32 @@ static void read_report(struct protocol *p, const char *name)
 	p->cb(p, PROTOCOL_REPORT, name, code);
 }
 
-/* Delivers every protocol file there is (at start, and after an overflow). */
+/*
+ * Delivers every protocol file there is (at start, and after an overflow).
+ * apps/ is listed through the descriptor held for it, rewound, as podscan
+ * lists /proc: the only descriptor a reread opens is a report's, one at a
+ * time, which the reserve can stand in for.
+ */
 static void reread(struct protocol *p)
 {
+	char name[NAME_MAX + 1];
 	struct dirent *de;
 	size_t i;
-	DIR *d;
-	int fd;
 
 	for (i = 0; i < ARRAY_SIZE(dir_files) && p->ifd >= 0; i++)
 		if (is_regular_at(p->dirfd, protocol_file_name(dir_files[i])))
 			p->cb(p, dir_files[i], protocol_file_name(dir_files[i]), 0);
-	if (p->appsfd < 0 || p->ifd < 0)
+	if (!p->apps_dir || p->ifd < 0)
 		return;
-	fd = openat(p->appsfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	d = fd >= 0 ? fdopendir(fd) : NULL;
-	if (!d) {
-		if (fd >= 0)
-			close(fd);
-		log_msg(LOG_WARN, FIELDS(LF_STR("dir", p->dir), LF_STR("error", strerror(errno))), "cannot list apps/");
-		return;
+	rewinddir(p->apps_dir);
+	/* A callback may close the protocol: it is looked at before each entry. */
+	while (p->ifd >= 0 && (de = readdir(p->apps_dir)) != NULL) {
+		if (de->d_name[0] == '.' || de->d_type == DT_DIR)
+			continue;
+		/* Copied: the entry lives in the listing's buffer, which is the protocol's. */
+		str_copy(name, de->d_name, sizeof(name));
+		read_report(p, name);
 	}
-	while ((de = readdir(d)) != NULL && p->ifd >= 0)
-		if (de->d_name[0] != '.' && de->d_type != DT_DIR)
-			read_report(p, de->d_name);
-	closedir(d);
 }
 
 void protocol_reread(struct protocol *p)
@@ -409,7 +453,8 @@ static void reattach(struct protocol *p)
 {
 	int rc = attach(p);
 
-	if (rc < 0)
+	/* apps/ said its own. */
+	if (rc < 0 && p->dirfd < 0)
 		log_msg(LOG_WARN, FIELDS(LF_STR("dir", p->dir), LF_STR("error", strerror(-rc))),
 			"cannot watch the directory");
 	reread(p);
@@ -463,14 +508,14 @@ static void on_inotify(struct ev_loop *loop, ev_io *io, int revents)
 			detach(p);
 		} else if (deleted(p->appsfd)) {
 			rm_watch(p, &p->wd_apps);
-			close_fd(&p->appsfd);
+			close_apps(p);
 		}
 		reattach(p);
 	}
 }
 
 int protocol_open(struct protocol *p, struct ev_loop *loop, const char *dir, unsigned flags, protocol_cb *cb,
-		  void *data)
+		  void *data, struct fd_reserve *spare)
 {
 	size_t n;
 	int rc;
@@ -482,6 +527,7 @@ int protocol_open(struct protocol *p, struct ev_loop *loop, const char *dir, uns
 	p->flags = flags;
 	p->cb = cb;
 	p->data = data;
+	p->spare = spare;
 	p->dir = strdup(dir);
 	if (!p->dir)
 		return -ENOMEM;
@@ -511,7 +557,7 @@ void protocol_close(struct protocol *p)
 	if (p->ifd >= 0 && p->loop)
 		ev_io_stop(p->loop, &p->io);
 	close_fd(&p->dirfd);
-	close_fd(&p->appsfd);
+	close_apps(p);
 	close_fd(&p->ifd); /* removes every watch */
 	p->wd_dir = p->wd_apps = p->wd_parent = -1;
 	free(p->dir);
@@ -522,7 +568,7 @@ int protocol_write(struct protocol *p, const char *name, const void *data, size_
 {
 	if (p->dirfd < 0)
 		return -ENOENT;
-	return write_atomic_at(p->dirfd, name, data, len, PROTOCOL_FILE_MODE);
+	return write_atomic_at(p->dirfd, name, data, len, PROTOCOL_FILE_MODE, p->spare);
 }
 
 static int open_report_dir(const char *dir, bool create)
@@ -544,7 +590,7 @@ int protocol_write_report(const char *dir, const char *name, int code)
 	if (fd < 0)
 		return fd;
 	snprintf(text, sizeof(text), "%d\n", code);
-	rc = write_atomic_at(fd, name, text, strlen(text), PROTOCOL_FILE_MODE);
+	rc = write_atomic_at(fd, name, text, strlen(text), PROTOCOL_FILE_MODE, NULL);
 	close(fd);
 	return rc;
 }

@@ -17,7 +17,7 @@
  * the directory fd (O_NOFOLLOW), at most PROTOCOL_READ_MAX bytes; a
  * malformed report is logged once and ignored.
  *
- *	protocol_open(&p, loop, dir, PROTOCOL_OPEN_AGENT, on_file, data);
+ *	protocol_open(&p, loop, dir, PROTOCOL_OPEN_AGENT, on_file, data, &spare);
  *	... on_file(&p, PROTOCOL_REPORT, "job", 0) ...
  *	protocol_write(&p, "apps-done", "apps-done\n", 10);
  *	protocol_close(&p);
@@ -25,12 +25,20 @@
  * rearguard wait and run open one without flags: the directory may not
  * exist yet (its parent is watched until it does), and apps/ is not read.
  * protocol_write_report() writes apps/NAME for run.
+ *
+ * The agent's pidfds may take every descriptor RLIMIT_NOFILE allows, and
+ * what the protocol must not lose then (the ready, apps-done and done
+ * files, a report, read once) is opened with a descriptor held in reserve
+ * behind it (struct fd_reserve, util.h), the agent's, lent at
+ * protocol_open. Everything else is held from protocol_open on: inotify,
+ * the directory, apps/ (listed through the same descriptor, rewound).
  */
 #ifndef RG_PROTOCOL_H
 #define RG_PROTOCOL_H
 
 #include "protocol-files.h"
 
+#include <dirent.h>
 #include <ev.h>
 #include <limits.h>
 #include <stdbool.h>
@@ -51,6 +59,7 @@
 #define PROTOCOL_OPEN_APPS 2u   /* watch and read apps/ */
 #define PROTOCOL_OPEN_AGENT (PROTOCOL_OPEN_CREATE | PROTOCOL_OPEN_APPS)
 
+struct fd_reserve;
 struct protocol;
 /* name: the file's (apps/NAME's NAME for a report); code: the exit code for PROTOCOL_REPORT, else 0. */
 typedef void protocol_cb(struct protocol *p, enum protocol_file file, const char *name, int code);
@@ -71,6 +80,8 @@ struct protocol {
 	int ifd;          /* inotify */
 	int dirfd;        /* -1 while the directory does not exist */
 	int appsfd;       /* -1 while apps/ does not exist (or without PROTOCOL_OPEN_APPS) */
+	DIR *apps_dir;    /* its listing, on the same descriptor */
+	struct fd_reserve *spare; /* lent by the caller: behind the writes and the reports' reads */
 	int wd_dir, wd_apps, wd_parent;
 	protocol_cb *cb;
 	void *data;
@@ -82,9 +93,10 @@ struct protocol {
  * Watches dir, then reads what is there (callbacks may run before it
  * returns). -errno when the directory cannot be used (nor, without
  * PROTOCOL_OPEN_CREATE, its parent watched), or inotify is unavailable.
+ * spare (NULL: none) stays the caller's, and must outlive the protocol.
  */
 int protocol_open(struct protocol *p, struct ev_loop *loop, const char *dir, unsigned flags, protocol_cb *cb,
-		  void *data);
+		  void *data, struct fd_reserve *spare);
 void protocol_close(struct protocol *p);
 
 /* Delivers every protocol file there is once more (callbacks must be idempotent anyway). */

@@ -91,24 +91,70 @@ int write_all(int fd, const void *buf, size_t len)
 	return 0;
 }
 
-int write_atomic_at(int dirfd, const char *path, const void *data, size_t len, mode_t mode)
+int fd_reserve_take(struct fd_reserve *r)
+{
+	r->fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	return r->fd < 0 ? -errno : 0;
+}
+
+int fd_reserve_openat(struct fd_reserve *r, int dirfd, const char *path, int flags, mode_t mode)
+{
+	int fd = openat(dirfd, path, flags, mode);
+
+	if (fd >= 0)
+		return fd;
+	/*
+	 * The process's own limit only (EMFILE): ENFILE is the node's, whose
+	 * table would have no room for the reserve again either.
+	 */
+	if (errno != EMFILE || !r || r->fd < 0)
+		return -errno;
+	close(r->fd);
+	r->fd = -1;
+	fd = openat(dirfd, path, flags, mode);
+	if (fd < 0) {
+		fd = -errno;
+		(void)fd_reserve_take(r);
+	}
+	return fd;
+}
+
+int fd_reserve_close(struct fd_reserve *r, int fd)
+{
+	int rc = close(fd) < 0 ? -errno : 0;
+
+	/* The number just freed is the reserve's again; if another took it meanwhile, the next close tries. */
+	if (r && r->fd < 0)
+		(void)fd_reserve_take(r);
+	return rc;
+}
+
+void fd_reserve_drop(struct fd_reserve *r)
+{
+	if (r->fd >= 0)
+		close(r->fd);
+	r->fd = -1;
+}
+
+int write_atomic_at(int dirfd, const char *path, const void *data, size_t len, mode_t mode, struct fd_reserve *r)
 {
 	char tmp[256];
-	int fd, err;
+	int fd, err, rc;
 
 	if ((size_t)snprintf(tmp, sizeof(tmp), ".%s.tmp.%ld", base_name(path), (long)getpid()) >= sizeof(tmp))
 		return -ENAMETOOLONG;
 	/* A leftover from a crashed run, or something planted: never write through it. */
 	unlinkat(dirfd, tmp, 0);
-	fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+	fd = fd_reserve_openat(r, dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
 	if (fd < 0)
-		return -errno;
+		return fd;
 	err = write_all(fd, data, len);
 	/* The umask must not narrow what the readers of the shared volume may do. */
 	if (!err && fchmod(fd, mode) < 0)
 		err = -errno;
-	if (close(fd) < 0 && !err)
-		err = -errno;
+	rc = fd_reserve_close(r, fd);
+	if (rc < 0 && !err)
+		err = rc;
 	if (!err && renameat(dirfd, tmp, dirfd, path) < 0)
 		err = -errno;
 	if (err)

@@ -44,11 +44,44 @@ int read_small_at(int dirfd, const char *path, int flags, char *buf, size_t cap,
 int read_small_fd(int fd, char *buf, size_t cap, size_t *len, unsigned how);
 
 /*
+ * A descriptor held in reserve for the opens that must not fail for want of
+ * one: the agent's pidfds may take every descriptor RLIMIT_NOFILE allows.
+ * Taken before them (fd_reserve_take) and held to the end; when an open
+ * fails with EMFILE, fd_reserve_openat closes the reserve and opens again,
+ * which takes its number, and fd_reserve_close takes the reserve back
+ * once that file is closed. One reserve serves any number of opens made
+ * one after the other, never two files at once. Its descriptor is an
+ * O_PATH one of "/", of its own: nothing is read or written through it,
+ * and it depends on no other descriptor's lifetime.
+ *
+ *	struct fd_reserve r;
+ *	fd_reserve_take(&r);
+ *	fd = fd_reserve_openat(&r, dirfd, name, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+ *	... write ...
+ *	fd_reserve_close(&r, fd);
+ *	fd_reserve_drop(&r);
+ *
+ * A NULL reserve is none: the functions are then openat(2) and close(2).
+ */
+struct fd_reserve {
+	int fd; /* -1 while lent to an open, or when it could not be taken */
+};
+
+/* Takes the reserve: 0, or -errno (it is then taken at the next fd_reserve_close). */
+int fd_reserve_take(struct fd_reserve *r);
+/* openat(2) that lends the reserve on EMFILE: the new descriptor, or -errno. */
+int fd_reserve_openat(struct fd_reserve *r, int dirfd, const char *path, int flags, mode_t mode);
+/* close(2) (0 or -errno), then the reserve is taken back if it was lent. */
+int fd_reserve_close(struct fd_reserve *r, int fd);
+void fd_reserve_drop(struct fd_reserve *r);
+
+/*
  * Writes len bytes to path (relative to dirfd) atomically: a temporary file
  * in the same directory, fsync-free (the readers are in the same pod), then
- * rename over path. A symlink at path is replaced, never followed.
+ * rename over path. A symlink at path is replaced, never followed. The
+ * temporary file is opened with the reserve r behind it (NULL: none).
  */
-int write_atomic_at(int dirfd, const char *path, const void *data, size_t len, mode_t mode);
+int write_atomic_at(int dirfd, const char *path, const void *data, size_t len, mode_t mode, struct fd_reserve *r);
 
 /* Writes all of buf to fd, retrying on EINTR and short writes. */
 int write_all(int fd, const void *buf, size_t len);

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/inotify.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -334,7 +335,7 @@ static void watching(void)
 
 	/* What was there before the watch started. */
 	alarm(20); /* a FIFO opened for reading would block here */
-	rc = protocol_open(&p, loop, dir, PROTOCOL_OPEN_AGENT, on_file, NULL);
+	rc = protocol_open(&p, loop, dir, PROTOCOL_OPEN_AGENT, on_file, NULL, NULL);
 	is_int(rc, 0, "the watcher opens");
 	is_int(seen.reports, 1, "one valid report found at start");
 	is_str(seen.last, "good", "apps/good");
@@ -351,7 +352,7 @@ static void watching(void)
 	memset(&seen, 0, sizeof(seen));
 	snprintf(path, sizeof(path), "%s/apps", dir);
 	dfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	ok(write_atomic_at(dfd, "late", "3\n", 2, 0644) == 0, "apps/late written atomically");
+	ok(write_atomic_at(dfd, "late", "3\n", 2, 0644, NULL) == 0, "apps/late written atomically");
 	SPIN_UNTIL(seen.reports);
 	ok(seen.reports == 1 && strcmp(seen.last, "late") == 0 && seen.last_code == 3, "apps/late reported: 3");
 	memset(&seen, 0, sizeof(seen));
@@ -418,7 +419,7 @@ static void watching(void)
 	/* A directory that does not exist yet: its parent is watched. */
 	snprintf(path, sizeof(path), "%s/later", dir);
 	memset(&seen, 0, sizeof(seen));
-	is_int(protocol_open(&p, loop, path, 0, on_file, NULL), 0, "a missing directory is awaited");
+	is_int(protocol_open(&p, loop, path, 0, on_file, NULL, NULL), 0, "a missing directory is awaited");
 	is_int(p.dirfd, -1, "not open yet");
 	mkdir(path, 0755);
 	put_file(path, "ready", "", 0);
@@ -426,11 +427,11 @@ static void watching(void)
 	is_int(seen.ready, 1, "ready in the directory that appeared later");
 	protocol_close(&p);
 	snprintf(path, sizeof(path), "%s/nope/later", dir);
-	is_int(protocol_open(&p, loop, path, 0, on_file, NULL), -ENOENT, "without its parent: ENOENT");
+	is_int(protocol_open(&p, loop, path, 0, on_file, NULL, NULL), -ENOENT, "without its parent: ENOENT");
 
 	/* The agent creates a missing directory, as the kubelet would: 0777. */
 	snprintf(path, sizeof(path), "%s/made", dir);
-	is_int(protocol_open(&p, loop, path, PROTOCOL_OPEN_AGENT, on_file, NULL), 0,
+	is_int(protocol_open(&p, loop, path, PROTOCOL_OPEN_AGENT, on_file, NULL, NULL), 0,
 	       "the agent's directory is created");
 	ok(stat(path, &st) == 0 && (st.st_mode & 07777) == PROTOCOL_DIR_MODE, "mode 0777");
 	protocol_close(&p);
@@ -442,6 +443,57 @@ static void watching(void)
 	umask(022);
 }
 
+/*
+ * Every descriptor RLIMIT_NOFILE allows taken, as the agent's pidfds take
+ * them: the files the agent writes and a report it reads get the reserve's
+ * number, and the reserve is held again after each.
+ */
+static void reserve(void)
+{
+	char dir[] = "/tmp/rg-reserve.XXXXXX", cmd[512], buf[64];
+	struct rlimit old, low;
+	struct fd_reserve spare;
+	struct protocol p;
+	size_t len;
+	int lowest;
+
+	if (!mkdtemp(dir) || getrlimit(RLIMIT_NOFILE, &old) < 0)
+		abort();
+	is_int(fd_reserve_take(&spare), 0, "the reserve is taken");
+	memset(&seen, 0, sizeof(seen));
+	is_int(protocol_open(&p, loop, dir, PROTOCOL_OPEN_AGENT, on_file, NULL, &spare), 0,
+	       "the protocol opens with it");
+	put_file(dir, "apps/job", "3\n", 2);
+	/* The limit at the lowest free number: every number below it is taken. */
+	lowest = fcntl(0, F_DUPFD_CLOEXEC, 0);
+	if (lowest < 0)
+		abort();
+	close(lowest);
+	low = old;
+	low.rlim_cur = (rlim_t)lowest;
+	if (setrlimit(RLIMIT_NOFILE, &low) < 0)
+		abort();
+	is_int(fd_reserve_openat(NULL, AT_FDCWD, "/", O_PATH | O_CLOEXEC, 0), -EMFILE, "no descriptor left");
+	SPIN_UNTIL(seen.reports);
+	/* Read once or more: apps/, which the open made, is read again at its event. */
+	ok(seen.reports >= 1, "a report read with the reserve's number");
+	is_int(seen.last_code, 3, "its code");
+	ok(spare.fd >= 0, "the reserve is held again after the read");
+	is_int(protocol_write(&p, "ready", "\n", 1), 0, "ready written with the reserve's number");
+	ok(spare.fd >= 0, "the reserve is held again after the write");
+	is_int(protocol_write(&p, "done", "{}\n", 3), 0, "and done, after it");
+	if (setrlimit(RLIMIT_NOFILE, &old) < 0)
+		abort();
+	ok(read_small_at(p.dirfd, "ready", 0, buf, sizeof(buf), &len) == 0 && strcmp(buf, "\n") == 0,
+	   "ready holds its text");
+	protocol_close(&p);
+	fd_reserve_drop(&spare);
+	is_int(spare.fd, -1, "the reserve dropped");
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	if (system(cmd) != 0)
+		abort();
+}
+
 int main(void)
 {
 	log_file = tmpfile();
@@ -451,6 +503,7 @@ int main(void)
 	names();
 	decoding();
 	watching();
+	reserve();
 	ev_loop_destroy(loop);
 	return done_testing();
 }
