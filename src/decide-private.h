@@ -193,9 +193,9 @@ struct decide {
 	enum decide_phase phase;
 	int64_t started_us;
 	int64_t decided_us;     /* when the apps were found done: the drain started */
-	const char *reason;     /* why the drain started */
+	enum decide_reason reason; /* why the drain started */
 	bool confirmed;         /* the rescan before concluding has been done */
-	const char *drain_reason; /* a drain was asked for, for this reason; NULL: not */
+	enum decide_reason drain_reason; /* a drain was asked for, for this reason; REASON_NONE: not */
 	bool resumed_done;      /* an earlier run wrote done: exit at once */
 	int64_t term_us;        /* when SIGTERM arrived, 0: not yet */
 	int64_t last_rescan_us; /* the last successful rescan */

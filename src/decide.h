@@ -109,6 +109,27 @@ struct decide_config {
 
 enum decide_phase { PHASE_WATCHING, PHASE_CONFIRMING, PHASE_DRAINING, PHASE_DONE };
 
+/*
+ * Why the drain started. Its word (decide_reason_word) is public: the
+ * summary's "reason", the apps-done file's text and the log's reason=.
+ */
+enum decide_reason {
+	REASON_NONE,            /* no drain (yet); a drain asked for without a reason is refused */
+	REASON_APPS_DONE,       /* apps-done: every app finished */
+	REASON_SIDECAR_EXITED,  /* sidecar-exited: the apps were stopped after a sidecar failed */
+	REASON_STARTUP_TIMEOUT, /* startup-timeout: fewer apps than --apps appeared in time */
+	REASON_TERM_GRACE,      /* term-grace: the apps outlived --term-grace after SIGTERM */
+	REASON_SECOND_SIGNAL,   /* second-signal: a second SIGTERM or SIGINT */
+	REASON_READY_TIMEOUT,   /* ready-timeout: run --drain's sidecars were not ready in time */
+	REASON_RESUME,          /* resume: an earlier run wrote apps-done */
+	REASON_DRAIN_FILE,      /* drain-file: the drain file appeared */
+	REASON_DRAIN_COMMAND,   /* drain-command: rearguard drain */
+	REASON_SIGNAL,          /* signal: run --drain's command was signalled before it started */
+};
+
+/* The reason's word; NULL for REASON_NONE. */
+const char *decide_reason_word(enum decide_reason reason);
+
 enum decide_action_kind {
 	DECIDE_RESCAN,    /* rescan /proc, report what changed, then decide_rescanned() */
 	DECIDE_STATUS,    /* ask the kernel for the missing exit codes of exited roots: decide_app_status() */
@@ -148,7 +169,7 @@ struct decide_action {
 	bool resumed;           /* DECIDE_EXIT: an earlier run finished; its done file is the summary */
 	unsigned containers;    /* DECIDE_EXIT: the containers the kubelet shares termination messages among */
 	bool command_ended;     /* DECIDE_APPS_DONE: see there */
-	const char *reason;
+	enum decide_reason reason; /* DECIDE_APPS_DONE, DECIDE_WRITE */
 	enum decide_http_purpose purpose;
 	enum protocol_file file;
 	const char *url;
@@ -182,7 +203,7 @@ enum decide_event_kind {
 				      else its root's) */
 	DECIDE_EV_NATIVE_EXITED,   /* id: its root exited */
 	DECIDE_EV_NATIVE_FORGET,   /* id: taken for a native, but a plain sidecar's spec matches it now */
-	DECIDE_EV_COMMAND_ENDED,   /* code: run --drain's command is over; with name, it never started
+	DECIDE_EV_COMMAND_ENDED,   /* code: run --drain's command is over; with a reason, it never started
 				      (128 + signal) and the drain begins now for that reason */
 	DECIDE_EV_SIDECAR_SEEN,    /* sidecar, age_us: a container of it appeared */
 	DECIDE_EV_SIDECAR_EXITED,  /* sidecar: its root exited (its code follows, as for apps); with id
@@ -202,7 +223,7 @@ enum decide_event_kind {
 	DECIDE_EV_PIDS_MOVED,      /* a pid was handed out since the last rescan began */
 	DECIDE_EV_RESCANNED,       /* result: the outcome of a rescan: 0 or -errno */
 	DECIDE_EV_TERMINATE,       /* the agent got SIGTERM or SIGINT; a second one drains at once */
-	DECIDE_EV_DRAIN_NOW,       /* name: drain now, whatever the apps do, for that reason */
+	DECIDE_EV_DRAIN_NOW,       /* reason: drain now, whatever the apps do, for that reason */
 };
 
 struct decide_event {
@@ -224,6 +245,7 @@ struct decide_event {
 	 */
 	int64_t age_us;
 	enum decide_native_by by; /* DECIDE_EV_NATIVE_SEEN */
+	enum decide_reason reason; /* DECIDE_EV_DRAIN_NOW, DECIDE_EV_COMMAND_ENDED */
 };
 
 /*
@@ -402,10 +424,10 @@ static inline void decide_terminate(struct decide *d, int64_t now)
 	DECIDE_TELL(d, now, .kind = DECIDE_EV_TERMINATE);
 }
 
-/* Drain now, whatever the apps do (reason: "drain-file", ...); false: already draining or asked to. */
-static inline bool decide_drain_now(struct decide *d, const char *reason, int64_t now)
+/* Drain now, whatever the apps do (REASON_DRAIN_FILE, ...); false: already draining or asked to. */
+static inline bool decide_drain_now(struct decide *d, enum decide_reason reason, int64_t now)
 {
-	return DECIDE_TELL(d, now, .kind = DECIDE_EV_DRAIN_NOW, .name = reason);
+	return DECIDE_TELL(d, now, .kind = DECIDE_EV_DRAIN_NOW, .reason = reason);
 }
 
 /* ---- decisions ------------------------------------------------------------------ */
@@ -431,7 +453,7 @@ struct decide_view {
 	enum decide_phase phase;
 	int64_t started_us;
 	int64_t decided_us;     /* when the apps were found done: the drain started; 0: not yet */
-	const char *reason;     /* why the drain started, NULL before */
+	enum decide_reason reason; /* why the drain started, REASON_NONE before */
 	int exit_code;          /* 0, 1 when a sidecar could not be stopped (known once settled) */
 	int64_t settled_us;     /* every sidecar settled; 0: not yet */
 	unsigned polled_most;   /* the most processes watched by polling at any time */
@@ -593,19 +615,25 @@ enum decide_note_kind {
 	NOTE_SIDECAR_DIED,         /* sidecar, code: it exited while the apps ran, no stop sent; flag: under
 				      Never; hint: --on-sidecar-exit=fail would act on it */
 	/* natives, and the apps stopped after a sidecar failed */
-	NOTE_NATIVE_SEEN,          /* text: its name, container, reason: how it is known (decide_native_known_by);
+	NOTE_NATIVE_SEEN,          /* text: its name, container, by: how it is known (decide_native_known_by);
 				      flag: the kubelet's restart of one that exited */
 	NOTE_NATIVE_EXITED,        /* text: its name, container */
 	NOTE_NATIVE_NOT_LISTED,    /* text: its name: out of memory */
 	NOTE_APPS_STOP,            /* sidecar: it failed; the apps are stopped, us: --kill-after */
-	NOTE_APPS_STOP_NOT,        /* sidecar, reason: why the apps are not stopped ("on-failure", "exit-0",
-				      "deleted") */
+	NOTE_APPS_STOP_NOT,        /* sidecar, kept: why the apps are not stopped */
 	NOTE_APP_SIGNAL_RETRY,     /* app, container, result */
 	NOTE_APP_SIGNAL_NOT_PERMITTED, /* app, container */
 	NOTE_APP_SIGNAL_FAILED,    /* app, container, result */
 	/* the end */
 	NOTE_STOP_FAILED,          /* code: the summary's exit code (run --drain: not every sidecar stopped) */
 	NOTE_IGNORED,              /* event: what came and changed nothing; sidecar when it was about one */
+};
+
+/* Why --on-sidecar-exit=fail leaves the apps alone after a sidecar failed. */
+enum decide_apps_kept {
+	APPS_KEPT_ON_FAILURE, /* under OnFailure the kubelet restarts the sidecar (and would restart the apps) */
+	APPS_KEPT_EXIT_0,     /* it exited 0: its own choice, no failure */
+	APPS_KEPT_DELETED,    /* the pod is being deleted: the kubelet stops the apps */
 };
 
 struct decide_note {
@@ -615,7 +643,9 @@ struct decide_note {
 	const char *app;         /* an app's name */
 	unsigned container, other;
 	const char *report;      /* an apps/NAME */
-	const char *reason;
+	enum decide_reason reason; /* NOTE_DRAIN */
+	enum decide_native_by by;  /* NOTE_NATIVE_SEEN */
+	enum decide_apps_kept kept; /* NOTE_APPS_STOP_NOT */
 	const char *text;        /* names, a URL, a fix: see the kind */
 	int code, reported;      /* exit codes */
 	int result;              /* an HTTP result or -errno */

@@ -287,7 +287,7 @@ static void apps_done(struct engine *e, const struct decide_action *act)
 		e->mode->apps_done(e, act);
 }
 
-static void written(struct engine *e, enum protocol_file file, const char *reason)
+static void written(struct engine *e, enum protocol_file file, enum decide_reason reason)
 {
 	int rc = e->mode->write ? e->mode->write(e, file, reason) : -ENOTSUP;
 

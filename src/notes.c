@@ -23,6 +23,45 @@ static const char *err(int result)
 	return strerror(-result);
 }
 
+/* NOTE_DRAIN: the drain begins, in the words of its reason. */
+static void log_drain(const struct decide_note *n)
+{
+	const char *reason = decide_reason_word(n->reason);
+	char d1[32];
+
+	switch (n->reason) {
+	case REASON_STARTUP_TIMEOUT:
+		log_msg(LOG_ERROR, FIELDS(LF_STR("reason", reason), LF_INT("apps_seen", n->count)),
+			"%s within --startup-timeout %s: draining the sidecars",
+			n->count ? "fewer app containers than --apps appeared" : "no app container appeared",
+			dur(n->us, d1));
+		return;
+	case REASON_TERM_GRACE:
+		log_msg(LOG_WARN, FIELDS(LF_STR("reason", reason)),
+			"apps still running %s after the termination request: draining the sidecars", dur(n->us, d1));
+		return;
+	case REASON_APPS_DONE:
+		log_msg(LOG_INFO, FIELDS(LF_STR("reason", reason), LF_INT("apps", n->count)),
+			"apps done: draining the sidecars");
+		return;
+	case REASON_SIDECAR_EXITED:
+		log_msg(LOG_WARN,
+			FIELDS(LF_STR("reason", reason), LF_INT("apps", n->count), LF_STR("sidecar", n->sidecar)),
+			"apps stopped after their sidecar failed: draining the other sidecars");
+		return;
+	case REASON_NONE:
+	case REASON_SECOND_SIGNAL:
+	case REASON_READY_TIMEOUT:
+	case REASON_RESUME:
+	case REASON_DRAIN_FILE:
+	case REASON_DRAIN_COMMAND:
+	case REASON_SIGNAL:
+		log_msg(LOG_INFO, FIELDS(LF_STR("reason", reason), LF_INT("apps", n->count)),
+			"drain requested: draining the sidecars");
+		return;
+	}
+}
+
 /* The notes about apps and the pod. */
 static bool log_pod(const struct decide_note *n, const struct notes *ctx)
 {
@@ -108,26 +147,7 @@ static bool log_pod(const struct decide_note *n, const struct notes *ctx)
 			n->text, dur(n->us, d1));
 		return true;
 	case NOTE_DRAIN:
-		if (strcmp(n->reason, "startup-timeout") == 0)
-			log_msg(LOG_ERROR, FIELDS(LF_STR("reason", n->reason), LF_INT("apps_seen", n->count)),
-				"%s within --startup-timeout %s: draining the sidecars",
-				n->count ? "fewer app containers than --apps appeared" : "no app container appeared",
-				dur(n->us, d1));
-		else if (strcmp(n->reason, "term-grace") == 0)
-			log_msg(LOG_WARN, FIELDS(LF_STR("reason", n->reason)),
-				"apps still running %s after the termination request: draining the sidecars",
-				dur(n->us, d1));
-		else if (strcmp(n->reason, "apps-done") == 0)
-			log_msg(LOG_INFO, FIELDS(LF_STR("reason", n->reason), LF_INT("apps", n->count)),
-				"apps done: draining the sidecars");
-		else if (strcmp(n->reason, "sidecar-exited") == 0)
-			log_msg(LOG_WARN,
-				FIELDS(LF_STR("reason", n->reason), LF_INT("apps", n->count),
-				       LF_STR("sidecar", n->sidecar)),
-				"apps stopped after their sidecar failed: draining the other sidecars");
-		else
-			log_msg(LOG_INFO, FIELDS(LF_STR("reason", n->reason), LF_INT("apps", n->count)),
-				"drain requested: draining the sidecars");
+		log_drain(n);
 		return true;
 	case NOTE_WRITTEN_AFTER_ALL:
 		log_msg(LOG_INFO, FIELDS(LF_STR("file", protocol_file_name(n->file)), LF_INT("attempts", n->count)),
@@ -280,14 +300,18 @@ static bool log_ready(const struct decide_note *n)
 	}
 }
 
-/* Why --on-sidecar-exit=fail leaves the apps alone (NOTE_APPS_STOP_NOT's reason). */
-static const char *apps_stop_not(const char *reason)
+/* Why --on-sidecar-exit=fail leaves the apps alone (NOTE_APPS_STOP_NOT). */
+static const char *apps_stop_not(enum decide_apps_kept kept)
 {
-	if (strcmp(reason, "on-failure") == 0)
+	switch (kept) {
+	case APPS_KEPT_ON_FAILURE:
 		return "under restartPolicy OnFailure the kubelet restarts a failed sidecar itself, and would "
 		       "restart apps stopped now";
-	if (strcmp(reason, "exit-0") == 0)
+	case APPS_KEPT_EXIT_0:
 		return "it exited 0, which a sidecar does by its own choice: only a failure stops the apps";
+	case APPS_KEPT_DELETED:
+		break;
+	}
 	return "the pod is being deleted: the kubelet stops the apps itself";
 }
 
@@ -300,7 +324,7 @@ static bool log_natives(const struct decide_note *n)
 	case NOTE_NATIVE_SEEN:
 		log_msg(
 		    LOG_INFO,
-		    FIELDS(LF_STR("native", n->text), LF_INT("container", n->container), LF_STR("known_by", n->reason)),
+		    FIELDS(LF_STR("native", n->text), LF_INT("container", n->container), LF_STR("known_by", decide_native_known_by(n->by))),
 		    "%s: never waited for nor stopped (the kubelet restarts it, and stops it after the apps)",
 		    n->flag ? "native sidecar restarted by the kubelet" : "native sidecar");
 		return true;
@@ -313,7 +337,7 @@ static bool log_natives(const struct decide_note *n)
 		log_error("out of memory: native sidecar %s not listed", n->text);
 		return true;
 	case NOTE_APPS_STOP:
-		log_msg(LOG_ERROR, FIELDS(LF_STR("sidecar", n->sidecar), LF_STR("reason", "sidecar-exited")),
+		log_msg(LOG_ERROR, FIELDS(LF_STR("sidecar", n->sidecar), LF_STR("reason", decide_reason_word(REASON_SIDECAR_EXITED))),
 			"--on-sidecar-exit=fail: stopping the apps as the kubelet would (SIGTERM to each main process, "
 			"SIGKILL to every process --kill-after %s later), so that the Job fails now and its "
 			"backoffLimit can retry it",
@@ -321,7 +345,7 @@ static bool log_natives(const struct decide_note *n)
 		return true;
 	case NOTE_APPS_STOP_NOT:
 		log_msg(LOG_INFO, FIELDS(LF_STR("sidecar", n->sidecar)),
-			"--on-sidecar-exit=fail: the apps are not stopped: %s", apps_stop_not(n->reason));
+			"--on-sidecar-exit=fail: the apps are not stopped: %s", apps_stop_not(n->kept));
 		return true;
 	case NOTE_APP_SIGNAL_RETRY:
 		log_msg(

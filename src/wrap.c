@@ -49,7 +49,7 @@ static void on_end(struct child *c, int code)
 	 * and takes this as said.
 	 */
 	engine_tell(w->e, &(const struct decide_event){ .kind = DECIDE_EV_COMMAND_ENDED, .code = code,
-							.name = c->started ? NULL : "signal" });
+							.reason = c->started ? REASON_NONE : REASON_SIGNAL });
 	child_report(c);
 }
 
@@ -67,7 +67,7 @@ static void start(struct engine *e)
 }
 
 /* The command is what waits for ready. */
-static int write_ready(struct engine *e, enum protocol_file file, const char *reason)
+static int write_ready(struct engine *e, enum protocol_file file, enum decide_reason reason)
 {
 	struct wrap *w = engine_data(e);
 
