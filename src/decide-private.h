@@ -110,6 +110,14 @@ enum stop_state {
 	SC_FAILED,      /* it could not be stopped: settled */
 };
 
+/* Why a sidecar could not be stopped (SC_FAILED): its outcome in the summary. */
+enum stop_failure {
+	FAILURE_STILL_RUNNING, /* still-running: no stop worked in time, or a signal failed */
+	FAILURE_NOT_PERMITTED, /* not-permitted: a signal was not permitted (EPERM) */
+	FAILURE_NOT_VISIBLE,   /* not-visible: no stop URL, and no signal can reach its processes */
+	FAILURE_STOP_REFUSED,  /* stop-refused: the stop URL said no, and no signal can reach it */
+};
+
 /* What the stop URL answered. */
 enum stop_answer {
 	ANSWER_NONE,     /* nothing yet, or a failure worth another try */
@@ -142,7 +150,7 @@ struct sidecar_stop {
 	 * never cleared.
 	 */
 	bool watched;
-	int err;                /* SC_FAILED: the -errno that says why (-EPERM, -ETIMEDOUT, ...) */
+	enum stop_failure failure; /* SC_FAILED: why */
 	int last_signal;
 	/* last_signal failed for want of resources: sent again at retry_us (SC_STOPPING to SC_KILLING only). */
 	bool signal_due;

@@ -523,14 +523,14 @@ static bool stopping_http(struct decide *d, size_t k, struct pass *p)
 }
 
 /* A sidecar that no signal can reach (port confirmation) has failed when it needs one: -> FAILED. */
-static bool cannot_signal(struct decide *d, size_t k, int err)
+static bool cannot_signal(struct decide *d, size_t k, enum stop_failure why)
 {
 	struct sidecar_stop *st = &d->sidecars[k].stop;
 
 	if (d->cfg.sidecars[k].confirm != CONFIRM_PORT)
 		return false;
 	st->state = SC_FAILED;
-	st->err = err;
+	st->failure = why;
 	return true;
 }
 
@@ -541,14 +541,14 @@ static bool escalate(struct decide *d, size_t k, int64_t now, struct decide_acti
 	struct sidecar_stop *st = &d->sidecars[k].stop;
 
 	if (st->answer == ANSWER_REFUSED) {
-		if (cannot_signal(d, k, -EACCES))
+		if (cannot_signal(d, k, FAILURE_STOP_REFUSED))
 			return false;
 		st->state = SC_TERMINATING;
 		st->deadline_us = now + d->cfg.kill_after_us;
 		signal_action(d, k, SIGTERM, act);
 		return true;
 	}
-	if (cannot_signal(d, k, -ETIMEDOUT)) {
+	if (cannot_signal(d, k, FAILURE_STILL_RUNNING)) {
 		SAY_SC(d, k, .kind = NOTE_BLIND_TIMEOUT, .us = d->cfg.stop_timeout_us,
 		       .flag = st->answer == ANSWER_ACCEPTED);
 		return false;
@@ -581,7 +581,7 @@ static bool stop_begins(struct decide *d, size_t k, struct pass *p)
 	}
 	if (cfg->confirm == CONFIRM_PORT && !cfg->stop_url) {
 		if (dpriv_go(p)) {
-			cannot_signal(d, k, -ENXIO);
+			cannot_signal(d, k, FAILURE_NOT_VISIBLE);
 			SAY_SC(d, k, .kind = NOTE_NO_SIGNAL_BLIND);
 		}
 		return false;
@@ -655,7 +655,7 @@ static bool sidecar_step(struct decide *d, size_t k, struct pass *p)
 		if (!dpriv_reached(p, st->deadline_us) || !dpriv_go(p))
 			return false;
 		st->state = SC_FAILED;
-		st->err = -ETIMEDOUT;
+		st->failure = FAILURE_STILL_RUNNING;
 		SAY_SC(d, k, .kind = NOTE_KILL_FAILED);
 		return false;
 	case SC_GONE:
@@ -855,7 +855,8 @@ static bool signal_result(struct decide *d, size_t k, int err, int64_t now)
 		return true;
 	}
 	st->state = SC_FAILED;
-	st->err = err;
+	/* Any other failure leaves it running. */
+	st->failure = err == -EPERM ? FAILURE_NOT_PERMITTED : FAILURE_STILL_RUNNING;
 	if (err == -EPERM)
 		SAY_SC(d, k, .kind = NOTE_SIGNAL_NOT_PERMITTED, .signo = st->last_signal);
 	else
@@ -993,12 +994,13 @@ static const char *outcome(const struct sidecar_stop *st, bool seen)
 		default: return seen ? "exited-before-stop" : "not-found";
 		}
 	case SC_FAILED:
-		switch (st->err) {
-		case -EPERM: return "not-permitted";
-		case -ENXIO: return "not-visible";
-		case -EACCES: return "stop-refused";
-		default: return "still-running";
+		switch (st->failure) {
+		case FAILURE_STILL_RUNNING: return "still-running";
+		case FAILURE_NOT_PERMITTED: return "not-permitted";
+		case FAILURE_NOT_VISIBLE: return "not-visible";
+		case FAILURE_STOP_REFUSED: return "stop-refused";
 		}
+		return "still-running";
 	default:
 		return "running";
 	}
