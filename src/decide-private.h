@@ -232,6 +232,7 @@ struct decide {
 	size_t current;         /* the sidecar being stopped: reverse --sidecar order */
 	int64_t settled_us;     /* every sidecar settled; the exit may wait for exit codes */
 	int exit_code;
+	bool command_started;   /* DECIDE_START_COMMAND was given */
 	bool command_over;      /* run --drain's command ended (or will never start) */
 	int command_code;
 	struct decide_write writes[PROTOCOL_NFILES]; /* the agent's files: ready, apps-done, done */

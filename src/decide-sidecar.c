@@ -165,39 +165,45 @@ static bool ready_now(const struct decide *d, size_t k)
 	       (!cfg->ready_url && (d->sidecars[k].seen || cfg->confirm == CONFIRM_PORT));
 }
 
-/* Sidecars without a ready URL seen, and whether every sidecar is ready now. */
-static void readiness_update(struct decide *d, struct pass *p)
+/* Sidecars without a ready URL seen, and whether every sidecar turned ready now (a real pass only). */
+static bool readiness_update(struct decide *d, struct pass *p)
 {
 	bool all = true;
 	size_t i;
 
 	if (!readiness_pending(d))
-		return;
+		return false;
 	for (i = 0; i < d->cfg.nsidecars; i++) {
 		if (!dside_counts(d, i) || d->sidecars[i].ready.state == READY_YES || !ready_now(d, i))
 			continue;
 		if (!dpriv_go(p))
-			return;
+			return false;
 		mark_ready(d, i, p->now);
 	}
 	for (i = 0; i < d->cfg.nsidecars; i++)
 		all &= !dside_counts(d, i) || d->sidecars[i].ready.state == READY_YES;
 	if (!all || none_detected(d) || !dpriv_go(p))
-		return;
+		return false;
 	d->sidecars_ready = true;
-	/* The file, or the command that waits for it; without the file protocol only a note. */
-	d->writes[PROTOCOL_READY].wanted = d->cfg.protocol || d->cfg.ready_gates_apps;
+	/* The file, or the command that waits for it; without either only a note. */
+	d->writes[PROTOCOL_READY].wanted = d->cfg.protocol;
 	d->writes[PROTOCOL_READY].next_us = p->now;
 	SAY(d, .kind = d->cfg.ready_gates_apps ? NOTE_ALL_READY_COMMAND
 		       : d->cfg.protocol       ? NOTE_ALL_READY
 					       : NOTE_ALL_READY_NO_FILE);
+	return true;
 }
 
 bool dside_readiness_step(struct decide *d, struct pass *p)
 {
 	size_t i;
 
-	readiness_update(d, p);
+	/* run --drain: the command waited for this, and starts now. */
+	if (readiness_update(d, p) && d->cfg.ready_gates_apps) {
+		d->command_started = true;
+		p->act->kind = DECIDE_START_COMMAND;
+		return true;
+	}
 	if (!readiness_pending(d))
 		return false;
 	for (i = 0; i < d->cfg.nsidecars; i++) {

@@ -148,7 +148,7 @@ void decide_view(const struct decide *d, struct decide_view *v)
 	v->exit_code = d->exit_code;
 	v->settled_us = d->settled_us;
 	v->polled_most = d->polled_most;
-	v->ready_written = d->writes[PROTOCOL_READY].written;
+	v->ready_written = d->writes[PROTOCOL_READY].written || d->command_started;
 	v->ready_expired = d->ready_expired;
 }
 
@@ -503,8 +503,8 @@ static bool start_drain(struct decide *d, enum decide_reason reason, struct pass
 	act->kind = DECIDE_APPS_DONE;
 	act->reason = reason;
 	/* The sidecars were not ready in time: the command that waited for them never starts. */
-	if (reason == REASON_READY_TIMEOUT && !d->writes[PROTOCOL_READY].written &&
-	    !d->writes[PROTOCOL_READY].inflight && command_ended(d, d->cfg.command_not_ready, p->now)) {
+	if (reason == REASON_READY_TIMEOUT && !d->command_started &&
+	    command_ended(d, d->cfg.command_not_ready, p->now)) {
 		act->command_ended = true;
 		act->exit_code = d->cfg.command_not_ready;
 	}

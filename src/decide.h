@@ -89,13 +89,14 @@ struct decide_config {
 	int64_t sidecar_wait_us; /* apps done: how long to wait for a named sidecar not seen yet */
 	int64_t stop_timeout_us, kill_after_us; /* kill_after_us is also the apps' grace after their SIGTERM */
 	enum sidecar_exit_policy on_sidecar_exit;
-	bool readiness;         /* poll readiness; DECIDE_WRITE of PROTOCOL_READY when all are ready */
+	bool readiness;         /* poll readiness; DECIDE_WRITE of PROTOCOL_READY when all are ready (with
+				   ready_gates_apps: DECIDE_START_COMMAND) */
 	int64_t ready_timeout_us;
 	bool ready_gates_apps;  /* no app can start before ready (run --drain): its expiry ends the wait */
 	bool protocol;          /* the file protocol is there: apps-done and done are written */
 	/*
 	 * run --drain: the one app is the command (DECIDE_APP_COMMAND), which
-	 * the ready file's write starts; the process's exit status is its code,
+	 * DECIDE_START_COMMAND starts; the process's exit status is its code,
 	 * and command_not_ready when it never started for want of ready
 	 * sidecars.
 	 */
@@ -144,8 +145,9 @@ enum decide_action_kind {
 	DECIDE_CATCHES,   /* whether the roots of sidecar catch signo and sleep (/proc/PID/status):
 			     decide_sidecar_catches() */
 	DECIDE_HTTP,      /* make the request (purpose, url, timeouts); decide_http_result() */
-	DECIDE_WRITE,     /* write file: ready, apps-done or done (ready: or start the command that waits for it);
-			     decide_written() */
+	DECIDE_WRITE,     /* write file: ready, apps-done or done; decide_written() */
+	DECIDE_START_COMMAND, /* every sidecar is ready: start run --drain's command, which waited for that
+				 (ready_gates_apps); what becomes of it comes back as DECIDE_EV_COMMAND_ENDED */
 	DECIDE_EXIT,      /* the summary is out (resumed: it is the done file's): exit with status */
 };
 
@@ -457,7 +459,7 @@ struct decide_view {
 	int exit_code;          /* 0, 1 when a sidecar could not be stopped (known once settled) */
 	int64_t settled_us;     /* every sidecar settled; 0: not yet */
 	unsigned polled_most;   /* the most processes watched by polling at any time */
-	bool ready_written;     /* the ready file (or the start it gates) was carried out */
+	bool ready_written;     /* the ready file was written, or the command that waited for it started */
 	bool ready_expired;     /* --ready-timeout passed first */
 };
 

@@ -357,6 +357,10 @@ static void carry_out(struct engine *e, const struct decide_action *act)
 	case DECIDE_WRITE:
 		written(e, act->file, act->reason);
 		break;
+	case DECIDE_START_COMMAND:
+		if (e->mode->start_command)
+			e->mode->start_command(e);
+		break;
 	case DECIDE_EXIT:
 		finish(e, act);
 		break;

@@ -442,10 +442,11 @@ static void wrapper(void)
 	decide_sidecar_seen(d, 0, T - LONG_AGO);
 	http_next(DECIDE_HTTP_READY, "poll");
 	answer(DECIDE_HTTP_READY, 200);
-	is_int(next(), DECIDE_WRITE, "ready: the command starts (what the ready file is for)");
-	is_int(last.file, PROTOCOL_READY, "as the ready file");
+	is_int(next(), DECIDE_START_COMMAND, "ready: the command starts");
 	is_int(noted(NOTE_ALL_READY_COMMAND), 1, "noted as such");
-	decide_written(d, PROTOCOL_READY, 0, T);
+	ok(view().ready_written, "the start is carried out");
+	is_int(next(), DECIDE_HTTP, "once, and no ready file is written: the pre-flight look follows");
+	is_int(last.purpose, DECIDE_HTTP_CHECK, "at the stop endpoint");
 	decide_app_exited(d, DECIDE_APP_COMMAND, T + S);
 	decide_app_status(d, DECIDE_APP_COMMAND, 3, T + S);
 	T += S;
