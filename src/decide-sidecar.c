@@ -982,8 +982,31 @@ bool dside_event(struct decide *d, const struct decide_event *ev, int64_t now)
 		return true;
 	case DECIDE_EV_SIGNAL_RESULT: return signal_result(d, k, ev->result, now);
 	case DECIDE_EV_HTTP_RESULT: return http_result(d, k, ev->purpose, ev->result, now);
-	default: return false;
+	/* Not about a sidecar: decide.c's dispatch never sends them here. */
+	case DECIDE_EV_APP_SEEN:
+	case DECIDE_EV_APP_EXITED:
+	case DECIDE_EV_APP_STATUS:
+	case DECIDE_EV_APP_RENAMED:
+	case DECIDE_EV_APP_FORGET:
+	case DECIDE_EV_APP_REPORTS_AS:
+	case DECIDE_EV_APP_REPORT:
+	case DECIDE_EV_APP_SIGNAL_RESULT:
+	case DECIDE_EV_NATIVE_SEEN:
+	case DECIDE_EV_NATIVE_EXITED:
+	case DECIDE_EV_NATIVE_FORGET:
+	case DECIDE_EV_COMMAND_ENDED:
+	case DECIDE_EV_WRITTEN:
+	case DECIDE_EV_FOUND:
+	case DECIDE_EV_PENDING:
+	case DECIDE_EV_POLLING:
+	case DECIDE_EV_CONTAINERS:
+	case DECIDE_EV_PIDS_MOVED:
+	case DECIDE_EV_RESCANNED:
+	case DECIDE_EV_TERMINATE:
+	case DECIDE_EV_DRAIN_NOW:
+		return false;
 	}
+	return false;
 }
 
 /* ---- views -------------------------------------------------------------------- */
@@ -997,8 +1020,12 @@ static const char *outcome(const struct sidecar_stop *st, bool seen)
 		case SC_STOPPING: return "stopped";
 		case SC_TERMINATING: return "terminated";
 		case SC_KILLING: return "killed";
-		default: return seen ? "exited-before-stop" : "not-found";
+		case SC_UP:
+		case SC_WATCHING:
+		case SC_GONE:
+		case SC_FAILED: break;
 		}
+		return seen ? "exited-before-stop" : "not-found";
 	case SC_FAILED:
 		switch (st->failure) {
 		case FAILURE_STILL_RUNNING: return "still-running";
@@ -1007,9 +1034,14 @@ static const char *outcome(const struct sidecar_stop *st, bool seen)
 		case FAILURE_STOP_REFUSED: return "stop-refused";
 		}
 		return "still-running";
-	default:
-		return "running";
+	case SC_UP:
+	case SC_WATCHING:
+	case SC_DRAINING:
+	case SC_STOPPING:
+	case SC_TERMINATING:
+	case SC_KILLING: break;
 	}
+	return "running";
 }
 
 static enum decide_stage stage(const struct sidecar_stop *st)
@@ -1018,8 +1050,13 @@ static enum decide_stage stage(const struct sidecar_stop *st)
 	case SC_UP: return DECIDE_SIDECAR_UP;
 	case SC_GONE: return DECIDE_SIDECAR_GONE;
 	case SC_FAILED: return DECIDE_SIDECAR_FAILED;
-	default: return DECIDE_SIDECAR_STOPPING;
+	case SC_WATCHING:
+	case SC_DRAINING:
+	case SC_STOPPING:
+	case SC_TERMINATING:
+	case SC_KILLING: break;
 	}
+	return DECIDE_SIDECAR_STOPPING;
 }
 
 bool decide_sidecar_view(const struct decide *d, size_t k, struct decide_sidecar_view *v)

@@ -83,24 +83,27 @@ const char *decide_result_phrase(int result, char buf[64])
 	return buf;
 }
 
-/* The drain's reasons: one word each, the only place they are spelt. */
-static const char *const reason_words[] = {
-	[REASON_NONE] = NULL,
-	[REASON_APPS_DONE] = "apps-done",
-	[REASON_SIDECAR_EXITED] = "sidecar-exited",
-	[REASON_STARTUP_TIMEOUT] = "startup-timeout",
-	[REASON_TERM_GRACE] = "term-grace",
-	[REASON_SECOND_SIGNAL] = "second-signal",
-	[REASON_READY_TIMEOUT] = "ready-timeout",
-	[REASON_RESUME] = "resume",
-	[REASON_DRAIN_FILE] = "drain-file",
-	[REASON_DRAIN_COMMAND] = "drain-command",
-	[REASON_SIGNAL] = "signal",
-};
-
+/*
+ * The drain's reasons, one word each: the only place they are spelt. A
+ * switch, not a table, so that a reason added without its word does not
+ * compile (-Wswitch).
+ */
 const char *decide_reason_word(enum decide_reason reason)
 {
-	return (size_t)reason < ARRAY_SIZE(reason_words) ? reason_words[reason] : NULL;
+	switch (reason) {
+	case REASON_NONE: return NULL;
+	case REASON_APPS_DONE: return "apps-done";
+	case REASON_SIDECAR_EXITED: return "sidecar-exited";
+	case REASON_STARTUP_TIMEOUT: return "startup-timeout";
+	case REASON_TERM_GRACE: return "term-grace";
+	case REASON_SECOND_SIGNAL: return "second-signal";
+	case REASON_READY_TIMEOUT: return "ready-timeout";
+	case REASON_RESUME: return "resume";
+	case REASON_DRAIN_FILE: return "drain-file";
+	case REASON_DRAIN_COMMAND: return "drain-command";
+	case REASON_SIGNAL: return "signal";
+	}
+	return NULL;
 }
 
 /* ---- set-up, and the view of the whole ------------------------------------ */
@@ -724,9 +727,30 @@ static bool about_sidecar(enum decide_event_kind kind)
 	case DECIDE_EV_SIGNAL_RESULT:
 	case DECIDE_EV_HTTP_RESULT:
 		return true;
-	default:
+	case DECIDE_EV_APP_SEEN:
+	case DECIDE_EV_APP_EXITED:
+	case DECIDE_EV_APP_STATUS:
+	case DECIDE_EV_APP_RENAMED:
+	case DECIDE_EV_APP_FORGET:
+	case DECIDE_EV_APP_REPORTS_AS:
+	case DECIDE_EV_APP_REPORT:
+	case DECIDE_EV_APP_SIGNAL_RESULT:
+	case DECIDE_EV_NATIVE_SEEN:
+	case DECIDE_EV_NATIVE_EXITED:
+	case DECIDE_EV_NATIVE_FORGET:
+	case DECIDE_EV_COMMAND_ENDED:
+	case DECIDE_EV_WRITTEN:
+	case DECIDE_EV_FOUND:
+	case DECIDE_EV_PENDING:
+	case DECIDE_EV_POLLING:
+	case DECIDE_EV_CONTAINERS:
+	case DECIDE_EV_PIDS_MOVED:
+	case DECIDE_EV_RESCANNED:
+	case DECIDE_EV_TERMINATE:
+	case DECIDE_EV_DRAIN_NOW:
 		return false;
 	}
+	return false;
 }
 
 /* Whether the event is about what ev->name names. */
@@ -739,9 +763,33 @@ static bool needs_name(enum decide_event_kind kind)
 	case DECIDE_EV_APP_REPORT:
 	case DECIDE_EV_NATIVE_SEEN:
 		return true;
-	default:
+	case DECIDE_EV_APP_EXITED:
+	case DECIDE_EV_APP_STATUS:
+	case DECIDE_EV_APP_FORGET:
+	case DECIDE_EV_APP_SIGNAL_RESULT:
+	case DECIDE_EV_NATIVE_EXITED:
+	case DECIDE_EV_NATIVE_FORGET:
+	case DECIDE_EV_COMMAND_ENDED:
+	case DECIDE_EV_SIDECAR_SEEN:
+	case DECIDE_EV_SIDECAR_EXITED:
+	case DECIDE_EV_SIDECAR_STATUS:
+	case DECIDE_EV_SIDECAR_GONE:
+	case DECIDE_EV_NO_ENDPOINT:
+	case DECIDE_EV_CATCHES:
+	case DECIDE_EV_SIGNAL_RESULT:
+	case DECIDE_EV_HTTP_RESULT:
+	case DECIDE_EV_WRITTEN:
+	case DECIDE_EV_FOUND:
+	case DECIDE_EV_PENDING:
+	case DECIDE_EV_POLLING:
+	case DECIDE_EV_CONTAINERS:
+	case DECIDE_EV_PIDS_MOVED:
+	case DECIDE_EV_RESCANNED:
+	case DECIDE_EV_TERMINATE:
+	case DECIDE_EV_DRAIN_NOW:
 		return false;
 	}
+	return false;
 }
 
 static bool dispatch(struct decide *d, const struct decide_event *ev, int64_t now)
@@ -749,9 +797,16 @@ static bool dispatch(struct decide *d, const struct decide_event *ev, int64_t no
 	/* An event without the name it is about changes nothing, as one about a sidecar decide lacks. */
 	if (needs_name(ev->kind) && !ev->name)
 		return false;
-	if (about_sidecar(ev->kind))
-		return dside_event(d, ev, now);
 	switch (ev->kind) {
+	case DECIDE_EV_SIDECAR_SEEN:
+	case DECIDE_EV_SIDECAR_EXITED:
+	case DECIDE_EV_SIDECAR_STATUS:
+	case DECIDE_EV_SIDECAR_GONE:
+	case DECIDE_EV_NO_ENDPOINT:
+	case DECIDE_EV_CATCHES:
+	case DECIDE_EV_SIGNAL_RESULT:
+	case DECIDE_EV_HTTP_RESULT:
+		return dside_event(d, ev, now);
 	case DECIDE_EV_APP_SEEN: return dapps_seen(d, ev->id, ev->name, now);
 	case DECIDE_EV_APP_EXITED: return dapps_exited(d, ev->id, now);
 	case DECIDE_EV_APP_STATUS: return dapps_status(d, ev->id, ev->code, now);
@@ -788,8 +843,8 @@ static bool dispatch(struct decide *d, const struct decide_event *ev, int64_t no
 		terminate(d, now);
 		return true;
 	case DECIDE_EV_DRAIN_NOW: return drain_now(d, ev->reason);
-	default: return false;
 	}
+	return false;
 }
 
 bool decide_event(struct decide *d, const struct decide_event *ev, int64_t now)
