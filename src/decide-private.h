@@ -358,8 +358,15 @@ void dside_expire_codes(struct decide *d, struct pass *p);
 /* Whether a sidecar's answer or exit code is still on its way (the exit waits a little for them). */
 bool dside_awaited(const struct decide *d);
 bool dside_failed(const struct decide *d);
-/* The events about one sidecar, k checked already. */
-bool dside_event(struct decide *d, const struct decide_event *ev, int64_t now);
+/* The events about sidecar k (DECIDE_EV_SIDECAR_*, ...), k checked already: whether they changed anything. */
+bool dside_seen(struct decide *d, size_t k, int64_t age, int64_t now);
+bool dside_exited(struct decide *d, size_t k, unsigned container, int pid, int64_t now);
+bool dside_status(struct decide *d, size_t k, int code, int64_t now);
+bool dside_gone(struct decide *d, size_t k, int64_t now);
+bool dside_no_endpoint(struct decide *d, size_t k);
+bool dside_catches(struct decide *d, size_t k, int result);
+bool dside_signal_result(struct decide *d, size_t k, int err, int64_t now);
+bool dside_http_result(struct decide *d, size_t k, enum decide_http_purpose purpose, int result, int64_t now);
 
 /* ---- decide-natives.c, for the others ----------------------------------------------- */
 

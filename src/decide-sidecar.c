@@ -730,8 +730,6 @@ bool dside_codes_step(struct decide *d, struct pass *p)
 	return due;
 }
 
-static bool sidecar_status(struct decide *d, size_t sidecar, int code, int64_t now);
-
 void dside_expire_codes(struct decide *d, struct pass *p)
 {
 	size_t i;
@@ -742,14 +740,14 @@ void dside_expire_codes(struct decide *d, struct pass *p)
 
 		while (ex->pending && ex->backoff_us && dpriv_reached(p, ex->exited_us + STATUS_GIVE_UP_US) &&
 		       dpriv_go(p))
-			sidecar_status(d, i, DECIDE_CODE_UNKNOWN, p->now);
+			dside_status(d, i, DECIDE_CODE_UNKNOWN, p->now);
 	}
 }
 
 /* ---- events ------------------------------------------------------------------- */
 
 /* age: how long its root's program had run (0: unknown, or it began when seen). */
-static bool sidecar_seen(struct decide *d, size_t k, int64_t age, int64_t now)
+bool dside_seen(struct decide *d, size_t k, int64_t age, int64_t now)
 {
 	struct decide_sidecar *sc = &d->sidecars[k];
 	int64_t started = now - (age > 0 ? age : 0);
@@ -765,7 +763,7 @@ static bool sidecar_seen(struct decide *d, size_t k, int64_t age, int64_t now)
 }
 
 /* A root of the sidecar exited; pid: it was watched (0: gone before it could be). */
-static bool sidecar_exited(struct decide *d, size_t k, unsigned container, int pid, int64_t now)
+bool dside_exited(struct decide *d, size_t k, unsigned container, int pid, int64_t now)
 {
 	struct decide_sidecar *sc = &d->sidecars[k];
 
@@ -800,7 +798,7 @@ static void sidecar_died(struct decide *d, size_t k, int code, int64_t now)
 	dnat_apps_stop_begin(d, k, code, now);
 }
 
-static bool sidecar_status(struct decide *d, size_t k, int code, int64_t now)
+bool dside_status(struct decide *d, size_t k, int code, int64_t now)
 {
 	struct sidecar_exit *ex = &d->sidecars[k].exit;
 	bool died;
@@ -831,7 +829,7 @@ static bool sidecar_status(struct decide *d, size_t k, int code, int64_t now)
 	return true;
 }
 
-static bool processes_gone(struct decide *d, size_t k, int64_t now)
+bool dside_gone(struct decide *d, size_t k, int64_t now)
 {
 	struct sidecar_stop *st = &d->sidecars[k].stop;
 
@@ -845,7 +843,7 @@ static bool processes_gone(struct decide *d, size_t k, int64_t now)
 	return true;
 }
 
-static bool signal_result(struct decide *d, size_t k, int err, int64_t now)
+bool dside_signal_result(struct decide *d, size_t k, int err, int64_t now)
 {
 	struct sidecar_stop *st = &d->sidecars[k].stop;
 
@@ -910,7 +908,7 @@ static bool stop_result(struct decide *d, size_t k, int result, int64_t now)
 	return true;
 }
 
-static bool http_result(struct decide *d, size_t k, enum decide_http_purpose purpose, int result, int64_t now)
+bool dside_http_result(struct decide *d, size_t k, enum decide_http_purpose purpose, int result, int64_t now)
 {
 	const struct decide_sidecar_config *cfg = &d->cfg.sidecars[k];
 	struct sidecar_stop *st = &d->sidecars[k].stop;
@@ -949,7 +947,7 @@ static bool http_result(struct decide *d, size_t k, enum decide_http_purpose pur
 			return false;
 		if (result == -ECONNREFUSED) {
 			SAY_SC(d, k, .kind = NOTE_PORT_CLOSED);
-			processes_gone(d, k, now);
+			dside_gone(d, k, now);
 			return true;
 		}
 		st->retry_us = now + st->backoff_us;
@@ -959,54 +957,23 @@ static bool http_result(struct decide *d, size_t k, enum decide_http_purpose pur
 	return false;
 }
 
-bool dside_event(struct decide *d, const struct decide_event *ev, int64_t now)
+/* Pre-flight said its stop endpoint is missing: no look of ours to say it again (one in flight still reports). */
+bool dside_no_endpoint(struct decide *d, size_t k)
 {
-	size_t k = ev->sidecar;
-
-	switch (ev->kind) {
-	case DECIDE_EV_SIDECAR_SEEN: return sidecar_seen(d, k, ev->age_us, now);
-	case DECIDE_EV_SIDECAR_EXITED: return sidecar_exited(d, k, ev->id, ev->pid, now);
-	case DECIDE_EV_SIDECAR_STATUS: return sidecar_status(d, k, ev->code, now);
-	case DECIDE_EV_SIDECAR_GONE: return processes_gone(d, k, now);
-	case DECIDE_EV_NO_ENDPOINT:
-		/* Pre-flight said it: no look of ours to say it again (one in flight still reports). */
-		if (d->sidecars[k].ready.check == CHECK_ASKING)
-			return false;
-		d->sidecars[k].ready.check = CHECK_DONE;
-		return true;
-	case DECIDE_EV_CATCHES:
-		d->sidecars[k].stop.catch.result = ev->result;
-		if (d->sidecars[k].stop.catch.state != CATCH_LOOKING)
-			return false;
-		d->sidecars[k].stop.catch.state = CATCH_WAITING;
-		return true;
-	case DECIDE_EV_SIGNAL_RESULT: return signal_result(d, k, ev->result, now);
-	case DECIDE_EV_HTTP_RESULT: return http_result(d, k, ev->purpose, ev->result, now);
-	/* Not about a sidecar: decide.c's dispatch never sends them here. */
-	case DECIDE_EV_APP_SEEN:
-	case DECIDE_EV_APP_EXITED:
-	case DECIDE_EV_APP_STATUS:
-	case DECIDE_EV_APP_RENAMED:
-	case DECIDE_EV_APP_FORGET:
-	case DECIDE_EV_APP_REPORTS_AS:
-	case DECIDE_EV_APP_REPORT:
-	case DECIDE_EV_APP_SIGNAL_RESULT:
-	case DECIDE_EV_NATIVE_SEEN:
-	case DECIDE_EV_NATIVE_EXITED:
-	case DECIDE_EV_NATIVE_FORGET:
-	case DECIDE_EV_COMMAND_ENDED:
-	case DECIDE_EV_WRITTEN:
-	case DECIDE_EV_FOUND:
-	case DECIDE_EV_PENDING:
-	case DECIDE_EV_POLLING:
-	case DECIDE_EV_CONTAINERS:
-	case DECIDE_EV_PIDS_MOVED:
-	case DECIDE_EV_RESCANNED:
-	case DECIDE_EV_TERMINATE:
-	case DECIDE_EV_DRAIN_NOW:
+	if (d->sidecars[k].ready.check == CHECK_ASKING)
 		return false;
-	}
-	return false;
+	d->sidecars[k].ready.check = CHECK_DONE;
+	return true;
+}
+
+/* The outcome of DECIDE_CATCHES. */
+bool dside_catches(struct decide *d, size_t k, int result)
+{
+	d->sidecars[k].stop.catch.result = result;
+	if (d->sidecars[k].stop.catch.state != CATCH_LOOKING)
+		return false;
+	d->sidecars[k].stop.catch.state = CATCH_WAITING;
+	return true;
 }
 
 /* ---- views -------------------------------------------------------------------- */

@@ -714,62 +714,12 @@ const char *decide_event_name(enum decide_event_kind kind)
 	return (size_t)kind < ARRAY_SIZE(event_names) && event_names[kind] ? event_names[kind] : "?";
 }
 
-/* Whether the event is about one sidecar (ev->sidecar). */
-static bool about_sidecar(enum decide_event_kind kind)
-{
-	switch (kind) {
-	case DECIDE_EV_SIDECAR_SEEN:
-	case DECIDE_EV_SIDECAR_EXITED:
-	case DECIDE_EV_SIDECAR_STATUS:
-	case DECIDE_EV_SIDECAR_GONE:
-	case DECIDE_EV_NO_ENDPOINT:
-	case DECIDE_EV_CATCHES:
-	case DECIDE_EV_SIGNAL_RESULT:
-	case DECIDE_EV_HTTP_RESULT:
-		return true;
-	case DECIDE_EV_APP_SEEN:
-	case DECIDE_EV_APP_EXITED:
-	case DECIDE_EV_APP_STATUS:
-	case DECIDE_EV_APP_RENAMED:
-	case DECIDE_EV_APP_FORGET:
-	case DECIDE_EV_APP_REPORTS_AS:
-	case DECIDE_EV_APP_REPORT:
-	case DECIDE_EV_APP_SIGNAL_RESULT:
-	case DECIDE_EV_NATIVE_SEEN:
-	case DECIDE_EV_NATIVE_EXITED:
-	case DECIDE_EV_NATIVE_FORGET:
-	case DECIDE_EV_COMMAND_ENDED:
-	case DECIDE_EV_WRITTEN:
-	case DECIDE_EV_FOUND:
-	case DECIDE_EV_PENDING:
-	case DECIDE_EV_POLLING:
-	case DECIDE_EV_CONTAINERS:
-	case DECIDE_EV_PIDS_MOVED:
-	case DECIDE_EV_RESCANNED:
-	case DECIDE_EV_TERMINATE:
-	case DECIDE_EV_DRAIN_NOW:
-		return false;
-	}
-	return false;
-}
+/* What an event must carry to be about anything: one of decide's sidecars, or a name. */
+enum event_needs { NEEDS_NOTHING, NEEDS_SIDECAR, NEEDS_NAME };
 
-/* Whether the event is about what ev->name names. */
-static bool needs_name(enum decide_event_kind kind)
+static enum event_needs event_needs(enum decide_event_kind kind)
 {
 	switch (kind) {
-	case DECIDE_EV_APP_SEEN:
-	case DECIDE_EV_APP_RENAMED:
-	case DECIDE_EV_APP_REPORTS_AS:
-	case DECIDE_EV_APP_REPORT:
-	case DECIDE_EV_NATIVE_SEEN:
-		return true;
-	case DECIDE_EV_APP_EXITED:
-	case DECIDE_EV_APP_STATUS:
-	case DECIDE_EV_APP_FORGET:
-	case DECIDE_EV_APP_SIGNAL_RESULT:
-	case DECIDE_EV_NATIVE_EXITED:
-	case DECIDE_EV_NATIVE_FORGET:
-	case DECIDE_EV_COMMAND_ENDED:
 	case DECIDE_EV_SIDECAR_SEEN:
 	case DECIDE_EV_SIDECAR_EXITED:
 	case DECIDE_EV_SIDECAR_STATUS:
@@ -778,6 +728,20 @@ static bool needs_name(enum decide_event_kind kind)
 	case DECIDE_EV_CATCHES:
 	case DECIDE_EV_SIGNAL_RESULT:
 	case DECIDE_EV_HTTP_RESULT:
+		return NEEDS_SIDECAR;
+	case DECIDE_EV_APP_SEEN:
+	case DECIDE_EV_APP_RENAMED:
+	case DECIDE_EV_APP_REPORTS_AS:
+	case DECIDE_EV_APP_REPORT:
+	case DECIDE_EV_NATIVE_SEEN:
+		return NEEDS_NAME;
+	case DECIDE_EV_APP_EXITED:
+	case DECIDE_EV_APP_STATUS:
+	case DECIDE_EV_APP_FORGET:
+	case DECIDE_EV_APP_SIGNAL_RESULT:
+	case DECIDE_EV_NATIVE_EXITED:
+	case DECIDE_EV_NATIVE_FORGET:
+	case DECIDE_EV_COMMAND_ENDED:
 	case DECIDE_EV_WRITTEN:
 	case DECIDE_EV_FOUND:
 	case DECIDE_EV_PENDING:
@@ -787,26 +751,25 @@ static bool needs_name(enum decide_event_kind kind)
 	case DECIDE_EV_RESCANNED:
 	case DECIDE_EV_TERMINATE:
 	case DECIDE_EV_DRAIN_NOW:
-		return false;
+		return NEEDS_NOTHING;
 	}
-	return false;
+	return NEEDS_NOTHING;
 }
 
 static bool dispatch(struct decide *d, const struct decide_event *ev, int64_t now)
 {
 	/* An event without the name it is about changes nothing, as one about a sidecar decide lacks. */
-	if (needs_name(ev->kind) && !ev->name)
+	if (event_needs(ev->kind) == NEEDS_NAME && !ev->name)
 		return false;
 	switch (ev->kind) {
-	case DECIDE_EV_SIDECAR_SEEN:
-	case DECIDE_EV_SIDECAR_EXITED:
-	case DECIDE_EV_SIDECAR_STATUS:
-	case DECIDE_EV_SIDECAR_GONE:
-	case DECIDE_EV_NO_ENDPOINT:
-	case DECIDE_EV_CATCHES:
-	case DECIDE_EV_SIGNAL_RESULT:
-	case DECIDE_EV_HTTP_RESULT:
-		return dside_event(d, ev, now);
+	case DECIDE_EV_SIDECAR_SEEN: return dside_seen(d, ev->sidecar, ev->age_us, now);
+	case DECIDE_EV_SIDECAR_EXITED: return dside_exited(d, ev->sidecar, ev->id, ev->pid, now);
+	case DECIDE_EV_SIDECAR_STATUS: return dside_status(d, ev->sidecar, ev->code, now);
+	case DECIDE_EV_SIDECAR_GONE: return dside_gone(d, ev->sidecar, now);
+	case DECIDE_EV_NO_ENDPOINT: return dside_no_endpoint(d, ev->sidecar);
+	case DECIDE_EV_CATCHES: return dside_catches(d, ev->sidecar, ev->result);
+	case DECIDE_EV_SIGNAL_RESULT: return dside_signal_result(d, ev->sidecar, ev->result, now);
+	case DECIDE_EV_HTTP_RESULT: return dside_http_result(d, ev->sidecar, ev->purpose, ev->result, now);
 	case DECIDE_EV_APP_SEEN: return dapps_seen(d, ev->id, ev->name, now);
 	case DECIDE_EV_APP_EXITED: return dapps_exited(d, ev->id, now);
 	case DECIDE_EV_APP_STATUS: return dapps_status(d, ev->id, ev->code, now);
@@ -849,7 +812,7 @@ static bool dispatch(struct decide *d, const struct decide_event *ev, int64_t no
 
 bool decide_event(struct decide *d, const struct decide_event *ev, int64_t now)
 {
-	bool sidecar = about_sidecar(ev->kind);
+	bool sidecar = event_needs(ev->kind) == NEEDS_SIDECAR;
 
 	/* Every sidecar event is checked here, once, against the sidecars there are. */
 	if ((!sidecar || ev->sidecar < d->cfg.nsidecars) && dispatch(d, ev, now))
