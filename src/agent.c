@@ -104,7 +104,8 @@ static void on_file(struct protocol *p, enum protocol_file file, const char *nam
 			return;
 		/* Said first: decide's drain, and the stops it starts, follow in the log. */
 		log_msg(LOG_INFO, FIELDS(LF_STR("dir", engine_options(a->e)->dir)), "drain file found");
-		engine_tell(a->e, &(const struct decide_event){ .kind = DECIDE_EV_DRAIN_NOW, .name = "drain-file" });
+		engine_tell(a->e, &(const struct decide_event){ .kind = DECIDE_EV_DRAIN_NOW,
+								.reason = REASON_DRAIN_FILE });
 		return;
 	case PROTOCOL_APPS_DONE:
 	case PROTOCOL_DONE:
@@ -258,16 +259,17 @@ static int write_ready(struct agent *a, const struct agent_options *opt)
 	return rc;
 }
 
-static int write_protocol_file(struct engine *e, enum protocol_file file, const char *reason)
+static int write_protocol_file(struct engine *e, enum protocol_file file, enum decide_reason reason)
 {
 	struct agent *a = engine_data(e);
+	const char *word = decide_reason_word(reason);
 	const struct jbuf *j;
 
 	switch (file) {
 	case PROTOCOL_READY:
 		return write_ready(a, engine_options(e));
 	case PROTOCOL_APPS_DONE:
-		return write_file(a, protocol_file_name(file), reason, strlen(reason));
+		return word ? write_file(a, protocol_file_name(file), word, strlen(word)) : -EINVAL;
 	case PROTOCOL_DONE:
 		j = engine_summary(e);
 		return j->failed ? -ENOMEM : write_file(a, protocol_file_name(file), j->buf, j->len);

@@ -51,8 +51,7 @@ bool dnat_seen(struct decide *d, unsigned id, const char *name, enum decide_nati
 	str_copy(n->name, name, sizeof(n->name));
 	n->by = by;
 	n->seen_us = now;
-	SAY(d, .kind = NOTE_NATIVE_SEEN, .text = n->name, .container = id, .reason = decide_native_known_by(by),
-	    .flag = by == NATIVE_BY_RESTART);
+	SAY(d, .kind = NOTE_NATIVE_SEEN, .text = n->name, .container = id, .by = by, .flag = by == NATIVE_BY_RESTART);
 	return true;
 }
 
@@ -138,18 +137,21 @@ bool decide_native_view(const struct decide *d, size_t i, struct decide_native_v
  */
 void dnat_apps_stop_begin(struct decide *d, size_t k, int code, int64_t now)
 {
-	const char *why = NULL;
+	bool keep = true;
+	enum decide_apps_kept why = APPS_KEPT_ON_FAILURE;
 
 	if (d->cfg.on_sidecar_exit != SIDECAR_EXIT_FAIL || d->apps_stop_us || d->phase >= PHASE_DRAINING)
 		return;
 	if (d->cfg.policy != POLICY_NEVER)
-		why = "on-failure";
+		why = APPS_KEPT_ON_FAILURE;
 	else if (code == 0)
-		why = "exit-0";
+		why = APPS_KEPT_EXIT_0;
 	else if (d->term_us)
-		why = "deleted";
-	if (why) {
-		SAY_SC(d, k, .kind = NOTE_APPS_STOP_NOT, .reason = why);
+		why = APPS_KEPT_DELETED;
+	else
+		keep = false;
+	if (keep) {
+		SAY_SC(d, k, .kind = NOTE_APPS_STOP_NOT, .kept = why);
 		return;
 	}
 	d->apps_stop_us = now;

@@ -110,6 +110,14 @@ enum stop_state {
 	SC_FAILED,      /* it could not be stopped: settled */
 };
 
+/* Why a sidecar could not be stopped (SC_FAILED): its outcome in the summary. */
+enum stop_failure {
+	FAILURE_STILL_RUNNING, /* still-running: no stop worked in time, or a signal failed */
+	FAILURE_NOT_PERMITTED, /* not-permitted: a signal was not permitted (EPERM) */
+	FAILURE_NOT_VISIBLE,   /* not-visible: no stop URL, and no signal can reach its processes */
+	FAILURE_STOP_REFUSED,  /* stop-refused: the stop URL said no, and no signal can reach it */
+};
+
 /* What the stop URL answered. */
 enum stop_answer {
 	ANSWER_NONE,     /* nothing yet, or a failure worth another try */
@@ -142,7 +150,7 @@ struct sidecar_stop {
 	 * never cleared.
 	 */
 	bool watched;
-	int err;                /* SC_FAILED: the -errno that says why (-EPERM, -ETIMEDOUT, ...) */
+	enum stop_failure failure; /* SC_FAILED: why */
 	int last_signal;
 	/* last_signal failed for want of resources: sent again at retry_us (SC_STOPPING to SC_KILLING only). */
 	bool signal_due;
@@ -193,9 +201,9 @@ struct decide {
 	enum decide_phase phase;
 	int64_t started_us;
 	int64_t decided_us;     /* when the apps were found done: the drain started */
-	const char *reason;     /* why the drain started */
+	enum decide_reason reason; /* why the drain started */
 	bool confirmed;         /* the rescan before concluding has been done */
-	const char *drain_reason; /* a drain was asked for, for this reason; NULL: not */
+	enum decide_reason drain_reason; /* a drain was asked for, for this reason; REASON_NONE: not */
 	bool resumed_done;      /* an earlier run wrote done: exit at once */
 	int64_t term_us;        /* when SIGTERM arrived, 0: not yet */
 	int64_t last_rescan_us; /* the last successful rescan */
@@ -224,6 +232,7 @@ struct decide {
 	size_t current;         /* the sidecar being stopped: reverse --sidecar order */
 	int64_t settled_us;     /* every sidecar settled; the exit may wait for exit codes */
 	int exit_code;
+	bool command_started;   /* DECIDE_START_COMMAND was given */
 	bool command_over;      /* run --drain's command ended (or will never start) */
 	int command_code;
 	struct decide_write writes[PROTOCOL_NFILES]; /* the agent's files: ready, apps-done, done */
@@ -349,8 +358,15 @@ void dside_expire_codes(struct decide *d, struct pass *p);
 /* Whether a sidecar's answer or exit code is still on its way (the exit waits a little for them). */
 bool dside_awaited(const struct decide *d);
 bool dside_failed(const struct decide *d);
-/* The events about one sidecar, k checked already. */
-bool dside_event(struct decide *d, const struct decide_event *ev, int64_t now);
+/* The events about sidecar k (DECIDE_EV_SIDECAR_*, ...), k checked already: whether they changed anything. */
+bool dside_seen(struct decide *d, size_t k, int64_t age, int64_t now);
+bool dside_exited(struct decide *d, size_t k, unsigned container, int pid, int64_t now);
+bool dside_status(struct decide *d, size_t k, int code, int64_t now);
+bool dside_gone(struct decide *d, size_t k, int64_t now);
+bool dside_no_endpoint(struct decide *d, size_t k);
+bool dside_catches(struct decide *d, size_t k, int result);
+bool dside_signal_result(struct decide *d, size_t k, int err, int64_t now);
+bool dside_http_result(struct decide *d, size_t k, enum decide_http_purpose purpose, int result, int64_t now);
 
 /* ---- decide-natives.c, for the others ----------------------------------------------- */
 

@@ -165,39 +165,45 @@ static bool ready_now(const struct decide *d, size_t k)
 	       (!cfg->ready_url && (d->sidecars[k].seen || cfg->confirm == CONFIRM_PORT));
 }
 
-/* Sidecars without a ready URL seen, and whether every sidecar is ready now. */
-static void readiness_update(struct decide *d, struct pass *p)
+/* Sidecars without a ready URL seen, and whether every sidecar turned ready now (a real pass only). */
+static bool readiness_update(struct decide *d, struct pass *p)
 {
 	bool all = true;
 	size_t i;
 
 	if (!readiness_pending(d))
-		return;
+		return false;
 	for (i = 0; i < d->cfg.nsidecars; i++) {
 		if (!dside_counts(d, i) || d->sidecars[i].ready.state == READY_YES || !ready_now(d, i))
 			continue;
 		if (!dpriv_go(p))
-			return;
+			return false;
 		mark_ready(d, i, p->now);
 	}
 	for (i = 0; i < d->cfg.nsidecars; i++)
 		all &= !dside_counts(d, i) || d->sidecars[i].ready.state == READY_YES;
 	if (!all || none_detected(d) || !dpriv_go(p))
-		return;
+		return false;
 	d->sidecars_ready = true;
-	/* The file, or the command that waits for it; without the file protocol only a note. */
-	d->writes[PROTOCOL_READY].wanted = d->cfg.protocol || d->cfg.ready_gates_apps;
+	/* The file, or the command that waits for it; without either only a note. */
+	d->writes[PROTOCOL_READY].wanted = d->cfg.protocol;
 	d->writes[PROTOCOL_READY].next_us = p->now;
 	SAY(d, .kind = d->cfg.ready_gates_apps ? NOTE_ALL_READY_COMMAND
 		       : d->cfg.protocol       ? NOTE_ALL_READY
 					       : NOTE_ALL_READY_NO_FILE);
+	return true;
 }
 
 bool dside_readiness_step(struct decide *d, struct pass *p)
 {
 	size_t i;
 
-	readiness_update(d, p);
+	/* run --drain: the command waited for this, and starts now. */
+	if (readiness_update(d, p) && d->cfg.ready_gates_apps) {
+		d->command_started = true;
+		p->act->kind = DECIDE_START_COMMAND;
+		return true;
+	}
 	if (!readiness_pending(d))
 		return false;
 	for (i = 0; i < d->cfg.nsidecars; i++) {
@@ -523,14 +529,14 @@ static bool stopping_http(struct decide *d, size_t k, struct pass *p)
 }
 
 /* A sidecar that no signal can reach (port confirmation) has failed when it needs one: -> FAILED. */
-static bool cannot_signal(struct decide *d, size_t k, int err)
+static bool cannot_signal(struct decide *d, size_t k, enum stop_failure why)
 {
 	struct sidecar_stop *st = &d->sidecars[k].stop;
 
 	if (d->cfg.sidecars[k].confirm != CONFIRM_PORT)
 		return false;
 	st->state = SC_FAILED;
-	st->err = err;
+	st->failure = why;
 	return true;
 }
 
@@ -541,14 +547,14 @@ static bool escalate(struct decide *d, size_t k, int64_t now, struct decide_acti
 	struct sidecar_stop *st = &d->sidecars[k].stop;
 
 	if (st->answer == ANSWER_REFUSED) {
-		if (cannot_signal(d, k, -EACCES))
+		if (cannot_signal(d, k, FAILURE_STOP_REFUSED))
 			return false;
 		st->state = SC_TERMINATING;
 		st->deadline_us = now + d->cfg.kill_after_us;
 		signal_action(d, k, SIGTERM, act);
 		return true;
 	}
-	if (cannot_signal(d, k, -ETIMEDOUT)) {
+	if (cannot_signal(d, k, FAILURE_STILL_RUNNING)) {
 		SAY_SC(d, k, .kind = NOTE_BLIND_TIMEOUT, .us = d->cfg.stop_timeout_us,
 		       .flag = st->answer == ANSWER_ACCEPTED);
 		return false;
@@ -581,7 +587,7 @@ static bool stop_begins(struct decide *d, size_t k, struct pass *p)
 	}
 	if (cfg->confirm == CONFIRM_PORT && !cfg->stop_url) {
 		if (dpriv_go(p)) {
-			cannot_signal(d, k, -ENXIO);
+			cannot_signal(d, k, FAILURE_NOT_VISIBLE);
 			SAY_SC(d, k, .kind = NOTE_NO_SIGNAL_BLIND);
 		}
 		return false;
@@ -655,7 +661,7 @@ static bool sidecar_step(struct decide *d, size_t k, struct pass *p)
 		if (!dpriv_reached(p, st->deadline_us) || !dpriv_go(p))
 			return false;
 		st->state = SC_FAILED;
-		st->err = -ETIMEDOUT;
+		st->failure = FAILURE_STILL_RUNNING;
 		SAY_SC(d, k, .kind = NOTE_KILL_FAILED);
 		return false;
 	case SC_GONE:
@@ -724,8 +730,6 @@ bool dside_codes_step(struct decide *d, struct pass *p)
 	return due;
 }
 
-static bool sidecar_status(struct decide *d, size_t sidecar, int code, int64_t now);
-
 void dside_expire_codes(struct decide *d, struct pass *p)
 {
 	size_t i;
@@ -736,14 +740,14 @@ void dside_expire_codes(struct decide *d, struct pass *p)
 
 		while (ex->pending && ex->backoff_us && dpriv_reached(p, ex->exited_us + STATUS_GIVE_UP_US) &&
 		       dpriv_go(p))
-			sidecar_status(d, i, DECIDE_CODE_UNKNOWN, p->now);
+			dside_status(d, i, DECIDE_CODE_UNKNOWN, p->now);
 	}
 }
 
 /* ---- events ------------------------------------------------------------------- */
 
 /* age: how long its root's program had run (0: unknown, or it began when seen). */
-static bool sidecar_seen(struct decide *d, size_t k, int64_t age, int64_t now)
+bool dside_seen(struct decide *d, size_t k, int64_t age, int64_t now)
 {
 	struct decide_sidecar *sc = &d->sidecars[k];
 	int64_t started = now - (age > 0 ? age : 0);
@@ -759,7 +763,7 @@ static bool sidecar_seen(struct decide *d, size_t k, int64_t age, int64_t now)
 }
 
 /* A root of the sidecar exited; pid: it was watched (0: gone before it could be). */
-static bool sidecar_exited(struct decide *d, size_t k, unsigned container, int pid, int64_t now)
+bool dside_exited(struct decide *d, size_t k, unsigned container, int pid, int64_t now)
 {
 	struct decide_sidecar *sc = &d->sidecars[k];
 
@@ -794,7 +798,7 @@ static void sidecar_died(struct decide *d, size_t k, int code, int64_t now)
 	dnat_apps_stop_begin(d, k, code, now);
 }
 
-static bool sidecar_status(struct decide *d, size_t k, int code, int64_t now)
+bool dside_status(struct decide *d, size_t k, int code, int64_t now)
 {
 	struct sidecar_exit *ex = &d->sidecars[k].exit;
 	bool died;
@@ -825,7 +829,7 @@ static bool sidecar_status(struct decide *d, size_t k, int code, int64_t now)
 	return true;
 }
 
-static bool processes_gone(struct decide *d, size_t k, int64_t now)
+bool dside_gone(struct decide *d, size_t k, int64_t now)
 {
 	struct sidecar_stop *st = &d->sidecars[k].stop;
 
@@ -839,7 +843,7 @@ static bool processes_gone(struct decide *d, size_t k, int64_t now)
 	return true;
 }
 
-static bool signal_result(struct decide *d, size_t k, int err, int64_t now)
+bool dside_signal_result(struct decide *d, size_t k, int err, int64_t now)
 {
 	struct sidecar_stop *st = &d->sidecars[k].stop;
 
@@ -855,7 +859,8 @@ static bool signal_result(struct decide *d, size_t k, int err, int64_t now)
 		return true;
 	}
 	st->state = SC_FAILED;
-	st->err = err;
+	/* Any other failure leaves it running. */
+	st->failure = err == -EPERM ? FAILURE_NOT_PERMITTED : FAILURE_STILL_RUNNING;
 	if (err == -EPERM)
 		SAY_SC(d, k, .kind = NOTE_SIGNAL_NOT_PERMITTED, .signo = st->last_signal);
 	else
@@ -903,7 +908,7 @@ static bool stop_result(struct decide *d, size_t k, int result, int64_t now)
 	return true;
 }
 
-static bool http_result(struct decide *d, size_t k, enum decide_http_purpose purpose, int result, int64_t now)
+bool dside_http_result(struct decide *d, size_t k, enum decide_http_purpose purpose, int result, int64_t now)
 {
 	const struct decide_sidecar_config *cfg = &d->cfg.sidecars[k];
 	struct sidecar_stop *st = &d->sidecars[k].stop;
@@ -942,7 +947,7 @@ static bool http_result(struct decide *d, size_t k, enum decide_http_purpose pur
 			return false;
 		if (result == -ECONNREFUSED) {
 			SAY_SC(d, k, .kind = NOTE_PORT_CLOSED);
-			processes_gone(d, k, now);
+			dside_gone(d, k, now);
 			return true;
 		}
 		st->retry_us = now + st->backoff_us;
@@ -952,31 +957,23 @@ static bool http_result(struct decide *d, size_t k, enum decide_http_purpose pur
 	return false;
 }
 
-bool dside_event(struct decide *d, const struct decide_event *ev, int64_t now)
+/* Pre-flight said its stop endpoint is missing: no look of ours to say it again (one in flight still reports). */
+bool dside_no_endpoint(struct decide *d, size_t k)
 {
-	size_t k = ev->sidecar;
+	if (d->sidecars[k].ready.check == CHECK_ASKING)
+		return false;
+	d->sidecars[k].ready.check = CHECK_DONE;
+	return true;
+}
 
-	switch (ev->kind) {
-	case DECIDE_EV_SIDECAR_SEEN: return sidecar_seen(d, k, ev->age_us, now);
-	case DECIDE_EV_SIDECAR_EXITED: return sidecar_exited(d, k, ev->id, ev->pid, now);
-	case DECIDE_EV_SIDECAR_STATUS: return sidecar_status(d, k, ev->code, now);
-	case DECIDE_EV_SIDECAR_GONE: return processes_gone(d, k, now);
-	case DECIDE_EV_NO_ENDPOINT:
-		/* Pre-flight said it: no look of ours to say it again (one in flight still reports). */
-		if (d->sidecars[k].ready.check == CHECK_ASKING)
-			return false;
-		d->sidecars[k].ready.check = CHECK_DONE;
-		return true;
-	case DECIDE_EV_CATCHES:
-		d->sidecars[k].stop.catch.result = ev->result;
-		if (d->sidecars[k].stop.catch.state != CATCH_LOOKING)
-			return false;
-		d->sidecars[k].stop.catch.state = CATCH_WAITING;
-		return true;
-	case DECIDE_EV_SIGNAL_RESULT: return signal_result(d, k, ev->result, now);
-	case DECIDE_EV_HTTP_RESULT: return http_result(d, k, ev->purpose, ev->result, now);
-	default: return false;
-	}
+/* The outcome of DECIDE_CATCHES. */
+bool dside_catches(struct decide *d, size_t k, int result)
+{
+	d->sidecars[k].stop.catch.result = result;
+	if (d->sidecars[k].stop.catch.state != CATCH_LOOKING)
+		return false;
+	d->sidecars[k].stop.catch.state = CATCH_WAITING;
+	return true;
 }
 
 /* ---- views -------------------------------------------------------------------- */
@@ -990,18 +987,28 @@ static const char *outcome(const struct sidecar_stop *st, bool seen)
 		case SC_STOPPING: return "stopped";
 		case SC_TERMINATING: return "terminated";
 		case SC_KILLING: return "killed";
-		default: return seen ? "exited-before-stop" : "not-found";
+		case SC_UP:
+		case SC_WATCHING:
+		case SC_GONE:
+		case SC_FAILED: break;
 		}
+		return seen ? "exited-before-stop" : "not-found";
 	case SC_FAILED:
-		switch (st->err) {
-		case -EPERM: return "not-permitted";
-		case -ENXIO: return "not-visible";
-		case -EACCES: return "stop-refused";
-		default: return "still-running";
+		switch (st->failure) {
+		case FAILURE_STILL_RUNNING: return "still-running";
+		case FAILURE_NOT_PERMITTED: return "not-permitted";
+		case FAILURE_NOT_VISIBLE: return "not-visible";
+		case FAILURE_STOP_REFUSED: return "stop-refused";
 		}
-	default:
-		return "running";
+		return "still-running";
+	case SC_UP:
+	case SC_WATCHING:
+	case SC_DRAINING:
+	case SC_STOPPING:
+	case SC_TERMINATING:
+	case SC_KILLING: break;
 	}
+	return "running";
 }
 
 static enum decide_stage stage(const struct sidecar_stop *st)
@@ -1010,8 +1017,13 @@ static enum decide_stage stage(const struct sidecar_stop *st)
 	case SC_UP: return DECIDE_SIDECAR_UP;
 	case SC_GONE: return DECIDE_SIDECAR_GONE;
 	case SC_FAILED: return DECIDE_SIDECAR_FAILED;
-	default: return DECIDE_SIDECAR_STOPPING;
+	case SC_WATCHING:
+	case SC_DRAINING:
+	case SC_STOPPING:
+	case SC_TERMINATING:
+	case SC_KILLING: break;
 	}
+	return DECIDE_SIDECAR_STOPPING;
 }
 
 bool decide_sidecar_view(const struct decide *d, size_t k, struct decide_sidecar_view *v)

@@ -83,6 +83,29 @@ const char *decide_result_phrase(int result, char buf[64])
 	return buf;
 }
 
+/*
+ * The drain's reasons, one word each: the only place they are spelt. A
+ * switch, not a table, so that a reason added without its word does not
+ * compile (-Wswitch).
+ */
+const char *decide_reason_word(enum decide_reason reason)
+{
+	switch (reason) {
+	case REASON_NONE: return NULL;
+	case REASON_APPS_DONE: return "apps-done";
+	case REASON_SIDECAR_EXITED: return "sidecar-exited";
+	case REASON_STARTUP_TIMEOUT: return "startup-timeout";
+	case REASON_TERM_GRACE: return "term-grace";
+	case REASON_SECOND_SIGNAL: return "second-signal";
+	case REASON_READY_TIMEOUT: return "ready-timeout";
+	case REASON_RESUME: return "resume";
+	case REASON_DRAIN_FILE: return "drain-file";
+	case REASON_DRAIN_COMMAND: return "drain-command";
+	case REASON_SIGNAL: return "signal";
+	}
+	return NULL;
+}
+
 /* ---- set-up, and the view of the whole ------------------------------------ */
 
 int decide_new(const struct decide_config *cfg, int64_t now, struct decide **out)
@@ -128,7 +151,7 @@ void decide_view(const struct decide *d, struct decide_view *v)
 	v->exit_code = d->exit_code;
 	v->settled_us = d->settled_us;
 	v->polled_most = d->polled_most;
-	v->ready_written = d->writes[PROTOCOL_READY].written;
+	v->ready_written = d->writes[PROTOCOL_READY].written || d->command_started;
 	v->ready_expired = d->ready_expired;
 }
 
@@ -322,9 +345,9 @@ static bool poll_step(struct decide *d, struct pass *p)
 /* ---- signals from outside, and an earlier run's files -------------------------- */
 
 /* A drain without a reason would never be concluded: there is none to give. */
-static bool drain_now(struct decide *d, const char *reason)
+static bool drain_now(struct decide *d, enum decide_reason reason)
 {
-	if (!reason || d->phase >= PHASE_DRAINING || d->drain_reason)
+	if (reason == REASON_NONE || d->phase >= PHASE_DRAINING || d->drain_reason)
 		return false;
 	d->drain_reason = reason;
 	return true;
@@ -337,7 +360,7 @@ static void terminate(struct decide *d, int64_t now)
 		return;
 	}
 	if (d->term_us) {
-		drain_now(d, "second-signal");
+		drain_now(d, REASON_SECOND_SIGNAL);
 		return;
 	}
 	d->term_us = now;
@@ -352,7 +375,7 @@ static bool found(struct decide *d, enum protocol_file f)
 	switch (f) {
 	case PROTOCOL_APPS_DONE:
 		SAY(d, .kind = NOTE_RESUME_APPS_DONE);
-		return drain_now(d, "resume");
+		return drain_now(d, REASON_RESUME);
 	case PROTOCOL_DONE:
 		SAY(d, .kind = NOTE_RESUME_DONE);
 		d->resumed_done = true;
@@ -368,33 +391,33 @@ static bool found(struct decide *d, enum protocol_file f)
 
 /* ---- the conclusion ------------------------------------------------------------ */
 
-/* Why the apps are done, or NULL while they are not (the pass learns when a limit runs out). */
-static const char *conclusion(struct decide *d, struct pass *p)
+/* Why the apps are done, or REASON_NONE while they are not (the pass learns when a limit runs out). */
+static enum decide_reason conclusion(struct decide *d, struct pass *p)
 {
 	bool all;
 
-	if (d->drain_reason)
+	if (d->drain_reason != REASON_NONE)
 		return d->drain_reason;
 	if (d->cfg.ready_gates_apps && d->ready_expired)
-		return "ready-timeout";
+		return REASON_READY_TIMEOUT;
 	if (d->term_us && dpriv_reached(p, d->term_us + d->cfg.term_grace_us))
-		return "term-grace";
+		return REASON_TERM_GRACE;
 	all = dapps_all_finished(d);
 	if (dapps_fewer_than_expected(d)) {
 		/* Only when the apps that did appear are all finished: a running one still needs the proxy. */
 		if (all && dpriv_reached(p, d->started_us + d->cfg.startup_timeout_us))
-			return "startup-timeout";
-		return NULL;
+			return REASON_STARTUP_TIMEOUT;
+		return REASON_NONE;
 	}
 	if (!all)
-		return NULL;
-	return d->apps_stop_us ? "sidecar-exited" : "apps-done";
+		return REASON_NONE;
+	return d->apps_stop_us ? REASON_SIDECAR_EXITED : REASON_APPS_DONE;
 }
 
 /* The apps are over by themselves, or stopped after a sidecar failed: the kubelet may still start a container. */
-static bool apps_over(const char *reason)
+static bool apps_over(enum decide_reason reason)
 {
-	return strcmp(reason, "apps-done") == 0 || strcmp(reason, "sidecar-exited") == 0;
+	return reason == REASON_APPS_DONE || reason == REASON_SIDECAR_EXITED;
 }
 
 /*
@@ -405,7 +428,7 @@ static bool apps_over(const char *reason)
  * goes on without it. Detection's sidecars are optional: never waited for.
  * True while the wait lasts.
  */
-static bool awaiting_named_sidecar(struct decide *d, const char *reason, struct pass *p)
+static bool awaiting_named_sidecar(struct decide *d, enum decide_reason reason, struct pass *p)
 {
 	char list[512] = "";
 	size_t k, n = 0;
@@ -444,7 +467,7 @@ static bool awaiting_named_sidecar(struct decide *d, const char *reason, struct 
  * containers one by one, so one may have started since the last scan. Not
  * when --apps N were all seen: the pod has no other app container.
  */
-static bool needs_confirmation(const struct decide *d, const char *reason)
+static bool needs_confirmation(const struct decide *d, enum decide_reason reason)
 {
 	return apps_over(reason) && !d->confirmed && !dapps_all_expected_seen(d);
 }
@@ -461,7 +484,7 @@ static bool command_ended(struct decide *d, int code, int64_t now)
 	return true;
 }
 
-static bool start_drain(struct decide *d, const char *reason, struct pass *p)
+static bool start_drain(struct decide *d, enum decide_reason reason, struct pass *p)
 {
 	struct decide_action *act = p->act;
 	int64_t limit = 0;
@@ -474,17 +497,17 @@ static bool start_drain(struct decide *d, const char *reason, struct pass *p)
 	d->current = d->cfg.nsidecars;
 	d->writes[PROTOCOL_APPS_DONE].wanted = d->cfg.protocol;
 	d->writes[PROTOCOL_APPS_DONE].next_us = p->now;
-	if (strcmp(reason, "startup-timeout") == 0)
+	if (reason == REASON_STARTUP_TIMEOUT)
 		limit = d->cfg.startup_timeout_us;
-	else if (strcmp(reason, "term-grace") == 0)
+	else if (reason == REASON_TERM_GRACE)
 		limit = d->cfg.term_grace_us;
 	SAY(d, .kind = NOTE_DRAIN, .reason = reason, .count = dapps_live(d), .us = limit,
 	    .sidecar = d->apps_stop_us ? d->cfg.sidecars[d->apps_stop_for].name : NULL);
 	act->kind = DECIDE_APPS_DONE;
 	act->reason = reason;
 	/* The sidecars were not ready in time: the command that waited for them never starts. */
-	if (strcmp(reason, "ready-timeout") == 0 && !d->writes[PROTOCOL_READY].written &&
-	    !d->writes[PROTOCOL_READY].inflight && command_ended(d, d->cfg.command_not_ready, p->now)) {
+	if (reason == REASON_READY_TIMEOUT && !d->command_started &&
+	    command_ended(d, d->cfg.command_not_ready, p->now)) {
 		act->command_ended = true;
 		act->exit_code = d->cfg.command_not_ready;
 	}
@@ -579,7 +602,7 @@ static bool finish_step(struct decide *d, struct pass *p)
 
 static bool watching_step(struct decide *d, struct pass *p)
 {
-	const char *reason;
+	enum decide_reason reason;
 
 	/*
 	 * A report names a container that may have started since the last
@@ -592,7 +615,7 @@ static bool watching_step(struct decide *d, struct pass *p)
 	dapps_expire_restart_grace(d, p);
 	dside_expire_readiness(d, p);
 	reason = conclusion(d, p);
-	if (reason) {
+	if (reason != REASON_NONE) {
 		if (!needs_confirmation(d, reason)) {
 			if (awaiting_named_sidecar(d, reason, p))
 				return status_step(d, p) || files_step(d, p) || rescan_step(d, p) || poll_step(d, p);
@@ -691,8 +714,10 @@ const char *decide_event_name(enum decide_event_kind kind)
 	return (size_t)kind < ARRAY_SIZE(event_names) && event_names[kind] ? event_names[kind] : "?";
 }
 
-/* Whether the event is about one sidecar (ev->sidecar). */
-static bool about_sidecar(enum decide_event_kind kind)
+/* What an event must carry to be about anything: one of decide's sidecars, or a name. */
+enum event_needs { NEEDS_NOTHING, NEEDS_SIDECAR, NEEDS_NAME };
+
+static enum event_needs event_needs(enum decide_event_kind kind)
 {
 	switch (kind) {
 	case DECIDE_EV_SIDECAR_SEEN:
@@ -703,36 +728,48 @@ static bool about_sidecar(enum decide_event_kind kind)
 	case DECIDE_EV_CATCHES:
 	case DECIDE_EV_SIGNAL_RESULT:
 	case DECIDE_EV_HTTP_RESULT:
-		return true;
-	default:
-		return false;
-	}
-}
-
-/* Whether the event is about what ev->name names (not COMMAND_ENDED's, which may be NULL). */
-static bool needs_name(enum decide_event_kind kind)
-{
-	switch (kind) {
+		return NEEDS_SIDECAR;
 	case DECIDE_EV_APP_SEEN:
 	case DECIDE_EV_APP_RENAMED:
 	case DECIDE_EV_APP_REPORTS_AS:
 	case DECIDE_EV_APP_REPORT:
 	case DECIDE_EV_NATIVE_SEEN:
+		return NEEDS_NAME;
+	case DECIDE_EV_APP_EXITED:
+	case DECIDE_EV_APP_STATUS:
+	case DECIDE_EV_APP_FORGET:
+	case DECIDE_EV_APP_SIGNAL_RESULT:
+	case DECIDE_EV_NATIVE_EXITED:
+	case DECIDE_EV_NATIVE_FORGET:
+	case DECIDE_EV_COMMAND_ENDED:
+	case DECIDE_EV_WRITTEN:
+	case DECIDE_EV_FOUND:
+	case DECIDE_EV_PENDING:
+	case DECIDE_EV_POLLING:
+	case DECIDE_EV_CONTAINERS:
+	case DECIDE_EV_PIDS_MOVED:
+	case DECIDE_EV_RESCANNED:
+	case DECIDE_EV_TERMINATE:
 	case DECIDE_EV_DRAIN_NOW:
-		return true;
-	default:
-		return false;
+		return NEEDS_NOTHING;
 	}
+	return NEEDS_NOTHING;
 }
 
 static bool dispatch(struct decide *d, const struct decide_event *ev, int64_t now)
 {
 	/* An event without the name it is about changes nothing, as one about a sidecar decide lacks. */
-	if (needs_name(ev->kind) && !ev->name)
+	if (event_needs(ev->kind) == NEEDS_NAME && !ev->name)
 		return false;
-	if (about_sidecar(ev->kind))
-		return dside_event(d, ev, now);
 	switch (ev->kind) {
+	case DECIDE_EV_SIDECAR_SEEN: return dside_seen(d, ev->sidecar, ev->age_us, now);
+	case DECIDE_EV_SIDECAR_EXITED: return dside_exited(d, ev->sidecar, ev->id, ev->pid, now);
+	case DECIDE_EV_SIDECAR_STATUS: return dside_status(d, ev->sidecar, ev->code, now);
+	case DECIDE_EV_SIDECAR_GONE: return dside_gone(d, ev->sidecar, now);
+	case DECIDE_EV_NO_ENDPOINT: return dside_no_endpoint(d, ev->sidecar);
+	case DECIDE_EV_CATCHES: return dside_catches(d, ev->sidecar, ev->result);
+	case DECIDE_EV_SIGNAL_RESULT: return dside_signal_result(d, ev->sidecar, ev->result, now);
+	case DECIDE_EV_HTTP_RESULT: return dside_http_result(d, ev->sidecar, ev->purpose, ev->result, now);
 	case DECIDE_EV_APP_SEEN: return dapps_seen(d, ev->id, ev->name, now);
 	case DECIDE_EV_APP_EXITED: return dapps_exited(d, ev->id, now);
 	case DECIDE_EV_APP_STATUS: return dapps_status(d, ev->id, ev->code, now);
@@ -745,8 +782,8 @@ static bool dispatch(struct decide *d, const struct decide_event *ev, int64_t no
 	case DECIDE_EV_NATIVE_EXITED: return dnat_exited(d, ev->id, now);
 	case DECIDE_EV_NATIVE_FORGET: return dnat_forget(d, ev->id);
 	case DECIDE_EV_COMMAND_ENDED:
-		if (ev->name && d->cfg.command)
-			drain_now(d, ev->name);
+		if (d->cfg.command)
+			drain_now(d, ev->reason);
 		return command_ended(d, ev->code, now);
 	case DECIDE_EV_WRITTEN: return write_result(d, ev->file, ev->result, now);
 	case DECIDE_EV_FOUND: return found(d, ev->file);
@@ -768,14 +805,14 @@ static bool dispatch(struct decide *d, const struct decide_event *ev, int64_t no
 	case DECIDE_EV_TERMINATE:
 		terminate(d, now);
 		return true;
-	case DECIDE_EV_DRAIN_NOW: return drain_now(d, ev->name);
-	default: return false;
+	case DECIDE_EV_DRAIN_NOW: return drain_now(d, ev->reason);
 	}
+	return false;
 }
 
 bool decide_event(struct decide *d, const struct decide_event *ev, int64_t now)
 {
-	bool sidecar = about_sidecar(ev->kind);
+	bool sidecar = event_needs(ev->kind) == NEEDS_SIDECAR;
 
 	/* Every sidecar event is checked here, once, against the sidecars there are. */
 	if ((!sidecar || ev->sidecar < d->cfg.nsidecars) && dispatch(d, ev, now))

@@ -89,13 +89,14 @@ struct decide_config {
 	int64_t sidecar_wait_us; /* apps done: how long to wait for a named sidecar not seen yet */
 	int64_t stop_timeout_us, kill_after_us; /* kill_after_us is also the apps' grace after their SIGTERM */
 	enum sidecar_exit_policy on_sidecar_exit;
-	bool readiness;         /* poll readiness; DECIDE_WRITE of PROTOCOL_READY when all are ready */
+	bool readiness;         /* poll readiness; DECIDE_WRITE of PROTOCOL_READY when all are ready (with
+				   ready_gates_apps: DECIDE_START_COMMAND) */
 	int64_t ready_timeout_us;
 	bool ready_gates_apps;  /* no app can start before ready (run --drain): its expiry ends the wait */
 	bool protocol;          /* the file protocol is there: apps-done and done are written */
 	/*
 	 * run --drain: the one app is the command (DECIDE_APP_COMMAND), which
-	 * the ready file's write starts; the process's exit status is its code,
+	 * DECIDE_START_COMMAND starts; the process's exit status is its code,
 	 * and command_not_ready when it never started for want of ready
 	 * sidecars.
 	 */
@@ -108,6 +109,27 @@ struct decide_config {
 };
 
 enum decide_phase { PHASE_WATCHING, PHASE_CONFIRMING, PHASE_DRAINING, PHASE_DONE };
+
+/*
+ * Why the drain started. Its word (decide_reason_word) is public: the
+ * summary's "reason", the apps-done file's text and the log's reason=.
+ */
+enum decide_reason {
+	REASON_NONE,            /* no drain (yet); a drain asked for without a reason is refused */
+	REASON_APPS_DONE,       /* apps-done: every app finished */
+	REASON_SIDECAR_EXITED,  /* sidecar-exited: the apps were stopped after a sidecar failed */
+	REASON_STARTUP_TIMEOUT, /* startup-timeout: fewer apps than --apps appeared in time */
+	REASON_TERM_GRACE,      /* term-grace: the apps outlived --term-grace after SIGTERM */
+	REASON_SECOND_SIGNAL,   /* second-signal: a second SIGTERM or SIGINT */
+	REASON_READY_TIMEOUT,   /* ready-timeout: run --drain's sidecars were not ready in time */
+	REASON_RESUME,          /* resume: an earlier run wrote apps-done */
+	REASON_DRAIN_FILE,      /* drain-file: the drain file appeared */
+	REASON_DRAIN_COMMAND,   /* drain-command: rearguard drain */
+	REASON_SIGNAL,          /* signal: run --drain's command was signalled before it started */
+};
+
+/* The reason's word; NULL for REASON_NONE. */
+const char *decide_reason_word(enum decide_reason reason);
 
 enum decide_action_kind {
 	DECIDE_RESCAN,    /* rescan /proc, report what changed, then decide_rescanned() */
@@ -123,8 +145,9 @@ enum decide_action_kind {
 	DECIDE_CATCHES,   /* whether the roots of sidecar catch signo and sleep (/proc/PID/status):
 			     decide_sidecar_catches() */
 	DECIDE_HTTP,      /* make the request (purpose, url, timeouts); decide_http_result() */
-	DECIDE_WRITE,     /* write file: ready, apps-done or done (ready: or start the command that waits for it);
-			     decide_written() */
+	DECIDE_WRITE,     /* write file: ready, apps-done or done; decide_written() */
+	DECIDE_START_COMMAND, /* every sidecar is ready: start run --drain's command, which waited for that
+				 (ready_gates_apps); what becomes of it comes back as DECIDE_EV_COMMAND_ENDED */
 	DECIDE_EXIT,      /* the summary is out (resumed: it is the done file's): exit with status */
 };
 
@@ -148,7 +171,7 @@ struct decide_action {
 	bool resumed;           /* DECIDE_EXIT: an earlier run finished; its done file is the summary */
 	unsigned containers;    /* DECIDE_EXIT: the containers the kubelet shares termination messages among */
 	bool command_ended;     /* DECIDE_APPS_DONE: see there */
-	const char *reason;
+	enum decide_reason reason; /* DECIDE_APPS_DONE, DECIDE_WRITE */
 	enum decide_http_purpose purpose;
 	enum protocol_file file;
 	const char *url;
@@ -182,7 +205,7 @@ enum decide_event_kind {
 				      else its root's) */
 	DECIDE_EV_NATIVE_EXITED,   /* id: its root exited */
 	DECIDE_EV_NATIVE_FORGET,   /* id: taken for a native, but a plain sidecar's spec matches it now */
-	DECIDE_EV_COMMAND_ENDED,   /* code: run --drain's command is over; with name, it never started
+	DECIDE_EV_COMMAND_ENDED,   /* code: run --drain's command is over; with a reason, it never started
 				      (128 + signal) and the drain begins now for that reason */
 	DECIDE_EV_SIDECAR_SEEN,    /* sidecar, age_us: a container of it appeared */
 	DECIDE_EV_SIDECAR_EXITED,  /* sidecar: its root exited (its code follows, as for apps); with id
@@ -202,7 +225,7 @@ enum decide_event_kind {
 	DECIDE_EV_PIDS_MOVED,      /* a pid was handed out since the last rescan began */
 	DECIDE_EV_RESCANNED,       /* result: the outcome of a rescan: 0 or -errno */
 	DECIDE_EV_TERMINATE,       /* the agent got SIGTERM or SIGINT; a second one drains at once */
-	DECIDE_EV_DRAIN_NOW,       /* name: drain now, whatever the apps do, for that reason */
+	DECIDE_EV_DRAIN_NOW,       /* reason: drain now, whatever the apps do, for that reason */
 };
 
 struct decide_event {
@@ -224,6 +247,7 @@ struct decide_event {
 	 */
 	int64_t age_us;
 	enum decide_native_by by; /* DECIDE_EV_NATIVE_SEEN */
+	enum decide_reason reason; /* DECIDE_EV_DRAIN_NOW, DECIDE_EV_COMMAND_ENDED */
 };
 
 /*
@@ -402,10 +426,10 @@ static inline void decide_terminate(struct decide *d, int64_t now)
 	DECIDE_TELL(d, now, .kind = DECIDE_EV_TERMINATE);
 }
 
-/* Drain now, whatever the apps do (reason: "drain-file", ...); false: already draining or asked to. */
-static inline bool decide_drain_now(struct decide *d, const char *reason, int64_t now)
+/* Drain now, whatever the apps do (REASON_DRAIN_FILE, ...); false: already draining or asked to. */
+static inline bool decide_drain_now(struct decide *d, enum decide_reason reason, int64_t now)
 {
-	return DECIDE_TELL(d, now, .kind = DECIDE_EV_DRAIN_NOW, .name = reason);
+	return DECIDE_TELL(d, now, .kind = DECIDE_EV_DRAIN_NOW, .reason = reason);
 }
 
 /* ---- decisions ------------------------------------------------------------------ */
@@ -431,11 +455,11 @@ struct decide_view {
 	enum decide_phase phase;
 	int64_t started_us;
 	int64_t decided_us;     /* when the apps were found done: the drain started; 0: not yet */
-	const char *reason;     /* why the drain started, NULL before */
+	enum decide_reason reason; /* why the drain started, REASON_NONE before */
 	int exit_code;          /* 0, 1 when a sidecar could not be stopped (known once settled) */
 	int64_t settled_us;     /* every sidecar settled; 0: not yet */
 	unsigned polled_most;   /* the most processes watched by polling at any time */
-	bool ready_written;     /* the ready file (or the start it gates) was carried out */
+	bool ready_written;     /* the ready file was written, or the command that waited for it started */
 	bool ready_expired;     /* --ready-timeout passed first */
 };
 
@@ -593,19 +617,25 @@ enum decide_note_kind {
 	NOTE_SIDECAR_DIED,         /* sidecar, code: it exited while the apps ran, no stop sent; flag: under
 				      Never; hint: --on-sidecar-exit=fail would act on it */
 	/* natives, and the apps stopped after a sidecar failed */
-	NOTE_NATIVE_SEEN,          /* text: its name, container, reason: how it is known (decide_native_known_by);
+	NOTE_NATIVE_SEEN,          /* text: its name, container, by: how it is known (decide_native_known_by);
 				      flag: the kubelet's restart of one that exited */
 	NOTE_NATIVE_EXITED,        /* text: its name, container */
 	NOTE_NATIVE_NOT_LISTED,    /* text: its name: out of memory */
 	NOTE_APPS_STOP,            /* sidecar: it failed; the apps are stopped, us: --kill-after */
-	NOTE_APPS_STOP_NOT,        /* sidecar, reason: why the apps are not stopped ("on-failure", "exit-0",
-				      "deleted") */
+	NOTE_APPS_STOP_NOT,        /* sidecar, kept: why the apps are not stopped */
 	NOTE_APP_SIGNAL_RETRY,     /* app, container, result */
 	NOTE_APP_SIGNAL_NOT_PERMITTED, /* app, container */
 	NOTE_APP_SIGNAL_FAILED,    /* app, container, result */
 	/* the end */
 	NOTE_STOP_FAILED,          /* code: the summary's exit code (run --drain: not every sidecar stopped) */
 	NOTE_IGNORED,              /* event: what came and changed nothing; sidecar when it was about one */
+};
+
+/* Why --on-sidecar-exit=fail leaves the apps alone after a sidecar failed. */
+enum decide_apps_kept {
+	APPS_KEPT_ON_FAILURE, /* under OnFailure the kubelet restarts the sidecar (and would restart the apps) */
+	APPS_KEPT_EXIT_0,     /* it exited 0: its own choice, no failure */
+	APPS_KEPT_DELETED,    /* the pod is being deleted: the kubelet stops the apps */
 };
 
 struct decide_note {
@@ -615,7 +645,9 @@ struct decide_note {
 	const char *app;         /* an app's name */
 	unsigned container, other;
 	const char *report;      /* an apps/NAME */
-	const char *reason;
+	enum decide_reason reason; /* NOTE_DRAIN */
+	enum decide_native_by by;  /* NOTE_NATIVE_SEEN */
+	enum decide_apps_kept kept; /* NOTE_APPS_STOP_NOT */
 	const char *text;        /* names, a URL, a fix: see the kind */
 	int code, reported;      /* exit codes */
 	int result;              /* an HTTP result or -errno */

@@ -15,7 +15,7 @@ static void hello(struct engine *e)
 
 static void start(struct engine *e)
 {
-	engine_tell(e, &(const struct decide_event){ .kind = DECIDE_EV_DRAIN_NOW, .name = "drain-command" });
+	engine_tell(e, &(const struct decide_event){ .kind = DECIDE_EV_DRAIN_NOW, .reason = REASON_DRAIN_COMMAND });
 }
 
 /* No signals of its own (interrupting a drain by hand ends it), no files, no readiness. */

@@ -259,10 +259,14 @@ static void signal_app(struct engine *e, const struct decide_action *act)
 
 static void start_request(struct engine *e, const struct decide_action *act)
 {
-	int rc = stopper_request(&e->sidecars[act->sidecar], act->purpose, act->connect_timeout_us, act->timeout_us);
+	struct rg_error err = { 0 };
+	int rc = stopper_request(&e->sidecars[act->sidecar], act->purpose, act->connect_timeout_us, act->timeout_us,
+				 &err);
 
 	if (rc < 0) {
-		log_msg(LOG_ERROR, FIELDS(LF_STR("url", act->url), LF_STR("error", strerror(-rc))),
+		log_msg(LOG_ERROR,
+			FIELDS(LF_STR("sidecar", sidecar_name(e, act->sidecar)), LF_STR("url", act->url),
+			       LF_STR("error", err.code ? err.msg : strerror(-rc))),
 			"cannot start an HTTP request");
 		engine_tell(e, &(const struct decide_event){ .kind = DECIDE_EV_HTTP_RESULT, .sidecar = act->sidecar,
 							     .purpose = act->purpose, .result = rc });
@@ -287,7 +291,7 @@ static void apps_done(struct engine *e, const struct decide_action *act)
 		e->mode->apps_done(e, act);
 }
 
-static void written(struct engine *e, enum protocol_file file, const char *reason)
+static void written(struct engine *e, enum protocol_file file, enum decide_reason reason)
 {
 	int rc = e->mode->write ? e->mode->write(e, file, reason) : -ENOTSUP;
 
@@ -356,6 +360,10 @@ static void carry_out(struct engine *e, const struct decide_action *act)
 		break;
 	case DECIDE_WRITE:
 		written(e, act->file, act->reason);
+		break;
+	case DECIDE_START_COMMAND:
+		if (e->mode->start_command)
+			e->mode->start_command(e);
 		break;
 	case DECIDE_EXIT:
 		finish(e, act);
@@ -575,9 +583,13 @@ static int prepare_sidecars(struct engine *e)
 	}
 	/* libcurl's set-up takes milliseconds: after the first scan, never before a stop request. */
 	for (k = 0; k < e->opt->nsidecars; k++) {
-		rc = stopper_prepare(&e->sidecars[k]);
+		struct rg_error err = { 0 };
+
+		rc = stopper_prepare(&e->sidecars[k], &err);
 		if (rc < 0) {
-			log_msg(LOG_WARN, FIELDS(LF_STR("error", strerror(-rc))),
+			log_msg(LOG_WARN,
+				FIELDS(LF_STR("sidecar", sidecar_name(e, k)),
+				       LF_STR("error", err.code ? err.msg : strerror(-rc))),
 				"cannot set up libcurl yet: trying again at the first request");
 			break;
 		}

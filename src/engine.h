@@ -64,7 +64,9 @@ struct engine_mode {
 	void (*start)(struct engine *e);
 	void (*signal)(struct engine *e, int signo);
 	/* DECIDE_WRITE: 0 or -errno. */
-	int (*write)(struct engine *e, enum protocol_file file, const char *reason);
+	int (*write)(struct engine *e, enum protocol_file file, enum decide_reason reason);
+	/* DECIDE_START_COMMAND: the command that waited for the sidecars starts (run --drain). */
+	void (*start_command)(struct engine *e);
 	/* DECIDE_APPS_DONE, after the engine's own part. */
 	void (*apps_done)(struct engine *e, const struct decide_action *act);
 	/* DECIDE_EXIT: the summary (NULL when resumed, or out of memory) is out in the log next. */

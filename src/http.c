@@ -136,18 +136,21 @@ int http_new(struct ev_loop *loop, struct http **out)
 	return 0;
 }
 
-int http_prepare(struct http *h)
+int http_prepare(struct http *h, struct rg_error *err)
 {
+	CURLcode rc;
+
 	if (h->multi)
 		return 0;
 	if (!h->global) {
-		if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
-			return -EIO;
+		rc = curl_global_init(CURL_GLOBAL_DEFAULT);
+		if (rc != CURLE_OK)
+			return rg_error_set(err, -EIO, "curl_global_init: %s", curl_easy_strerror(rc));
 		h->global = true;
 	}
 	h->multi = curl_multi_init();
 	if (!h->multi)
-		return -ENOMEM;
+		return rg_error_set(err, -ENOMEM, "curl_multi_init: out of memory");
 	curl_multi_setopt(h->multi, CURLMOPT_SOCKETFUNCTION, on_socket);
 	curl_multi_setopt(h->multi, CURLMOPT_SOCKETDATA, h);
 	curl_multi_setopt(h->multi, CURLMOPT_TIMERFUNCTION, on_curl_timer);
@@ -282,19 +285,20 @@ static long ms_of(int64_t us)
 }
 
 int http_request_init(struct http *h, struct http_request *r, enum http_method method, const char *url,
-		      const struct url *parts)
+		      const struct url *parts, struct rg_error *err)
 {
 	CURLcode rc = CURLE_OK;
+	const char *what = NULL; /* the option libcurl refused */
 	CURL *easy;
-	int err;
+	int prep;
 
 	http_request_free(r);
-	err = http_prepare(h);
-	if (err < 0)
-		return err;
+	prep = http_prepare(h, err);
+	if (prep < 0)
+		return prep;
 	easy = curl_easy_init();
 	if (!easy)
-		return -ENOMEM;
+		return rg_error_set(err, -ENOMEM, "curl_easy_init: out of memory");
 	r->h = h;
 	if (strcasecmp(parts->host, "localhost") == 0) {
 		char entry[URL_HOST_MAX + 32];
@@ -304,14 +308,16 @@ int http_request_init(struct http *h, struct http_request *r, enum http_method m
 		r->resolve = curl_slist_append(NULL, entry);
 		if (!r->resolve) {
 			curl_easy_cleanup(easy);
-			return -ENOMEM;
+			return rg_error_set(err, -ENOMEM, "curl_slist_append: out of memory");
 		}
 	}
 
 #define SET(opt, val)                                          \
 	do {                                                   \
-		if (rc == CURLE_OK)                            \
+		if (rc == CURLE_OK) {                          \
+			what = #opt;                           \
 			rc = curl_easy_setopt(easy, opt, val); \
+		}                                              \
 	} while (0)
 	SET(CURLOPT_URL, url);
 	SET(CURLOPT_PRIVATE, r);
@@ -322,6 +328,7 @@ int http_request_init(struct http *h, struct http_request *r, enum http_method m
 	 * says so here, and then no http_proxy variable can reroute us anyway.
 	 */
 	if (rc == CURLE_OK) {
+		what = "CURLOPT_NOPROXY";
 		rc = curl_easy_setopt(easy, CURLOPT_NOPROXY, "*");
 		if (rc == CURLE_NOT_BUILT_IN || rc == CURLE_UNKNOWN_OPTION)
 			rc = CURLE_OK;
@@ -357,20 +364,21 @@ int http_request_init(struct http *h, struct http_request *r, enum http_method m
 		curl_easy_cleanup(easy);
 		curl_slist_free_all(r->resolve);
 		r->resolve = NULL;
-		return -EIO;
+		return rg_error_set(err, -EIO, "curl_easy_setopt %s: %s", what, curl_easy_strerror(rc));
 	}
 	r->easy = easy;
 	return 0;
 }
 
-int http_request_start(struct http_request *r, int64_t connect_timeout_us, int64_t timeout_us)
+int http_request_start(struct http_request *r, int64_t connect_timeout_us, int64_t timeout_us, struct rg_error *err)
 {
 	struct http *h = r->h;
 	CURLcode rc = CURLE_OK;
+	CURLMcode mrc;
 	int running;
 
 	if (!r->easy)
-		return -EINVAL;
+		return rg_error_set(err, -EINVAL, "the request was never built");
 	http_request_cancel(r);
 	r->err = 0;
 	r->status = 0;
@@ -382,8 +390,11 @@ int http_request_start(struct http_request *r, int64_t connect_timeout_us, int64
 	if (rc == CURLE_OK)
 		rc = curl_easy_setopt(r->easy, CURLOPT_TIMEOUT_MS, ms_of(timeout_us));
 	r->started_us = mono_us();
-	if (rc != CURLE_OK || curl_multi_add_handle(h->multi, r->easy) != CURLM_OK)
-		return -EIO;
+	if (rc != CURLE_OK)
+		return rg_error_set(err, -EIO, "curl_easy_setopt of the timeouts: %s", curl_easy_strerror(rc));
+	mrc = curl_multi_add_handle(h->multi, r->easy);
+	if (mrc != CURLM_OK)
+		return rg_error_set(err, -EIO, "curl_multi_add_handle: %s", curl_multi_strerror(mrc));
 	r->running = true;
 	r->prev = NULL;
 	r->next = h->active;

@@ -9,11 +9,11 @@
  *	http_new(loop, &h);            cheap: libcurl is set up by http_prepare
  *	                               or the first request
  *	r->done = on_done; r->data = ...;
- *	http_request_init(h, r, HTTP_POST, spec->stop_url, &spec->stop_at);
+ *	http_request_init(h, r, HTTP_POST, spec->stop_url, &spec->stop_at, &err);
  *	...                            the request is built once, ahead of time
- *	http_request_start(r, connect_timeout_us, timeout_us);
+ *	http_request_start(r, connect_timeout_us, timeout_us, &err);
  *	... on_done(r) runs from the loop: r->err == 0 and r->status, or r->err ...
- *	http_request_start(r, ...);    the same request again (a retry, a poll)
+ *	http_request_start(r, ..., &err); the same request again (a retry, a poll)
  *	http_request_free(r);          cancels it first; done is not called
  *	http_free(h);
  *
@@ -31,11 +31,15 @@
  * resolver or NSS is involved; the status and at most HTTP_BODY_MAX - 1
  * bytes of the body kept for the logs. libcurl's global set-up costs a few
  * milliseconds: it happens at http_prepare() or the first request set up.
+ *
+ * A call that fails says in err (when not NULL) which libcurl call
+ * refused, and libcurl's words for why: the -errno alone cannot.
  */
 #ifndef RG_HTTP_H
 #define RG_HTTP_H
 
 #include "url.h"
+#include "util.h"
 
 #include <ev.h>
 #include <stdbool.h>
@@ -84,7 +88,7 @@ int http_new(struct ev_loop *loop, struct http **out);
 void http_free(struct http *h);
 
 /* Sets libcurl up now (a few ms) rather than at the first request. */
-int http_prepare(struct http *h);
+int http_prepare(struct http *h, struct rg_error *err);
 
 /*
  * Builds the request: url is an http:// URL that url_parse() accepted,
@@ -92,13 +96,13 @@ int http_prepare(struct http *h);
  * where it is until http_request_free().
  */
 int http_request_init(struct http *h, struct http_request *r, enum http_method method, const char *url,
-		      const struct url *parts);
+		      const struct url *parts, struct rg_error *err);
 
 /*
  * Starts r (cancelling it first when it runs). -EINVAL before a
  * successful http_request_init; -EIO when libcurl refuses.
  */
-int http_request_start(struct http_request *r, int64_t connect_timeout_us, int64_t timeout_us);
+int http_request_start(struct http_request *r, int64_t connect_timeout_us, int64_t timeout_us, struct rg_error *err);
 
 /* Whether r was built (http_request_init succeeded): it only has to be started. */
 bool http_request_built(const struct http_request *r);

@@ -23,137 +23,42 @@ static const char *err(int result)
 	return strerror(-result);
 }
 
-/* The notes about apps and the pod. */
-static bool log_pod(const struct decide_note *n, const struct notes *ctx)
+/* NOTE_DRAIN: the drain begins, in the words of its reason. */
+static void log_drain(const struct decide_note *n)
 {
+	const char *reason = decide_reason_word(n->reason);
 	char d1[32];
 
-	switch (n->kind) {
-	case NOTE_APP_RESTARTED:
-		log_msg(LOG_INFO,
-			FIELDS(LF_STR("app", n->app), LF_INT("container", n->container), LF_INT("replaces", n->other)),
-			"app restarted: waiting for the new attempt");
-		return true;
-	case NOTE_RESTART_WAIT:
-		log_msg(LOG_INFO, FIELDS(LF_STR("app", n->app), LF_INT("container", n->container)),
-			"app %s under restartPolicy OnFailure: keeping the sidecars for its restart (at most %s)",
-			n->code == DECIDE_CODE_UNKNOWN ? "exit code unknown" : "failed", dur(n->us, d1));
-		return true;
-	case NOTE_CODES_DIFFER:
+	switch (n->reason) {
+	case REASON_STARTUP_TIMEOUT:
+		log_msg(LOG_ERROR, FIELDS(LF_STR("reason", reason), LF_INT("apps_seen", n->count)),
+			"%s within --startup-timeout %s: draining the sidecars",
+			n->count ? "fewer app containers than --apps appeared" : "no app container appeared",
+			dur(n->us, d1));
+		return;
+	case REASON_TERM_GRACE:
+		log_msg(LOG_WARN, FIELDS(LF_STR("reason", reason)),
+			"apps still running %s after the termination request: draining the sidecars", dur(n->us, d1));
+		return;
+	case REASON_APPS_DONE:
+		log_msg(LOG_INFO, FIELDS(LF_STR("reason", reason), LF_INT("apps", n->count)),
+			"apps done: draining the sidecars");
+		return;
+	case REASON_SIDECAR_EXITED:
 		log_msg(LOG_WARN,
-			FIELDS(LF_STR("app", n->app), LF_INT("container", n->container), LF_STR("report", n->report),
-			       LF_INT("reported", n->reported), LF_INT("exit_code", n->code)),
-			"the app's report and its container's exit code differ: acting on the container's");
-		return true;
-	case NOTE_REPORT_ALONE:
-		log_msg(LOG_INFO, FIELDS(LF_STR("report", n->report)),
-			"apps/NAME matches no app container: counting it as an app of its own");
-		return true;
-	case NOTE_REPORTED:
-		log_msg(LOG_INFO,
-			FIELDS(LF_STR("app", n->app), LF_INT("container", n->container), LF_STR("report", n->report),
-			       LF_INT("exit_code", n->code), LF_STR("running", n->flag ? "yes" : NULL)),
-			"app reported that it finished");
-		return true;
-	case NOTE_APP_NOT_TRACKED:
-		log_msg(LOG_ERROR, FIELDS(LF_INT("container", n->container)),
-			"out of memory: app %s not tracked (the apps are not taken for done while it may run)", n->app);
-		return true;
-	case NOTE_REPORT_NOT_TRACKED:
-		log_error("out of memory: report %s ignored", n->report);
-		return true;
-	case NOTE_RESTART_GIVEN_UP:
-		log_msg(LOG_WARN, FIELDS(LF_STR("app", n->app), LF_INT("container", n->container)),
-			"app did not come back within --restart-grace %s: treating it as done", dur(n->us, d1));
-		return true;
-	case NOTE_CODE_UNPUBLISHED:
-		log_msg(LOG_DEBUG, FIELDS(LF_STR("app", n->app), LF_INT("container", n->container)),
-			"exit code not published by the kernel: unknown");
-		return true;
-	case NOTE_RESCAN_FAILED:
-		log_msg(LOG_WARN, FIELDS(LF_STR("error", err(n->result))), "cannot rescan /proc: trying again shortly");
-		return true;
-	case NOTE_RESCAN_WORKS:
-		log_info("rescanning /proc works again");
-		return true;
-	case NOTE_TERMINATE:
-		log_info("termination requested: keeping the sidecars until the apps exit, at most %s "
-			 "(a second signal drains at once)",
-			 dur(n->us, d1));
-		return true;
-	case NOTE_TERMINATE_DRAINING:
-		log_info("signal received: already draining");
-		return true;
-	case NOTE_RESUME_APPS_DONE:
-		log_msg(LOG_INFO, FIELDS(LF_STR("dir", ctx->dir)),
-			"apps-done found: an earlier run of rearguard had decided the apps are done; draining now");
-		return true;
-	case NOTE_RESUME_DONE:
-		log_msg(LOG_INFO, FIELDS(LF_STR("dir", ctx->dir)),
-			"done found: an earlier run of rearguard finished the drain; exiting");
-		return true;
-	case NOTE_SIDECAR_WAIT:
-		log_msg(LOG_WARN, FIELDS(LF_STR("sidecars", n->text)),
-			"apps done, but sidecar %s has not started yet: waiting for it up to --sidecar-wait %s, "
-			"to stop it (the kubelet starts a sidecar listed after the apps after them)",
-			n->text, dur(n->us, d1));
-		return true;
-	case NOTE_SIDECAR_WAIT_OVER:
-		log_msg(LOG_INFO, FIELDS(LF_DURATION("waited", n->us)), "the awaited sidecar started: stopping it");
-		return true;
-	case NOTE_SIDECAR_WAIT_EXPIRED:
-		log_msg(LOG_WARN, FIELDS(LF_STR("sidecars", n->text)),
-			"sidecar %s did not start within --sidecar-wait %s: draining without it (if it starts "
-			"later nothing stops it; check its match= against the start-up log)",
-			n->text, dur(n->us, d1));
-		return true;
-	case NOTE_DRAIN:
-		if (strcmp(n->reason, "startup-timeout") == 0)
-			log_msg(LOG_ERROR, FIELDS(LF_STR("reason", n->reason), LF_INT("apps_seen", n->count)),
-				"%s within --startup-timeout %s: draining the sidecars",
-				n->count ? "fewer app containers than --apps appeared" : "no app container appeared",
-				dur(n->us, d1));
-		else if (strcmp(n->reason, "term-grace") == 0)
-			log_msg(LOG_WARN, FIELDS(LF_STR("reason", n->reason)),
-				"apps still running %s after the termination request: draining the sidecars",
-				dur(n->us, d1));
-		else if (strcmp(n->reason, "apps-done") == 0)
-			log_msg(LOG_INFO, FIELDS(LF_STR("reason", n->reason), LF_INT("apps", n->count)),
-				"apps done: draining the sidecars");
-		else if (strcmp(n->reason, "sidecar-exited") == 0)
-			log_msg(LOG_WARN,
-				FIELDS(LF_STR("reason", n->reason), LF_INT("apps", n->count),
-				       LF_STR("sidecar", n->sidecar)),
-				"apps stopped after their sidecar failed: draining the other sidecars");
-		else
-			log_msg(LOG_INFO, FIELDS(LF_STR("reason", n->reason), LF_INT("apps", n->count)),
-				"drain requested: draining the sidecars");
-		return true;
-	case NOTE_WRITTEN_AFTER_ALL:
-		log_msg(LOG_INFO, FIELDS(LF_STR("file", protocol_file_name(n->file)), LF_INT("attempts", n->count)),
-			"wrote the file after all");
-		return true;
-	case NOTE_WRITE_FAILED:
-		log_msg(LOG_WARN,
-			FIELDS(LF_STR("file", protocol_file_name(n->file)), LF_STR("error", err(n->result)),
-			       LF_INT("attempts", n->count)),
-			"cannot write the file: trying again in %s", dur(n->us, d1));
-		return true;
-	case NOTE_DONE_GIVEN_UP:
-		log_msg(
-		    LOG_ERROR, FIELDS(LF_STR("error", err(n->result))),
-		    "could not write the done file within %s: exiting without it (a restarted agent will drain again)",
-		    dur(n->us, d1));
-		return true;
-	case NOTE_STOP_FAILED:
-		log_msg(LOG_ERROR, FIELDS(LF_INT("drain_exit_code", n->code)), "not every sidecar could be stopped");
-		return true;
-	case NOTE_IGNORED:
-		log_msg(LOG_DEBUG, FIELDS(LF_STR("event", decide_event_name(n->event)), LF_STR("sidecar", n->sidecar)),
-			"event changes nothing: ignored");
-		return true;
-	default:
-		return false;
+			FIELDS(LF_STR("reason", reason), LF_INT("apps", n->count), LF_STR("sidecar", n->sidecar)),
+			"apps stopped after their sidecar failed: draining the other sidecars");
+		return;
+	case REASON_NONE:
+	case REASON_SECOND_SIGNAL:
+	case REASON_READY_TIMEOUT:
+	case REASON_RESUME:
+	case REASON_DRAIN_FILE:
+	case REASON_DRAIN_COMMAND:
+	case REASON_SIGNAL:
+		log_msg(LOG_INFO, FIELDS(LF_STR("reason", reason), LF_INT("apps", n->count)),
+			"drain requested: draining the sidecars");
+		return;
 	}
 }
 
@@ -198,13 +103,141 @@ static const char *death_meaning(bool never, int code)
 	       "same sidecar, and stops it after the apps";
 }
 
-/* The notes about readiness and the sidecars' exits. */
-static bool log_ready(const struct decide_note *n)
+/* Why --on-sidecar-exit=fail leaves the apps alone (NOTE_APPS_STOP_NOT). */
+static const char *apps_stop_not(enum decide_apps_kept kept)
 {
-	char d1[32], what[64], cause[256];
-	int sig;
+	switch (kept) {
+	case APPS_KEPT_ON_FAILURE:
+		return "under restartPolicy OnFailure the kubelet restarts a failed sidecar itself, and would "
+		       "restart apps stopped now";
+	case APPS_KEPT_EXIT_0:
+		return "it exited 0, which a sidecar does by its own choice: only a failure stops the apps";
+	case APPS_KEPT_DELETED:
+		break;
+	}
+	return "the pod is being deleted: the kubelet stops the apps itself";
+}
+
+/*
+ * Each note of decide as the line users read. The switch names every kind
+ * and has no default: a kind added to decide.h without its words here is
+ * a compile error (-Wswitch).
+ */
+void notes_log(void *data, const struct decide_note *n)
+{
+	static const struct notes none;
+	const struct notes *ctx = data ? data : &none;
+	const char *sig = signal_name(n->signo);
+	char d1[32], d2[32], what[64], cause[256];
+	int died;
 
 	switch (n->kind) {
+	/* the apps and the pod */
+	case NOTE_APP_RESTARTED:
+		log_msg(LOG_INFO,
+			FIELDS(LF_STR("app", n->app), LF_INT("container", n->container), LF_INT("replaces", n->other)),
+			"app restarted: waiting for the new attempt");
+		return;
+	case NOTE_RESTART_WAIT:
+		log_msg(LOG_INFO, FIELDS(LF_STR("app", n->app), LF_INT("container", n->container)),
+			"app %s under restartPolicy OnFailure: keeping the sidecars for its restart (at most %s)",
+			n->code == DECIDE_CODE_UNKNOWN ? "exit code unknown" : "failed", dur(n->us, d1));
+		return;
+	case NOTE_CODES_DIFFER:
+		log_msg(LOG_WARN,
+			FIELDS(LF_STR("app", n->app), LF_INT("container", n->container), LF_STR("report", n->report),
+			       LF_INT("reported", n->reported), LF_INT("exit_code", n->code)),
+			"the app's report and its container's exit code differ: acting on the container's");
+		return;
+	case NOTE_REPORT_ALONE:
+		log_msg(LOG_INFO, FIELDS(LF_STR("report", n->report)),
+			"apps/NAME matches no app container: counting it as an app of its own");
+		return;
+	case NOTE_REPORTED:
+		log_msg(LOG_INFO,
+			FIELDS(LF_STR("app", n->app), LF_INT("container", n->container), LF_STR("report", n->report),
+			       LF_INT("exit_code", n->code), LF_STR("running", n->flag ? "yes" : NULL)),
+			"app reported that it finished");
+		return;
+	case NOTE_APP_NOT_TRACKED:
+		log_msg(LOG_ERROR, FIELDS(LF_INT("container", n->container)),
+			"out of memory: app %s not tracked (the apps are not taken for done while it may run)", n->app);
+		return;
+	case NOTE_REPORT_NOT_TRACKED:
+		log_error("out of memory: report %s ignored", n->report);
+		return;
+	case NOTE_RESTART_GIVEN_UP:
+		log_msg(LOG_WARN, FIELDS(LF_STR("app", n->app), LF_INT("container", n->container)),
+			"app did not come back within --restart-grace %s: treating it as done", dur(n->us, d1));
+		return;
+	case NOTE_CODE_UNPUBLISHED:
+		log_msg(LOG_DEBUG, FIELDS(LF_STR("app", n->app), LF_INT("container", n->container)),
+			"exit code not published by the kernel: unknown");
+		return;
+	case NOTE_RESCAN_FAILED:
+		log_msg(LOG_WARN, FIELDS(LF_STR("error", err(n->result))), "cannot rescan /proc: trying again shortly");
+		return;
+	case NOTE_RESCAN_WORKS:
+		log_info("rescanning /proc works again");
+		return;
+	case NOTE_TERMINATE:
+		log_info("termination requested: keeping the sidecars until the apps exit, at most %s "
+			 "(a second signal drains at once)",
+			 dur(n->us, d1));
+		return;
+	case NOTE_TERMINATE_DRAINING:
+		log_info("signal received: already draining");
+		return;
+	case NOTE_RESUME_APPS_DONE:
+		log_msg(LOG_INFO, FIELDS(LF_STR("dir", ctx->dir)),
+			"apps-done found: an earlier run of rearguard had decided the apps are done; draining now");
+		return;
+	case NOTE_RESUME_DONE:
+		log_msg(LOG_INFO, FIELDS(LF_STR("dir", ctx->dir)),
+			"done found: an earlier run of rearguard finished the drain; exiting");
+		return;
+	case NOTE_SIDECAR_WAIT:
+		log_msg(LOG_WARN, FIELDS(LF_STR("sidecars", n->text)),
+			"apps done, but sidecar %s has not started yet: waiting for it up to --sidecar-wait %s, "
+			"to stop it (the kubelet starts a sidecar listed after the apps after them)",
+			n->text, dur(n->us, d1));
+		return;
+	case NOTE_SIDECAR_WAIT_OVER:
+		log_msg(LOG_INFO, FIELDS(LF_DURATION("waited", n->us)), "the awaited sidecar started: stopping it");
+		return;
+	case NOTE_SIDECAR_WAIT_EXPIRED:
+		log_msg(LOG_WARN, FIELDS(LF_STR("sidecars", n->text)),
+			"sidecar %s did not start within --sidecar-wait %s: draining without it (if it starts "
+			"later nothing stops it; check its match= against the start-up log)",
+			n->text, dur(n->us, d1));
+		return;
+	case NOTE_DRAIN:
+		log_drain(n);
+		return;
+	case NOTE_WRITTEN_AFTER_ALL:
+		log_msg(LOG_INFO, FIELDS(LF_STR("file", protocol_file_name(n->file)), LF_INT("attempts", n->count)),
+			"wrote the file after all");
+		return;
+	case NOTE_WRITE_FAILED:
+		log_msg(LOG_WARN,
+			FIELDS(LF_STR("file", protocol_file_name(n->file)), LF_STR("error", err(n->result)),
+			       LF_INT("attempts", n->count)),
+			"cannot write the file: trying again in %s", dur(n->us, d1));
+		return;
+	case NOTE_DONE_GIVEN_UP:
+		log_msg(
+		    LOG_ERROR, FIELDS(LF_STR("error", err(n->result))),
+		    "could not write the done file within %s: exiting without it (a restarted agent will drain again)",
+		    dur(n->us, d1));
+		return;
+	case NOTE_STOP_FAILED:
+		log_msg(LOG_ERROR, FIELDS(LF_INT("drain_exit_code", n->code)), "not every sidecar could be stopped");
+		return;
+	case NOTE_IGNORED:
+		log_msg(LOG_DEBUG, FIELDS(LF_STR("event", decide_event_name(n->event)), LF_STR("sidecar", n->sidecar)),
+			"event changes nothing: ignored");
+		return;
+	/* readiness, and the sidecars' exits */
 	case NOTE_READY:
 		log_msg(LOG_INFO,
 			FIELDS(LF_STR("sidecar", n->sidecar), LF_DURATION("after", n->us), LF_INT("polls", n->count)),
@@ -212,48 +245,48 @@ static bool log_ready(const struct decide_note *n)
 			!n->flag   ? ""
 			: n->blind ? " (no ready URL, and its process cannot be seen)"
 				   : " (no ready URL: its process is running)");
-		return true;
+		return;
 	case NOTE_NOT_READY_YET:
 		log_msg(LOG_DEBUG, FIELDS(LF_STR("sidecar", n->sidecar)), "not ready yet (%s): next poll in %s",
 			decide_result_phrase(n->result, what), dur(n->us, d1));
-		return true;
+		return;
 	case NOTE_ALL_READY:
 		log_info("every sidecar is ready: writing the ready file");
-		return true;
+		return;
 	case NOTE_ALL_READY_COMMAND:
 		log_info("every sidecar is ready: starting the command");
-		return true;
+		return;
 	case NOTE_ALL_READY_NO_FILE:
 		log_info("every sidecar is ready (no ready file: the file protocol is unavailable)");
-		return true;
+		return;
 	case NOTE_NOT_READY_COMMAND:
 		log_msg(LOG_ERROR, FIELDS(LF_STR("sidecar", n->sidecar), LF_STR("url", n->text)),
 			"sidecar not ready within %s: not starting the command (--no-wait starts it regardless)",
 			dur(n->us, d1));
-		return true;
+		return;
 	case NOTE_NONE_DETECTED:
 		log_msg(LOG_ERROR, NULL,
 			"no known sidecar detected within --ready-timeout %s: the ready file will not "
 			"be written; still watching the apps",
 			dur(n->us, d1));
-		return true;
+		return;
 	case NOTE_NOT_READY:
 		log_msg(LOG_ERROR, FIELDS(LF_STR("not_ready", n->text)),
 			"sidecars not ready within --ready-timeout %s: the ready file will not be written; "
 			"still watching the apps",
 			dur(n->us, d1));
-		return true;
+		return;
 	case NOTE_STOP_ENDPOINT_SHUT:
 		log_msg(LOG_WARN, FIELDS(LF_STR("sidecar", n->sidecar), LF_STR("url", n->text)),
 			"the sidecar is ready, but its stop endpoint refuses connections: the stop request will "
 			"fail and a signal will have to stop it");
-		return true;
+		return;
 	case NOTE_SIDECAR_EXITED_EARLY:
 		log_msg(LOG_WARN,
 			FIELDS(LF_INT("container", n->container), LF_STR("sidecar", n->sidecar), LF_INT("pid", n->pid)),
 			"sidecar container exited %s",
 			n->flag ? "before its stop: the stop was not ours" : "before the apps were done");
-		return true;
+		return;
 	case NOTE_SIDECAR_CODE:
 		log_msg(
 		    LOG_WARN,
@@ -262,102 +295,70 @@ static bool log_ready(const struct decide_note *n)
 		    n->flag
 			? "under restartPolicy Never the pod will be marked Failed although the apps succeeded"
 			: "under restartPolicy OnFailure the kubelet will restart it, and the pod will not complete");
-		return true;
+		return;
 	case NOTE_SIDECAR_DIED:
-		sig = n->code > 128 && n->code < 128 + 65 ? n->code - 128 : 0;
+		died = n->code > 128 && n->code < 128 + 65 ? n->code - 128 : 0;
 		log_msg(n->code != 0 ? LOG_ERROR : LOG_WARN,
 			FIELDS(LF_STR("sidecar", n->sidecar), LF_INT("exit_code", n->code),
-			       LF_STR("signal", sig > 0 ? signal_name(sig) : NULL)),
+			       LF_STR("signal", died > 0 ? signal_name(died) : NULL)),
 			"sidecar %s %s. %s%s", n->sidecar, death_cause(n->code, cause, sizeof(cause)),
 			death_meaning(n->flag, n->code),
 			n->hint ? ": the apps run on without it until they end, or until the Job's "
 				  "activeDeadlineSeconds (--on-sidecar-exit=fail stops them instead, so that the Job "
 				  "fails now and its backoffLimit can retry it)"
 				: "");
-		return true;
-	default:
-		return false;
-	}
-}
-
-/* Why --on-sidecar-exit=fail leaves the apps alone (NOTE_APPS_STOP_NOT's reason). */
-static const char *apps_stop_not(const char *reason)
-{
-	if (strcmp(reason, "on-failure") == 0)
-		return "under restartPolicy OnFailure the kubelet restarts a failed sidecar itself, and would "
-		       "restart apps stopped now";
-	if (strcmp(reason, "exit-0") == 0)
-		return "it exited 0, which a sidecar does by its own choice: only a failure stops the apps";
-	return "the pod is being deleted: the kubelet stops the apps itself";
-}
-
-/* The notes about native sidecars, and about the apps stopped after a sidecar failed. */
-static bool log_natives(const struct decide_note *n)
-{
-	char d1[32];
-
-	switch (n->kind) {
+		return;
+	/* native sidecars, and the apps stopped after a sidecar failed */
 	case NOTE_NATIVE_SEEN:
 		log_msg(
 		    LOG_INFO,
-		    FIELDS(LF_STR("native", n->text), LF_INT("container", n->container), LF_STR("known_by", n->reason)),
+		    FIELDS(LF_STR("native", n->text), LF_INT("container", n->container), LF_STR("known_by", decide_native_known_by(n->by))),
 		    "%s: never waited for nor stopped (the kubelet restarts it, and stops it after the apps)",
 		    n->flag ? "native sidecar restarted by the kubelet" : "native sidecar");
-		return true;
+		return;
 	case NOTE_NATIVE_EXITED:
 		log_msg(LOG_INFO, FIELDS(LF_STR("native", n->text), LF_INT("container", n->container)),
 			"native sidecar exited: the kubelet restarts it while the pod runs; its new container is "
 			"known by its name");
-		return true;
+		return;
 	case NOTE_NATIVE_NOT_LISTED:
 		log_error("out of memory: native sidecar %s not listed", n->text);
-		return true;
+		return;
 	case NOTE_APPS_STOP:
-		log_msg(LOG_ERROR, FIELDS(LF_STR("sidecar", n->sidecar), LF_STR("reason", "sidecar-exited")),
+		log_msg(LOG_ERROR, FIELDS(LF_STR("sidecar", n->sidecar), LF_STR("reason", decide_reason_word(REASON_SIDECAR_EXITED))),
 			"--on-sidecar-exit=fail: stopping the apps as the kubelet would (SIGTERM to each main process, "
 			"SIGKILL to every process --kill-after %s later), so that the Job fails now and its "
 			"backoffLimit can retry it",
 			dur(n->us, d1));
-		return true;
+		return;
 	case NOTE_APPS_STOP_NOT:
 		log_msg(LOG_INFO, FIELDS(LF_STR("sidecar", n->sidecar)),
-			"--on-sidecar-exit=fail: the apps are not stopped: %s", apps_stop_not(n->reason));
-		return true;
+			"--on-sidecar-exit=fail: the apps are not stopped: %s", apps_stop_not(n->kept));
+		return;
 	case NOTE_APP_SIGNAL_RETRY:
 		log_msg(
 		    LOG_WARN,
 		    FIELDS(LF_STR("app", n->app), LF_INT("container", n->container), LF_STR("error", err(n->result))),
 		    "cannot signal the app now: trying again shortly");
-		return true;
+		return;
 	case NOTE_APP_SIGNAL_NOT_PERMITTED:
 		log_msg(LOG_ERROR, FIELDS(LF_STR("app", n->app), LF_INT("container", n->container)),
 			"not permitted to signal the app: it runs on without its sidecar; for --on-sidecar-exit=fail, "
 			"run rearguard under the apps' uid (securityContext.runAsUser), or as root with the KILL "
 			"capability");
-		return true;
+		return;
 	case NOTE_APP_SIGNAL_FAILED:
 		log_msg(
 		    LOG_ERROR,
 		    FIELDS(LF_STR("app", n->app), LF_INT("container", n->container), LF_STR("error", err(n->result))),
 		    "cannot signal the app");
-		return true;
-	default:
-		return false;
-	}
-}
-
-/* The notes of the stop. */
-static bool log_stop(const struct decide_note *n)
-{
-	const char *sig = signal_name(n->signo);
-	char d1[32], d2[32], what[64];
-
-	switch (n->kind) {
+		return;
+	/* the stop */
 	case NOTE_STOP_ACCEPTED:
 		log_msg(LOG_INFO, FIELDS(LF_STR("sidecar", n->sidecar)),
 			"stop request %s: waiting for %s (--stop-timeout %s)", decide_result_phrase(n->result, what),
 			n->blind ? "it to stop accepting connections" : "its processes to exit", dur(n->us, d1));
-		return true;
+		return;
 	case NOTE_STOP_REFUSED:
 		if (n->blind)
 			log_msg(LOG_ERROR, FIELDS(LF_STR("sidecar", n->sidecar)),
@@ -367,104 +368,95 @@ static bool log_stop(const struct decide_note *n)
 		else
 			log_msg(LOG_WARN, FIELDS(LF_STR("sidecar", n->sidecar)),
 				"stop endpoint %s: falling back to SIGTERM", decide_result_phrase(n->result, what));
-		return true;
+		return;
 	case NOTE_STOP_NO_TIME:
 		log_msg(LOG_WARN, FIELDS(LF_STR("sidecar", n->sidecar)),
 			"stop request %s: no time left for another try within --stop-timeout",
 			decide_result_phrase(n->result, what));
-		return true;
+		return;
 	case NOTE_STOP_RETRY:
 		log_msg(LOG_INFO, FIELDS(LF_STR("sidecar", n->sidecar), LF_INT("attempt", n->count)),
 			"stop request %s: trying again in %s", decide_result_phrase(n->result, what), dur(n->us, d1));
-		return true;
+		return;
 	case NOTE_DRAIN_ACCEPTED:
 		log_msg(LOG_INFO, FIELDS(LF_STR("sidecar", n->sidecar)),
 			"drain request %s: the stop request follows after drain-time %s",
 			decide_result_phrase(n->result, what), dur(n->us, d1));
-		return true;
+		return;
 	case NOTE_DRAIN_FAILED:
 		log_msg(LOG_WARN, FIELDS(LF_STR("sidecar", n->sidecar)),
 			"drain request %s: going on with the stop request", decide_result_phrase(n->result, what));
-		return true;
+		return;
 	case NOTE_PORT_CLOSED:
 		log_msg(LOG_INFO, FIELDS(LF_STR("sidecar", n->sidecar)),
 			"sidecar no longer accepts connections: stopped");
-		return true;
+		return;
 	case NOTE_NO_SIGNAL_BLIND:
 		log_msg(LOG_ERROR, FIELDS(LF_STR("sidecar", n->sidecar)),
 			"cannot stop the sidecar with a signal: its processes are not visible "
 			"(the pod needs shareProcessNamespace: true)");
-		return true;
+		return;
 	case NOTE_BLIND_TIMEOUT:
 		log_msg(LOG_ERROR, FIELDS(LF_STR("sidecar", n->sidecar)),
 			"%s within --stop-timeout %s, and without a shared PID namespace no signal can "
 			"be sent: giving up on it",
 			n->flag ? "still accepting connections" : "the stop request was not accepted", dur(n->us, d1));
-		return true;
+		return;
 	case NOTE_SIGTERM_WAS_STOP:
 		log_msg(LOG_WARN, FIELDS(LF_STR("sidecar", n->sidecar)),
 			"still running %s after SIGTERM: SIGKILL in %s", dur(n->us, d1), dur(n->limit_us, d2));
-		return true;
+		return;
 	case NOTE_SENDING_SIGTERM:
 		log_msg(LOG_WARN, FIELDS(LF_STR("sidecar", n->sidecar)),
 			"still running %s after the stop request: sending SIGTERM", dur(n->us, d1));
-		return true;
+		return;
 	case NOTE_SENDING_SIGKILL:
 		log_msg(LOG_WARN, FIELDS(LF_STR("sidecar", n->sidecar)),
 			"still running after SIGTERM: sending SIGKILL");
-		return true;
+		return;
 	case NOTE_KILL_FAILED:
 		log_msg(LOG_ERROR, FIELDS(LF_STR("sidecar", n->sidecar)),
 			"still running after SIGKILL (stuck in the kernel?): giving up on it");
-		return true;
+		return;
 	case NOTE_SIGNAL_RETRY:
 		log_msg(LOG_WARN, FIELDS(LF_STR("sidecar", n->sidecar), LF_STR("error", err(n->result))),
 			"cannot signal the sidecar now: trying again shortly");
-		return true;
+		return;
 	case NOTE_SIGNAL_NOT_PERMITTED:
 		log_msg(LOG_ERROR, FIELDS(LF_STR("sidecar", n->sidecar), LF_STR("signal", sig)),
 			"not permitted to signal the sidecar: run rearguard with the sidecar's uid "
 			"(securityContext.runAsUser), or as root with the KILL capability");
-		return true;
+		return;
 	case NOTE_SIGNAL_FAILED:
 		log_msg(LOG_ERROR, FIELDS(LF_STR("sidecar", n->sidecar), LF_STR("error", err(n->result))),
 			"cannot signal the sidecar");
-		return true;
+		return;
 	case NOTE_CATCHES:
 		log_msg(LOG_INFO,
 			FIELDS(LF_STR("sidecar", n->sidecar), LF_STR("signal", sig), LF_DURATION("waited", n->us)),
 			"%s is ready for SIG%s: stopping", n->sidecar, sig);
-		return true;
+		return;
 	case NOTE_CATCHES_UNKNOWN:
 		log_msg(LOG_WARN,
 			FIELDS(LF_STR("sidecar", n->sidecar), LF_STR("signal", sig),
 			       LF_STR("error", decide_result_phrase(n->result, what))),
 			"cannot tell whether %s catches SIG%s: stopping", n->sidecar, sig);
-		return true;
+		return;
 	case NOTE_CATCHES_NOT:
 		log_msg(
 		    LOG_WARN,
 		    FIELDS(LF_STR("sidecar", n->sidecar), LF_STR("signal", sig), LF_DURATION("waited", n->limit_us)),
 		    "%s does not catch SIG%s %s after its start: stopping anyway (it may die of the signal)",
 		    n->sidecar, sig, dur(n->us, d1));
-		return true;
+		return;
 	case NOTE_CATCHES_WAIT:
 		log_msg(LOG_INFO,
 			FIELDS(LF_STR("sidecar", n->sidecar), LF_STR("signal", sig),
 			       LF_DURATION("started_ago", n->limit_us)),
 			"waiting for %s to catch SIG%s (started only just now; at most %s more)", n->sidecar, sig,
 			dur(n->us, d1));
-		return true;
-	default:
-		return false;
+		return;
 	}
-}
-
-void notes_log(void *data, const struct decide_note *note)
-{
-	static const struct notes none;
-	const struct notes *ctx = data ? data : &none;
-
-	if (!log_pod(note, ctx) && !log_ready(note) && !log_stop(note) && !log_natives(note))
-		log_msg(LOG_DEBUG, FIELDS(LF_INT("kind", note->kind)), "decide noted something without words");
+	/* Not a kind decide.h knows. */
+	log_msg(LOG_DEBUG, FIELDS(LF_INT("kind", n->kind)), "decide noted something without words");
 }

@@ -28,11 +28,11 @@ void stopper_init(struct stopper *st, const struct stopper_config *cfg)
 static void on_request_done(struct http_request *r);
 
 static int init_request(struct stopper *st, struct http_request *r, enum http_method method, const char *url,
-			const struct url *parts)
+			const struct url *parts, struct rg_error *err)
 {
 	r->done = on_request_done;
 	r->data = st;
-	return url ? http_request_init(st->cfg.http, r, method, url, parts) : 0;
+	return url ? http_request_init(st->cfg.http, r, method, url, parts, err) : 0;
 }
 
 static struct http_request *request_of(struct stopper *st, enum decide_http_purpose purpose)
@@ -57,31 +57,31 @@ static enum decide_http_purpose purpose_of(const struct stopper *st, const struc
 }
 
 /* Builds one request, touching no other (one may be in flight); without its URL, none is built. */
-static int build(struct stopper *st, enum decide_http_purpose purpose)
+static int build(struct stopper *st, enum decide_http_purpose purpose, struct rg_error *err)
 {
 	const struct sidecar_spec *spec = st->cfg.spec;
 	struct http_request *r = request_of(st, purpose);
 
 	switch (purpose) {
 	case DECIDE_HTTP_READY:
-		return init_request(st, r, HTTP_GET, spec->ready_url, &spec->ready_at);
+		return init_request(st, r, HTTP_GET, spec->ready_url, &spec->ready_at, err);
 	case DECIDE_HTTP_DRAIN:
-		return init_request(st, r, HTTP_POST, spec->drain_url, &spec->drain_at);
+		return init_request(st, r, HTTP_POST, spec->drain_url, &spec->drain_at, err);
 	case DECIDE_HTTP_STOP:
-		return init_request(st, r, HTTP_POST, spec->stop_url, &spec->stop_at);
+		return init_request(st, r, HTTP_POST, spec->stop_url, &spec->stop_at, err);
 	case DECIDE_HTTP_GONE:
 		/* Refused connections on the ready URL (else the stop URL) are the sign it is gone. */
 		if (spec->ready_url)
-			return init_request(st, r, HTTP_CONNECT, spec->ready_url, &spec->ready_at);
-		return init_request(st, r, HTTP_CONNECT, spec->stop_url, &spec->stop_at);
+			return init_request(st, r, HTTP_CONNECT, spec->ready_url, &spec->ready_at, err);
+		return init_request(st, r, HTTP_CONNECT, spec->stop_url, &spec->stop_at, err);
 	case DECIDE_HTTP_CHECK:
 		/* Whether the stop endpoint listens (pre-flight): a connect, no request. */
-		return init_request(st, r, HTTP_CONNECT, spec->stop_url, &spec->stop_at);
+		return init_request(st, r, HTTP_CONNECT, spec->stop_url, &spec->stop_at, err);
 	}
 	return -EINVAL;
 }
 
-int stopper_prepare(struct stopper *st)
+int stopper_prepare(struct stopper *st, struct rg_error *err)
 {
 	static const enum decide_http_purpose ahead[] = { DECIDE_HTTP_DRAIN, DECIDE_HTTP_STOP, DECIDE_HTTP_GONE,
 							  DECIDE_HTTP_CHECK };
@@ -90,25 +90,25 @@ int stopper_prepare(struct stopper *st)
 
 	for (i = 0; i < ARRAY_SIZE(ahead) && rc == 0; i++)
 		if (!http_request_built(request_of(st, ahead[i])))
-			rc = build(st, ahead[i]);
+			rc = build(st, ahead[i], err);
 	return rc;
 }
 
 int stopper_request(struct stopper *st, enum decide_http_purpose purpose, int64_t connect_timeout_us,
-		    int64_t timeout_us)
+		    int64_t timeout_us, struct rg_error *err)
 {
 	struct http_request *r = request_of(st, purpose);
 	int rc;
 
 	if (!r)
-		return -EINVAL;
+		return rg_error_set(err, -EINVAL, "no such request");
 	/* The readiness poll is built at its first use; the others ahead of time, else now. */
 	if (!http_request_built(r)) {
-		rc = build(st, purpose);
+		rc = build(st, purpose, err);
 		if (rc < 0)
 			return rc;
 	}
-	return http_request_start(r, connect_timeout_us, timeout_us);
+	return http_request_start(r, connect_timeout_us, timeout_us, err);
 }
 
 /* The first line of a body, cut short, for a log field. */

@@ -9,9 +9,9 @@
  * new was forked meanwhile.
  *
  *	stopper_init(&st, &cfg);       once per sidecar
- *	stopper_prepare(&st);          libcurl is set up: build the requests
+ *	stopper_prepare(&st, &err);          libcurl is set up: build the requests
  *	stopper_check(&st, c);         a container of it appeared: pre-flight
- *	stopper_request(&st, DECIDE_HTTP_STOP, connect_us, timeout_us);
+ *	stopper_request(&st, DECIDE_HTTP_STOP, connect_us, timeout_us, &err);
  *	stopper_collect(&st);          after each refresh of podscan, once collecting
  *	if (stopper_gone(&st)) ... every process it found is gone ...
  *	stopper_signal(&st, SIGTERM, false, &sent);
@@ -71,10 +71,10 @@ struct stopper {
 
 void stopper_init(struct stopper *st, const struct stopper_config *cfg);
 /* Builds ahead the requests the sidecar's spec has, those not built yet. -errno when libcurl cannot. */
-int stopper_prepare(struct stopper *st);
-/* Starts the request for purpose now (its result comes as an event). -errno when it cannot be started. */
+int stopper_prepare(struct stopper *st, struct rg_error *err);
+/* Starts the request for purpose now (its result comes as an event). -errno when it cannot be started, err says why. */
 int stopper_request(struct stopper *st, enum decide_http_purpose purpose, int64_t connect_timeout_us,
-		    int64_t timeout_us);
+		    int64_t timeout_us, struct rg_error *err);
 /* A container of the sidecar appeared: what it shows of the known traps, said once each. */
 void stopper_check(struct stopper *st, const struct podscan_container *c);
 /* Watches every live process of the sidecar's containers not watched yet. Returns the live count. */

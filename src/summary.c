@@ -184,7 +184,7 @@ void summary_build(struct jbuf *j, const struct decide *d, const struct agent_op
 	jbuf_key(j, "exit_code");
 	jbuf_int(j, dv.exit_code);
 	jbuf_key(j, "reason");
-	jbuf_str(j, dv.reason);
+	jbuf_str(j, decide_reason_word(dv.reason));
 	jbuf_key(j, "decided_after_ms");
 	jbuf_duration(j, dv.decided_us ? dv.decided_us - dv.started_us : -1);
 	jbuf_key(j, "finished_after_ms");

@@ -115,4 +115,25 @@ const char *base_name(const char *s);
  */
 void *array_grow(void *items, size_t n, size_t *cap, size_t size, size_t first);
 
+/*
+ * A failure that is logged far from its cause says what failed there
+ * (crun's libcrun_error_t, made small): the -errno its callers act on,
+ * and the words of the place that knew, which the log line takes whole.
+ *
+ *	struct rg_error err = { 0 };
+ *	rc = stopper_request(st, ..., &err);    deep down: return rg_error_set(err, -EIO, "curl_...: %s", ...);
+ *	if (rc < 0) log_msg(..., LF_STR("error", err.msg), "cannot start an HTTP request");
+ *
+ * It is filled once, where the failure happens; err may be NULL (nobody
+ * asks), and a function that succeeds leaves it alone.
+ */
+#define RG_ERROR_MSG_MAX 160
+struct rg_error {
+	int code; /* -errno, 0: none */
+	char msg[RG_ERROR_MSG_MAX];
+};
+
+/* Fills err (not NULL) with code and the message; returns code, for `return rg_error_set(...)`. */
+int rg_error_set(struct rg_error *err, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
 #endif

@@ -49,7 +49,7 @@ static void on_end(struct child *c, int code)
 	 * and takes this as said.
 	 */
 	engine_tell(w->e, &(const struct decide_event){ .kind = DECIDE_EV_COMMAND_ENDED, .code = code,
-							.name = c->started ? NULL : "signal" });
+							.reason = c->started ? REASON_NONE : REASON_SIGNAL });
 	child_report(c);
 }
 
@@ -66,14 +66,12 @@ static void start(struct engine *e)
 		child_start(&w->child);
 }
 
-/* The command is what waits for ready. */
-static int write_ready(struct engine *e, enum protocol_file file, const char *reason)
+/* The command is what waits for ready: every sidecar is. */
+static void start_command(struct engine *e)
 {
 	struct wrap *w = engine_data(e);
 
-	if (file == PROTOCOL_READY)
-		child_start(&w->child);
-	return 0;
+	child_start(&w->child);
 }
 
 /* decide ended the command that never started (its sidecars were not ready): it is reported. */
@@ -108,7 +106,7 @@ static const struct engine_mode wrap_mode = {
 	.hello = hello,
 	.configure = configure,
 	.start = start,
-	.write = write_ready,
+	.start_command = start_command,
 	.apps_done = apps_done,
 	.lost = lost,
 	.close = close_child,

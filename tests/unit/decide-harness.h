@@ -71,7 +71,7 @@ static struct decide_action last;
 
 static struct kept {
 	struct decide_note n;
-	char sidecar[TEXT_MAX], app[TEXT_MAX], report[TEXT_MAX], reason[TEXT_MAX], text[TEXT_MAX];
+	char sidecar[TEXT_MAX], app[TEXT_MAX], report[TEXT_MAX], text[TEXT_MAX];
 } notes[NOTES_MAX];
 static size_t nnotes;
 
@@ -95,7 +95,6 @@ static inline void sink(void *data, const struct decide_note *n)
 	k->n.sidecar = keep_str(k->sidecar, n->sidecar);
 	k->n.app = keep_str(k->app, n->app);
 	k->n.report = keep_str(k->report, n->report);
-	k->n.reason = keep_str(k->reason, n->reason);
 	k->n.text = keep_str(k->text, n->text);
 }
 

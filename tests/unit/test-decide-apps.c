@@ -249,7 +249,7 @@ static void reports(void)
 	is_int(app(0).id, 0, "without a container");
 	is_str(note(NOTE_REPORT_ALONE)->report, "job", "a note says so");
 	is_int(next_skipping_rescans(), DECIDE_APPS_DONE, "it counts for --apps 1: done");
-	is_str(last.reason, "apps-done", "reason apps-done, long before --startup-timeout");
+	is_str(decide_reason_word(last.reason), "apps-done", "reason apps-done, long before --startup-timeout");
 
 	/* Two running containers, neither of that name: the report cannot pick one. */
 	setup(POLICY_NEVER, 0, 1);
@@ -289,7 +289,7 @@ static void reports(void)
 	/* While draining nothing rescans: the report completes the summary at once. */
 	setup(POLICY_NEVER, 1, 1);
 	decide_app_seen(d, 3, "job", T);
-	decide_drain_now(d, "drain-file", T);
+	decide_drain_now(d, REASON_DRAIN_FILE, T);
 	is_int(next(), DECIDE_APPS_DONE, "draining");
 	decide_app_report(d, "job", 5, T);
 	is_int(app(0).reported, 5, "matched at once");
@@ -425,7 +425,7 @@ static void lost_app(void)
 	is_int(next_skipping_rescans(), NONE, "the other app is done, but the lost one may run: no drain");
 	T += 60 * S;
 	is_int(next_skipping_rescans(), NONE, "not later either");
-	decide_drain_now(d, "drain-file", T);
+	decide_drain_now(d, REASON_DRAIN_FILE, T);
 	is_int(next(), DECIDE_APPS_DONE, "a drain file still drains");
 
 	/* A report without memory for it is not taken for the app's end either. */

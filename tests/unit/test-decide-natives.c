@@ -66,8 +66,8 @@ static void sidecar_fails_apps(void)
 	decide_app_exited(d, 4, T);
 	decide_app_status(d, 4, 0, T);
 	is_int(next_skipping_rescans(), DECIDE_APPS_DONE, "both over: the drain");
-	is_str(last.reason, "sidecar-exited", "reason sidecar-exited");
-	ok(note(NOTE_DRAIN)->reason && strcmp(note(NOTE_DRAIN)->reason, "sidecar-exited") == 0 &&
+	is_str(decide_reason_word(last.reason), "sidecar-exited", "reason sidecar-exited");
+	ok(note(NOTE_DRAIN)->reason == REASON_SIDECAR_EXITED &&
 		   noted_for(NOTE_DRAIN, "logs"),
 	   "the drain's note says why, and which sidecar");
 	is_int(next(), DECIDE_WATCH, "the failed sidecar: a look for what is left of it");
@@ -102,13 +102,13 @@ static void sidecar_fails_apps(void)
 	/* Not for an exit 0, not under OnFailure, not during a deletion, not by default. */
 	sidecar_exits_with(POLICY_NEVER, SIDECAR_EXIT_FAIL, false, 0);
 	is_int(next(), NONE, "exit 0: the apps run on");
-	is_str(note(NOTE_APPS_STOP_NOT)->reason, "exit-0", "and the note says why");
+	is_int(note(NOTE_APPS_STOP_NOT)->kept, APPS_KEPT_EXIT_0, "and the note says why");
 	sidecar_exits_with(POLICY_ON_FAILURE, SIDECAR_EXIT_FAIL, false, 137);
 	is_int(next(), NONE, "OnFailure: the kubelet restarts the sidecar; the apps run on");
-	is_str(note(NOTE_APPS_STOP_NOT)->reason, "on-failure", "and the note says why");
+	is_int(note(NOTE_APPS_STOP_NOT)->kept, APPS_KEPT_ON_FAILURE, "and the note says why");
 	sidecar_exits_with(POLICY_NEVER, SIDECAR_EXIT_FAIL, true, 143);
 	is_int(next(), NONE, "a pod being deleted: the kubelet stops the apps");
-	is_str(note(NOTE_APPS_STOP_NOT)->reason, "deleted", "and the note says why");
+	is_int(note(NOTE_APPS_STOP_NOT)->kept, APPS_KEPT_DELETED, "and the note says why");
 	sidecar_exits_with(POLICY_NEVER, SIDECAR_EXIT_WARN, false, 137);
 	is_int(next(), NONE, "warn, the default: the apps run on");
 	ok(!noted(NOTE_APPS_STOP) && !noted(NOTE_APPS_STOP_NOT), "without a word of a stop");
@@ -159,7 +159,7 @@ static void natives(void)
 	decide_native_seen(d, 2, "vector", NATIVE_BY_START, T);
 	is_int(decide_native_count(d), 1, "listed once");
 	is_int(decide_app_count(d), 0, "not an app");
-	ok(noted(NOTE_NATIVE_SEEN) == 1 && strcmp(note(NOTE_NATIVE_SEEN)->reason, "first") == 0 &&
+	ok(noted(NOTE_NATIVE_SEEN) == 1 && note(NOTE_NATIVE_SEEN)->by == NATIVE_BY_START &&
 		   !note(NOTE_NATIVE_SEEN)->flag,
 	   "noted with how it is known");
 	ok(!decide_native_restarted(d, "vector", T), "running: a new one of its name is no restart");
@@ -170,7 +170,7 @@ static void natives(void)
 	ok(!decide_native_restarted(d, "job", T), "nor one of another name");
 	ok(decide_native_restarted(d, "vector", T + S), "one of its name seen after its exit is");
 	decide_native_seen(d, 7, "vector", NATIVE_BY_RESTART, T + S);
-	ok(note(NOTE_NATIVE_SEEN)->flag && strcmp(note(NOTE_NATIVE_SEEN)->reason, "restart") == 0,
+	ok(note(NOTE_NATIVE_SEEN)->flag && note(NOTE_NATIVE_SEEN)->by == NATIVE_BY_RESTART,
 	   "the restart is noted");
 	decide_native_view(d, 0, &v);
 	is_int(v.state, DECIDE_NATIVE_RESTARTED, "the new one replaces the old");

@@ -11,7 +11,7 @@
 static void escalation(void)
 {
 	setup(POLICY_NEVER, 1, 2);
-	decide_drain_now(d, "test", T);
+	decide_drain_now(d, REASON_DRAIN_COMMAND, T);
 	is_int(next(), DECIDE_APPS_DONE, "draining");
 	is_int(next(), DECIDE_WATCH, "watch");
 	is_int(last.sidecar, 1, "the last --sidecar is stopped first");
@@ -54,7 +54,7 @@ static void escalation(void)
 static void terminated_by_sigterm(void)
 {
 	setup(POLICY_NEVER, 1, 2);
-	decide_drain_now(d, "test", T);
+	decide_drain_now(d, REASON_DRAIN_COMMAND, T);
 	next();
 	next();
 	next();
@@ -68,7 +68,7 @@ static void terminated_by_sigterm(void)
 static void eperm(void)
 {
 	setup(POLICY_NEVER, 1, 2);
-	decide_drain_now(d, "test", T);
+	decide_drain_now(d, REASON_DRAIN_COMMAND, T);
 	next();
 	is_int(next(), DECIDE_WATCH, "watch logs");
 	is_int(next(), DECIDE_SIGNAL, "signal logs");
@@ -89,7 +89,7 @@ static void eperm(void)
 static void not_found(void)
 {
 	setup(POLICY_NEVER, 1, 1);
-	decide_drain_now(d, "test", T);
+	decide_drain_now(d, REASON_DRAIN_COMMAND, T);
 	next();
 	is_int(next(), DECIDE_WATCH, "watch");
 	decide_sidecar_gone(d, 0, T); /* nothing to watch */
@@ -101,7 +101,7 @@ static void not_found(void)
 	decide_sidecar_seen(d, 0, T - LONG_AGO);
 	decide_sidecar_exited(d, 0, T);
 	decide_sidecar_status(d, 0, 0, T);
-	decide_drain_now(d, "test", T);
+	decide_drain_now(d, REASON_DRAIN_COMMAND, T);
 	next();
 	is_int(next(), DECIDE_WATCH, "its container is over: a look for what is left of it first");
 	decide_sidecar_gone(d, 0, T);
@@ -168,7 +168,7 @@ static void handler_wait(void)
 	/* An error reading it: the signal goes at once, with the reason. */
 	setup(POLICY_NEVER, 1, 1);
 	decide_sidecar_seen(d, 0, T);
-	decide_drain_now(d, "test", T);
+	decide_drain_now(d, REASON_DRAIN_COMMAND, T);
 	is_int(next(), DECIDE_APPS_DONE, "drain");
 	is_int(next(), DECIDE_CATCHES, "a look");
 	decide_sidecar_catches(d, 0, -EACCES, T);
@@ -178,14 +178,14 @@ static void handler_wait(void)
 	/* Running well before the apps were done: signalled at once, as ever. */
 	setup(POLICY_NEVER, 1, 1);
 	decide_sidecar_seen(d, 0, T - 2 * S);
-	decide_drain_now(d, "test", T);
+	decide_drain_now(d, REASON_DRAIN_COMMAND, T);
 	is_int(next(), DECIDE_APPS_DONE, "drain");
 	is_int(next(), DECIDE_SIGNAL, "seen 2 s before: the signal at once, no look");
 
 	/* A stop request is retried anyway; a stop signal that does not kill needs no handler. */
 	setup_with(POLICY_NEVER, 1, http_sidecars, 1, false);
 	decide_sidecar_seen(d, 0, T);
-	decide_drain_now(d, "test", T);
+	decide_drain_now(d, REASON_DRAIN_COMMAND, T);
 	is_int(next(), DECIDE_APPS_DONE, "drain");
 	is_int(next(), DECIDE_HTTP, "stopped over HTTP: its request at once");
 	{
@@ -193,7 +193,7 @@ static void handler_wait(void)
 
 		setup_with(POLICY_NEVER, 1, winch, 1, false);
 		decide_sidecar_seen(d, 0, T);
-		decide_drain_now(d, "test", T);
+		decide_drain_now(d, REASON_DRAIN_COMMAND, T);
 		is_int(next(), DECIDE_APPS_DONE, "drain");
 		is_int(next(), DECIDE_SIGNAL, "SIGWINCH kills nobody: at once");
 	}
@@ -247,7 +247,7 @@ static void handler_wait_from_start(void)
 	setup(POLICY_NEVER, 1, 1);
 	decide_sidecar_seen_aged(d, 0, 10 * S, T);
 	decide_sidecar_seen_aged(d, 0, 1500 * MS, T);
-	decide_drain_now(d, "test", T);
+	decide_drain_now(d, REASON_DRAIN_COMMAND, T);
 	is_int(next(), DECIDE_APPS_DONE, "drain");
 	from = T;
 	for (i = 0; i < 1000 && next() == DECIDE_CATCHES; i++) {
@@ -325,7 +325,7 @@ static void readiness(void)
 	/* Readiness is polled while the apps start, and ends with the drain. */
 	setup_with(POLICY_NEVER, 1, http_sidecars, 1, true);
 	http_next(DECIDE_HTTP_READY, "poll");
-	decide_drain_now(d, "test", T);
+	decide_drain_now(d, REASON_DRAIN_COMMAND, T);
 	decide_http_result(d, 0, DECIDE_HTTP_READY, 200, T);
 	is_int(next(), DECIDE_APPS_DONE, "the drain starts: no ready file");
 	ok(!view().ready_written, "not written at all");
@@ -375,7 +375,7 @@ static void http_stop(void)
 {
 	setup_with(POLICY_NEVER, 1, http_sidecars, 1, false);
 	decide_sidecar_seen(d, 0, T - LONG_AGO);
-	decide_drain_now(d, "test", T);
+	decide_drain_now(d, REASON_DRAIN_COMMAND, T);
 	is_int(next(), DECIDE_APPS_DONE, "draining");
 	http_next(DECIDE_HTTP_STOP, "the stop request goes out first");
 	ok(last.urgent, "urgent: out before anything else");
@@ -401,7 +401,7 @@ static void http_stop(void)
 
 	/* The proxy answers and exits: its exit may be seen before its answer is read. */
 	setup_with(POLICY_NEVER, 1, http_sidecars, 1, false);
-	decide_drain_now(d, "test", T);
+	decide_drain_now(d, REASON_DRAIN_COMMAND, T);
 	next();
 	next();
 	http_next(DECIDE_HTTP_STOP, "stop request");
@@ -423,7 +423,7 @@ static void http_retries(void)
 	size_t i;
 
 	setup_with(POLICY_NEVER, 1, http_sidecars, 1, false);
-	decide_drain_now(d, "test", T);
+	decide_drain_now(d, REASON_DRAIN_COMMAND, T);
 	next();
 	next();
 	http_next(DECIDE_HTTP_STOP, "stop request");
@@ -464,7 +464,7 @@ static void http_escalation(void)
 {
 	/* 200, and still running: linkerd2#6993. */
 	setup_with(POLICY_NEVER, 1, http_sidecars, 1, false);
-	decide_drain_now(d, "test", T);
+	decide_drain_now(d, REASON_DRAIN_COMMAND, T);
 	next();
 	next();
 	http_next(DECIDE_HTTP_STOP, "stop request");
@@ -480,7 +480,7 @@ static void http_escalation(void)
 
 	/* A hanging request: its answer comes after the escalation and changes nothing. */
 	setup_with(POLICY_NEVER, 1, http_sidecars, 1, false);
-	decide_drain_now(d, "test", T);
+	decide_drain_now(d, REASON_DRAIN_COMMAND, T);
 	next();
 	next();
 	http_next(DECIDE_HTTP_STOP, "stop request");
@@ -498,7 +498,7 @@ static void http_escalation(void)
 
 	/* 4xx: the endpoint refuses (Linkerd without its shutdown endpoint): a signal at once. */
 	setup_with(POLICY_NEVER, 1, http_sidecars, 1, false);
-	decide_drain_now(d, "test", T);
+	decide_drain_now(d, REASON_DRAIN_COMMAND, T);
 	next();
 	next();
 	http_next(DECIDE_HTTP_STOP, "stop request");
@@ -518,7 +518,7 @@ static void http_drain(void)
 	const struct decide_sidecar_config *db = &http_sidecars[1];
 
 	setup_with(POLICY_NEVER, 1, db, 1, false);
-	decide_drain_now(d, "test", T);
+	decide_drain_now(d, REASON_DRAIN_COMMAND, T);
 	next();
 	next();
 	http_next(DECIDE_HTTP_DRAIN, "the drain request first");
@@ -538,7 +538,7 @@ static void http_drain(void)
 	is_int(sc(0).requests, 2, "two requests");
 
 	setup_with(POLICY_NEVER, 1, db, 1, false);
-	decide_drain_now(d, "test", T);
+	decide_drain_now(d, REASON_DRAIN_COMMAND, T);
 	next();
 	next();
 	http_next(DECIDE_HTTP_DRAIN, "drain");
@@ -547,7 +547,7 @@ static void http_drain(void)
 	http_next(DECIDE_HTTP_STOP, "and the stop request follows at once");
 
 	setup_with(POLICY_NEVER, 1, db, 1, false);
-	decide_drain_now(d, "test", T);
+	decide_drain_now(d, REASON_DRAIN_COMMAND, T);
 	next();
 	next();
 	http_next(DECIDE_HTTP_DRAIN, "drain");
@@ -560,7 +560,7 @@ static void http_drain(void)
 static void http_two_sidecars(void)
 {
 	setup_with(POLICY_NEVER, 1, http_sidecars, 2, false);
-	decide_drain_now(d, "test", T);
+	decide_drain_now(d, REASON_DRAIN_COMMAND, T);
 	next();
 	is_int(next(), DECIDE_WATCH, "watch");
 	is_int(last.sidecar, 1, "the last --sidecar first");
@@ -587,7 +587,7 @@ static void blind(void)
 	}
 	/* mesh and logs, no processes visible: logs cannot be stopped, mesh is probed. */
 	setup_with(POLICY_NEVER, 0, port, 3, false);
-	decide_drain_now(d, "drain-command", T);
+	decide_drain_now(d, REASON_DRAIN_COMMAND, T);
 	is_int(next(), DECIDE_APPS_DONE, "draining");
 	http_next(DECIDE_HTTP_DRAIN, "nothing to watch: db's drain at once");
 	is_int(last.sidecar, 1, "db");
@@ -620,7 +620,7 @@ static void blind(void)
 
 	/* Still accepting connections at --stop-timeout: no signal possible, so it failed. */
 	setup_with(POLICY_NEVER, 0, port, 1, false);
-	decide_drain_now(d, "drain-command", T);
+	decide_drain_now(d, REASON_DRAIN_COMMAND, T);
 	next();
 	http_next(DECIDE_HTTP_STOP, "stop");
 	answer(DECIDE_HTTP_STOP, 200);
@@ -637,7 +637,7 @@ static void blind(void)
 
 	/* A refusal cannot fall back to a signal either. */
 	setup_with(POLICY_NEVER, 0, port, 1, false);
-	decide_drain_now(d, "drain-command", T);
+	decide_drain_now(d, REASON_DRAIN_COMMAND, T);
 	next();
 	http_next(DECIDE_HTTP_STOP, "stop");
 	answer(DECIDE_HTTP_STOP, 404);
@@ -651,7 +651,7 @@ static void blind(void)
 								    .confirm = CONFIRM_PORT };
 
 		setup_with(POLICY_NEVER, 0, &vault, 1, false);
-		decide_drain_now(d, "drain-command", T);
+		decide_drain_now(d, REASON_DRAIN_COMMAND, T);
 		next();
 		http_next(DECIDE_HTTP_STOP, "stop");
 		answer(DECIDE_HTTP_STOP, 200);
@@ -663,7 +663,7 @@ static void blind(void)
 static void signal_retries(void)
 {
 	setup(POLICY_NEVER, 1, 1);
-	decide_drain_now(d, "test", T);
+	decide_drain_now(d, REASON_DRAIN_COMMAND, T);
 	next();
 	is_int(next(), DECIDE_WATCH, "watch");
 	is_int(next(), DECIDE_SIGNAL, "signal");
@@ -688,7 +688,7 @@ static void root_signals(void)
 	/* The stop signal goes to the roots, first; SIGTERM to the roots too; SIGKILL to every process. */
 	setup_with(POLICY_NEVER, 1, &nginx, 1, false);
 	decide_sidecar_seen(d, 0, T - LONG_AGO);
-	decide_drain_now(d, "test", T);
+	decide_drain_now(d, REASON_DRAIN_COMMAND, T);
 	is_int(next(), DECIDE_APPS_DONE, "draining");
 	is_int(next(), DECIDE_SIGNAL, "the signal first: the roots are known");
 	ok(!last.all && last.urgent, "to the roots alone, before anything else");
@@ -706,7 +706,7 @@ static void root_signals(void)
 	/* signal-all: 0.1.0's way, the processes watched first. */
 	setup_with(POLICY_NEVER, 1, &all, 1, false);
 	decide_sidecar_seen(d, 0, T - LONG_AGO);
-	decide_drain_now(d, "test", T);
+	decide_drain_now(d, REASON_DRAIN_COMMAND, T);
 	next();
 	is_int(next(), DECIDE_WATCH, "signal-all: the processes first");
 	is_int(next(), DECIDE_SIGNAL, "then the signal");
@@ -723,7 +723,7 @@ static void sidecar_codes(void)
 
 	setup_with(POLICY_NEVER, 1, &nginx, 1, false);
 	decide_sidecar_seen(d, 0, T - LONG_AGO);
-	decide_drain_now(d, "test", T);
+	decide_drain_now(d, REASON_DRAIN_COMMAND, T);
 	next();
 	is_int(next(), DECIDE_SIGNAL, "SIGTERM");
 	decide_signal_result(d, 0, 0, T);
@@ -755,7 +755,7 @@ static void sidecar_codes(void)
 	/* Under OnFailure the consequence is another. */
 	setup_with(POLICY_ON_FAILURE, 1, &nginx, 1, false);
 	decide_sidecar_seen(d, 0, T - LONG_AGO);
-	decide_drain_now(d, "test", T);
+	decide_drain_now(d, REASON_DRAIN_COMMAND, T);
 	next();
 	is_int(next(), DECIDE_SIGNAL, "SIGTERM");
 	decide_sidecar_exited(d, 0, T);

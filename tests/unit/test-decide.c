@@ -28,7 +28,7 @@ static void one_app_never(void)
 	is_int(next(), DECIDE_RESCAN, "a rescan before concluding");
 	decide_rescanned(d, 0, T);
 	is_int(next(), DECIDE_APPS_DONE, "then the apps are done");
-	is_str(last.reason, "apps-done", "reason apps-done");
+	is_str(decide_reason_word(last.reason), "apps-done", "reason apps-done");
 	is_int(next(), DECIDE_WATCH, "watch the sidecar's processes");
 	is_int(last.sidecar, 0, "sidecar 0");
 	is_int(next(), DECIDE_SIGNAL, "send its stop signal");
@@ -79,7 +79,7 @@ static void apps_expected(void)
 	is_int(decide_deadline(d, T), T + 100 * MS, "still looking for the second one");
 	T = view().started_us + 600 * S;
 	is_int(next_skipping_rescans(), DECIDE_APPS_DONE, "the second never came: startup timeout");
-	is_str(last.reason, "startup-timeout", "reason startup-timeout");
+	is_str(decide_reason_word(last.reason), "startup-timeout", "reason startup-timeout");
 	ok(noted(NOTE_DRAIN) && note(NOTE_DRAIN)->count == 1, "the note says how many of the apps appeared");
 }
 
@@ -122,14 +122,14 @@ static void terminate(void)
 	T += 3 * S;
 	decide_app_exited(d, 3, T);
 	is_int(next_skipping_rescans(), DECIDE_APPS_DONE, "app exited within the grace: done");
-	is_str(last.reason, "apps-done", "reason apps-done");
+	is_str(decide_reason_word(last.reason), "apps-done", "reason apps-done");
 
 	setup(POLICY_NEVER, 1, 1);
 	decide_app_seen(d, 3, "job", T);
 	decide_terminate(d, T);
 	T += 25 * S;
 	is_int(next(), DECIDE_APPS_DONE, "grace over: drain anyway");
-	is_str(last.reason, "term-grace", "reason term-grace");
+	is_str(decide_reason_word(last.reason), "term-grace", "reason term-grace");
 
 	setup(POLICY_NEVER, 1, 1);
 	decide_app_seen(d, 3, "job", T);
@@ -137,7 +137,7 @@ static void terminate(void)
 	decide_terminate(d, T + S);
 	T += S;
 	is_int(next(), DECIDE_APPS_DONE, "a second signal drains at once");
-	is_str(last.reason, "second-signal", "reason second-signal");
+	is_str(decide_reason_word(last.reason), "second-signal", "reason second-signal");
 	decide_terminate(d, T);
 	is_int(noted(NOTE_TERMINATE_DRAINING), 1, "a signal while draining is only noted");
 }
@@ -146,11 +146,11 @@ static void drain_file(void)
 {
 	setup(POLICY_NEVER, 1, 1);
 	decide_app_seen(d, 3, "job", T);
-	ok(decide_drain_now(d, "drain-file", T), "a drain request takes effect");
-	ok(!decide_drain_now(d, "drain-file", T), "a second one does not");
+	ok(decide_drain_now(d, REASON_DRAIN_FILE, T), "a drain request takes effect");
+	ok(!decide_drain_now(d, REASON_DRAIN_FILE, T), "a second one does not");
 	is_int(next(), DECIDE_APPS_DONE, "drain requested: no confirming rescan needed");
-	is_str(last.reason, "drain-file", "reason drain-file");
-	ok(!decide_drain_now(d, "drain-file", T), "nor one while draining");
+	is_str(decide_reason_word(last.reason), "drain-file", "reason drain-file");
+	ok(!decide_drain_now(d, REASON_DRAIN_FILE, T), "nor one while draining");
 }
 
 static void startup_timeout(void)
@@ -159,7 +159,7 @@ static void startup_timeout(void)
 	is_int(decide_deadline(d, T), T + 100 * MS, "quick rescans first");
 	T += 600 * S;
 	is_int(next_skipping_rescans(), DECIDE_APPS_DONE, "no app within --startup-timeout: drain");
-	is_str(last.reason, "startup-timeout", "reason startup-timeout");
+	is_str(decide_reason_word(last.reason), "startup-timeout", "reason startup-timeout");
 	ok(noted(NOTE_DRAIN) && note(NOTE_DRAIN)->count == 0, "the note says none appeared");
 	drain_quickly();
 }
@@ -227,7 +227,7 @@ static void sidecar_after_apps(void)
 	ok(!noted(NOTE_SIDECAR_WAIT) && !noted(NOTE_SIDECAR_WAIT_EXPIRED), "and no wait is mentioned");
 	setup_waiting(0, 1, 120 * S);
 	decide_app_seen(d, 3, "job", T);
-	decide_drain_now(d, "drain-file", T);
+	decide_drain_now(d, REASON_DRAIN_FILE, T);
 	is_int(next(), DECIDE_APPS_DONE, "a drain request is not held for a missing sidecar");
 	{
 		struct decide_sidecar_config detected[] = { { .name = "istio-proxy", .optional = true,
@@ -313,7 +313,7 @@ static void files(void)
 	is_int(next(), DECIDE_WATCH, "the watch");
 	is_int(next(), DECIDE_WRITE, "then apps-done");
 	is_int(last.file, PROTOCOL_APPS_DONE, "apps-done");
-	is_str(last.reason, "apps-done", "with the reason");
+	is_str(decide_reason_word(last.reason), "apps-done", "with the reason");
 	decide_written(d, PROTOCOL_APPS_DONE, -EACCES, T);
 	answer(DECIDE_HTTP_STOP, 200);
 	is_int(next(), NONE, "the failed apps-done waits its turn");
@@ -430,7 +430,7 @@ static void wrapper(void)
 	is_int(decide_deadline(d, T), T + 50 * MS, "every 50ms");
 	T += S;
 	is_int(next(), DECIDE_APPS_DONE, "not ready within --timeout: the drain, with no command run");
-	is_str(last.reason, "ready-timeout", "reason ready-timeout");
+	is_str(decide_reason_word(last.reason), "ready-timeout", "reason ready-timeout");
 	ok(last.command_ended && last.exit_code == 124, "the command will never start: its code is 124");
 	is_int(app(0).code, 124, "which is the app's");
 	ok(noted(NOTE_NOT_READY_COMMAND) && note(NOTE_NOT_READY_COMMAND)->us == 1 * S, "a note says so");
@@ -442,10 +442,11 @@ static void wrapper(void)
 	decide_sidecar_seen(d, 0, T - LONG_AGO);
 	http_next(DECIDE_HTTP_READY, "poll");
 	answer(DECIDE_HTTP_READY, 200);
-	is_int(next(), DECIDE_WRITE, "ready: the command starts (what the ready file is for)");
-	is_int(last.file, PROTOCOL_READY, "as the ready file");
+	is_int(next(), DECIDE_START_COMMAND, "ready: the command starts");
 	is_int(noted(NOTE_ALL_READY_COMMAND), 1, "noted as such");
-	decide_written(d, PROTOCOL_READY, 0, T);
+	ok(view().ready_written, "the start is carried out");
+	is_int(next(), DECIDE_HTTP, "once, and no ready file is written: the pre-flight look follows");
+	is_int(last.purpose, DECIDE_HTTP_CHECK, "at the stop endpoint");
 	decide_app_exited(d, DECIDE_APP_COMMAND, T + S);
 	decide_app_status(d, DECIDE_APP_COMMAND, 3, T + S);
 	T += S;
@@ -482,7 +483,7 @@ static void out_of_range(void)
 	bool taken;
 
 	setup(POLICY_NEVER, 1, 1); /* sidecars[] has two; decide knows one */
-	decide_drain_now(d, "test", T);
+	decide_drain_now(d, REASON_DRAIN_COMMAND, T);
 	next();
 	taken = DECIDE_TELL(d, T, .kind = DECIDE_EV_SIGNAL_RESULT, .sidecar = 1, .result = -EPERM);
 	ok(!taken, "a signal result for sidecar 1 of 1 is not taken");
@@ -525,10 +526,10 @@ static void out_of_range(void)
 
 	/* An event without the name it is about changes nothing. */
 	setup(POLICY_NEVER, 1, 1);
-	ok(!decide_drain_now(d, NULL, T), "a drain without a reason is refused");
-	ok(decide_drain_now(d, "test", T), "a drain with one is still taken");
+	ok(!decide_drain_now(d, REASON_NONE, T), "a drain without a reason is refused");
+	ok(decide_drain_now(d, REASON_DRAIN_FILE, T), "a drain with one is still taken");
 	is_int(next(), DECIDE_APPS_DONE, "and drains");
-	is_str(last.reason, "test", "for its reason");
+	is_str(decide_reason_word(last.reason), "drain-file", "for its reason");
 
 	setup(POLICY_NEVER, 1, 1);
 	decide_app_seen(d, 3, "job", T);
@@ -550,7 +551,7 @@ static void resume(void)
 	ok(DECIDE_TELL(d, T, .kind = DECIDE_EV_FOUND, .file = PROTOCOL_APPS_DONE), "apps-done found");
 	is_int(noted(NOTE_RESUME_APPS_DONE), 1, "noted");
 	is_int(next(), DECIDE_APPS_DONE, "the drain at once, without an app");
-	is_str(last.reason, "resume", "reason resume");
+	is_str(decide_reason_word(last.reason), "resume", "reason resume");
 
 	setup(POLICY_NEVER, 1, 1);
 	DECIDE_TELL(d, T, .kind = DECIDE_EV_CONTAINERS, .count = 4);
@@ -613,9 +614,9 @@ static void command(void)
 	/* Signalled before it started: it never will; its code is 128 + N. */
 	renew();
 	decide_app_seen(d, DECIDE_APP_COMMAND, "job", T);
-	DECIDE_TELL(d, T, .kind = DECIDE_EV_COMMAND_ENDED, .code = 128 + SIGTERM, .name = "signal");
+	DECIDE_TELL(d, T, .kind = DECIDE_EV_COMMAND_ENDED, .code = 128 + SIGTERM, .reason = REASON_SIGNAL);
 	is_int(next(), DECIDE_APPS_DONE, "drain");
-	is_str(last.reason, "signal", "for the signal, not because the app is done");
+	is_str(decide_reason_word(last.reason), "signal", "for the signal, not because the app is done");
 	drain_quickly();
 	is_int(last.status, 143, "exit 143");
 	ok(!noted(NOTE_STOP_FAILED), "the stop worked: no note");
@@ -631,7 +632,7 @@ static void after_startup_timeout(void)
 	ok(decide_deadline(d, T) > T, "the next deadline is ahead (the rescan's), not --startup-timeout's, past");
 	decide_app_exited(d, 3, T);
 	is_int(next_skipping_rescans(), DECIDE_APPS_DONE, "it exits: the startup timeout drains");
-	is_str(last.reason, "startup-timeout", "reason startup-timeout");
+	is_str(decide_reason_word(last.reason), "startup-timeout", "reason startup-timeout");
 }
 
 int main(void)

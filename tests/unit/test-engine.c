@@ -44,7 +44,7 @@ static void start(struct engine *e)
 	seen.starts++;
 }
 
-static int write_file(struct engine *e, enum protocol_file file, const char *reason)
+static int write_file(struct engine *e, enum protocol_file file, enum decide_reason reason)
 {
 	seen.writes[file]++;
 	return 0;

@@ -84,14 +84,14 @@ int main(void)
 	     .kind = NOTE_SIDECAR_WAIT, .text = "logs", .us = 120 * S);
 	SAYS("no app container appeared within --startup-timeout 10m: draining the sidecars reason=startup-timeout "
 	     "apps_seen=0",
-	     .kind = NOTE_DRAIN, .reason = "startup-timeout", .us = 600 * S);
+	     .kind = NOTE_DRAIN, .reason = REASON_STARTUP_TIMEOUT, .us = 600 * S);
 	SAYS("fewer app containers than --apps appeared within --startup-timeout 10m: draining the sidecars "
 	     "reason=startup-timeout apps_seen=1",
-	     .kind = NOTE_DRAIN, .reason = "startup-timeout", .count = 1, .us = 600 * S);
+	     .kind = NOTE_DRAIN, .reason = REASON_STARTUP_TIMEOUT, .count = 1, .us = 600 * S);
 	SAYS("apps done: draining the sidecars reason=apps-done apps=2",
-	     .kind = NOTE_DRAIN, .reason = "apps-done", .count = 2);
+	     .kind = NOTE_DRAIN, .reason = REASON_APPS_DONE, .count = 2);
 	SAYS("drain requested: draining the sidecars reason=drain-file apps=1",
-	     .kind = NOTE_DRAIN, .reason = "drain-file", .count = 1);
+	     .kind = NOTE_DRAIN, .reason = REASON_DRAIN_FILE, .count = 1);
 	SAYS("sidecar ready (no ready URL: its process is running) sidecar=fb after=1.500ms polls=0",
 	     .kind = NOTE_READY, .sidecar = "fb", .us = 1500, .flag = true);
 	SAYS("sidecar ready sidecar=istio after=320.000ms polls=7",
@@ -161,16 +161,16 @@ int main(void)
 	     .kind = NOTE_APPS_STOP, .sidecar = "envoy", .us = 5 * S);
 	SAYS("--on-sidecar-exit=fail: the apps are not stopped: it exited 0, which a sidecar does by its own choice: "
 	     "only a failure stops the apps sidecar=envoy",
-	     .kind = NOTE_APPS_STOP_NOT, .sidecar = "envoy", .reason = "exit-0");
+	     .kind = NOTE_APPS_STOP_NOT, .sidecar = "envoy", .kept = APPS_KEPT_EXIT_0);
 	SAYS("--on-sidecar-exit=fail: the apps are not stopped: under restartPolicy OnFailure the kubelet restarts a "
 	     "failed sidecar itself, and would restart apps stopped now sidecar=envoy",
-	     .kind = NOTE_APPS_STOP_NOT, .sidecar = "envoy", .reason = "on-failure");
+	     .kind = NOTE_APPS_STOP_NOT, .sidecar = "envoy", .kept = APPS_KEPT_ON_FAILURE);
 	SAYS("--on-sidecar-exit=fail: the apps are not stopped: the pod is being deleted: the kubelet stops the apps "
 	     "itself sidecar=envoy",
-	     .kind = NOTE_APPS_STOP_NOT, .sidecar = "envoy", .reason = "deleted");
+	     .kind = NOTE_APPS_STOP_NOT, .sidecar = "envoy", .kept = APPS_KEPT_DELETED);
 	SAYS("apps stopped after their sidecar failed: draining the other sidecars reason=sidecar-exited apps=2 "
 	     "sidecar=envoy",
-	     .kind = NOTE_DRAIN, .reason = "sidecar-exited", .count = 2, .sidecar = "envoy");
+	     .kind = NOTE_DRAIN, .reason = REASON_SIDECAR_EXITED, .count = 2, .sidecar = "envoy");
 	SAYS("not permitted to signal the app: it runs on without its sidecar; for --on-sidecar-exit=fail, run "
 	     "rearguard under the apps' uid (securityContext.runAsUser), or as root with the KILL capability app=job "
 	     "container=4",
@@ -186,10 +186,10 @@ int main(void)
 	/* Native sidecars. */
 	SAYS("native sidecar: never waited for nor stopped (the kubelet restarts it, and stops it after the apps) "
 	     "native=vector container=2 known_by=first",
-	     .kind = NOTE_NATIVE_SEEN, .text = "vector", .container = 2, .reason = "first");
+	     .kind = NOTE_NATIVE_SEEN, .text = "vector", .container = 2, .by = NATIVE_BY_START);
 	SAYS("native sidecar restarted by the kubelet: never waited for nor stopped (the kubelet restarts it, and "
 	     "stops it after the apps) native=vector container=7 known_by=restart",
-	     .kind = NOTE_NATIVE_SEEN, .text = "vector", .container = 7, .reason = "restart", .flag = true);
+	     .kind = NOTE_NATIVE_SEEN, .text = "vector", .container = 7, .by = NATIVE_BY_RESTART, .flag = true);
 	SAYS("native sidecar exited: the kubelet restarts it while the pod runs; its new container is known by its "
 	     "name native=vector container=2",
 	     .kind = NOTE_NATIVE_EXITED, .text = "vector", .container = 2);
@@ -201,7 +201,7 @@ int main(void)
 
 	/* Every kind is a line of its own words. */
 	for (kind = 0; kind <= NOTE_IGNORED; kind++) {
-		const char *text = line(&(const struct decide_note){ .kind = kind, .reason = "apps-done" });
+		const char *text = line(&(const struct decide_note){ .kind = kind, .reason = REASON_APPS_DONE });
 
 		if (!*text || strstr(text, "without words")) {
 			printf("# note kind %d has no words: %s\n", kind, text);

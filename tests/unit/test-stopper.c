@@ -108,7 +108,7 @@ int main(void)
 		stopper_init(&sq, &qc);
 		stopper_init(&late, &qc);
 	}
-	is_int(stopper_prepare(&st), 0, "its requests are built ahead of time");
+	is_int(stopper_prepare(&st, NULL), 0, "its requests are built ahead of time");
 
 	/* Collected: every process of its container but the spared one. */
 	ok(!stopper_collecting(&st) && !stopper_gone(&st), "nothing collected yet: not gone");
@@ -137,8 +137,8 @@ int main(void)
 	ok(!fake_dead(spared), "the spared shell still runs");
 
 	/* A request's result is an event for decide: nothing listens on port 1. */
-	is_int(stopper_request(&st, DECIDE_HTTP_STOP, US_PER_S, US_PER_S), 0, "the stop request starts");
-	is_int(stopper_request(&st, DECIDE_HTTP_READY, US_PER_S, US_PER_S), 0, "so does a readiness poll");
+	is_int(stopper_request(&st, DECIDE_HTTP_STOP, US_PER_S, US_PER_S, NULL), 0, "the stop request starts");
+	is_int(stopper_request(&st, DECIDE_HTTP_READY, US_PER_S, US_PER_S, NULL), 0, "so does a readiness poll");
 	FAKE_RUN_UNTIL(loop,
 		       find(DECIDE_EV_HTTP_RESULT, DECIDE_HTTP_STOP) && find(DECIDE_EV_HTTP_RESULT, DECIDE_HTTP_READY));
 	ev = find(DECIDE_EV_HTTP_RESULT, DECIDE_HTTP_STOP);
@@ -148,9 +148,9 @@ int main(void)
 
 	/* A request built at its use builds only itself: the one in flight goes on to its result. */
 	nevents = 0;
-	is_int(stopper_request(&st, DECIDE_HTTP_STOP, US_PER_S, US_PER_S), 0, "the stop request starts again");
+	is_int(stopper_request(&st, DECIDE_HTTP_STOP, US_PER_S, US_PER_S, NULL), 0, "the stop request starts again");
 	ok(!find(DECIDE_EV_HTTP_RESULT, DECIDE_HTTP_STOP), "and is in flight");
-	is_int(stopper_request(&st, DECIDE_HTTP_DRAIN, US_PER_S, US_PER_S), -EINVAL, "a drain without a URL is refused");
+	is_int(stopper_request(&st, DECIDE_HTTP_DRAIN, US_PER_S, US_PER_S, NULL), -EINVAL, "a drain without a URL is refused");
 	FAKE_RUN_UNTIL(loop, find(DECIDE_EV_HTTP_RESULT, DECIDE_HTTP_STOP));
 	ok(find(DECIDE_EV_HTTP_RESULT, DECIDE_HTTP_STOP) != NULL, "the stop request in flight still ends with its result");
 

@@ -56,7 +56,7 @@ static void fail_the_drain(void)
 	struct decide_action act = {0};
 	int i;
 
-	decide_drain_now(d, "drain-file", 3 * US_PER_S);
+	decide_drain_now(d, REASON_DRAIN_FILE, 3 * US_PER_S);
 	for (i = 0; i < 100 && decide_next(d, 3 * US_PER_S, &act) && act.kind != DECIDE_EXIT; i++)
 		if (act.kind == DECIDE_SIGNAL)
 			decide_signal_result(d, act.sidecar, -EPERM, 3 * US_PER_S);
