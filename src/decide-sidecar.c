@@ -516,7 +516,11 @@ static bool stopping_http(struct decide *d, size_t k, struct pass *p)
 			    dpriv_min64(STOP_REQUEST_US, st->deadline_us - p->now), p->act);
 		return true;
 	}
-	/* Port: refused connections on the ready URL (else the stop URL) mean it is gone. */
+	/*
+	 * Port: refused connections on the ready URL (else the stop URL) mean
+	 * it is gone. Which door to watch is decided here alone, as what its
+	 * answer means is: the stopper connects to the URL the action names.
+	 */
 	http_action(d, k, DECIDE_HTTP_GONE, cfg->ready_url ? cfg->ready_url : cfg->stop_url,
 		    dpriv_min64(CONNECT_TIMEOUT_US, st->deadline_us - p->now), p->act);
 	return true;

@@ -259,7 +259,8 @@ static void signal_app(struct engine *e, const struct decide_action *act)
 
 static void start_request(struct engine *e, const struct decide_action *act)
 {
-	int rc = stopper_request(&e->sidecars[act->sidecar], act->purpose, act->connect_timeout_us, act->timeout_us);
+	int rc = stopper_request(&e->sidecars[act->sidecar], act->purpose, act->url, act->connect_timeout_us,
+				 act->timeout_us);
 
 	if (rc < 0) {
 		log_msg(LOG_ERROR, FIELDS(LF_STR("url", act->url), LF_STR("error", strerror(-rc))),
