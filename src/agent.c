@@ -323,11 +323,10 @@ static void finish(struct engine *e, const struct decide_action *act, const stru
 static void on_signal(struct engine *e, int signo)
 {
 	if (signo == SIGHUP) {
-		/* A look at what the agent sees, for whoever debugs a pod; and the decisions with it. */
+		/* A look at what the agent sees, for whoever debugs a pod: decide has it made at once. */
 		log_info("SIGHUP: rescanning the pod");
-		engine_rescan(e);
+		engine_tell(e, &(const struct decide_event){ .kind = DECIDE_EV_RESCAN_WANTED });
 		engine_list(e);
-		engine_decide(e);
 		return;
 	}
 	log_msg(LOG_INFO, FIELDS(LF_STR("signal", signal_name(signo))), "signal received");

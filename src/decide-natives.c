@@ -189,6 +189,9 @@ bool dnat_apps_stop_step(struct decide *d, struct pass *p)
 		p->act->signo = a->signal;
 		p->act->all = a->signal == SIGKILL;
 		p->act->urgent = true;
+		/* SIGKILL goes to every process of it: as a rescan of this turn lists them. */
+		if (p->act->all)
+			dpriv_look_first(d, p);
 		return true;
 	}
 	return false;

@@ -28,6 +28,7 @@
 #define RG_DECIDE_PRIVATE_H
 
 #include "decide.h"
+#include "util.h"
 
 #include <errno.h>
 #include <stdint.h>
@@ -210,6 +211,9 @@ struct decide {
 	int64_t last_container_us; /* when the last new app container was seen (start-up lasts a while after) */
 	bool rescan_inflight;
 	bool pids_moved;        /* decide_pids_moved since the last rescan began */
+	bool rescan_wanted;     /* DECIDE_EV_RESCAN_WANTED since the last rescan began */
+	bool looked;            /* a rescan worked in this turn of the engine's loop (see decide_next) */
+	bool turning;           /* decide_next said false or gave an urgent action: the loop turns before the next */
 	int rescan_err;         /* the last rescan failed with this; 0 */
 	int64_t rescan_retry_us; /* after a failure: when to try again */
 	unsigned pending_containers; /* containers whose runtime has not exec'd yet */
@@ -298,6 +302,37 @@ static inline void dpriv_say(const struct decide *d, const struct decide_note *n
 #define STATUS_GIVE_UP_US (2 * US_PER_S)
 /* A signal that failed for want of resources (EMFILE, ENOMEM) is sent again after this. */
 #define SIGNAL_RETRY_US (100 * US_PER_MS)
+
+/*
+ * How long a container may show its runtime's init (or a command line
+ * read in the middle of an exec) before it is classified by what it
+ * shows: its exec is not waited for any longer. podscan keeps no clock.
+ */
+#define PENDING_MAX_US (30 * US_PER_S)
+
+/* The pass's action is a rescan (the pass is a real one). */
+static inline bool dpriv_rescan(struct decide *d, struct pass *p)
+{
+	d->rescan_inflight = true;
+	d->pids_moved = false;
+	d->rescan_wanted = false;
+	p->act->kind = DECIDE_RESCAN;
+	p->act->pending_before_us = p->now - PENDING_MAX_US;
+	return true;
+}
+
+/*
+ * An action that reads the processes from the last rescan (DECIDE_WATCH,
+ * DECIDE_SIGNAL_APP to all) has one made first (rescan_first) when none
+ * worked in this turn of the engine's loop.
+ */
+static inline void dpriv_look_first(const struct decide *d, struct pass *p)
+{
+	if (!d->looked) {
+		p->act->rescan_first = true;
+		p->act->pending_before_us = p->now - PENDING_MAX_US;
+	}
+}
 
 /* Failures that pass: the same signal is sent again shortly. */
 static inline bool dpriv_transient(int err)

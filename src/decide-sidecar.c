@@ -364,12 +364,13 @@ static void signal_action(struct decide *d, size_t k, int signo, struct decide_a
 	act->urgent = true;
 }
 
-/* The watch of every process of the sidecar, once. */
-static void watch_action(struct decide *d, size_t k, struct decide_action *act)
+/* The watch of every process of the sidecar, once, as a rescan of this turn sees them. */
+static void watch_action(struct decide *d, size_t k, struct pass *p)
 {
 	d->sidecars[k].stop.watched = true;
-	act->kind = DECIDE_WATCH;
-	act->sidecar = k;
+	p->act->kind = DECIDE_WATCH;
+	p->act->sidecar = k;
+	dpriv_look_first(d, p);
 }
 
 /* -> STOPPING: the stop request (a POST, retried when it fails) or the stop signal. */
@@ -522,7 +523,11 @@ static bool stopping_http(struct decide *d, size_t k, struct pass *p)
 			    dpriv_min64(STOP_REQUEST_US, st->deadline_us - p->now), p->act);
 		return true;
 	}
-	/* Port: refused connections on the ready URL (else the stop URL) mean it is gone. */
+	/*
+	 * Port: refused connections on the ready URL (else the stop URL) mean
+	 * it is gone. Which door to watch is decided here alone, as what its
+	 * answer means is: the stopper connects to the URL the action names.
+	 */
 	http_action(d, k, DECIDE_HTTP_GONE, cfg->ready_url ? cfg->ready_url : cfg->stop_url,
 		    dpriv_min64(CONNECT_TIMEOUT_US, st->deadline_us - p->now), p->act);
 	return true;
@@ -604,7 +609,7 @@ static bool stop_begins(struct decide *d, size_t k, struct pass *p)
 	if (!dpriv_go(p))
 		return false;
 	sc->stop.state = SC_WATCHING;
-	watch_action(d, k, p->act);
+	watch_action(d, k, p);
 	return true;
 }
 
@@ -619,7 +624,7 @@ static bool sidecar_step(struct decide *d, size_t k, struct pass *p)
 	if (cfg->confirm == CONFIRM_PROCESSES && !st->watched && st->state >= SC_DRAINING && st->state <= SC_KILLING) {
 		if (!dpriv_go(p))
 			return false;
-		watch_action(d, k, p->act);
+		watch_action(d, k, p);
 		return true;
 	}
 	/* A signal that failed for want of resources, again. */

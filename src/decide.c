@@ -261,6 +261,7 @@ static void rescanned(struct decide *d, int err, int64_t now)
 		SAY(d, .kind = NOTE_RESCAN_WORKS);
 	d->rescan_err = 0;
 	d->last_rescan_us = now;
+	d->looked = true;
 	if (d->phase == PHASE_CONFIRMING)
 		d->confirmed = true;
 	dapps_match_reports(d, now);
@@ -312,12 +313,16 @@ static bool rescan_due(const struct decide *d, struct pass *p)
 
 static bool rescan_action(struct decide *d, struct pass *p)
 {
-	if (!dpriv_go(p))
-		return false;
-	d->rescan_inflight = true;
-	d->pids_moved = false;
-	p->act->kind = DECIDE_RESCAN;
-	return true;
+	return dpriv_go(p) && dpriv_rescan(d, p);
+}
+
+/*
+ * A rescan asked for (DECIDE_EV_RESCAN_WANTED): at once, not held back by
+ * a failed rescan's retry time, for it is asked once per event.
+ */
+static bool wanted_rescan_step(struct decide *d, struct pass *p)
+{
+	return d->rescan_wanted && !d->rescan_inflight && rescan_action(d, p);
 }
 
 /* While watching: the next rescan when it is due (a failed one is retried). */
@@ -488,6 +493,7 @@ static bool start_drain(struct decide *d, enum decide_reason reason, struct pass
 {
 	struct decide_action *act = p->act;
 	int64_t limit = 0;
+	size_t k;
 
 	if (!dpriv_go(p))
 		return false;
@@ -505,6 +511,14 @@ static bool start_drain(struct decide *d, enum decide_reason reason, struct pass
 	    .sidecar = d->apps_stop_us ? d->cfg.sidecars[d->apps_stop_for].name : NULL);
 	act->kind = DECIDE_APPS_DONE;
 	act->reason = reason;
+	/*
+	 * Before any stop is decided, the roots of the sidecars' containers are
+	 * asked whether they exited: one that exited with the last app (a pod
+	 * deletion's SIGTERM reached both) is then known to have, and is not
+	 * stopped (the stop would reach nothing, and the exit was not ours).
+	 */
+	for (k = 0; k < d->cfg.nsidecars; k++)
+		act->check_exits |= d->sidecars[k].containers > 0;
 	/* The sidecars were not ready in time: the command that waited for them never starts. */
 	if (reason == REASON_READY_TIMEOUT && !d->command_started &&
 	    command_ended(d, d->cfg.command_not_ready, p->now)) {
@@ -610,7 +624,7 @@ static bool watching_step(struct decide *d, struct pass *p)
 	 */
 	if ((d->nreports || d->pids_moved) && rescan_due(d, p))
 		return rescan_action(d, p);
-	if (dnat_apps_stop_step(d, p))
+	if (wanted_rescan_step(d, p) || dnat_apps_stop_step(d, p))
 		return true;
 	dapps_expire_restart_grace(d, p);
 	dside_expire_readiness(d, p);
@@ -647,8 +661,9 @@ static bool step(struct decide *d, struct pass *p)
 	case PHASE_CONFIRMING:
 		return watching_step(d, p);
 	case PHASE_DRAINING:
-		/* The stop first; the files, exit codes and looks at /proc after it. */
-		if (dside_drain_step(d, p) || files_step(d, p) || status_step(d, p) || poll_step(d, p))
+		/* The stop first (after a rescan asked for); the files, exit codes and looks at /proc after it. */
+		if (wanted_rescan_step(d, p) || dside_drain_step(d, p) || files_step(d, p) || status_step(d, p) ||
+		    poll_step(d, p))
 			return true;
 		if (d->rescan_err && rescan_due(d, p))
 			return rescan_action(d, p);
@@ -662,9 +677,15 @@ static bool step(struct decide *d, struct pass *p)
 bool decide_next(struct decide *d, int64_t now, struct decide_action *act)
 {
 	struct pass p = { .now = now, .act = act, .next = INT64_MAX };
+	bool taken;
 
+	/* The engine's loop turned since the last action: a rescan made before is of an earlier turn. */
+	if (d->turning)
+		d->looked = false;
 	memset(act, 0, sizeof(*act));
-	return step(d, &p);
+	taken = step(d, &p);
+	d->turning = !taken || act->urgent;
+	return taken;
 }
 
 int64_t decide_deadline(struct decide *d, int64_t now)
@@ -705,6 +726,7 @@ static const char *const event_names[] = {
 	[DECIDE_EV_CONTAINERS] = "containers",
 	[DECIDE_EV_PIDS_MOVED] = "pids-moved",
 	[DECIDE_EV_RESCANNED] = "rescanned",
+	[DECIDE_EV_RESCAN_WANTED] = "rescan-wanted",
 	[DECIDE_EV_TERMINATE] = "terminate",
 	[DECIDE_EV_DRAIN_NOW] = "drain-now",
 };
@@ -749,6 +771,7 @@ static enum event_needs event_needs(enum decide_event_kind kind)
 	case DECIDE_EV_CONTAINERS:
 	case DECIDE_EV_PIDS_MOVED:
 	case DECIDE_EV_RESCANNED:
+	case DECIDE_EV_RESCAN_WANTED:
 	case DECIDE_EV_TERMINATE:
 	case DECIDE_EV_DRAIN_NOW:
 		return NEEDS_NOTHING;
@@ -801,6 +824,11 @@ static bool dispatch(struct decide *d, const struct decide_event *ev, int64_t no
 		return true;
 	case DECIDE_EV_RESCANNED:
 		rescanned(d, ev->result, now);
+		return true;
+	case DECIDE_EV_RESCAN_WANTED:
+		if (d->phase == PHASE_DONE)
+			return false;
+		d->rescan_wanted = true;
 		return true;
 	case DECIDE_EV_TERMINATE:
 		terminate(d, now);

@@ -132,16 +132,22 @@ enum decide_reason {
 const char *decide_reason_word(enum decide_reason reason);
 
 enum decide_action_kind {
-	DECIDE_RESCAN,    /* rescan /proc, report what changed, then decide_rescanned() */
+	DECIDE_RESCAN,    /* rescan /proc, report what changed, then decide_rescanned(); the containers first
+			     seen at or before pending_before_us have had long enough to exec (their
+			     runtime's init, an empty command line): classified by what they show */
 	DECIDE_STATUS,    /* ask the kernel for the missing exit codes of exited roots: decide_app_status() */
 	DECIDE_POLL,      /* look at the processes watched without a pidfd (exits are reported as usual) */
 	DECIDE_APPS_DONE, /* the apps are done (reason): the drain starts. With command_ended, the command
-			     (run --drain) will never start: its code is exit_code, to be reported */
-	DECIDE_WATCH,     /* collect and watch every process of sidecar; decide_sidecar_gone() when none is left */
+			     (run --drain) will never start: its code is exit_code, to be reported. With
+			     check_exits, the roots of the sidecars' containers are asked at once whether
+			     they exited (each exit told as usual), before any stop is decided */
+	DECIDE_WATCH,     /* collect and watch every process of sidecar, as the last rescan saw them (with
+			     rescan_first, one made now); decide_sidecar_gone() when none is left */
 	DECIDE_SIGNAL,    /* send signo to the roots of sidecar's containers (all: to every process; the
 			     watches come first then); decide_signal_result() */
 	DECIDE_SIGNAL_APP, /* send signo to the main process of app container app (all: to every process of
-			      it, from a fresh look at /proc); decide_app_signal_result() */
+			      it, as the last rescan saw them; with rescan_first, one made now);
+			      decide_app_signal_result() */
 	DECIDE_CATCHES,   /* whether the roots of sidecar catch signo and sleep (/proc/PID/status):
 			     decide_sidecar_catches() */
 	DECIDE_HTTP,      /* make the request (purpose, url, timeouts); decide_http_result() */
@@ -176,6 +182,14 @@ struct decide_action {
 	enum protocol_file file;
 	const char *url;
 	int64_t connect_timeout_us, timeout_us;
+	int64_t pending_before_us; /* DECIDE_RESCAN, rescan_first: see DECIDE_RESCAN */
+	/*
+	 * DECIDE_WATCH, DECIDE_SIGNAL_APP: no rescan worked in this turn of
+	 * the engine's loop (see decide_next): one is made first, and its
+	 * outcome reported as DECIDE_RESCAN's.
+	 */
+	bool rescan_first;
+	bool check_exits;       /* DECIDE_APPS_DONE: see there */
 	bool urgent;            /* a stop on its way: let it out before anything else is done */
 };
 
@@ -224,6 +238,8 @@ enum decide_event_kind {
 	DECIDE_EV_CONTAINERS,      /* count: containers of the pod seen so far (not pause; restarts anew) */
 	DECIDE_EV_PIDS_MOVED,      /* a pid was handed out since the last rescan began */
 	DECIDE_EV_RESCANNED,       /* result: the outcome of a rescan: 0 or -errno */
+	DECIDE_EV_RESCAN_WANTED,   /* a rescan now: every process of a sidecar the engine watched exited (one
+				      more look shows whether one was forked meanwhile), or SIGHUP */
 	DECIDE_EV_TERMINATE,       /* the agent got SIGTERM or SIGINT; a second one drains at once */
 	DECIDE_EV_DRAIN_NOW,       /* reason: drain now, whatever the apps do, for that reason */
 };
@@ -414,10 +430,16 @@ static inline void decide_pids_moved(struct decide *d)
 	DECIDE_TELL(d, 0, .kind = DECIDE_EV_PIDS_MOVED);
 }
 
-/* The outcome of a rescan (DECIDE_RESCAN, or one the agent made itself): 0 or -errno. */
+/* The outcome of DECIDE_RESCAN (or the engine's first scan, at its start): 0 or -errno. */
 static inline void decide_rescanned(struct decide *d, int err, int64_t now)
 {
 	DECIDE_TELL(d, now, .kind = DECIDE_EV_RESCANNED, .result = err);
+}
+
+/* A rescan is wanted now (a sidecar's watched processes all exited, SIGHUP): the next action is one. */
+static inline void decide_rescan_wanted(struct decide *d)
+{
+	DECIDE_TELL(d, 0, .kind = DECIDE_EV_RESCAN_WANTED);
 }
 
 /* The agent got SIGTERM (pod deletion) or SIGINT. A second one drains at once. */
@@ -437,7 +459,15 @@ static inline bool decide_drain_now(struct decide *d, enum decide_reason reason,
 int decide_new(const struct decide_config *cfg, int64_t now, struct decide **out);
 void decide_free(struct decide *d);
 
-/* The next action, or false when there is nothing to do before decide_deadline(). */
+/*
+ * The next action, or false when there is nothing to do before
+ * decide_deadline(). The engine carries each action out and asks again at
+ * once, in the same turn of its loop, until this says false or gives an
+ * urgent action (then the loop turns first): so decide knows whether its
+ * last rescan is of this turn, and asks for another (rescan_first) with an
+ * action that reads the processes from it (DECIDE_WATCH, DECIDE_SIGNAL_APP
+ * to all).
+ */
 bool decide_next(struct decide *d, int64_t now, struct decide_action *act);
 /* When decide_next should be asked again at the latest; INT64_MAX: only on an event. */
 int64_t decide_deadline(struct decide *d, int64_t now);

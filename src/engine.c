@@ -49,30 +49,24 @@ struct engine {
 	size_t nsigs;
 	pid_t own[OWN_PIDS_MAX];       /* drain: this process and its ancestors */
 	size_t nown;
-	unsigned hold;                 /* starting or scanning: events are gathered, the decisions come after */
 	bool blind;                    /* no other container of the pod is visible */
 	bool can_kill;                 /* CAP_KILL */
-	bool deciding, again;          /* engine_decide is on the stack; asked again meanwhile */
+	/*
+	 * engine_decide is on the stack, or the engine is starting: an event
+	 * only asks for another round (again). Every scan and poll is one of
+	 * decide's actions, carried out from engine_decide: its events are
+	 * taken together, and decided on after it.
+	 */
+	bool deciding, again;
 	bool finished;
 	int exit_code;
-	unsigned scan_iter;            /* the loop iteration of the last /proc scan, plus one */
+	int scan_err;                  /* the last rescan's outcome: 0, or -errno (a look with holes) */
 	struct jbuf summary;           /* built once, at the end */
 };
 
 int64_t engine_now(const struct engine *e)
 {
 	return e->world.clock();
-}
-
-/* A look at /proc made in this loop iteration is fresh: the scan counter holds the iteration plus one, 0 = none yet. */
-static void note_scan(struct engine *e)
-{
-	e->scan_iter = ev_iteration(e->loop) + 1;
-}
-
-static bool scanned_this_turn(const struct engine *e)
-{
-	return e->scan_iter == ev_iteration(e->loop) + 1;
 }
 
 static const char *sidecar_name(const struct engine *e, size_t k)
@@ -87,8 +81,7 @@ static bool tell_at(struct engine *e, const struct decide_event *ev, int64_t whe
 {
 	bool taken = decide_event(e->d, ev, when);
 
-	if (!e->hold)
-		engine_decide(e);
+	engine_decide(e);
 	return taken;
 }
 
@@ -147,28 +140,24 @@ static void update_polling(struct engine *e)
 	engine_tell(e, &(const struct decide_event){ .kind = DECIDE_EV_POLLING, .count = n });
 }
 
-/* Rescans /proc and reports the outcome, whatever it is, to decide. */
-static int rescan(struct engine *e)
+/*
+ * DECIDE_RESCAN: rescans /proc (the containers pending since before
+ * decide's limit classified by what they show) and reports the outcome,
+ * whatever it is, to decide.
+ */
+static void rescan(struct engine *e, int64_t pending_before)
 {
 	int rc;
 
-	e->hold++;
-	rc = pod_refresh(&e->pod);
+	pod_pending_over(&e->pod, pending_before);
+	rc = e->scan_err = pod_refresh(&e->pod);
 	if (rc == 0) {
-		note_scan(e);
 		confirm_stops(e);
 		update_polling(e);
 		engine_tell(e, &(const struct decide_event){ .kind = DECIDE_EV_CONTAINERS,
 							     .count = pod_containers(&e->pod) });
 	}
 	engine_tell(e, &(const struct decide_event){ .kind = DECIDE_EV_RESCANNED, .result = rc });
-	e->hold--;
-	return rc;
-}
-
-void engine_rescan(struct engine *e)
-{
-	rescan(e);
 }
 
 void engine_list(const struct engine *e)
@@ -180,12 +169,10 @@ static void poll_watches(struct engine *e)
 {
 	size_t i;
 
-	e->hold++;
 	pod_poll(&e->pod);
 	for (i = 0; i < e->opt->nsidecars; i++)
 		stopper_poll(&e->sidecars[i]);
 	update_polling(e);
-	e->hold--;
 }
 
 /* A container of sidecar k appeared: its adapter looks at it (pre-flight). */
@@ -196,32 +183,32 @@ static void on_sidecar(void *data, size_t k, const struct podscan_container *c)
 	stopper_check(&e->sidecars[k], c);
 }
 
-/* Every process a sidecar's adapter watched is gone: one more look shows whether something was forked meanwhile. */
+/*
+ * Every process a sidecar's adapter watched is gone: decide asks for one
+ * more look, which shows whether something was forked meanwhile.
+ */
 static void on_sidecar_empty(void *data, size_t k)
 {
-	rescan(data);
-	engine_decide(data);
+	engine_tell(data, &(const struct decide_event){ .kind = DECIDE_EV_RESCAN_WANTED });
 }
 
 /* ---- carrying out --------------------------------------------------------------- */
 
-static void stop_watch(struct engine *e, size_t k)
+static void stop_watch(struct engine *e, const struct decide_action *act)
 {
+	size_t k = act->sidecar;
 	struct stopper *st = &e->sidecars[k];
-	/*
-	 * The processes are read from a fresh look at /proc: one made in this
-	 * same loop iteration (the confirming rescan, the previous sidecar's)
-	 * is fresh.
-	 */
-	bool fresh = scanned_this_turn(e) || rescan(e) == 0;
 
+	/* The processes are read from a look at /proc of this turn of the loop: decide's, or one it asks for now. */
+	if (act->rescan_first)
+		rescan(e, act->pending_before_us);
 	if (!stopper_collecting(st))
 		stopper_collect(st);
 	update_polling(e);
 	log_msg(LOG_INFO, FIELDS(LF_STR("sidecar", sidecar_name(e, k)), LF_INT("processes", stopper_live(st))),
 		"stopping sidecar");
 	/* Gone only as of a look that worked; else the rescan decide retries confirms it. */
-	if (fresh && stopper_gone(st))
+	if (!e->scan_err && stopper_gone(st))
 		sidecar_gone(e, k);
 }
 
@@ -239,15 +226,16 @@ static void signal_sidecar(struct engine *e, size_t k, int sig, bool all)
 
 /*
  * --on-sidecar-exit=fail: an app container stopped as the kubelet would;
- * its SIGKILL reaches every process of it, as seen by a fresh look.
+ * its SIGKILL reaches every process of it, as a look at /proc of this turn
+ * of the loop saw them (decide asks for one when it has none).
  */
 static void signal_app(struct engine *e, const struct decide_action *act)
 {
 	unsigned sent = 0;
 	int err;
 
-	if (act->all && !scanned_this_turn(e))
-		rescan(e);
+	if (act->rescan_first)
+		rescan(e, act->pending_before_us);
 	err = pod_signal_app(&e->pod, act->app, act->signo, act->all, &sent);
 	log_msg(err ? LOG_WARN : LOG_INFO,
 		FIELDS(LF_INT("container", act->app), LF_INT("processes", sent),
@@ -260,8 +248,8 @@ static void signal_app(struct engine *e, const struct decide_action *act)
 static void start_request(struct engine *e, const struct decide_action *act)
 {
 	struct rg_error err = { 0 };
-	int rc = stopper_request(&e->sidecars[act->sidecar], act->purpose, act->connect_timeout_us, act->timeout_us,
-				 &err);
+	int rc = stopper_request(&e->sidecars[act->sidecar], act->purpose, act->url, act->connect_timeout_us,
+				 act->timeout_us, &err);
 
 	if (rc < 0) {
 		log_msg(LOG_ERROR,
@@ -280,12 +268,8 @@ static void apps_done(struct engine *e, const struct decide_action *act)
 
 	/* From here on the stop must not wait on a process stuck in the kernel. */
 	podscan_names_only(e->pod.ps);
-	/*
-	 * A sidecar that exited in the same breath as the last app (a pod
-	 * deletion's SIGTERM reached both) has its exit recorded before its
-	 * stop is decided: the stop would reach nothing, and it was not ours.
-	 */
-	for (k = 0; k < e->opt->nsidecars; k++)
+	/* decide asks that sidecars' exits be known before it decides their stops. */
+	for (k = 0; act->check_exits && k < e->opt->nsidecars; k++)
 		pod_check_sidecar(&e->pod, k);
 	if (e->mode->apps_done)
 		e->mode->apps_done(e, act);
@@ -332,7 +316,7 @@ static void carry_out(struct engine *e, const struct decide_action *act)
 {
 	switch (act->kind) {
 	case DECIDE_RESCAN:
-		rescan(e);
+		rescan(e, act->pending_before_us);
 		break;
 	case DECIDE_STATUS:
 		pod_statuses(&e->pod);
@@ -346,8 +330,9 @@ static void carry_out(struct engine *e, const struct decide_action *act)
 	case DECIDE_APPS_DONE:
 		apps_done(e, act);
 		break;
+
 	case DECIDE_WATCH:
-		stop_watch(e, act->sidecar);
+		stop_watch(e, act);
 		break;
 	case DECIDE_SIGNAL:
 		signal_sidecar(e, act->sidecar, act->signo, act->all);
@@ -628,7 +613,6 @@ static int open_pod(struct engine *e)
 	};
 	int rc = pod_open(&e->pod, &pc);
 
-	note_scan(e);
 	if (rc == -ENXIO && e->mode->blind_ok) {
 		log_warn("cannot see the pod's other containers (no shared PID namespace): a sidecar counts as "
 			 "stopped once its stop URL answered 2xx and it no longer accepts connections");
@@ -702,8 +686,8 @@ static bool start(struct engine *e)
 	/* A drain may run in the sidecar's own container, under a shell: spare it and its ancestors. */
 	if (e->mode->spare_self)
 		e->nown = podscan_ancestors(e->pod.ps, e->world.self, e->own, OWN_PIDS_MAX);
-	/* After the pod check: a pod the engine cannot work in leaves nothing behind. */
-	e->hold++;
+	/* After the pod check: a pod the engine cannot work in leaves nothing behind. The decisions come after. */
+	e->deciding = true;
 	if (e->mode->open && e->mode->open(e) < 0)
 		return false;
 	if (init_decide(e) < 0) {
@@ -716,7 +700,7 @@ static bool start(struct engine *e)
 	 * with the first decisions, the pod untouched.
 	 */
 	if (e->mode->resume && e->mode->resume(e)) {
-		e->hold--;
+		e->deciding = false;
 		return true;
 	}
 	warn_specs(e);
@@ -730,7 +714,7 @@ static bool start(struct engine *e)
 	update_polling(e);
 	/* Reports found at start can be matched now that the pod is known. */
 	engine_tell(e, &(const struct decide_event){ .kind = DECIDE_EV_RESCANNED });
-	e->hold--;
+	e->deciding = false;
 	watch_signals(e);
 	/* From here on the log is written once per loop iteration. */
 	evlog_start(&e->log, e->loop);

@@ -17,8 +17,9 @@
  *
  * Every event, whoever learns of it (the pod, a sidecar's adapter, the
  * file protocol, the command, a signal), reaches decide through
- * engine_tell; the decisions follow at once, unless the engine is in the
- * middle of a scan or its start, whose events are taken together.
+ * engine_tell; the decisions follow at once, unless the engine is carrying
+ * out an action (a scan, say) or starting: their events are taken
+ * together, and decided on after.
  */
 #ifndef RG_ENGINE_H
 #define RG_ENGINE_H
@@ -100,12 +101,11 @@ void *engine_data(const struct engine *e);
 const struct agent_options *engine_options(const struct engine *e);
 struct ev_loop *engine_loop(const struct engine *e);
 int64_t engine_now(const struct engine *e);
-/* Tells decide what happened; the decisions follow unless the engine is scanning or starting. */
+/* Tells decide what happened; the decisions follow unless the engine is carrying out an action or starting. */
 bool engine_tell(struct engine *e, const struct decide_event *ev);
 /* Asks decide for what is to be done, and does it. */
 void engine_decide(struct engine *e);
-/* Rescans the pod (SIGHUP: engine_decide follows), and lists what it sees. */
-void engine_rescan(struct engine *e);
+/* Logs every container the pod has (SIGHUP, after the rescan it asks decide for). */
 void engine_list(const struct engine *e);
 /* The summary (decide's views in JSON), built once, at the first call. */
 const struct jbuf *engine_summary(struct engine *e);

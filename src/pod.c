@@ -461,6 +461,23 @@ static void tell_scan(struct pod *p, bool first)
 	TELL(p, now, .kind = DECIDE_EV_PENDING, .count = pending);
 }
 
+/* A refresh of podscan, timed by the pod's clock: its new containers are seen as of its start. */
+static int scan(struct pod *p, struct podscan_stats *st, int64_t *elapsed)
+{
+	int64_t start = now_us(p);
+	int rc = podscan_refresh(p->ps, st);
+	size_t i;
+
+	*elapsed = now_us(p) - start;
+	for (i = 0; rc == 0 && i < podscan_count(p->ps); i++) {
+		struct podscan_container *c = podscan_container(p->ps, i);
+
+		if (c->is_new)
+			c->seen_us = start;
+	}
+	return rc;
+}
+
 int pod_open(struct pod *p, const struct pod_config *cfg)
 {
 	struct podscan_config pc = {
@@ -470,6 +487,7 @@ int pod_open(struct pod *p, const struct pod_config *cfg)
 		.arg = p,
 	};
 	struct podscan_stats st;
+	int64_t elapsed = 0;
 	bool self_seen = false;
 	size_t i;
 	int rc;
@@ -478,7 +496,7 @@ int pod_open(struct pod *p, const struct pod_config *cfg)
 	p->cfg = *cfg;
 	rc = podscan_new(&pc, &p->ps);
 	if (rc == 0)
-		rc = podscan_refresh(p->ps, &st);
+		rc = scan(p, &st, &elapsed);
 	if (rc < 0) {
 		log_error("cannot read /proc: %s", strerror(-rc));
 		return rc;
@@ -492,7 +510,7 @@ int pod_open(struct pod *p, const struct pod_config *cfg)
 			 "(exec sessions will look like containers)");
 	log_msg(LOG_INFO,
 		FIELDS(LF_INT("containers", podscan_count(p->ps)), LF_INT("processes", st.listed),
-		       LF_DURATION("scan", st.elapsed_us), LF_STR("pidfd", pidwatch_uses_pidfd() ? "yes" : "no")),
+		       LF_DURATION("scan", elapsed), LF_STR("pidfd", pidwatch_uses_pidfd() ? "yes" : "no")),
 		"pod scanned");
 	return 0;
 }
@@ -513,16 +531,29 @@ void pod_follow(struct pod *p)
 	tell_scan(p, true);
 }
 
+void pod_pending_over(struct pod *p, int64_t since)
+{
+	size_t i;
+
+	for (i = 0; i < podscan_count(p->ps); i++) {
+		struct podscan_container *c = podscan_container(p->ps, i);
+
+		if (c->seen_us <= since)
+			podscan_pending_over(p->ps, c);
+	}
+}
+
 int pod_refresh(struct pod *p)
 {
 	struct podscan_stats st;
-	int rc = podscan_refresh(p->ps, &st);
+	int64_t elapsed;
+	int rc = scan(p, &st, &elapsed);
 
 	if (rc < 0)
 		return rc;
 	log_msg(LOG_DEBUG,
 		FIELDS(LF_INT("listed", st.listed), LF_INT("classified", st.classified),
-		       LF_INT("cgroup_reads", st.cgroup_reads), LF_DURATION("elapsed", st.elapsed_us)),
+		       LF_INT("cgroup_reads", st.cgroup_reads), LF_DURATION("elapsed", elapsed)),
 		"rescanned /proc");
 	tell_scan(p, false);
 	/* What was read counts; but a picture with holes confirms nothing. */

@@ -7,6 +7,7 @@
  *
  *	pod_open(&pod, &cfg);            the first scan; -ENXIO: no other container visible
  *	pod_follow(&pod);                from now on events are told; first, what the first scan found
+ *	pod_pending_over(&pod, since);   DECIDE_RESCAN's pending_before_us, before the rescan
  *	pod_refresh(&pod);               a rescan, told (but the rescan's own outcome)
  *	pod_statuses(&pod);              DECIDE_STATUS
  *	pod_poll(&pod);                  DECIDE_POLL
@@ -74,6 +75,13 @@ struct pod {
 int pod_open(struct pod *p, const struct pod_config *cfg);
 /* From now on events are told; first, what the first scan found. */
 void pod_follow(struct pod *p);
+/*
+ * The containers first seen at or before since (by the pod's clock) have
+ * had long enough to exec their programs, as decide says (DECIDE_RESCAN's
+ * pending_before_us): from the next refresh on, none of them is pending;
+ * each is classified by what it shows (podscan_pending_over).
+ */
+void pod_pending_over(struct pod *p, int64_t since);
 /* Rescans /proc and tells what changed. 0, or -errno when /proc cannot be read. */
 int pod_refresh(struct pod *p);
 /* Asks the kernel for the exit codes of exited app roots that lack one. */

@@ -15,9 +15,6 @@
 #include <string.h>
 #include <unistd.h>
 
-/* How long a container may show only its runtime's init before we stop waiting for its exec. */
-#define PENDING_MAX_US (30 * US_PER_S)
-
 /* One live process. Kept small: a pod may hold tens of thousands. */
 struct proc_entry {
 	pid_t pid; /* 0: empty slot */
@@ -40,6 +37,12 @@ struct container {
 	 * what the root is not known yet. Pending until it is.
 	 */
 	bool root_unread;
+	/*
+	 * Its caller said it has had long enough to exec (podscan_pending_over):
+	 * it is classified by what it shows, a runtime's init or a command line
+	 * read mid-exec (its comm then), and never pending again.
+	 */
+	bool pending_over;
 	/*
 	 * Created for a runtime's init, in the cgroup it was first seen in,
 	 * which may be the runtime's for a moment, shared with other inits,
@@ -400,7 +403,7 @@ static void apply_match(struct podscan *ps, struct container *c, const char *com
 	}
 }
 
-static enum podscan_role role_of(const struct container *c, int64_t now)
+static enum podscan_role role_of(const struct container *c)
 {
 	if (c->has_pid1)
 		return ROLE_PAUSE;
@@ -408,7 +411,7 @@ static enum podscan_role role_of(const struct container *c, int64_t now)
 		return ROLE_SELF;
 	/* Known by its name already (the runtime's init has the container's mounts), it has not run its program. */
 	if (c->pub.root && !c->pub.root_gone && (runtime_init_name(c->root_comm) || c->root_unread) &&
-	    now - c->pub.pending_since_us < PENDING_MAX_US)
+	    !c->pending_over)
 		return ROLE_PENDING;
 	if (c->match_sidecar != PODSCAN_NO_SIDECAR)
 		return ROLE_SIDECAR;
@@ -652,7 +655,7 @@ static void recheck_root(struct podscan *ps, struct container *c, const struct p
 }
 
 /* A live container's root, read once per refresh: its cgroup while pending, its name. */
-static void refresh_root(struct podscan *ps, struct container *c, int64_t now)
+static void refresh_root(struct podscan *ps, struct container *c)
 {
 	struct proc_stat st;
 
@@ -665,7 +668,7 @@ static void refresh_root(struct podscan *ps, struct container *c, int64_t now)
 			return;
 		read_kname(ps, c);
 	}
-	recheck_root(ps, c, &st, now - c->pub.pending_since_us >= PENDING_MAX_US);
+	recheck_root(ps, c, &st, c->pending_over);
 	/* Runtimes exec the program in the container's cgroup: where it runs is its own. */
 	if (!runtime_init_name(c->root_comm))
 		c->transient_key = false;
@@ -763,7 +766,6 @@ int podscan_pids_moved(struct podscan *ps)
 
 int podscan_refresh(struct podscan *ps, struct podscan_stats *stats)
 {
-	int64_t start = mono_us();
 	struct dirent *de;
 	size_t i;
 
@@ -835,20 +837,19 @@ int podscan_refresh(struct podscan *ps, struct podscan_stats *stats)
 		enum podscan_role role;
 
 		if (c->pub.is_new) {
-			c->pub.pending_since_us = start;
 			if (c->pub.root)
 				name_from_root(ps, c);
 			else
 				c->pub.root_gone = true;
-			c->pub.role = role_of(c, start);
+			c->pub.role = role_of(c);
 			c->pub.sidecar = c->match_sidecar;
 			continue;
 		}
 		if (c->pub.root_gone || c->pub.role == ROLE_PAUSE || c->pub.role == ROLE_SELF ||
 		    c->pub.role == ROLE_SIDECAR)
 			continue;
-		refresh_root(ps, c, start);
-		role = role_of(c, start);
+		refresh_root(ps, c);
+		role = role_of(c);
 		if (role != c->pub.role) {
 			c->pub.role = role;
 			c->pub.sidecar = c->match_sidecar;
@@ -856,7 +857,6 @@ int podscan_refresh(struct podscan *ps, struct podscan_stats *stats)
 		}
 	}
 
-	ps->stats.elapsed_us = mono_us() - start;
 	if (stats)
 		*stats = ps->stats;
 	return 0;
@@ -992,8 +992,14 @@ void podscan_settle_pending(struct podscan *ps, struct podscan_container *pub)
 	if (runtime_init_name(c->root_comm))
 		str_copy(pub->name, c->root_comm, sizeof(pub->name));
 	pub->root_gone = true;
-	pub->role = role_of(c, mono_us());
+	pub->role = role_of(c);
 	pub->sidecar = c->match_sidecar;
+}
+
+void podscan_pending_over(struct podscan *ps, struct podscan_container *pub)
+{
+	(void)ps;
+	((struct container *)pub)->pending_over = true;
 }
 
 void podscan_root_exited(struct podscan *ps, struct podscan_container *c)

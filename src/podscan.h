@@ -93,7 +93,8 @@ struct podscan_container {
 	bool is_new;            /* first seen by the last refresh */
 	bool role_changed;      /* role set or changed by the last refresh (not for new ones) */
 	bool renamed;           /* its root exec'd under another name at the last refresh */
-	int64_t pending_since_us;
+	/* The caller's: when it first saw the container, by its own clock (podscan reads none). */
+	int64_t seen_us;
 	void *data;             /* the caller's, for its own state of this container */
 };
 
@@ -103,7 +104,6 @@ struct podscan_stats {
 	unsigned cgroup_reads;
 	unsigned unreadable; /* new pids that could not be read (EMFILE, ENOMEM...): read again next time */
 	int error;           /* the first of those errors */
-	int64_t elapsed_us;
 };
 
 struct podscan;
@@ -214,6 +214,16 @@ void podscan_names_only(struct podscan *ps);
  * before podscan_root_exited().
  */
 void podscan_settle_pending(struct podscan *ps, struct podscan_container *c);
+
+/*
+ * Container c has had long enough to exec its program (the caller's
+ * clock says so: decide's, through pod): from the next refresh on it is
+ * never pending, and is classified by what its root shows, the runtime's
+ * init, or its comm where its command line is still empty (an exec that
+ * never completes, a root that wipes its command line). podscan keeps no
+ * time of its own.
+ */
+void podscan_pending_over(struct podscan *ps, struct podscan_container *c);
 
 /*
  * pid is not the process the last refresh filed under its number (a watch

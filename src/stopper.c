@@ -70,10 +70,8 @@ static int build(struct stopper *st, enum decide_http_purpose purpose, struct rg
 	case DECIDE_HTTP_STOP:
 		return init_request(st, r, HTTP_POST, spec->stop_url, &spec->stop_at, err);
 	case DECIDE_HTTP_GONE:
-		/* Refused connections on the ready URL (else the stop URL) are the sign it is gone. */
-		if (spec->ready_url)
-			return init_request(st, r, HTTP_CONNECT, spec->ready_url, &spec->ready_at, err);
-		return init_request(st, r, HTTP_CONNECT, spec->stop_url, &spec->stop_at, err);
+		/* Its URL is the one decide names (stopper_request). */
+		return rg_error_set(err, -EINVAL, "the gone probe has no URL of its own");
 	case DECIDE_HTTP_CHECK:
 		/* Whether the stop endpoint listens (pre-flight): a connect, no request. */
 		return init_request(st, r, HTTP_CONNECT, spec->stop_url, &spec->stop_at, err);
@@ -81,10 +79,37 @@ static int build(struct stopper *st, enum decide_http_purpose purpose, struct rg
 	return -EINVAL;
 }
 
+/*
+ * The gone probe: a connect to the URL decide names, one of the sidecar's
+ * own (parsed once, with its spec). decide chooses the door to watch, for
+ * it is decide that reads the answer (refused: gone); the stopper only
+ * connects. Built at its first use, and again if decide names another door:
+ * it never goes first, for it follows an accepted stop.
+ */
+static int build_gone(struct stopper *st, const char *url, struct rg_error *err)
+{
+	const struct sidecar_spec *spec = st->cfg.spec;
+	const struct url *parts = NULL;
+	int rc;
+
+	if (url && spec->ready_url && strcmp(url, spec->ready_url) == 0)
+		parts = &spec->ready_at;
+	else if (url && spec->stop_url && strcmp(url, spec->stop_url) == 0)
+		parts = &spec->stop_at;
+	if (!parts)
+		return rg_error_set(err, -EINVAL, "the gone probe's URL is none of the sidecar's");
+	if (http_request_built(&st->gone) && st->gone_url && strcmp(st->gone_url, url) == 0)
+		return 0;
+	st->gone_url = NULL;
+	rc = init_request(st, &st->gone, HTTP_CONNECT, url, parts, err);
+	if (rc == 0)
+		st->gone_url = url;
+	return rc;
+}
+
 int stopper_prepare(struct stopper *st, struct rg_error *err)
 {
-	static const enum decide_http_purpose ahead[] = { DECIDE_HTTP_DRAIN, DECIDE_HTTP_STOP, DECIDE_HTTP_GONE,
-							  DECIDE_HTTP_CHECK };
+	static const enum decide_http_purpose ahead[] = { DECIDE_HTTP_DRAIN, DECIDE_HTTP_STOP, DECIDE_HTTP_CHECK };
 	size_t i;
 	int rc = 0;
 
@@ -94,14 +119,19 @@ int stopper_prepare(struct stopper *st, struct rg_error *err)
 	return rc;
 }
 
-int stopper_request(struct stopper *st, enum decide_http_purpose purpose, int64_t connect_timeout_us,
-		    int64_t timeout_us, struct rg_error *err)
+int stopper_request(struct stopper *st, enum decide_http_purpose purpose, const char *url,
+		    int64_t connect_timeout_us, int64_t timeout_us, struct rg_error *err)
 {
 	struct http_request *r = request_of(st, purpose);
 	int rc;
 
 	if (!r)
 		return rg_error_set(err, -EINVAL, "no such request");
+	if (purpose == DECIDE_HTTP_GONE) {
+		rc = build_gone(st, url, err);
+		if (rc < 0)
+			return rc;
+	}
 	/* The readiness poll is built at its first use; the others ahead of time, else now. */
 	if (!http_request_built(r)) {
 		rc = build(st, purpose, err);

@@ -1,7 +1,7 @@
 /*
  * One sidecar's I/O, in one place: its readiness poll, its drain, stop and
- * gone-probe requests (built ahead of time, so that the stop goes out at
- * once when it is due), the pre-flight look at it and what that said, and
+ * gone-probe requests (the drain and stop built ahead of time, so that the
+ * stop goes out at once when it is due), the pre-flight look at it and what that said, and
  * the watches of its processes, collected from the pod as podscan last saw
  * it, which it signals. What comes of it goes to its owner as events for
  * decide (on_event), and when the last process it watches is gone it says
@@ -11,7 +11,7 @@
  *	stopper_init(&st, &cfg);       once per sidecar
  *	stopper_prepare(&st, &err);          libcurl is set up: build the requests
  *	stopper_check(&st, c);         a container of it appeared: pre-flight
- *	stopper_request(&st, DECIDE_HTTP_STOP, connect_us, timeout_us, &err);
+ *	stopper_request(&st, DECIDE_HTTP_STOP, url, connect_us, timeout_us, &err);
  *	stopper_collect(&st);          after each refresh of podscan, once collecting
  *	if (stopper_gone(&st)) ... every process it found is gone ...
  *	stopper_signal(&st, SIGTERM, false, &sent);
@@ -67,14 +67,20 @@ struct stopper {
 	bool advised;        /* advice about its stop endpoint was logged (by pre-flight or an answer) */
 	bool said[PREFLIGHT_NKINDS]; /* pre-flight warnings logged */
 	struct http_request ready, drain, stop, gone, check;
+	const char *gone_url; /* the URL gone was built for (decide's choice), NULL */
 };
 
 void stopper_init(struct stopper *st, const struct stopper_config *cfg);
 /* Builds ahead the requests the sidecar's spec has, those not built yet. -errno when libcurl cannot. */
 int stopper_prepare(struct stopper *st, struct rg_error *err);
-/* Starts the request for purpose now (its result comes as an event). -errno when it cannot be started, err says why. */
-int stopper_request(struct stopper *st, enum decide_http_purpose purpose, int64_t connect_timeout_us,
-		    int64_t timeout_us, struct rg_error *err);
+/*
+ * Starts the request for purpose now (its result comes as an event).
+ * -errno when it cannot be started, err says why. url is the action's: the
+ * gone probe connects to it (decide chooses which of the sidecar's URLs,
+ * -EINVAL for another); the others have their spec's URL, whatever url says.
+ */
+int stopper_request(struct stopper *st, enum decide_http_purpose purpose, const char *url,
+		    int64_t connect_timeout_us, int64_t timeout_us, struct rg_error *err);
 /* A container of the sidecar appeared: what it shows of the known traps, said once each. */
 void stopper_check(struct stopper *st, const struct podscan_container *c);
 /* Watches every live process of the sidecar's containers not watched yet. Returns the live count. */

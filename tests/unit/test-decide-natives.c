@@ -43,6 +43,7 @@ static void sidecar_fails_apps(void)
 	is_int(last.app, 3, "container 3");
 	is_int(last.signo, SIGTERM, "SIGTERM");
 	ok(!last.all && last.urgent, "to its main process, before anything else");
+	ok(!last.rescan_first, "its pid is known: no look at /proc first");
 	decide_app_signal_result(d, 3, 0, T);
 	is_int(next(), DECIDE_SIGNAL_APP, "then to the second");
 	is_int(last.app, 4, "container 4");
@@ -56,6 +57,9 @@ static void sidecar_fails_apps(void)
 	is_int(last.app, 3, "container 3");
 	is_int(last.signo, SIGKILL, "SIGKILL");
 	ok(last.all, "to every process of it");
+	ok(last.rescan_first && last.pending_before_us == T - 30 * S,
+	   "as a rescan made now lists them: decide asks for it, none having come back since the loop turned");
+	decide_rescanned(d, 0, T);
 	decide_app_signal_result(d, 3, 0, T);
 	is_int(next(), NONE, "nothing more: the app that may not be signalled is left alone");
 	is_int(decide_deadline(d, T), INT64_MAX, "no timer for the apps' stop any more");

@@ -477,6 +477,67 @@ static void pids_moved(void)
 	ok(decide_deadline(d, T) > T, "a failed rescan keeps its retry time, whatever the pids do");
 }
 
+/*
+ * Every rescan is decide's to ask for: the time a container may show its
+ * runtime's init, which travels with each rescan; one wanted at once (a
+ * sidecar's watched processes all exited, SIGHUP); a look of this turn of
+ * the engine's loop for a watch; and the sidecars' exits asked for before
+ * any stop is decided.
+ */
+static void rescans_asked(void)
+{
+	setup(POLICY_NEVER, 1, 1);
+	decide_pending(d, 1);
+	is_int(decide_deadline(d, T), T + 20 * MS, "a container pending: rescans every 20ms");
+	T += 20 * MS;
+	is_int(next(), DECIDE_RESCAN, "a rescan");
+	is_int(last.pending_before_us, T - 30 * S, "a container seen 30 s ago or more is pending no longer");
+	decide_rescanned(d, 0, T);
+	T += 30 * S;
+	is_int(next(), DECIDE_RESCAN, "30 s later");
+	is_int(last.pending_before_us, T - 30 * S, "the limit follows decide's clock: podscan keeps none");
+	decide_rescanned(d, 0, T);
+	decide_pending(d, 0);
+
+	decide_app_seen(d, 3, "job", T);
+	is_int(decide_deadline(d, T), INT64_MAX, "--apps 1 seen: no rescans of decide's own");
+	decide_rescan_wanted(d);
+	is_int(decide_deadline(d, T), T, "a rescan wanted (SIGHUP): due now");
+	is_int(next(), DECIDE_RESCAN, "the rescan");
+	is_int(next(), NONE, "once");
+	decide_rescanned(d, -EMFILE, T);
+	decide_rescan_wanted(d);
+	is_int(next(), DECIDE_RESCAN, "wanted again: at once, not at the failed one's retry");
+	decide_rescanned(d, 0, T);
+	is_int(next(), NONE, "one rescan a want");
+
+	/* The drain: the exits first, the watch from a fresh look, a look again when its processes are gone. */
+	decide_sidecar_seen(d, 0, T - LONG_AGO);
+	decide_app_exited(d, 3, T);
+	decide_app_status(d, 3, 0, T);
+	is_int(next(), DECIDE_APPS_DONE, "the apps are done");
+	ok(last.check_exits, "the sidecar's roots are asked whether they exited, before its stop is decided");
+	is_int(next(), DECIDE_SIGNAL, "the stop signal to its root");
+	decide_signal_result(d, 0, 0, T);
+	is_int(next(), DECIDE_WATCH, "then its processes are watched");
+	ok(last.rescan_first, "the loop turned after the signal: as a rescan made now lists them");
+	decide_rescanned(d, 0, T);
+	is_int(next(), NONE, "waiting for them");
+	decide_rescan_wanted(d);
+	is_int(next(), DECIDE_RESCAN, "every watched process exited: one more look first");
+	decide_rescanned(d, 0, T);
+	decide_sidecar_gone(d, 0, T);
+	is_int(next(), DECIDE_EXIT, "none left: the exit");
+	ok(!DECIDE_TELL(d, T, .kind = DECIDE_EV_RESCAN_WANTED), "after it, a rescan wanted changes nothing");
+
+	setup(POLICY_NEVER, 0, 1);
+	app_exits_at_once();
+	is_int(next(), DECIDE_APPS_DONE, "done after the confirming rescan");
+	ok(!last.check_exits, "no container of the sidecar known: no exit to ask about");
+	is_int(next(), DECIDE_WATCH, "its processes are looked for");
+	ok(!last.rescan_first, "as the confirming rescan, of this same turn, saw them");
+}
+
 /* An event about a sidecar decide does not have changes nothing (the signal result's too). */
 static void out_of_range(void)
 {
@@ -651,6 +712,7 @@ int main(void)
 	polling();
 	wrapper();
 	pids_moved();
+	rescans_asked();
 	out_of_range();
 	resume();
 	termination_share();

@@ -425,6 +425,24 @@ static void watch_descriptors(void)
 	ok(c && c->root_gone && c->role == ROLE_OTHER, "settled at its exit: neither an app nor a sidecar");
 	is_int(open_fds(), scanning, "and its watch is over");
 
+	/* One that never execs is pending until decide's limit passes its first sighting, by the pod's clock. */
+	init = fake_child(CHILD_WAITS, &init_rel);
+	fake_proc(init, 0, "runc:[2:INIT]", CG("/stuck"), "runc");
+	pod_refresh(&pod);
+	c = podscan_find(pod.ps, id_of(init, &pod));
+	ok(c && c->role == ROLE_PENDING && c->seen_us == fake_now, "pending, first seen by the pod's clock");
+	fake_now += 30 * S;
+	pod_pending_over(&pod, fake_now - 30 * S - 1);
+	pod_refresh(&pod);
+	ok(c && c->role == ROLE_PENDING, "a limit before its first sighting: still pending");
+	pod_pending_over(&pod, fake_now - 30 * S);
+	pod_refresh(&pod);
+	ok(c && c->role == ROLE_OTHER && c->role_changed, "its time is up: classified by what it shows (--app: other)");
+	fake_release(init_rel, 0);
+	is_int(open_fds(), scanning, "and no longer watched");
+	fake_gone(init);
+	pod_refresh(&pod);
+
 	close(nat_rel);
 	pod_close(&pod);
 	is_int(open_fds(), before, "the pod closed and its children gone, as many descriptors as before");

@@ -704,6 +704,39 @@ static void exec_under_way(void)
 	podscan_free(ps);
 }
 
+/*
+ * A container pending for long enough (its caller says when: podscan keeps
+ * no clock) is classified by what it shows at the next refresh: a runtime's
+ * init by its name, a root whose command line stays empty by its comm.
+ */
+static void pending_over(void)
+{
+	struct podscan *ps;
+	struct podscan_container *c, *e;
+
+	reset();
+	mkproc(1, 0, "pause", 100, CG("/pause"), "/pause");
+	mkproc(3, 0, "rearguard", 110, CG("/agent"), "rearguard");
+	mkproc(7, 0, "runc:[2:INIT]", 200, CG("/stuck"), "runc\0init");
+	mkproc(8, 0, "job", 210, CG("/wiped"), NULL);
+	put(8, "cmdline", "", 0);
+	ps = open_scan(3);
+	podscan_refresh(ps, NULL);
+	c = by_root(ps, 7);
+	e = by_root(ps, 8);
+	ok(c && c->role == ROLE_PENDING && e && e->role == ROLE_PENDING, "both pending at first");
+	podscan_refresh(ps, NULL);
+	ok(c->role == ROLE_PENDING && e->role == ROLE_PENDING, "and for as long as no one says otherwise");
+	podscan_pending_over(ps, c);
+	podscan_pending_over(ps, e);
+	ok(c->role == ROLE_PENDING, "said: nothing changes before the next refresh");
+	podscan_refresh(ps, NULL);
+	ok(c->role == ROLE_APP && c->role_changed, "the runtime's init that never exec'd: what its name matched");
+	ok(e->role == ROLE_APP && e->role_changed, "the root whose command line stays empty: by its comm");
+	is_str(e->name, "job", "named by it");
+	podscan_free(ps);
+}
+
 /* Whether a process catches, ignores or blocks a signal: its status's masks. */
 static void catches(void)
 {
@@ -1124,6 +1157,7 @@ int main(void)
 	names_only();
 	long_cgroup();
 	pending_settled();
+	pending_over();
 	transient_cgroup();
 	outside_init();
 	session_before_move();

@@ -137,8 +137,8 @@ int main(void)
 	ok(!fake_dead(spared), "the spared shell still runs");
 
 	/* A request's result is an event for decide: nothing listens on port 1. */
-	is_int(stopper_request(&st, DECIDE_HTTP_STOP, US_PER_S, US_PER_S, NULL), 0, "the stop request starts");
-	is_int(stopper_request(&st, DECIDE_HTTP_READY, US_PER_S, US_PER_S, NULL), 0, "so does a readiness poll");
+	is_int(stopper_request(&st, DECIDE_HTTP_STOP, NULL, US_PER_S, US_PER_S, NULL), 0, "the stop request starts");
+	is_int(stopper_request(&st, DECIDE_HTTP_READY, NULL, US_PER_S, US_PER_S, NULL), 0, "so does a readiness poll");
 	FAKE_RUN_UNTIL(loop,
 		       find(DECIDE_EV_HTTP_RESULT, DECIDE_HTTP_STOP) && find(DECIDE_EV_HTTP_RESULT, DECIDE_HTTP_READY));
 	ev = find(DECIDE_EV_HTTP_RESULT, DECIDE_HTTP_STOP);
@@ -148,11 +148,21 @@ int main(void)
 
 	/* A request built at its use builds only itself: the one in flight goes on to its result. */
 	nevents = 0;
-	is_int(stopper_request(&st, DECIDE_HTTP_STOP, US_PER_S, US_PER_S, NULL), 0, "the stop request starts again");
+	is_int(stopper_request(&st, DECIDE_HTTP_STOP, NULL, US_PER_S, US_PER_S, NULL), 0, "the stop request starts again");
 	ok(!find(DECIDE_EV_HTTP_RESULT, DECIDE_HTTP_STOP), "and is in flight");
-	is_int(stopper_request(&st, DECIDE_HTTP_DRAIN, US_PER_S, US_PER_S, NULL), -EINVAL, "a drain without a URL is refused");
+	is_int(stopper_request(&st, DECIDE_HTTP_DRAIN, NULL, US_PER_S, US_PER_S, NULL), -EINVAL, "a drain without a URL is refused");
 	FAKE_RUN_UNTIL(loop, find(DECIDE_EV_HTTP_RESULT, DECIDE_HTTP_STOP));
 	ok(find(DECIDE_EV_HTTP_RESULT, DECIDE_HTTP_STOP) != NULL, "the stop request in flight still ends with its result");
+
+	/* The gone probe connects where decide says: one of the sidecar's own URLs, no other. */
+	nevents = 0;
+	is_int(stopper_request(&st, DECIDE_HTTP_GONE, "http://127.0.0.1:1/elsewhere", US_PER_S, US_PER_S, NULL), -EINVAL,
+	       "a gone probe to a URL not the sidecar's is refused");
+	is_int(stopper_request(&st, DECIDE_HTTP_GONE, spec.stop_url, US_PER_S, US_PER_S, NULL), 0,
+	       "a gone probe to its stop URL starts");
+	FAKE_RUN_UNTIL(loop, find(DECIDE_EV_HTTP_RESULT, DECIDE_HTTP_GONE));
+	ev = find(DECIDE_EV_HTTP_RESULT, DECIDE_HTTP_GONE);
+	ok(ev && ev->result == -ECONNREFUSED, "refused: the sign it is gone, for decide to read");
 
 	/* Pre-flight: a Cloud SQL proxy without --quitquitquit has no stop endpoint, said once. */
 	nevents = 0;
