@@ -8,6 +8,32 @@
 
 #include "decide-harness.h"
 
+/* App id exits 0 now: the apps are done. */
+static void app_done(unsigned id)
+{
+	decide_app_exited(d, id, T);
+	decide_app_status(d, id, 0, T);
+	is_int(next_skipping_rescans(), DECIDE_APPS_DONE, "the app is done");
+}
+
+/* One HTTP sidecar whose drain was asked for, up to its stop request. */
+static void http_stop_asked(void)
+{
+	setup_with(POLICY_NEVER, 1, http_sidecars, 1, false);
+	decide_drain_now(d, REASON_DRAIN_COMMAND, T);
+	next();
+	next();
+	http_next(DECIDE_HTTP_STOP, "stop request");
+}
+
+/* A pod of one app and n sidecars whose drain was asked for: its first action (the apps' end) taken. */
+static void drained(unsigned n)
+{
+	setup(POLICY_NEVER, 1, n);
+	decide_drain_now(d, REASON_DRAIN_COMMAND, T);
+	is_int(next(), DECIDE_APPS_DONE, "drained: the apps are done");
+}
+
 static void escalation(void)
 {
 	setup(POLICY_NEVER, 1, 2);
@@ -53,9 +79,7 @@ static void escalation(void)
 
 static void terminated_by_sigterm(void)
 {
-	setup(POLICY_NEVER, 1, 2);
-	decide_drain_now(d, REASON_DRAIN_COMMAND, T);
-	next();
+	drained(2);
 	next();
 	next();
 	T += 20 * S;
@@ -67,9 +91,7 @@ static void terminated_by_sigterm(void)
 
 static void eperm(void)
 {
-	setup(POLICY_NEVER, 1, 2);
-	decide_drain_now(d, REASON_DRAIN_COMMAND, T);
-	next();
+	drained(2);
 	is_int(next(), DECIDE_WATCH, "watch logs");
 	is_int(next(), DECIDE_SIGNAL, "signal logs");
 	decide_signal_result(d, 1, -EPERM, T);
@@ -88,9 +110,7 @@ static void eperm(void)
 
 static void not_found(void)
 {
-	setup(POLICY_NEVER, 1, 1);
-	decide_drain_now(d, REASON_DRAIN_COMMAND, T);
-	next();
+	drained(1);
 	is_int(next(), DECIDE_WATCH, "watch");
 	decide_sidecar_gone(d, 0, T); /* nothing to watch */
 	is_int(next(), DECIDE_EXIT, "nothing to stop: exit");
@@ -148,9 +168,7 @@ static void handler_wait(void)
 	setup(POLICY_NEVER, 1, 1);
 	decide_sidecar_seen(d, 0, T);
 	decide_app_seen(d, 3, "job", T);
-	decide_app_exited(d, 3, T);
-	decide_app_status(d, 3, 0, T);
-	is_int(next_skipping_rescans(), DECIDE_APPS_DONE, "the app is done");
+	app_done(3);
 	from = T;
 	for (i = 0; i < 1000 && next() == DECIDE_CATCHES; i++) {
 		decide_sidecar_catches(d, 0, 0, T);
@@ -214,9 +232,7 @@ static void handler_wait_from_start(void)
 	setup(POLICY_NEVER, 1, 1);
 	decide_sidecar_seen_aged(d, 0, 5 * S, T - 1700 * MS);
 	decide_app_seen(d, 3, "job", T - 1700 * MS);
-	decide_app_exited(d, 3, T);
-	decide_app_status(d, 3, 0, T);
-	is_int(next_skipping_rescans(), DECIDE_APPS_DONE, "the app is done");
+	app_done(3);
 	is_int(next(), DECIDE_SIGNAL, "begun 6.7 s before: the signal at once, no look");
 	ok(!noted(NOTE_CATCHES_WAIT) && !noted(NOTE_CATCHES_NOT), "and no word of a wait");
 
@@ -224,9 +240,7 @@ static void handler_wait_from_start(void)
 	setup(POLICY_NEVER, 1, 1);
 	decide_sidecar_seen_aged(d, 0, 0, T - 1700 * MS);
 	decide_app_seen(d, 3, "job", T - 1700 * MS);
-	decide_app_exited(d, 3, T);
-	decide_app_status(d, 3, 0, T);
-	is_int(next_skipping_rescans(), DECIDE_APPS_DONE, "the app is done");
+	app_done(3);
 	from = T;
 	for (i = 0; i < 1000 && next() == DECIDE_CATCHES; i++) {
 		decide_sidecar_catches(d, 0, 0, T);
@@ -400,11 +414,7 @@ static void http_stop(void)
 	is_int(sc(0).statuses[0], 200, "answered 200");
 
 	/* The proxy answers and exits: its exit may be seen before its answer is read. */
-	setup_with(POLICY_NEVER, 1, http_sidecars, 1, false);
-	decide_drain_now(d, REASON_DRAIN_COMMAND, T);
-	next();
-	next();
-	http_next(DECIDE_HTTP_STOP, "stop request");
+	http_stop_asked();
 	decide_sidecar_gone(d, 0, T + MS);
 	is_str(sc(0).outcome, "stopped", "gone: stopped");
 	is_int(next(), NONE, "the exit waits for the answer in flight");
@@ -422,11 +432,7 @@ static void http_retries(void)
 	int64_t deadline;
 	size_t i;
 
-	setup_with(POLICY_NEVER, 1, http_sidecars, 1, false);
-	decide_drain_now(d, REASON_DRAIN_COMMAND, T);
-	next();
-	next();
-	http_next(DECIDE_HTTP_STOP, "stop request");
+	http_stop_asked();
 	deadline = T + 20 * S;
 	for (i = 0; i < ARRAY_SIZE(answers); i++) {
 		answer(DECIDE_HTTP_STOP, answers[i]);
@@ -463,11 +469,7 @@ static void http_retries(void)
 static void http_escalation(void)
 {
 	/* 200, and still running: linkerd2#6993. */
-	setup_with(POLICY_NEVER, 1, http_sidecars, 1, false);
-	decide_drain_now(d, REASON_DRAIN_COMMAND, T);
-	next();
-	next();
-	http_next(DECIDE_HTTP_STOP, "stop request");
+	http_stop_asked();
 	answer(DECIDE_HTTP_STOP, 200);
 	T += 20 * S;
 	is_int(next(), DECIDE_SIGNAL, "still running at --stop-timeout: SIGTERM");
@@ -479,11 +481,7 @@ static void http_escalation(void)
 	is_str(sc(0).outcome, "killed", "outcome killed");
 
 	/* A hanging request: its answer comes after the escalation and changes nothing. */
-	setup_with(POLICY_NEVER, 1, http_sidecars, 1, false);
-	decide_drain_now(d, REASON_DRAIN_COMMAND, T);
-	next();
-	next();
-	http_next(DECIDE_HTTP_STOP, "stop request");
+	http_stop_asked();
 	T += 5 * S;
 	answer(DECIDE_HTTP_STOP, -ETIMEDOUT);
 	T += 100 * MS;
@@ -497,11 +495,7 @@ static void http_escalation(void)
 	is_int(sc(0).statuses[1], 200, "but is recorded");
 
 	/* 4xx: the endpoint refuses (Linkerd without its shutdown endpoint): a signal at once. */
-	setup_with(POLICY_NEVER, 1, http_sidecars, 1, false);
-	decide_drain_now(d, REASON_DRAIN_COMMAND, T);
-	next();
-	next();
-	http_next(DECIDE_HTTP_STOP, "stop request");
+	http_stop_asked();
 	T += MS;
 	answer(DECIDE_HTTP_STOP, 404);
 	ok(noted(NOTE_STOP_REFUSED) && note(NOTE_STOP_REFUSED)->result == 404 && !note(NOTE_STOP_REFUSED)->blind,
@@ -662,9 +656,7 @@ static void blind(void)
 
 static void signal_retries(void)
 {
-	setup(POLICY_NEVER, 1, 1);
-	decide_drain_now(d, REASON_DRAIN_COMMAND, T);
-	next();
+	drained(1);
 	is_int(next(), DECIDE_WATCH, "watch");
 	is_int(next(), DECIDE_SIGNAL, "signal");
 	decide_signal_result(d, 0, -EMFILE, T);
