@@ -76,8 +76,12 @@ static enum podscan_match classify(void *arg, const char *kname, const char *com
 		}
 	}
 	for (i = 0; i < cfg->nsidecars && !cfg->sidecars[i].detected; i++) {
-		/* A spec for another named container: not this one's, whatever this one runs. */
-		if (kname[0] && cfg->sidecars[i].container[0])
+		/*
+		 * A spec for another named container: not this one's, whatever this
+		 * one runs; nor for one whose name could not be read where names are
+		 * seen (it exited at once: its sidecar would have been seen named).
+		 */
+		if (cfg->sidecars[i].container[0] && (kname[0] || (p->ps && podscan_names_seen(p->ps))))
 			continue;
 		if (matches(&cfg->sidecars[i], comm, argv0)) {
 			*sidecar = i;

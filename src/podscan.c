@@ -1,6 +1,7 @@
 #include "config.h"
 
 #include "podscan.h"
+#include "podscan-private.h"
 
 #include "argv.h"
 #include "log.h"
@@ -75,6 +76,7 @@ struct podscan {
 	unsigned next_id;
 	bool flat, first_done;
 	bool no_cmdlines;   /* names from comm alone (podscan_names_only) */
+	bool names_seen;    /* podscan_names_seen */
 	/*
 	 * The pod's cgroup (proc_cgroup_pod): every container's is below it, a
 	 * runtime's is not. Empty when the layout shows none (flat, or pid 1
@@ -220,7 +222,8 @@ static void close_proc_file(const struct podscan *ps, int fd)
 }
 
 /* Reads /proc/PID/what into buf, in one read (see READ_ONE_SHOT). */
-static int read_pid_file(const struct podscan *ps, char *buf, size_t cap, pid_t pid, const char *what, size_t *len)
+int podscan_read_pid_file(const struct podscan *ps, char *buf, size_t cap, pid_t pid, const char *what,
+			  size_t *len)
 {
 	char path[64];
 	int fd, rc;
@@ -237,7 +240,7 @@ static int read_pid_file(const struct podscan *ps, char *buf, size_t cap, pid_t 
 static int read_stat(struct podscan *ps, pid_t pid, struct proc_stat *st)
 {
 	size_t len;
-	int rc = read_pid_file(ps, ps->buf, sizeof(ps->buf), pid, "stat", &len);
+	int rc = podscan_read_pid_file(ps, ps->buf, sizeof(ps->buf), pid, "stat", &len);
 
 	if (rc < 0)
 		return rc;
@@ -255,7 +258,7 @@ static void read_argv0(struct podscan *ps, pid_t pid, char *out, size_t outlen)
 	/* A command line is read under the process's memory lock: a process stuck in D state holds it. */
 	if (ps->no_cmdlines)
 		return;
-	if (read_pid_file(ps, ps->buf, sizeof(ps->buf), pid, "cmdline", &len) == 0)
+	if (podscan_read_pid_file(ps, ps->buf, sizeof(ps->buf), pid, "cmdline", &len) == 0)
 		proc_parse_argv0(ps->buf, len, out, outlen);
 }
 
@@ -341,23 +344,26 @@ static struct container *container_by_key(struct podscan *ps, const struct proc_
  * takes no lock of the process's (as a command line does): read in the
  * drain too.
  */
-static void read_kname(struct podscan *ps, struct container *c)
+static int mount_name(struct podscan *ps, pid_t pid, char *out, size_t outlen)
 {
-	size_t len;
-
 	char path[64];
+	size_t len;
 	int fd, rc;
 
-	if (c->pub.kname[0] || !c->pub.root || ps->flat)
-		return;
-	snprintf(path, sizeof(path), "%d/mountinfo", (int)c->pub.root);
+	snprintf(path, sizeof(path), "%d/mountinfo", (int)pid);
 	fd = open_proc_file(ps, path);
 	if (fd < 0)
-		return;
+		return fd;
 	/* Generated a page at a time: read to its end. */
 	rc = read_small_fd(fd, ps->mounts, sizeof(ps->mounts), &len, READ_TO_END);
 	close_proc_file(ps, fd);
-	if (rc < 0 || proc_mountinfo_container(ps->mounts, len, c->pub.kname, sizeof(c->pub.kname)) < 0)
+	return rc < 0 ? rc : proc_mountinfo_container(ps->mounts, len, out, outlen);
+}
+
+static void read_kname(struct podscan *ps, struct container *c)
+{
+	if (!c->pub.kname[0] && c->pub.root && !ps->flat &&
+	    mount_name(ps, c->pub.root, c->pub.kname, sizeof(c->pub.kname)) < 0)
 		c->pub.kname[0] = '\0';
 }
 
@@ -378,7 +384,7 @@ static void read_args(struct podscan *ps, pid_t pid, struct args *a)
 	a->empty = false;
 	a->argv0[0] = '\0';
 	/* A command line is read under the process's memory lock: a process stuck in D state holds it. */
-	if (ps->no_cmdlines || read_pid_file(ps, a->buf, sizeof(a->buf), pid, "cmdline", &len) < 0)
+	if (ps->no_cmdlines || podscan_read_pid_file(ps, a->buf, sizeof(a->buf), pid, "cmdline", &len) < 0)
 		return;
 	a->empty = len == 0;
 	proc_parse_argv0(a->buf, len, a->argv0, sizeof(a->argv0));
@@ -432,7 +438,7 @@ static int key_of(struct podscan *ps, const struct proc_stat *st, char *key, siz
 		return 0;
 	}
 	ps->stats.cgroup_reads++;
-	rc = read_pid_file(ps, ps->buf, sizeof(ps->buf), st->pid, "cgroup", &len);
+	rc = podscan_read_pid_file(ps, ps->buf, sizeof(ps->buf), st->pid, "cgroup", &len);
 	if (rc < 0)
 		return rc;
 	return proc_cgroup_key(ps->buf, len, key, keylen) < 0 ? -EINVAL : 0;
@@ -552,6 +558,18 @@ static void never_a_container(struct container *c)
 	c->root_comm[0] = '\0';
 }
 
+/* from was an exec session's runtime init in into: its processes are into's, and it was never a container. */
+static void merge_into(struct podscan *ps, struct container *from, struct container *into)
+{
+	size_t i;
+
+	for (i = 0; i < ps->cap; i++)
+		if (ps->slots[i].pid && ps->slots[i].container == from->index + 1)
+			ps->slots[i].container = into->index + 1;
+	into->pub.nprocs += from->pub.nprocs;
+	never_a_container(from);
+}
+
 /*
  * A runtime may move its init into the container's cgroup only after the
  * process is visible in the pod (crun does): while a container is pending,
@@ -571,7 +589,7 @@ static void rekey_pending(struct podscan *ps, struct container *c)
 	size_t len, i;
 	bool moved;
 
-	if (ps->flat || read_pid_file(ps, ps->buf, sizeof(ps->buf), c->pub.root, "cgroup", &len) < 0 ||
+	if (ps->flat || podscan_read_pid_file(ps, ps->buf, sizeof(ps->buf), c->pub.root, "cgroup", &len) < 0 ||
 	    proc_cgroup_key(ps->buf, len, key, sizeof(key)) < 0)
 		return;
 	moved = strcmp(key, c->pub.key) != 0;
@@ -590,11 +608,7 @@ static void rekey_pending(struct podscan *ps, struct container *c)
 	 */
 	if (other && (other->pub.is_new || other->pub.role == ROLE_PENDING) &&
 	    other->pub.root_start > c->pub.root_start) {
-		for (i = 0; i < ps->cap; i++)
-			if (ps->slots[i].pid && ps->slots[i].container == other->index + 1)
-				ps->slots[i].container = c->index + 1;
-		c->pub.nprocs += other->pub.nprocs;
-		never_a_container(other);
+		merge_into(ps, other, c);
 		other->pub.role = ROLE_OTHER;
 		other->pub.role_changed = !other->pub.is_new;
 		other = NULL;
@@ -620,11 +634,7 @@ static void rekey_pending(struct podscan *ps, struct container *c)
 		c->transient_key = ps->pod_cgroup[0] && !proc_cgroup_within(key, ps->pod_cgroup);
 		return;
 	}
-	for (i = 0; i < ps->cap; i++)
-		if (ps->slots[i].pid && ps->slots[i].container == c->index + 1)
-			ps->slots[i].container = other->index + 1;
-	other->pub.nprocs += c->pub.nprocs;
-	never_a_container(c);
+	merge_into(ps, c, other);
 }
 
 /*
@@ -679,8 +689,8 @@ static void detect_flat(struct podscan *ps)
 	char one[sizeof(ps->buf)], one_key[sizeof(ps->buf)], self_key[sizeof(ps->buf)];
 	size_t one_len, len;
 
-	if (ps->cfg.self_pid == 1 || read_pid_file(ps, one, sizeof(one), 1, "cgroup", &one_len) < 0 ||
-	    read_pid_file(ps, ps->buf, sizeof(ps->buf), ps->cfg.self_pid, "cgroup", &len) < 0)
+	if (ps->cfg.self_pid == 1 || podscan_read_pid_file(ps, one, sizeof(one), 1, "cgroup", &one_len) < 0 ||
+	    podscan_read_pid_file(ps, ps->buf, sizeof(ps->buf), ps->cfg.self_pid, "cgroup", &len) < 0)
 		return;
 	/* pause and the agent always have their own cgroups under a runtime that makes them. */
 	ps->flat = strcmp(one, ps->buf) == 0;
@@ -781,7 +791,11 @@ int podscan_refresh(struct podscan *ps, struct podscan_stats *stats)
 		ps->containers[i]->pub.renamed = false;
 	}
 	if (!ps->first_done) {
+		char own[PODSCAN_NAME_MAX];
+
 		detect_flat(ps);
+		/* The agent's own container named by the kubelet's mount: every container's name can be seen. */
+		ps->names_seen = !ps->flat && mount_name(ps, ps->cfg.self_pid, own, sizeof(own)) >= 0;
 		ps->first_done = true;
 	}
 
@@ -958,6 +972,11 @@ bool podscan_flat(const struct podscan *ps)
 	return ps->flat;
 }
 
+bool podscan_names_seen(const struct podscan *ps)
+{
+	return ps->names_seen;
+}
+
 void podscan_settle_pending(struct podscan *ps, struct podscan_container *pub)
 {
 	struct container *c = (struct container *)pub;
@@ -1053,131 +1072,6 @@ ssize_t podscan_procs(const struct podscan *ps, const struct podscan_container *
 	return (ssize_t)n;
 }
 
-int podscan_start_time(const struct podscan *ps, pid_t pid, uint64_t *start, bool *zombie)
-{
-	struct proc_stat st;
-	char buf[1024];
-	size_t len;
-	int rc;
-
-	rc = read_pid_file(ps, buf, sizeof(buf), pid, "stat", &len);
-	if (rc < 0)
-		return rc;
-	if (proc_parse_stat(buf, len, &st) < 0)
-		return -EINVAL;
-	*start = st.starttime;
-	*zombie = st.state == 'Z' || st.state == 'X';
-	return 0;
-}
-
-int64_t podscan_age(uint64_t start, int64_t boot)
-{
-	long hz = sysconf(_SC_CLK_TCK);
-	int64_t began;
-
-	if (hz <= 0 || start >= (uint64_t)(INT64_MAX / US_PER_S))
-		return 0;
-	began = (int64_t)(start + 1) * US_PER_S / hz;
-	return boot > began ? boot - began : 0;
-}
-
-int podscan_cmdline(const struct podscan *ps, pid_t pid, uint64_t start, char *buf, size_t cap, size_t *len)
-{
-	uint64_t now_start;
-	bool zombie;
-	int rc;
-
-	/* Once the drain has begun a process stuck in the kernel must not hold the stop up (podscan_names_only). */
-	if (ps->no_cmdlines)
-		return -EPERM;
-	rc = read_pid_file(ps, buf, cap, pid, "cmdline", len);
-	if (rc < 0)
-		return rc == -ENOENT ? -ESRCH : rc;
-	/* Read after the command line: if the start time still matches, the command line was its. */
-	rc = podscan_start_time(ps, pid, &now_start, &zombie);
-	if (rc == -ENOENT || (rc == 0 && now_start != start))
-		return -ESRCH;
-	return rc;
-}
-
-int podscan_uids(const struct podscan *ps, pid_t pid, uint64_t start, uid_t *ruid, uid_t *suid)
-{
-	unsigned long r, e, sv;
-	uint64_t now_start;
-	char buf[2048], *line;
-	bool zombie;
-	size_t len;
-	int rc;
-
-	rc = read_pid_file(ps, buf, sizeof(buf), pid, "status", &len);
-	if (rc < 0)
-		return rc == -ENOENT ? -ESRCH : rc;
-	line = strstr(buf, "\nUid:");
-	if (!line || sscanf(line + 5, "%lu %lu %lu", &r, &e, &sv) != 3)
-		return -EINVAL;
-	rc = podscan_start_time(ps, pid, &now_start, &zombie);
-	if (rc == -ENOENT || (rc == 0 && now_start != start))
-		return -ESRCH;
-	if (rc < 0)
-		return rc;
-	*ruid = (uid_t)r;
-	*suid = (uid_t)sv;
-	return 0;
-}
-
-int podscan_catches(const struct podscan *ps, pid_t pid, uint64_t start, int signo)
-{
-	uint64_t caught, ignored, blocked, now_start, bit;
-	char buf[8192];
-	bool zombie;
-	size_t len;
-	int rc;
-
-	if (signo < 1 || signo > 64)
-		return -EINVAL;
-	rc = read_pid_file(ps, buf, sizeof(buf), pid, "status", &len);
-	if (rc < 0)
-		return rc == -ENOENT ? -ESRCH : rc;
-	if (proc_status_sigmask(buf, len, "SigCgt", &caught) < 0 ||
-	    proc_status_sigmask(buf, len, "SigIgn", &ignored) < 0 ||
-	    proc_status_sigmask(buf, len, "SigBlk", &blocked) < 0)
-		return -EINVAL;
-	rc = podscan_start_time(ps, pid, &now_start, &zombie);
-	if (rc == -ENOENT || (rc == 0 && (now_start != start || zombie)))
-		return -ESRCH;
-	if (rc < 0)
-		return rc;
-	bit = 1ull << (signo - 1);
-	/* Blocked, it waits for sigwait or a signalfd: it does not die of it either. */
-	if (!((caught | ignored | blocked) & bit))
-		return 0;
-	/*
-	 * Asleep, waiting for work: its start-up is over. A program still busy
-	 * starting may have its handler and yet not act on the signal (nginx
-	 * notices a QUIT that came before its master loop only at the next one).
-	 */
-	if (proc_status_state(buf, len) != 'S')
-		return 0;
-	return (caught | blocked) & bit ? 1 : PODSCAN_IGNORES;
-}
-
-size_t podscan_ancestors(const struct podscan *ps, pid_t pid, pid_t *out, size_t cap)
-{
-	size_t n = 0;
-
-	while (pid > 1 && n < cap) {
-		struct proc_stat st;
-		char buf[1024];
-		size_t len;
-
-		out[n++] = pid;
-		if (read_pid_file(ps, buf, sizeof(buf), pid, "stat", &len) < 0 || proc_parse_stat(buf, len, &st) < 0)
-			break;
-		pid = st.ppid;
-	}
-	return n;
-}
-
 void podscan_names_only(struct podscan *ps)
 {
 	ps->no_cmdlines = true;
@@ -1196,4 +1090,9 @@ const char *podscan_role_name(enum podscan_role role)
 	static const char *const names[] = { "pending", "pause", "self", "app", "sidecar", "other" };
 
 	return names[role];
+}
+
+bool podscan_cmdlines_off(const struct podscan *ps)
+{
+	return ps->no_cmdlines;
 }

@@ -133,6 +133,14 @@ int podscan_pids_moved(struct podscan *ps);
 /* True when containers are told apart by process subtree, not by cgroup. */
 bool podscan_flat(const struct podscan *ps);
 
+/*
+ * True when the kubelet's mounts name the containers (the agent's own has
+ * its name, kname), from the first refresh on: a container whose name is
+ * not known is then one whose main process exited before its mounts could
+ * be read, not one of a pod without names.
+ */
+bool podscan_names_seen(const struct podscan *ps);
+
 /* The root of c exited: c is over, and its pid may now be reused by anyone. */
 void podscan_root_exited(struct podscan *ps, struct podscan_container *c);
 

@@ -7,8 +7,9 @@
 #  two:        two named sidecars with one program (proxy first, shipper
 #              last), stopped in reverse order;
 #  many:       five sh apps beside a sh shipper;
-#  fourteen:   fourteen containers, two apps failing: the summary's fails_pod
-#              names each failed container as kubectl get pod does.
+#  fourteen:   fourteen containers, two apps failing and one gone at once:
+#              the summary's fails_pod names each failed container as
+#              kubectl get pod does.
 # Each completes (or fails, where its apps fail) within seconds of its last
 # app, every exit code the kubelet reports is the summary's, and the apps
 # are named by their containers.
@@ -65,7 +66,9 @@ fourteen=()
 for i in $(seq 12); do
 	case $i in
 	4) fourteen+=("app$i=echo failing; sleep 1; exit 3") ;;
-	9) fourteen+=("app$i=exit 1") ;;
+	# Gone at once: its name may not be read in time, but it is an app all the same.
+	6) fourteen+=("app$i=exit 0") ;;
+	9) fourteen+=("app$i=sleep 0.5; exit 1") ;;
 	*) fourteen+=("app$i=sleep 2") ;;
 	esac
 done

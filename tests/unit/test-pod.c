@@ -172,6 +172,23 @@ static void known_by_name(void)
 	ok(fake_container_of(&pod, other)->role == ROLE_SIDECAR && fake_container_of(&pod, other)->sidecar == 0,
 	   "without its name, a container is matched by its program");
 
+	fake_release(other_rel, 0);
+	fake_gone(other);
+	pod_close(&pod);
+
+	/*
+	 * Where the agent's own container has its name, every container's can
+	 * be seen: one without a name exited before its mounts could be read,
+	 * and is no sidecar that a spec names (that one is seen named).
+	 */
+	kubelet_mount(getpid(), "rearguard");
+	other = fake_child(CHILD_WAITS, &other_rel);
+	fake_proc(other, 0, "sh", CG("/other2"), "/bin/sh");
+	is_int(pod_open(&pod, &cfg), 0, "names seen: the first scan");
+	pod_follow(&pod);
+	ok(fake_container_of(&pod, other)->role == ROLE_APP, "names seen: a container without one is no named sidecar");
+	is_int(fake_container_of(&pod, shipper)->role, ROLE_SIDECAR, "names seen: the named one still is");
+
 	fake_release(app_rel, 0);
 	fake_release(shipper_rel, 0);
 	fake_release(web_rel, 0);
