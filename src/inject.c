@@ -335,6 +335,53 @@ static int default_container(struct run *r, struct ynode *tmpl, struct ynode **m
 	return 0;
 }
 
+#define OTEL_PREFIX "instrumentation.opentelemetry.io/"
+
+/*
+ * The OpenTelemetry operator's auto-instrumentation (inject-java,
+ * inject-python, ..., inject-sdk) goes into the containers that
+ * container-names (or a language's own *-container-names) lists, and
+ * without one into spec.containers[0]: the agent, now. The first app is
+ * named, whatever the inject- annotations' values: a "false" on the
+ * template may stand beside a namespace's "true" for another language.
+ * A template that names containers itself keeps them (the operator
+ * appends the common list to a language's own).
+ */
+static int otel_container_names(struct run *r, struct ynode *tmpl, struct ynode **meta, const char *app,
+				const struct ynode *at, const char *what)
+{
+	const struct ynode *ann = ydoc_get(*meta, "annotations");
+	const char *lang = NULL;
+	size_t i, plen = strlen(OTEL_PREFIX), klen;
+	struct ynode *out;
+
+	if (!app || !ann || ann->kind != YNODE_MAP)
+		return 0;
+	for (i = 0; i + 1 < ann->n; i += 2) {
+		const char *k = ydoc_str(ann->items[i]);
+
+		if (!k || strncmp(k, OTEL_PREFIX, plen) != 0)
+			continue;
+		klen = strlen(k);
+		/* container-names, java-container-names, ... and nginx's inject-nginx-container-names */
+		if (klen >= sizeof("container-names") - 1 &&
+		    strcmp(k + klen - (sizeof("container-names") - 1), "container-names") == 0)
+			return 0;
+		if (!lang && strncmp(k + plen, "inject-", 7) == 0)
+			lang = k;
+	}
+	if (!lang)
+		return 0;
+	out = inject_annotations(r, tmpl, meta);
+	if (!out || ydoc_set(r->s, out, OTEL_PREFIX "container-names", text(r->s, app), false) < 0)
+		return -ENOMEM;
+	inject_say(r, INFO, at, what,
+		   "%s: the OpenTelemetry operator instruments the first container unless " OTEL_PREFIX
+		   "container-names says which: set to %s, the first app, not the agent",
+		   lang, app);
+	return 0;
+}
+
 /* ---- one pod template ---------------------------------------------------------- */
 
 /*
@@ -546,6 +593,8 @@ static int inject_template(struct run *r, struct ynode *tmpl, const char *field,
 		memcpy(ctrs->items, order, n * sizeof(order[0]));
 	}
 	rc = default_container(r, tmpl, &meta, app);
+	if (rc == 0)
+		rc = otel_container_names(r, tmpl, &meta, app, at, what);
 	if (rc < 0)
 		return rc;
 	agent = agent_container(r, &f, policy, gate);
