@@ -409,6 +409,64 @@ static bool check_name(struct run *r, const struct ynode *c, const char *field, 
 }
 
 /*
+ * Why a template without a sidecar is left alone: a refusal of the
+ * injector --mesh names is the reason, not a missing --mesh; --mesh is
+ * advised only when it was not given, and not to a template that refuses
+ * a mesh.
+ */
+static void no_sidecar(struct run *r, const struct ynode *meta, const struct found *f, const struct ynode *at,
+		       const char *what)
+{
+	char meshes[64], refusal[192] = "", mesh_hint[128] = "";
+	const struct spec_preset *p = f->refused;
+
+	if (p)
+		snprintf(refusal, sizeof(refusal), "%s refuses %s's injector (%s=%s)",
+			 f->mesh_refused ? "it" : "and it", p->name, p->inject_key,
+			 inject_meta_value(meta, p->inject_key));
+	if (!r->o.mesh && !(p && p->mesh)) {
+		presets_mesh_words("|", meshes, sizeof(meshes));
+		snprintf(mesh_hint, sizeof(mesh_hint), "a mesh that injects one namespace-wide needs --mesh %s; ",
+			 meshes);
+	}
+	if (f->mesh_refused)
+		inject_say(r, INFO, at, what,
+			   "%s, which --mesh %s stands for, and shows no other known sidecar: left unchanged (a "
+			   "sidecar inject does not know needs --sidecar CONTAINER or the annotation " INJECT_SIDECARS
+			   ")",
+			   refusal, r->o.mesh);
+	else
+		inject_say(r, INFO, at, what,
+			   "no known sidecar in the template%s%s: left unchanged (%sa sidecar inject does not know "
+			   "needs --sidecar CONTAINER or the annotation " INJECT_SIDECARS ")",
+			   *refusal ? ", " : "", refusal, mesh_hint);
+	r->c.left++;
+}
+
+/*
+ * Why a template whose sidecars the agent would not stop is left alone:
+ * native sidecars, which the kubelet stops (known or not), and helpers,
+ * which end by themselves, each said as what it is.
+ */
+static void only_natives(struct run *r, const struct found *f, const struct ynode *at, const char *what)
+{
+	char natives[256] = "", helpers[256] = "";
+	size_t i;
+
+	for (i = 0; i < f->n; i++) {
+		char *list = f->sc[i].p && f->sc[i].p->helper ? helpers : natives;
+
+		snprintf(list + strlen(list), sizeof(natives) - strlen(list), "%s%s%s", *list ? ", " : "",
+			 f->sc[i].p ? "" : "init container ", inject_sidecar_name(&f->sc[i]));
+	}
+	inject_say(r, INFO, at, what, "its sidecars are %s%s%s%s%s%s%s: left unchanged", *natives ? "native (" : "",
+		   natives, *natives ? "), which the kubelet stops after the apps" : "",
+		   *natives && *helpers ? ", and " : "", *helpers ? "helpers that end by themselves (" : "", helpers,
+		   *helpers ? ")" : "");
+	r->c.left++;
+}
+
+/*
  * Adds rearguard to one pod template (tmpl holds metadata and spec; for a
  * Pod it is the object). Returns 1 when it changed, 0 when it is left as it
  * is (with a note saying why), or an error.
@@ -529,29 +587,11 @@ static int inject_template(struct run *r, struct ynode *tmpl, const char *field,
 	if (rc < 0)
 		return rc;
 	if (f.n == 0) {
-		char meshes[64];
-
-		presets_mesh_words("|", meshes, sizeof(meshes));
-		inject_say(r, INFO, at, what,
-			   "no known sidecar in the template: left unchanged (a mesh that injects one namespace-wide "
-			   "needs --mesh %s; a sidecar inject does not know needs --sidecar CONTAINER or the "
-			   "annotation " INJECT_SIDECARS ")",
-			   meshes);
-		r->c.left++;
+		no_sidecar(r, meta, &f, at, what);
 		return 0;
 	}
 	if (f.plain == 0) {
-		/* Nothing for the agent to stop: the kubelet stops native sidecars, and helpers end by themselves. */
-		for (i = 0; i < f.n; i++)
-			snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s", i ? ", " : "",
-				 inject_sidecar_name(&f.sc[i]));
-		inject_say(
-		    r, INFO, at, what,
-		    "its known sidecars (%s) are native sidecars, which the kubelet stops after the apps, or helpers "
-		    "that "
-		    "end by themselves: left unchanged",
-		    list);
-		r->c.left++;
+		only_natives(r, &f, at, what);
 		return 0;
 	}
 	if (f.apps == 0) {
@@ -656,6 +696,8 @@ static void name_object(const struct ynode *obj, bool ours, char *what, size_t l
 
 	if (!name)
 		name = ydoc_str(ydoc_path(obj, "metadata.generateName"));
+	if (api && (!*api || ydoc_is_null(ydoc_get(obj, "apiVersion"))))
+		api = NULL;
 	snprintf(what, len, "%.64s%s%.64s%s%.128s%s", ours || !api ? "" : api, ours || !api ? "" : " ",
 		 kind ? kind : "object", name ? " \"" : "", name ? name : "", name ? "\"" : "");
 }
@@ -682,10 +724,26 @@ static int inject_object(struct run *r, struct ynode *obj)
 	if (!kind)
 		return 0;
 	if (!pod && !job && !cron) {
-		/* A workload of another API that shares a name with one of ours (a Volcano Job) is said. */
-		if (strcmp(kind, "Job") == 0 || strcmp(kind, "CronJob") == 0 || strcmp(kind, "Pod") == 0)
-			inject_say(r, INFO, obj, what, "not Kubernetes' %s (%s): left unchanged", kind,
-				   strcmp(kind, "Pod") == 0 ? "v1" : "batch/v1");
+		const struct ynode *apin = ydoc_get(obj, "apiVersion");
+		bool ours = strcmp(kind, "Job") == 0 || strcmp(kind, "CronJob") == 0 || strcmp(kind, "Pod") == 0;
+		const char *want = strcmp(kind, "Pod") == 0 ? "v1" : "batch/v1";
+
+		/*
+		 * Each object said is counted left unchanged. A workload of another
+		 * API that shares a name with one of ours (a Volcano Job) is said, and
+		 * so is one without an apiVersion, which is no other API's either.
+		 */
+		if (ours && apin && apin->kind != YNODE_SCALAR)
+			inject_say(r, WARN, apin, what,
+				   "apiVersion is %s, not a string (a %s's is %s): left unchanged (the API server "
+				   "refuses it as well)",
+				   inject_shape(apin), kind, want);
+		else if (ours && (!api || !*api || ydoc_is_null(apin)))
+			inject_say(r, WARN, obj, what,
+				   "no apiVersion (a %s's is %s): left unchanged (the API server refuses it as well)",
+				   kind, want);
+		else if (ours)
+			inject_say(r, INFO, obj, what, "not Kubernetes' %s (%s): left unchanged", kind, want);
 		else if (api && strncmp(api, "argoproj.io/", 12) == 0 && strstr(kind, "Workflow"))
 			inject_say(
 			    r, INFO, obj, what,
@@ -693,6 +751,9 @@ static int inject_object(struct run *r, struct ynode *obj)
 		else if (api && strncmp(api, "tekton.dev/", 11) == 0 && (strstr(kind, "Run") || strstr(kind, "Task")))
 			inject_say(r, INFO, obj, what,
 				   "Tekton stops the sidecars of its pods itself: left unchanged (docs/inject.md)");
+		else
+			return 0;
+		r->c.left++;
 		return 0;
 	}
 	mark = helm_mark(obj, 0);

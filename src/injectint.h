@@ -56,6 +56,8 @@ struct found {
 	const char *named[MAX_CONTAINERS];	/* per container: the user's SPEC when named a sidecar, else NULL */
 	const char *named_init[MAX_CONTAINERS]; /* the same per init container */
 	bool sidecar_ctr[MAX_CONTAINERS];	/* per container: a sidecar */
+	const struct spec_preset *refused;	/* a row whose injector the template refuses, --mesh's first */
+	bool mesh_refused;			/* ...and it is the one --mesh names */
 };
 #define NO_CTR ((size_t)-1)
 

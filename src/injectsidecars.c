@@ -62,20 +62,61 @@ static bool native_asked(const struct spec_preset *p, const struct ynode *meta)
 	return false;
 }
 
-/* Whether a template's annotation asks for its row's injector: one of its values, or --mesh. */
-static bool asked_for(const struct run *r, const struct spec_preset *p, const struct ynode *meta)
+/*
+ * Whether a template's annotation asks for its row's injector: one of its
+ * values, or mesh (--mesh, unless the template shows a mesh's proxy). A
+ * refusal is kept in f, for the note of a template left alone.
+ */
+static bool asked_for(const char *mesh, const struct spec_preset *p, const struct ynode *meta, struct found *f)
 {
 	const char *v = inject_meta_value(meta, p->inject_key);
 	size_t k;
 
-	if (v && p->inject_off && strcmp(v, p->inject_off) == 0)
+	if (v && p->inject_off && strcmp(v, p->inject_off) == 0) {
+		if (!f->refused || (mesh && p->mesh && strcmp(mesh, p->mesh) == 0)) {
+			f->refused = p;
+			f->mesh_refused = mesh && p->mesh && strcmp(mesh, p->mesh) == 0;
+		}
 		return false;
+	}
 	if (v && p->inject_any && *v)
 		return true;
 	for (k = 0; v && k < ARRAY_SIZE(p->inject_on) && p->inject_on[k]; k++)
 		if (strcmp(v, p->inject_on[k]) == 0)
 			return true;
-	return r->o.mesh && p->mesh && strcmp(r->o.mesh, p->mesh) == 0;
+	return mesh && p->mesh && strcmp(mesh, p->mesh) == 0;
+}
+
+/*
+ * A mesh's proxy the template shows already, as a container or a native
+ * sidecar (kube-inject's output, a template written with its proxy), or
+ * NULL. --mesh says what a namespace's injector adds to the pods: where the
+ * template shows the proxy, that evidence wins, and the flag adds nothing
+ * (no agent for a native proxy the kubelet stops, no second mesh).
+ */
+static const struct ynode *mesh_shown(const struct ynode *ctrs, const struct ynode *inits,
+				      const struct spec_preset **shown)
+{
+	const struct ynode *list[2] = {ctrs, inits};
+	size_t l, i;
+
+	for (l = 0; l < 2; l++)
+		for (i = 0; list[l] && i < list[l]->n; i++) {
+			const struct ynode *c = list[l]->items[i];
+			const char *argv[MAX_ARGV];
+			size_t argc = inject_argv(c, argv, NULL);
+			const struct spec_preset *p;
+
+			if (l == 1 && !inject_is(ydoc_get(c, "restartPolicy"), "Always"))
+				continue;
+			p = presets_container(ydoc_str(ydoc_get(c, "name")), ydoc_str(ydoc_get(c, "image")), argv,
+					      argc);
+			if (p && p->mesh) {
+				*shown = p;
+				return c;
+			}
+		}
+	return NULL;
 }
 
 /* Whether CONTAINER[=SPEC] names the container called name; *spec gets the SPEC ("" when none). */
@@ -246,8 +287,8 @@ static int find_native(struct run *r, const struct ynode *inits, struct found *f
 }
 
 /*
- * The sidecars a template shows: those its annotations (or --mesh) ask an
- * injector for, in the table's order (native when the template asks the
+ * The sidecars a template shows: those its annotations (or --mesh, when it
+ * shows no mesh's proxy itself) ask an injector for, in the table's order (native when the template asks the
  * injector for that), then its own sidecar containers in their order (by
  * what they run, their image or name, or because the user named them),
  * then its native sidecars. Every other container is an app.
@@ -255,15 +296,25 @@ static int find_native(struct run *r, const struct ynode *inits, struct found *f
 int inject_find_sidecars(struct run *r, const struct ynode *meta, const struct ynode *ctrs, const struct ynode *inits,
 			 struct found *f, const struct ynode *at, const char *what)
 {
+	const struct spec_preset *shown = NULL;
+	const struct ynode *proxy = r->o.mesh ? mesh_shown(ctrs, inits, &shown) : NULL;
 	size_t i;
 	int rc;
 
 	memset(f, 0, sizeof(*f));
 	f->first_app = NO_CTR;
+	if (proxy) {
+		bool native = inject_is(ydoc_get(proxy, "restartPolicy"), "Always");
+
+		inject_say(r, INFO, proxy, what, "%s %s is %s's proxy%s: --mesh %s adds nothing of its own%s",
+			   native ? "init container" : "container", ydoc_str(ydoc_get(proxy, "name")), shown->name,
+			   native ? ", a native sidecar" : "", r->o.mesh,
+			   strcmp(shown->mesh, r->o.mesh) == 0 ? "" : " (the template shows that mesh, not a second)");
+	}
 	for (i = 0; i < spec_npresets; i++) {
 		const struct spec_preset *p = &spec_presets[i];
 
-		if (!p->inject_key || !asked_for(r, p, meta))
+		if (!p->inject_key || !asked_for(proxy ? NULL : r->o.mesh, p, meta, f))
 			continue;
 		if (p->none_key && inject_meta_value(meta, p->none_key) &&
 		    strcasecmp(inject_meta_value(meta, p->none_key), "true") == 0) {

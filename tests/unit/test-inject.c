@@ -350,7 +350,7 @@ static void native_sidecars(void)
 
 	out = run(native_only, &rc);
 	is_str(out, native_only, "a native Cloud SQL proxy alone: left as it was");
-	ok(strstr(last_note, "native sidecars") != NULL, "  said so (%s)", last_note);
+	ok(strstr(last_note, "its sidecars are native (cloudsql)") != NULL, "  said so (%s)", last_note);
 	out = run(mixed, &rc);
 	is_str(sidecars_of(out), "linkerd;cloudsql,native;name=web,match=nginx,container=web,native",
 	       "mixed: the plain one stopped, the native ones told to the agent by their programs");
