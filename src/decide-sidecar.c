@@ -1042,6 +1042,7 @@ bool decide_sidecar_view(const struct decide *d, size_t k, struct decide_sidecar
 	v->name = d->cfg.sidecars[k].name;
 	v->stage = stage(&sc->stop);
 	v->outcome = outcome(&sc->stop, sc->seen);
+	v->not_permitted = sc->stop.state == SC_FAILED && sc->stop.failure == FAILURE_NOT_PERMITTED;
 	v->seen = sc->seen;
 	v->counts = dside_counts(d, k);
 	v->ready = sc->ready.state == READY_YES;

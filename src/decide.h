@@ -537,6 +537,7 @@ struct decide_sidecar_view {
 	const char *name;
 	enum decide_stage stage;
 	const char *outcome;    /* for the summary: "stopped", "killed", "not-found", ... */
+	bool not_permitted;     /* failed: a signal to it was not permitted (outcome "not-permitted") */
 	bool seen;              /* a process of it was ever seen */
 	bool counts;            /* it is the pod's: named with --sidecar, or detection saw it */
 	bool ready;

@@ -225,18 +225,23 @@ static struct ynode *env_var(struct ystream *s, const char *name, const char *va
 /*
  * The agent as manifests/ write it: non-root, read-only, no capabilities,
  * the runtime's default seccomp profile (what Pod Security's restricted
- * level asks for), small requests.
+ * level asks for), small requests. Where a sidecar it stops needs it
+ * (f->root_agent, --signal-as-root): root with CAP_KILL and no other
+ * capability, as manifests/job-signal-helper.yaml shows (Pod Security's
+ * baseline level), for a non-root process cannot use CAP_KILL
+ * (docs/decisions.md).
  */
 static struct ynode *agent_container(struct run *r, const struct found *f, const char *policy, bool gate)
 {
 	struct ystream *s = r->s;
 	struct ynode *c = ydoc_new_map(s, false), *env = ydoc_new_seq(s, false), *mounts = ydoc_new_seq(s, false);
 	struct ynode *sc = ydoc_new_map(s, false), *drop = ydoc_new_seq(s, true), *res = ydoc_new_map(s, false);
+	struct ynode *caps = pair_map(s, true, "drop", drop, NULL, NULL), *add = ydoc_new_seq(s, true);
 	char apps[32], sidecars[MAX_SIDECARS * PRESET_SPEC_MAX] = "";
 	bool natives = false;
 	size_t i;
 
-	if (!c || !env || !mounts || !sc || !drop || !res)
+	if (!c || !env || !mounts || !sc || !drop || !res || !caps || !add)
 		return NULL;
 	snprintf(apps, sizeof(apps), "%zu", f->apps);
 	for (i = 0; i < f->n; i++) {
@@ -278,12 +283,13 @@ static struct ynode *agent_container(struct run *r, const struct found *f, const
 			pair_map(s, true, "name", text(s, AGENT_NAME), "mountPath", text(s, DEFAULT_DIR))) <
 		0 ||
 	    ydoc_set(s, c, "volumeMounts", mounts, false) < 0 || ydoc_append(s, drop, text(s, "ALL")) < 0 ||
-	    ydoc_set(s, sc, "runAsUser", raw(s, AGENT_UID), false) < 0 ||
-	    ydoc_set(s, sc, "runAsGroup", raw(s, AGENT_UID), false) < 0 ||
-	    ydoc_set(s, sc, "runAsNonRoot", raw(s, "true"), false) < 0 ||
+	    ydoc_set(s, sc, "runAsUser", raw(s, f->root_agent ? "0" : AGENT_UID), false) < 0 ||
+	    (!f->root_agent && ydoc_set(s, sc, "runAsGroup", raw(s, AGENT_UID), false) < 0) ||
+	    ydoc_set(s, sc, "runAsNonRoot", raw(s, f->root_agent ? "false" : "true"), false) < 0 ||
 	    ydoc_set(s, sc, "readOnlyRootFilesystem", raw(s, "true"), false) < 0 ||
 	    ydoc_set(s, sc, "allowPrivilegeEscalation", raw(s, "false"), false) < 0 ||
-	    ydoc_set(s, sc, "capabilities", pair_map(s, true, "drop", drop, NULL, NULL), false) < 0 ||
+	    (f->root_agent && (ydoc_append(s, add, text(s, "KILL")) < 0 || ydoc_set(s, caps, "add", add, false) < 0)) ||
+	    ydoc_set(s, sc, "capabilities", caps, false) < 0 ||
 	    ydoc_set(s, sc, "seccompProfile", pair_map(s, true, "type", text(s, "RuntimeDefault"), NULL, NULL), false) <
 		0 ||
 	    ydoc_set(s, c, "securityContext", sc, false) < 0 ||
@@ -787,6 +793,21 @@ static int inject_object(struct run *r, struct ynode *obj)
 	return inject_template(r, t, field, true, obj, what);
 }
 
+/* A boolean option of a functionConfig (true or false, as REARGUARD_GATE takes it). */
+static int set_bool(struct run *r, const struct ynode *at, const char *key, const char *v, bool *opt,
+		    enum inject_origin *from)
+{
+	bool on;
+
+	if (!v || parse_bool(v, &on) < 0)
+		return inject_fail(r, at, "functionConfig", "%s \"%s\" is not true or false", key, v ? v : "");
+	if (*from < INJECT_FUNCTION_CONFIG) {
+		*opt = on;
+		*from = INJECT_FUNCTION_CONFIG;
+	}
+	return 0;
+}
+
 /* One option of a functionConfig; a flag given on the command line keeps its value. */
 static int set_option(struct run *r, const struct ynode *at, const char *key, const char *v)
 {
@@ -812,18 +833,12 @@ static int set_option(struct run *r, const struct ynode *at, const char *key, co
 		}
 		return 0;
 	}
-	if (strcmp(key, "gate") == 0) {
-		bool on;
-
-		if (!v || parse_bool(v, &on) < 0)
-			return inject_fail(r, at, "functionConfig", "gate \"%s\" is not true or false", v ? v : "");
-		if (r->o.gate_from < INJECT_FUNCTION_CONFIG) {
-			r->o.gate = on;
-			r->o.gate_from = INJECT_FUNCTION_CONFIG;
-		}
-		return 0;
-	}
-	return inject_fail(r, at, "functionConfig", "unknown option \"%s\" (options: image, mesh, gate)", key);
+	if (strcmp(key, "gate") == 0)
+		return set_bool(r, at, key, v, &r->o.gate, &r->o.gate_from);
+	if (strcmp(key, "signal-as-root") == 0)
+		return set_bool(r, at, key, v, &r->o.signal_as_root, &r->o.signal_as_root_from);
+	return inject_fail(r, at, "functionConfig",
+			   "unknown option \"%s\" (options: image, mesh, gate, signal-as-root)", key);
 }
 
 /* A KRM function's options: a ConfigMap's data, or a spec (a kustomize transformer's own kind). */

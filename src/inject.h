@@ -3,7 +3,8 @@
  * added to every Job, CronJob and Pod that has a known sidecar to stop.
  *
  *	rearguard inject [--image IMAGE] [--mesh istio|linkerd] [--gate]
- *	                 [--sidecar CONTAINER[=SPEC]]... [-q] [FILE|DIR|-]...
+ *	                 [--signal-as-root] [--sidecar CONTAINER[=SPEC]]... [-q]
+ *	                 [FILE|DIR|-]...
  *
  * inject_main() is the subcommand (options, reading, writing); the work is
  * inject_buffer(), which runs in memory with no I/O at all, so that tests
@@ -52,10 +53,12 @@ struct inject_options {
 	const char *image; /* NULL: INJECT_DEFAULT_IMAGE, with a warning */
 	const char *mesh;  /* "istio", "linkerd" or NULL */
 	bool gate;
+	/* where a sidecar may not be signalled by uid 65532, the agent runs as root with only CAP_KILL */
+	bool signal_as_root;
 	/* --sidecar CONTAINER[=SPEC]: containers that are sidecars whatever they run */
 	const char *named[INJECT_MAX_NAMED];
 	size_t nnamed;
-	enum inject_origin image_from, mesh_from, gate_from;
+	enum inject_origin image_from, mesh_from, gate_from, signal_as_root_from;
 	void (*note)(const void *data, bool warning, const char *line);
 	const void *note_data;
 	struct inject_counts *counts; /* added to when set */

@@ -117,6 +117,10 @@ static void inject_help(void)
 	       "                                                       [REARGUARD_MESH]\n"
 	       "  --gate                start the apps only once the sidecars are ready (a\n"
 	       "                        postStart hook on the agent)   [REARGUARD_GATE=true]\n"
+	       "  --signal-as-root      where a sidecar stopped by a signal may run as root or\n"
+	       "                        another uid, run the agent as root with only the KILL\n"
+	       "                        capability (Pod Security baseline, not restricted)\n"
+	       "                                              [REARGUARD_SIGNAL_AS_ROOT=true]\n"
 	       "  --sidecar CONTAINER[=SPEC]\n"
 	       "                        the container CONTAINER is a sidecar, whatever it runs:\n"
 	       "                        SPEC is a preset, a stop (signal:TERM, the default, or\n"
@@ -161,11 +165,11 @@ static int set_flag_option(struct inject_options *o, int id, const char *v, cons
 			return usage("%s", err);
 		o->named[o->nnamed++] = v;
 		return 0;
-	default:
+	default: /* 'g', 'r': the booleans' environment twins */
 		if (parse_bool(v, &on) < 0)
 			return usage("%s: \"%s\" is not true or false", what, v);
-		o->gate = on;
-		o->gate_from = from;
+		*(id == 'r' ? &o->signal_as_root : &o->gate) = on;
+		*(id == 'r' ? &o->signal_as_root_from : &o->gate_from) = from;
 		return 0;
 	}
 }
@@ -279,6 +283,7 @@ int inject_main(int argc, char **argv)
 	    {"image", required_argument, NULL, 'i'},
 	    {"mesh", required_argument, NULL, 'm'},
 	    {"gate", no_argument, NULL, 'g'},
+	    {"signal-as-root", no_argument, NULL, 'r'},
 	    {"sidecar", required_argument, NULL, 's'},
 	    {"quiet", no_argument, NULL, 'q'},
 	    {"help", no_argument, NULL, 'h'},
@@ -300,6 +305,9 @@ int inject_main(int argc, char **argv)
 		return 2;
 	if ((v = getenv("REARGUARD_GATE")) && *v && set_flag_option(&o, 'g', v, "REARGUARD_GATE", INJECT_ENV))
 		return 2;
+	if ((v = getenv("REARGUARD_SIGNAL_AS_ROOT")) && *v &&
+	    set_flag_option(&o, 'r', v, "REARGUARD_SIGNAL_AS_ROOT", INJECT_ENV))
+		return 2;
 	optind = 0;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":hq", longopts, NULL)) != -1) {
@@ -313,6 +321,10 @@ int inject_main(int argc, char **argv)
 		case 'g':
 			o.gate = true;
 			o.gate_from = INJECT_FLAG;
+			break;
+		case 'r':
+			o.signal_as_root = true;
+			o.signal_as_root_from = INJECT_FLAG;
 			break;
 		case 'i':
 		case 'm':

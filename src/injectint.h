@@ -58,6 +58,7 @@ struct found {
 	bool sidecar_ctr[MAX_CONTAINERS];	/* per container: a sidecar */
 	const struct spec_preset *refused;	/* a row whose injector the template refuses, --mesh's first */
 	bool mesh_refused;			/* ...and it is the one --mesh names */
+	bool root_agent; /* --signal-as-root, and a sidecar needs it: the agent runs as root with CAP_KILL */
 };
 #define NO_CTR ((size_t)-1)
 
@@ -98,8 +99,8 @@ int inject_fix_sidecars(struct run *r, struct ynode *tmpl, struct ynode **meta, 
 /* Each sidecar's spec, plain ones first, native ones marked; duplicates dropped. */
 int inject_write_specs(struct run *r, const struct ynode *meta, struct found *f, const struct ynode *at,
 		       const char *what);
-/* Warns of the signal stops the agent's uid may not send. */
-void inject_check_signals(struct run *r, const struct ynode *meta, const struct ynode *podspec, const struct found *f,
+/* Warns of the signal stops the agent's uid may not send (sets f->root_agent under --signal-as-root). */
+void inject_check_signals(struct run *r, const struct ynode *meta, const struct ynode *podspec, struct found *f,
 			  const struct ynode *at, const char *what);
 /* Whether start gating can work (says why not). */
 bool inject_can_gate(struct run *r, const struct ynode *meta, const struct found *f, const struct ynode *at,

@@ -10,6 +10,7 @@
 #include "injectint.h"
 
 #include "argv.h"
+#include "parse.h"
 #include "spec.h"
 #include "util.h"
 
@@ -625,55 +626,161 @@ int inject_fix_sidecars(struct run *r, struct ynode *tmpl, struct ynode **meta, 
 }
 
 /*
- * Pre-flight of the signal stops: the agent (uid 65532, no capabilities)
- * may signal only a sidecar of its own uid. The sidecar's uid is its
- * container's runAsUser, else the pod's, else what its injector or image
- * runs it as (its row).
+ * The uid a sidecar runs as, as far as the template tells: its
+ * container's runAsUser, else its injector's annotation, else the pod's,
+ * else what its image runs it as (presets_image_uid: another image, even
+ * one built FROM the sidecar's, tells nothing), or its injector's. NULL
+ * when none of them tells; *by says which did.
  */
-void inject_check_signals(struct run *r, const struct ynode *meta, const struct ynode *podspec, const struct found *f,
-			  const struct ynode *at, const char *what)
+static const char *sidecar_uid(const struct sidecar *sc, const struct ynode *meta, const struct ynode *podspec,
+			       const char **by)
 {
+	const struct ynode *c = sc->node;
+	const struct spec_preset *p = sc->p;
+	const char *uid = NULL;
+	char first[SPEC_NAME_MAX];
+
+	/* A container named PRESET,KEY=VALUE... runs its preset's program. */
+	if (!p && sc->named && snprintf(first, sizeof(first), "%.*s", (int)strcspn(sc->named, ","), sc->named) > 0)
+		p = presets_find(first);
+	*by = "runAsUser";
+	if (c)
+		uid = inject_uid_of(ydoc_str(ydoc_path(c, "securityContext.runAsUser")));
+	if (!uid && p && p->uid_key && (uid = inject_uid_of(inject_annotation(meta, p->uid_key))))
+		*by = p->uid_key;
+	if (!uid && c)
+		uid = inject_uid_of(ydoc_str(ydoc_path(podspec, "securityContext.runAsUser")));
+	if (!uid && p) {
+		*by = "image";
+		uid = c ? presets_image_uid(p, ydoc_str(ydoc_get(c, "image"))) : p->uid;
+	}
+	return uid;
+}
+
+/*
+ * The shell a container's command line wraps its program in without exec
+ * (sh -c 'cloud-sql-proxy ...'): a signal to the container's main process
+ * reaches the shell, not the program. NULL when the script starts with
+ * exec, or is no sh -c script; a shell that traps the signal is not told
+ * from one that does not.
+ */
+static const char *shell_without_exec(const char *const *argv, size_t argc)
+{
+	static const char *const shells[] = {"sh", "bash", "ash", "dash"};
+	const char *script, *shell;
 	size_t i;
 
-	for (i = 0; i < f->n; i++) {
-		const struct sidecar *sc = &f->sc[i];
-		const struct ynode *c = sc->node;
-		const char *uid = NULL, *name = c ? ydoc_str(ydoc_get(c, "name")) : NULL;
-		struct sidecar_spec s;
-		char why[512], label[160];
-		bool signal;
+	if (argc < 3 || !argv[0] || strcmp(argv[1], "-c") != 0)
+		return NULL;
+	shell = base_name(argv[0]);
+	for (script = argv[2]; *script == ' ' || *script == '\t' || *script == '\n'; script++)
+		;
+	if (strncmp(script, "exec", 4) == 0 && (script[4] == ' ' || script[4] == '\t'))
+		return NULL;
+	for (i = 0; i < ARRAY_SIZE(shells); i++)
+		if (strcmp(shell, shells[i]) == 0)
+			return shell;
+	return NULL;
+}
 
-		if (sc->native || spec_parse(sc->spec, &s, why, sizeof(why)) < 0)
-			continue;
-		signal = !s.stop_url;
-		spec_free(&s);
-		if (!signal)
-			continue;
-		if (c)
-			uid = inject_uid_of(ydoc_str(ydoc_path(c, "securityContext.runAsUser")));
-		if (!uid && sc->p && sc->p->uid_key)
-			uid = inject_uid_of(inject_annotation(meta, sc->p->uid_key));
-		if (!uid && c)
-			uid = inject_uid_of(ydoc_str(ydoc_path(podspec, "securityContext.runAsUser")));
-		if (!uid && sc->p)
-			uid = sc->p->uid;
-		snprintf(label, sizeof(label), "%s%s%s", name ? "container " : "", name ? name : "",
-			 name ? "" : (sc->p ? sc->p->title : "a sidecar"));
-		if (!uid)
-			inject_say(
-			    r, WARN, c ? c : at, what,
-			    "%s is stopped by a signal, and runs as its image's user, which the template does not "
-			    "show: rearguard (uid " AGENT_UID ") may signal it only as the same uid; set its "
-			    "securityContext.runAsUser and rearguard's to one uid, or give it an HTTP stop (stop=URL)",
-			    label);
-		else if (strcmp(uid, AGENT_UID) != 0)
-			inject_say(
-			    r, WARN, c ? c : at, what,
-			    "%s is stopped by a signal and runs as uid %s, rearguard as uid " AGENT_UID
-			    ", which may not signal it: run rearguard as uid %s (its securityContext.runAsUser%s), or "
-			    "give the sidecar an HTTP stop (stop=URL)",
-			    label, uid, uid, strcmp(uid, "0") == 0 ? ", without runAsNonRoot" : "");
-	}
+#define AS_ROOT                                                                                                        \
+	"as root with only the KILL capability (--signal-as-root; Pod Security's baseline level admits that, "       \
+	"restricted does not)"
+
+/*
+ * Pre-flight of the signal stops, and of the signals that follow a failed
+ * stop request: the agent (uid 65532, no capabilities) may signal only a
+ * sidecar of its own uid. A sidecar that runs as root, or may (the
+ * template does not say, nor its image), is told of with the two ways out:
+ * the sidecar as the agent's uid, or the agent as root with CAP_KILL,
+ * which --signal-as-root asks for (f->root_agent: no warning of uids
+ * then). A signal that would reach a shell around the program is said too.
+ */
+void inject_check_signals(struct run *r, const struct ynode *meta, const struct ynode *podspec, struct found *f,
+			  const struct ynode *at, const char *what)
+{
+	char roots[256] = "";
+	size_t i, pass;
+
+	for (pass = 0; pass < 2; pass++)
+		for (i = 0; i < f->n; i++) {
+			const struct sidecar *sc = &f->sc[i];
+			const struct ynode *c = sc->node;
+			const char *uid, *by, *name = c ? ydoc_str(ydoc_get(c, "name")) : NULL;
+			const char *image = c ? ydoc_str(ydoc_get(c, "image")) : NULL, *argv[MAX_ARGV], *shell;
+			size_t argc = c ? inject_argv(c, argv, NULL) : 0;
+			struct sidecar_spec s;
+			char why[512], label[160], root[320];
+			bool signal, all, told;
+			int sig;
+
+			if (sc->native || spec_parse(sc->spec, &s, why, sizeof(why)) < 0)
+				continue;
+			signal = !s.stop_url;
+			all = s.signal_all;
+			sig = s.stop_signal;
+			spec_free(&s);
+			uid = sidecar_uid(sc, meta, podspec, &by);
+			/* What is said of it: a signal it may not send, or may send only after a stop request failed. */
+			told = uid ? strcmp(uid, AGENT_UID) != 0 && (signal || strcmp(uid, "0") == 0) : true;
+			if (pass == 0) {
+				if (told && r->o.signal_as_root) {
+					f->root_agent = true;
+					snprintf(roots + strlen(roots), sizeof(roots) - strlen(roots), "%s%s",
+						 *roots ? ", " : "", inject_sidecar_name(sc));
+				}
+				continue;
+			}
+			snprintf(label, sizeof(label), "%s%s%s", name ? "container " : "", name ? name : "",
+				 name ? "" : (sc->p ? sc->p->title : "a sidecar"));
+			if (signal && !all && (shell = shell_without_exec(argv, argc)))
+				inject_say(r, WARN, c, what,
+					   "%s is stopped by SIG%s, which reaches its %s -c, not the program the "
+					   "script starts: the program runs on until SIGKILL; begin the script with exec "
+					   "(%s -c 'exec PROGRAM ...'), give the sidecar an HTTP stop, or stop every "
+					   "process of it (" INJECT_SIDECARS ": \"%s=%s%sstop=signal-all:%s\")",
+					   label, signal_name(sig), shell, shell, name ? name : "?", sc->p ? sc->p->name : "",
+					   sc->p ? "," : "", signal_name(sig));
+			if (f->root_agent || !told)
+				continue;
+			if (!uid)
+				snprintf(root, sizeof(root),
+					 "may run as root: no runAsUser says which uid, and its image%s%s%s does not "
+					 "tell",
+					 image ? " (" : "", image ? image : "", image ? ")" : "");
+			else if (strcmp(uid, "0") == 0 && strcmp(by, "image") == 0)
+				snprintf(root, sizeof(root), "runs as root, as its image %s does, and no runAsUser says "
+					 "otherwise", image ? image : "?");
+			else if (strcmp(uid, "0") == 0)
+				snprintf(root, sizeof(root), "runs as root (%s: 0)", by);
+			if (uid && strcmp(uid, "0") != 0) {
+				if (signal)
+					inject_say(r, WARN, c ? c : at, what,
+						   "%s is stopped by a signal and runs as uid %s, rearguard as uid " AGENT_UID
+						   ", which may not signal it: run rearguard as uid %s (its "
+						   "securityContext.runAsUser) or " AS_ROOT ", or give the sidecar an HTTP stop "
+						   "(stop=URL)",
+						   label, uid, uid);
+			} else if (signal) {
+				inject_say(r, WARN, c ? c : at, what,
+					   "%s is stopped by a signal and %s; rearguard (uid " AGENT_UID
+					   ", no capabilities) may not signal it, so it would run on and the pod never "
+					   "complete: set the sidecar's securityContext.runAsUser to " AGENT_UID
+					   ", rearguard's uid, or run rearguard " AS_ROOT,
+					   label, root);
+			} else {
+				inject_say(r, INFO, c ? c : at, what,
+					   "%s %s: should its stop request fail, rearguard (uid " AGENT_UID
+					   ", no capabilities) may not follow with SIGTERM and SIGKILL; set the "
+					   "sidecar's securityContext.runAsUser to " AGENT_UID ", or run rearguard " AS_ROOT,
+					   label, root);
+			}
+		}
+	if (f->root_agent)
+		inject_say(r, INFO, at, what,
+			   "rearguard runs as root with only the KILL capability (--signal-as-root), to signal %s: Pod "
+			   "Security's baseline level admits that, restricted does not",
+			   roots);
 }
 
 /* ---- start gating ---------------------------------------------------------- */

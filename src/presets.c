@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /*
@@ -157,7 +158,9 @@ const struct spec_preset spec_presets[] = {
 		"once no connection is open, or 2 if one still is when -term_timeout (default 0) ends; v2 (gcr.io/cloud-sql-connectors/cloud-sql-proxy, see the proxy's "
 		"migration guide) has one, --quitquitquit",
 	.images = {"gce-proxy"},
-	.uid = "65532", /* 1.18 and later; earlier images ran as root */
+	/* 1.17 moved the image to distroless's nonroot (its release notes); earlier ones ran as root. */
+	.uid = "65532",
+	.root_before = "1.17",
     },
     {
 	.name = "dapr",
@@ -502,6 +505,52 @@ bool presets_image_is(const char *image, const char *pattern)
 		return strcmp(slash ? slash + 1 : repo, pattern) == 0;
 	}
 	return n >= plen && strcmp(repo + n - plen, pattern) == 0 && (n == plen || repo[n - plen - 1] == '/');
+}
+
+/* The leading MAJOR[.MINOR] of a version ("v1.16.0-alpine"); minor -1 when absent. false: no version. */
+static bool version_of(const char *v, long *major, long *minor)
+{
+	char *end;
+
+	v += *v == 'v';
+	if (*v < '0' || *v > '9')
+		return false;
+	*major = strtol(v, &end, 10);
+	*minor = -1;
+	if (*end == '.' && end[1] >= '0' && end[1] <= '9')
+		*minor = strtol(end + 1, &end, 10);
+	return true;
+}
+
+const char *presets_image_uid(const struct spec_preset *p, const char *image)
+{
+	const char *slash, *colon, *at;
+	char tag[128];
+	long major, minor, old_major, old_minor;
+	size_t k, n;
+
+	for (k = 0; image && k < ARRAY_SIZE(p->images) && p->images[k]; k++)
+		if (presets_image_is(image, p->images[k]))
+			break;
+	if (!image || k == ARRAY_SIZE(p->images) || !p->images[k])
+		return NULL;
+	if (!p->root_before)
+		return p->uid;
+	at = strchr(image, '@');
+	n = at ? (size_t)(at - image) : strlen(image);
+	slash = memrchr(image, '/', n);
+	colon = memrchr(image, ':', n);
+	if (!colon || (slash && colon < slash))
+		return at ? NULL : p->uid; /* a digest may be any version; no tag is latest */
+	snprintf(tag, sizeof(tag), "%.*s", (int)(n - (size_t)(colon + 1 - image)), colon + 1);
+	if (strcmp(tag, "latest") == 0)
+		return p->uid;
+	if (!version_of(tag, &major, &minor) || !version_of(p->root_before, &old_major, &old_minor))
+		return NULL;
+	/* "1" is the newest 1.x. */
+	if (major < old_major || (major == old_major && minor >= 0 && minor < old_minor))
+		return "0";
+	return p->uid;
 }
 
 /*

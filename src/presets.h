@@ -119,6 +119,11 @@ struct spec_preset {
 	const char *note;	/* what to know when it is found: the upgrade path */
 	const char *uid;	/* the uid its injector or image runs it as, NULL when unknown */
 	const char *uid_key;	/* an annotation that sets that uid */
+	/*
+	 * Its images tagged with a version older than this ran as root: uid
+	 * is then that of the newer ones only (presets_image_uid).
+	 */
+	const char *root_before;
 
 	/* The pod template (rearguard inject). */
 	const char *containers[3]; /* container names that are this sidecar */
@@ -188,6 +193,15 @@ const struct spec_preset *presets_container(const char *name, const char *image,
 int presets_spec(const struct spec_preset *p, const char *const *argv, size_t argc,
 		 const char *(*ann)(const void *data, const char *key), const void *data, bool signal_stop, char *out,
 		 size_t len);
+
+/*
+ * The uid a container of row p's sidecar runs as, by its image, when the
+ * template sets none: p->uid for one of p's images, "0" for one whose tag
+ * is a version older than p->root_before; NULL when the image cannot tell
+ * (another image, even one built FROM p's, whose USER is its own; a
+ * digest or a tag without a version where the version decides).
+ */
+const char *presets_image_uid(const struct spec_preset *p, const char *image);
 
 /* Whether image's repository (no tag, no digest) is pattern, in images[]'s form. */
 bool presets_image_is(const char *image, const char *pattern);

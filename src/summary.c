@@ -169,6 +169,36 @@ static void fails_pod(struct jbuf *j, const struct decide *d, const struct decid
 	jbuf_end(j, ']');
 }
 
+/*
+ * What made the agent fail, first of all: kubectl describe pod shows the
+ * start of the termination message, and a sidecar's outcome stands deep
+ * in it. The first sidecar that could not be stopped (the agent exits 1
+ * for it), with the fix where it is one of uids. Nothing when none.
+ */
+static void error_first(struct jbuf *j, const struct decide *d, const struct agent_options *opt)
+{
+	struct decide_sidecar_view sc;
+	size_t i;
+
+	for (i = 0; i < opt->nsidecars; i++) {
+		char text[256];
+
+		decide_sidecar_view(d, i, &sc);
+		if (sc.stage != DECIDE_SIDECAR_FAILED)
+			continue;
+		if (sc.not_permitted)
+			snprintf(text, sizeof(text),
+				 "sidecar %s not stopped: not permitted to signal it; run rearguard as its uid "
+				 "(securityContext.runAsUser) or as root with the KILL capability",
+				 opt->sidecars[i].name);
+		else
+			snprintf(text, sizeof(text), "sidecar %s not stopped: %s", opt->sidecars[i].name, sc.outcome);
+		jbuf_key(j, "error");
+		jbuf_str(j, text);
+		return;
+	}
+}
+
 void summary_build(struct jbuf *j, const struct decide *d, const struct agent_options *opt, int64_t now_us)
 {
 	struct decide_sidecar_view sc;
@@ -179,6 +209,8 @@ void summary_build(struct jbuf *j, const struct decide *d, const struct agent_op
 
 	decide_view(d, &dv);
 	jbuf_begin(j, '{');
+	if (dv.exit_code != 0)
+		error_first(j, d, opt);
 	jbuf_key(j, "rearguard");
 	jbuf_str(j, PACKAGE_VERSION);
 	jbuf_key(j, "exit_code");
@@ -318,6 +350,7 @@ void summary_termination(struct jbuf *out, const char *full, size_t len, size_t 
 	}
 	/* Failures first: what made the pod fail is what a reader of kubectl describe needs. */
 	jbuf_begin(out, '{');
+	copy_member(out, full, len, "error", budget);
 	copy_member(out, full, len, "rearguard", budget);
 	copy_member(out, full, len, "exit_code", budget);
 	copy_member(out, full, len, "reason", budget);

@@ -29,7 +29,8 @@ refused() {
 
 "$bin" inject --help >"$tmp/out" 2>&1
 check $? "--help exits 0"
-for word in --image --mesh --gate --sidecar --quiet REARGUARD_IMAGE REARGUARD_MESH REARGUARD_GATE rearguard.io/sidecars \
+for word in --image --mesh --gate --signal-as-root --sidecar --quiet REARGUARD_IMAGE REARGUARD_MESH REARGUARD_GATE \
+	REARGUARD_SIGNAL_AS_ROOT rearguard.io/sidecars \
 	ResourceList docs/inject.md DIR; do
 	grep -qF -- "$word" "$tmp/out"
 	check $? "--help mentions $word"
@@ -46,6 +47,7 @@ refused 2 "unknown signal" -- --sidecar caddy=signal:NOPE "$job"
 refused 2 "unknown key \"colour\"" -- --sidecar caddy=colour=red "$job"
 refused 2 "REARGUARD_MESH" REARGUARD_MESH=kuma -- "$job"
 refused 2 "REARGUARD_GATE" REARGUARD_GATE=maybe -- "$job"
+refused 2 "REARGUARD_SIGNAL_AS_ROOT" REARGUARD_SIGNAL_AS_ROOT=maybe -- "$job"
 refused 1 "cannot open /nonexistent/job.yaml" -- /nonexistent/job.yaml
 printf 'a: [\n' | "$bin" inject - >"$tmp/out" 2>"$tmp/err"
 [ $? = 2 ] && grep -q '^rearguard: inject: <stdin>:2:1: ' "$tmp/err"
@@ -97,5 +99,16 @@ check $? "a placeholder warning without it"
 REARGUARD_GATE=true REARGUARD_MESH=linkerd "$bin" inject "$RG_SRCDIR/tests/inject/cases/job-mesh.yaml" 2>/dev/null >"$tmp/out"
 grep -q 'value: linkerd' "$tmp/out" && grep -q 'postStart' "$tmp/out"
 check $? "REARGUARD_MESH and REARGUARD_GATE=true take effect"
+root=$RG_SRCDIR/tests/inject/cases/job-cloudsql-v1-root.yaml
+REARGUARD_SIGNAL_AS_ROOT=true "$bin" inject "$root" 2>/dev/null >"$tmp/out"
+[ "$(grep -c 'add: \[KILL\]' "$tmp/out")" = 1 ] && [ "$(grep -c 'runAsUser: 0$' "$tmp/out")" = 1 ]
+check $? "REARGUARD_SIGNAL_AS_ROOT=true: root with KILL where a proxy may run as root, not beside one of uid 65532"
+{
+	printf '%s\n' 'apiVersion: config.kubernetes.io/v1' 'kind: ResourceList' 'functionConfig:' \
+		'  {apiVersion: v1, kind: ConfigMap, metadata: {name: fc}, data: {signal-as-root: "true"}}' 'items:'
+	awk 'NR > 1 && /^---$/ {exit} /^#/ {next} {print (/^apiVersion/ ? "- " : "  ") $0}' "$root"
+} >"$tmp/rl"
+"$bin" inject "$tmp/rl" 2>/dev/null | grep -q 'add: \[KILL\]'
+check $? "a functionConfig's signal-as-root takes effect"
 printf '1..%d\n' "$n"
 [ "$failed" = 0 ]

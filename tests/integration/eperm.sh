@@ -17,3 +17,6 @@ grep -q "runAsUser" "$T/agent.log" && grep -q "KILL capability" "$T/agent.log" |
 ctr_running proxy || fail "the sidecar should still run: nobody could stop it"
 summary_is not-permitted sidecars 0 outcome
 summary_is 1 exit_code
+# kubectl describe pod shows the termination message's start: the cause comes first.
+grep -q '^{"error":"sidecar [^"]* not stopped: not permitted to signal it; run rearguard as its uid' \
+	"$RUN/termination-log" || fail "the termination message does not begin with the cause: $(head -c 200 "$RUN/termination-log")"

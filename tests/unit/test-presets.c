@@ -178,6 +178,20 @@ static void templates(void)
 	ok(!presets_image_is("gcr.io/x/not-cloud-sql-proxy:1", "cloud-sql-proxy"), "repository names match whole");
 	ok(!presets_image_is("cr.l5d.io/notlinkerd/proxy:1", "linkerd/proxy"), "two components match whole");
 	ok(presets_image_is("linkerd/proxy", "linkerd/proxy"), "a bare two-component repository");
+	{
+		const struct spec_preset *v1 = presets_find("cloudsql-v1"), *fb = presets_find("fluent-bit");
+
+		is_str(presets_image_uid(v1, "gcr.io/cloudsql-docker/gce-proxy:1.16"), "0", "gce-proxy 1.16: root");
+		is_str(presets_image_uid(v1, "gcr.io/cloudsql-docker/gce-proxy:v1.9.0"), "0", "gce-proxy v1.9.0: root");
+		is_str(presets_image_uid(v1, "gcr.io/cloudsql-docker/gce-proxy:1.17"), "65532", "gce-proxy 1.17: nonroot");
+		is_str(presets_image_uid(v1, "gce-proxy:1.33.2-alpine"), "65532", "a variant of 1.33: nonroot");
+		is_str(presets_image_uid(v1, "gcr.io/cloudsql-docker/gce-proxy"), "65532", "no tag: the newest");
+		is_str(presets_image_uid(v1, "gcr.io/cloudsql-docker/gce-proxy:1"), "65532", "1: the newest 1.x");
+		ok(!presets_image_uid(v1, "gcr.io/cloudsql-docker/gce-proxy@sha256:0123"), "a digest: any version");
+		ok(!presets_image_uid(v1, "gce-proxy:buster"), "a tag without a version");
+		ok(!presets_image_uid(v1, "registry.acme.example/sqlproxy:1.33"), "another image: its own user");
+		is_str(presets_image_uid(fb, "cr.fluentbit.io/fluent/fluent-bit:3.1.9"), "0", "fluent-bit: its row's uid");
+	}
 }
 
 /* The spec of a sidecar: where its flags and the template's annotations put its URLs. */

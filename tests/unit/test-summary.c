@@ -183,6 +183,8 @@ int main(void)
 	jbuf_init(&full);
 	summary_build(&full, d, &opt, 3 * US_PER_S);
 	ok(full.len > SUMMARY_TERMINATION_MAX, "45 apps: %zu bytes", full.len);
+	ok(strncmp(full.buf, "{\"error\":\"sidecar ", 18) == 0 && strstr(full.buf, "not permitted to signal it; run "),
+	   "a sidecar not permitted to be signalled is named first, with the fix");
 	jbuf_init(&term);
 	summary_termination(&term, full.buf, full.len, SUMMARY_TERMINATION_MAX);
 	ok(term.len <= SUMMARY_TERMINATION_MAX, "the termination log's form fits: %zu bytes", term.len);
@@ -192,6 +194,7 @@ int main(void)
 	is_str(member(term.buf, term.len, "exit_code"), "1", "the exit code");
 	is_str(member(term.buf, term.len, "reason"), "\"drain-file\"", "the reason");
 	is_str(member(term.buf, term.len, "apps"), "45", "the apps, counted");
+	ok(strncmp(term.buf, "{\"error\":\"sidecar ", 18) == 0, "the short form names it first too");
 	ok(strncmp(member(term.buf, term.len, "fails_pod"), "[{\"role\":\"app\"", 14) == 0, "the failures first");
 	ok(strstr(member(term.buf, term.len, "fails_pod"), "number-42\",\"exit_code\":1},{\"role\":\"sidecar\"") &&
 		   strstr(member(term.buf, term.len, "fails_pod"), "\"role\":\"agent\""),
