@@ -934,6 +934,14 @@ int inject_buffer(const char *in, size_t len, const struct inject_options *o, ch
 			snprintf(err, errlen, "%zu:1: libyaml cannot write this document back after the change",
 				 s.failed_line);
 	}
+	for (i = 0; i < s.ndocs && rc == 0; i++)
+		if (s.docs[i].rewritten) {
+			struct ynode at = {.line = s.docs[i].rewritten_line, .column = 1};
+
+			inject_say(&r, INFO, &at, "document",
+				   "no place to edit its text here (items reordered or taken out): written whole "
+				   "from its tree, its comments and layout lost");
+		}
 	ydoc_free(&s);
 	if (rc == -ENOMEM)
 		snprintf(err, errlen, "out of memory");

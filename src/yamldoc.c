@@ -265,8 +265,18 @@ static int on_event(struct ystream *s, const yaml_event_t *e, struct ynode **sta
 			return fail_at(err, errlen, e->start_mark.line, e->start_mark.column, "unbalanced collection",
 				       NULL);
 		(*depth)--;
+		n = stack[*depth];
+		n->end = byte_at(cur, e->end_mark.index);
+		/* The items as read: the writer finds the edits made since against them. */
+		if (n->n) {
+			n->orig = arena_alloc(s, n->n * sizeof(n->items[0]));
+			if (!n->orig)
+				return -ENOMEM;
+			memcpy(n->orig, n->items, n->n * sizeof(n->items[0]));
+		}
+		n->orig_n = n->n;
 		if (*depth == 0)
-			doc->body_end = byte_at(cur, e->end_mark.index);
+			doc->body_end = n->end;
 		return 0;
 	default:
 		return 0;
@@ -289,6 +299,8 @@ static int on_event(struct ystream *s, const yaml_event_t *e, struct ynode **sta
 	/* Marks come in order: the start first, then the end, so the cursor only walks forward. */
 	start = byte_at(cur, e->start_mark.index);
 	end = byte_at(cur, e->end_mark.index);
+	n->start = start;
+	n->end = end;
 	if (n->kind == YNODE_SCALAR) {
 		n->src = start;
 		n->src_end = end;
@@ -604,6 +616,39 @@ int ydoc_emit(const struct ynode *root, struct ybuf *out)
 }
 
 /*
+ * n on one line as libyaml writes it as a block mapping's value, or as the
+ * item of a flow sequence (quoted as a flow context needs); the mapping's
+ * key or the brackets are taken off.
+ */
+int ydoc_flow_text(const struct ynode *n, bool in_block, struct ybuf *out)
+{
+	struct ynode key = {.kind = YNODE_SCALAR, .value = (char[]){"k"}, .len = 1, .plain_implicit = true};
+	struct ynode wrap = {.kind = in_block ? YNODE_MAP : YNODE_SEQ,
+			     .style = in_block ? YAML_BLOCK_MAPPING_STYLE : YAML_FLOW_SEQUENCE_STYLE};
+	struct ynode *items[2];
+	const char *open = in_block ? "k: " : "[", *close = in_block ? "\n" : "]\n";
+	size_t lo = strlen(open), lc = strlen(close);
+	struct ybuf raw = {0};
+	struct keep k;
+	int rc;
+
+	/* The emitter only reads it: the item array is not const for the tree's sake. */
+	items[0] = &key;
+	memcpy(&items[in_block], &n, sizeof(n));
+	wrap.items = items;
+	wrap.n = in_block ? 2 : 1;
+	keep_init(&k, NULL, 0);
+	rc = emit_doc(&wrap, &k, false, &raw);
+	if (rc == 0 && (raw.len < lo + lc || memcmp(raw.p, open, lo) != 0 ||
+			memcmp(raw.p + raw.len - lc, close, lc) != 0 || memchr(raw.p, '\n', raw.len - 1)))
+		rc = -EINVAL;
+	if (rc == 0)
+		rc = ybuf_add(out, raw.p + lo, raw.len - lo - lc);
+	ybuf_free(&raw);
+	return rc;
+}
+
+/*
  * One changed document's YAML, appended to out: the quoted scalars as they
  * were, when that can be done.
  */
@@ -774,7 +819,7 @@ int ydoc_write(struct ystream *s, struct ybuf *out)
 	int rc;
 
 	for (i = 0; i < s->ndocs; i++) {
-		const struct ydoc *d = &s->docs[i];
+		struct ydoc *d = &s->docs[i];
 		struct ybuf body = {0};
 		size_t pre;
 
@@ -783,6 +828,15 @@ int ydoc_write(struct ystream *s, struct ybuf *out)
 			if (rc < 0)
 				return rc;
 			continue;
+		}
+		if (!d->json) {
+			/* Its own bytes with the changes made as edits, where each has a place. */
+			rc = ydoc_write_edits(s, d, out);
+			if (rc < 0)
+				return rc;
+			if (rc == 0)
+				continue;
+			d->rewritten = true;
 		}
 		/* What precedes the root (comments, directives, "---") stays as it was. */
 		pre = d->body - d->start;
@@ -961,6 +1015,8 @@ struct ynode *ydoc_copy(struct ystream *s, const struct ynode *n)
 	if (!c)
 		return NULL;
 	*c = *n;
+	c->orig = NULL;
+	c->orig_n = 0;
 	c->items = NULL;
 	c->n = c->cap = 0;
 	for (i = 0; i < n->n; i++) {

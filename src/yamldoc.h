@@ -16,13 +16,21 @@
  *	ybuf_free(&out);
  *	ydoc_free(&s);
  *
- * Every node lives in the stream's arena and goes with ydoc_free. Comments
- * are not part of the tree: a document that is written from the tree loses
- * them (those before its first node stay). What it keeps of a changed
- * document: its line endings (CR LF stays CR LF), the text of each quoted
- * scalar that stands on one line (libyaml's emitter would requote a tab in
- * single quotes), and JSON stays JSON. Errors are -errno; the parse error
- * says where, 1-based.
+ * Every node lives in the stream's arena and goes with ydoc_free. A changed
+ * YAML document is written as its input bytes with the changes made as text
+ * edits (yamldoc-edit.c): each node remembers its bytes and each collection
+ * its items as read, so what was added to the tree is inserted, in the
+ * document's indentation and block or flow style, where it stands in the
+ * tree, and a scalar put in another's place replaces its bytes; every other
+ * line stays as it was, comments included. Where no place can be found for
+ * an edit (items reordered or taken out, a block collection put where a
+ * flow one was), the document is written whole from the tree instead
+ * (rewritten says so): comments in it are lost then (those before its first
+ * node stay). What a document written whole keeps: its line endings (CR LF
+ * stays CR LF), the text of each quoted scalar that stands on one line
+ * (libyaml's emitter would requote a tab in single quotes). JSON is always
+ * written whole, as JSON. Errors are -errno; the parse error says where,
+ * 1-based.
  */
 #ifndef RG_YAMLDOC_H
 #define RG_YAMLDOC_H
@@ -44,7 +52,10 @@ struct ynode {
 	size_t n, cap;
 	size_t line, column; /* 1-based, where the node starts in the input (0: made here) */
 	size_t src, src_end; /* scalars: their bytes in the input (src_end 0: made here) */
-	bool text;	     /* made here as a string (YDOC_TEXT): JSON output quotes it */
+	size_t start, end;   /* every node read: its bytes in the input (a block collection's end may lie past comments) */
+	struct ynode **orig; /* collections read: their items as read, which the edits are found against */
+	size_t orig_n;
+	bool text; /* made here as a string (YDOC_TEXT): JSON output quotes it */
 };
 
 struct ydoc {
@@ -56,6 +67,8 @@ struct ydoc {
 	bool json;	       /* it is JSON (kubectl get -o json): it is written back as JSON */
 	int json_indent;       /* the JSON's indentation in spaces; 0: all on one line... */
 	bool json_spaced;      /* ...with a space after each ':' and ',' */
+	bool rewritten;	       /* ydoc_write: changed, and written whole from the tree (no place for an edit) */
+	size_t rewritten_line; /* ...because of what stands at this line */
 };
 
 struct yarena;
@@ -91,6 +104,14 @@ void ydoc_free(struct ystream *s);
  * -EINVAL when libyaml cannot write a changed document (failed_line says which).
  */
 int ydoc_write(struct ystream *s, struct ybuf *out);
+/*
+ * yamldoc-edit.c: d written as its input bytes with the tree's changes made
+ * as text edits, appended to out. 1 (and out as it was) when an edit has no
+ * place, d->rewritten_line saying where; else 0 or -ENOMEM.
+ */
+int ydoc_write_edits(const struct ystream *s, struct ydoc *d, struct ybuf *out);
+/* One node on one line as libyaml writes it in a block mapping or a flow sequence (the text of a new node). */
+int ydoc_flow_text(const struct ynode *n, bool in_block, struct ybuf *out);
 /* Writes one node as a YAML document body (for tests and comparisons). */
 int ydoc_emit(const struct ynode *root, struct ybuf *out);
 
