@@ -45,6 +45,9 @@ static void tell(struct pod *p, const struct decide_event *ev, int64_t when)
 		p->cfg.on_event(p->cfg.data, ev, when);
 }
 
+/* An app whose container's name could not be read: named as its runtime's init, which pairs with any. */
+#define UNNAMED_APP "runc:[2:INIT]"
+
 #define TELL(p, when, ...) tell((p), &(const struct decide_event){ __VA_ARGS__ }, (when))
 
 /* Whether the spec's match= takes the process (its comm, or its argv[0]'s basename). */
@@ -138,10 +141,19 @@ static void second_match(const struct pod *p, const struct podscan_container *c)
 	}
 }
 
-/* What an app container is called: its name in the pod where the kubelet's mount says it, else its program. */
-static const char *app_name(const struct podscan_container *c)
+/*
+ * What an app container is called: its name in the pod where the kubelet's
+ * mount says it, else its program. Where names are seen, one whose name
+ * could not be read (it exited first) is unnamed, as an attempt whose
+ * program was never seen is: its program may be another container's too,
+ * and an OnFailure attempt named after it (sh) was no restart of the app
+ * known by its name (report), and was awaited in vain.
+ */
+static const char *app_name(const struct pod *p, const struct podscan_container *c)
 {
-	return c->kname[0] ? c->kname : c->name;
+	if (c->kname[0])
+		return c->kname;
+	return podscan_names_seen(p->ps) ? UNNAMED_APP : c->name;
 }
 
 static void log_container(const struct pod *p, const struct podscan_container *c, const char *what)
@@ -208,7 +220,7 @@ static void pending_gone(struct pod *p, struct pod_root *r, struct podscan_conta
 	r->sidecar = c->sidecar;
 	log_container(p, c, "container exited before a rescan saw its program run");
 	if (c->role == ROLE_APP)
-		TELL(p, when, .kind = DECIDE_EV_APP_SEEN, .id = c->id, .name = app_name(c));
+		TELL(p, when, .kind = DECIDE_EV_APP_SEEN, .id = c->id, .name = app_name(p, c));
 	else if (c->role == ROLE_SIDECAR)
 		TELL(p, when, .kind = DECIDE_EV_SIDECAR_SEEN, .sidecar = c->sidecar);
 	root_gone(p, r, c, when, unwatched, 0);
@@ -385,7 +397,7 @@ static void app_renamed(struct pod *p, struct podscan_container *c, int64_t now)
 		return;
 	}
 	/* Known by its name in the pod, it is the same app whatever it runs. */
-	if ((!r || !r->native) && !c->kname[0])
+	if ((!r || !r->native) && !c->kname[0] && !podscan_names_seen(p->ps))
 		TELL(p, now, .kind = DECIDE_EV_APP_RENAMED, .id = c->id, .name = c->name);
 }
 
@@ -449,7 +461,7 @@ static void tell_scan(struct pod *p, bool first)
 			if (r && r->role == ROLE_APP && c->role != ROLE_APP)
 				TELL(p, now, .kind = DECIDE_EV_APP_FORGET, .id = c->id);
 			if (c->role == ROLE_APP) {
-				TELL(p, now, .kind = DECIDE_EV_APP_SEEN, .id = c->id, .name = app_name(c));
+				TELL(p, now, .kind = DECIDE_EV_APP_SEEN, .id = c->id, .name = app_name(p, c));
 				note_run_name(p, c);
 			} else if (c->role == ROLE_SIDECAR) {
 				second_match(p, c);

@@ -187,6 +187,10 @@ static void known_by_name(void)
 	is_int(pod_open(&pod, &cfg), 0, "names seen: the first scan");
 	pod_follow(&pod);
 	ok(fake_container_of(&pod, other)->role == ROLE_APP, "names seen: a container without one is no named sidecar");
+	t = find(DECIDE_EV_APP_SEEN, id_of(other, &pod));
+	ok(t && strcmp(t->name, "runc:[2:INIT]") == 0,
+	   "names seen: an app without one is unnamed, not its program's (%s): it pairs as an OnFailure attempt",
+	   t ? t->name : "none");
 	is_int(fake_container_of(&pod, shipper)->role, ROLE_SIDECAR, "names seen: the named one still is");
 
 	fake_release(app_rel, 0);
