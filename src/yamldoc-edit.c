@@ -127,6 +127,32 @@ static bool own_line(const struct edits *x, size_t p, bool dash)
 	return true;
 }
 
+/*
+ * Whether a block collection read is laid out as new lines for it would
+ * be: each item (of a mapping, each key but a first one after a "- ") on
+ * a line of its own, all at one column, a sequence's dashes at its own
+ * column. YAML takes others too ("key:   - a" on one line, items at two
+ * indentations), where lines written at one column would be read as
+ * another structure.
+ */
+static bool block_regular(const struct edits *x, const struct ynode *n)
+{
+	bool map = n->kind == YNODE_MAP;
+	size_t step = map ? 2 : 1, col = column(x, n->orig[0]->start), i;
+
+	for (i = 0; i < n->orig_n; i += step) {
+		const struct ynode *it = n->orig[i];
+
+		if (column(x, it->start) != col)
+			return false;
+		if (map ? i > 0 && !own_line(x, it->start, false) : !own_line(x, it->start, true))
+			return false;
+		if (!map && (it->start < 2 || x->in[it->start - 2] != '-' || column(x, it->start - 2) != column(x, n->start)))
+			return false;
+	}
+	return true;
+}
+
 /* Before the comment lines right above p, which speak of what follows them. */
 static size_t above_comments(const struct edits *x, size_t p)
 {
@@ -343,7 +369,7 @@ static int insert(struct edits *x, const struct ynode *n, size_t i, size_t j, bo
 	} else {
 		size_t col, dash;
 
-		if (!n->orig_n)
+		if (!n->orig_n || !block_regular(x, n))
 			return no_place(x, n);
 		col = column(x, n->orig[0]->start);
 		dash = column(x, n->start);

@@ -1,12 +1,12 @@
 #!/bin/bash
-# Apps whose containers live a moment: the agent expects 20 (--apps 20),
-# and each runs for 150 ms, the runtime's init included, one after the
-# other. Every app is seen, with its exit code, and the sidecar is stopped
-# once the last one is done. At 40 ms a life (less than a rescan interval,
-# so that only the pod's pid counter, looked at every 10 ms, brings the
-# rescan in time) one app in twenty went unseen in some runs, also on a
-# quiet machine: an open problem, not settled here, which is why the apps
-# now outlive a rescan interval.
+# Apps whose containers live less than a rescan interval: the agent expects
+# 20 (--apps 20), and each runs for 40 ms, the runtime's init included,
+# one after the other. A rescan every 100 ms alone would miss about one in
+# five, and the agent would wait for the missing ones until
+# --startup-timeout. The agent looks at the pod's pid counter every 10 ms
+# while a process is expected, and a pid handed out brings the rescan
+# forward: every app is seen, with its exit code, and the sidecar is
+# stopped once the last one is done.
 . "$RG_SRCDIR/tests/integration/lib.sh"
 
 alias_bin job
@@ -19,15 +19,15 @@ fake_start proxy 1002 fluent-bit
 ctr_start agent 1002 "$BIN/rearguard" -s 'name=fb,match=fluent-bit' --apps "$APPS" --app '^job$' \
 	--startup-timeout 60s --dir "$EMPTYDIR" --termination-log "$RUN/termination-log"
 agent_scanned
-# The mechanism under test, not the machine's load: a build beside the test may keep the agent
-# off the processor longer than an app lives, which no looking can make up for (docs/decisions.md,
-# "Rescans while a container is expected"). At a real-time priority the agent gets the processor
-# when its timer fires, as it would on a node with room to spare.
+# The mechanism under test, not the machine's load: an app lives 40 ms, and a build beside the
+# test may keep the agent off the processor longer than that, which no looking can make up for
+# (docs/decisions.md, "Rescans while a container is expected"). At a real-time priority the agent
+# gets the processor when its timer fires, as it would on a node with room to spare.
 chrt -f -p 10 "$(ctr_pid agent)" >/dev/null 2>&1 ||
 	say "the agent runs at its normal priority (chrt refused): a loaded machine may starve it"
 for i in $(seq "$APPS"); do
 	# Each with its own exit code, so that each report is the app's own.
-	ctr_start "app$i" 1001 "$BIN/job" --run 150ms --exit "$((i % 3))" --log "$EVENTS"
+	ctr_start "app$i" 1001 "$BIN/job" --run 40ms --exit "$((i % 3))" --log "$EVENTS"
 	ctr_wait "app$i" 5
 	[ "$RC" = "$((i % 3))" ] || fail "app$i exited $RC, want $((i % 3))"
 done
