@@ -68,6 +68,16 @@ struct podscan {
 	int *spare;
 	int last_pid_fd;    /* sys/kernel/ns_last_pid; -1 not opened yet, -2 cannot be */
 	long last_pid;      /* its value when the last refresh began; -1 unknown */
+	/*
+	 * A pid is handed out before its process shows in /proc (the fork's
+	 * cgroup work comes between, and may wait on other cgroup writes): the
+	 * newest pid when the last refresh began, if its listing did not have
+	 * it, and how many listings in a row missed it. podscan_pids_moved
+	 * asks for a few more looks, or a container that lives less than a
+	 * rescan interval slips through.
+	 */
+	long unlisted_pid;
+	unsigned unlisted_looks;
 	struct proc_entry *slots;
 	size_t cap, used;
 	uint32_t gen;
@@ -763,6 +773,26 @@ static long read_last_pid(struct podscan *ps)
 	return v;
 }
 
+/*
+ * How many listings in a row may miss the newest pid before it counts as
+ * gone (or a thread's, which no listing shows) rather than not shown yet.
+ */
+#define UNLISTED_LOOKS_MAX 5
+
+/* After a listing: whether it had the newest pid handed out when it began. */
+static void note_newest(struct podscan *ps, bool listed)
+{
+	if (listed || ps->last_pid <= 0) {
+		ps->unlisted_pid = 0;
+		return;
+	}
+	if (ps->unlisted_pid != ps->last_pid) {
+		ps->unlisted_pid = ps->last_pid;
+		ps->unlisted_looks = 0;
+	}
+	ps->unlisted_looks++;
+}
+
 int podscan_pids_moved(struct podscan *ps)
 {
 	long now = read_last_pid(ps);
@@ -771,12 +801,13 @@ int podscan_pids_moved(struct podscan *ps)
 		return (int)now;
 	if (ps->last_pid < 0)
 		return 1;
-	return now != ps->last_pid;
+	return now != ps->last_pid || (ps->unlisted_pid && ps->unlisted_looks < UNLISTED_LOOKS_MAX);
 }
 
 int podscan_refresh(struct podscan *ps, struct podscan_stats *stats)
 {
 	struct dirent *de;
+	bool newest_listed = false;
 	size_t i;
 
 	memset(&ps->stats, 0, sizeof(ps->stats));
@@ -813,6 +844,7 @@ int podscan_refresh(struct podscan *ps, struct podscan_stats *stats)
 		if (*p || pid > INT32_MAX)
 			continue;
 		ps->stats.listed++;
+		newest_listed |= pid == ps->last_pid;
 		e = table_find(ps, (pid_t)pid);
 		if (e && e->container && ps->containers[e->container - 1]->pub.root_gone && !still_same(ps, e)) {
 			/* A process of a container that is over: its pid may name a newcomer now. */
@@ -826,6 +858,7 @@ int podscan_refresh(struct podscan *ps, struct podscan_stats *stats)
 	}
 	if (errno)
 		return -errno;
+	note_newest(ps, newest_listed);
 
 	/* In pid order parents come before children, so forks find their parent filed. */
 	qsort(ps->fresh, ps->nfresh, sizeof(*ps->fresh), cmp_pid);

@@ -126,7 +126,11 @@ struct podscan_container *podscan_find(const struct podscan *ps, unsigned id);
  * born) since the last refresh began: its counter, ns_last_pid, moved.
  * Reading it is one small read, cheap enough to do far more often than a
  * refresh: a container that lives and dies between two refreshes moves it.
- * 1 yes, 0 no, -errno when the counter cannot be read (then never).
+ * A pid is handed out before its process shows in /proc (a fork's cgroup
+ * work comes between): while the last refresh did not list the newest pid,
+ * it says yes again, for a few refreshes (after which the pid counts as a
+ * process gone already, or a thread's). 1 yes, 0 no, -errno when the
+ * counter cannot be read (then never).
  */
 int podscan_pids_moved(struct podscan *ps);
 

@@ -5,8 +5,9 @@
 # five, and the agent would wait for the missing ones until
 # --startup-timeout. The agent looks at the pod's pid counter every 10 ms
 # while a process is expected, and a pid handed out brings the rescan
-# forward: every app is seen, with its exit code, and the sidecar is
-# stopped once the last one is done.
+# forward, also when a rescan began after the pid was handed out but
+# before its process showed in /proc: every app is seen, with its exit
+# code, and the sidecar is stopped once the last one is done.
 . "$RG_SRCDIR/tests/integration/lib.sh"
 
 alias_bin job

@@ -779,6 +779,7 @@ static void pid_counter(void)
 {
 	char path[512];
 	struct podscan *ps;
+	int i;
 
 	reset();
 	mkproc(1, 0, "pause", 100, CG("/pause"), "/pause");
@@ -799,8 +800,23 @@ static void pid_counter(void)
 	put(0, "../sys/kernel/ns_last_pid", "41\n", 3);
 	is_int(podscan_pids_moved(ps), 1, "a pid handed out: moved");
 	is_int(podscan_pids_moved(ps), 1, "until the next refresh");
+	/*
+	 * Handed out, but not in /proc yet (the fork's cgroup work comes
+	 * first): the refresh that read the counter did not see it, and more
+	 * looks are asked for, or the container could live and die unseen.
+	 */
 	podscan_refresh(ps, NULL);
-	is_int(podscan_pids_moved(ps), 0, "refreshed: not moved");
+	is_int(podscan_pids_moved(ps), 1, "refreshed, but the newest pid was not listed: look again");
+	mkproc(41, 0, "runc:[2:INIT]", 500, CG("/app"), "runc\0init");
+	podscan_refresh(ps, NULL);
+	ok(by_root(ps, 41) != NULL, "the next look finds it");
+	is_int(podscan_pids_moved(ps), 0, "listed: not moved");
+	/* One that never shows (gone, or a thread's): a few looks, then no more. */
+	put(0, "../sys/kernel/ns_last_pid", "57\n", 3);
+	for (i = 0; i < 10 && podscan_pids_moved(ps) == 1; i++)
+		podscan_refresh(ps, NULL);
+	ok(i >= 2 && i <= 6, "a pid never listed is looked for a few times, then not (%d refreshes)", i);
+	is_int(podscan_pids_moved(ps), 0, "and then not moved");
 	podscan_free(ps);
 }
 
