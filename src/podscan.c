@@ -60,12 +60,12 @@ struct podscan {
 	DIR *dir;           /* /proc, listed at each refresh, rewound rather than opened again */
 	int proc_fd;        /* its descriptor, which every file of /proc is opened relative to */
 	/*
-	 * A descriptor held in reserve (a duplicate of proc_fd), lent to a read
-	 * of /proc when no other descriptor can be had (see open_proc_file).
-	 * Behind a pointer: the readers that take a const podscan lend it too,
-	 * which changes nothing of what the scan holds about the pod.
+	 * A descriptor held in reserve, lent to a read of /proc when no other
+	 * descriptor can be had (see open_proc_file). Behind a pointer: the
+	 * readers that take a const podscan lend it too, which changes nothing
+	 * of what the scan holds about the pod.
 	 */
-	int *spare;
+	struct fd_reserve *spare;
 	int last_pid_fd;    /* sys/kernel/ns_last_pid; -1 not opened yet, -2 cannot be */
 	long last_pid;      /* its value when the last refresh began; -1 unknown */
 	/*
@@ -183,52 +183,33 @@ static void table_remove(struct podscan *ps, struct proc_entry *e)
 
 /* ---- reading /proc ---------------------------------------------------- */
 
-/* Takes the reserve descriptor back, if it is out: a failure is tried again after the next read. */
+/* Takes the reserve back, if it is out: a failure is tried again after the next read. */
 static void keep_spare(const struct podscan *ps)
 {
-	if (*ps->spare < 0)
-		*ps->spare = fcntl(ps->proc_fd, F_DUPFD_CLOEXEC, 0);
+	if (ps->spare->fd < 0)
+		(void)fd_reserve_take(ps->spare);
 }
 
 /*
  * Opens a file of /proc. When the process has no descriptor left (its
- * pidfds took them), the reserve is closed for the open to take its
- * number, and taken back once the file is closed (close_proc_file): a
- * rescan, a start-time check or a poll is never refused for want of a
- * descriptor, however many processes are watched. Only the loop's thread
- * opens descriptors, but for libcurl's resolver thread (a URL that names
- * its host, other than localhost): should it take the number meanwhile,
- * that one read fails as it would have without a reserve, and the reserve
- * is taken back at the next read or refresh.
+ * pidfds took them), the reserve is lent to the open and taken back once
+ * the file is closed (fd_reserve_openat, close_proc_file): a rescan, a
+ * start-time check or a poll is never refused for want of a descriptor,
+ * however many processes are watched. Only the loop's thread opens
+ * descriptors, but for libcurl's resolver thread (a URL that names its
+ * host, other than localhost): should it take the number meanwhile, that
+ * one read fails as it would have without a reserve, and the reserve is
+ * taken back at the next read or refresh.
  */
 static int open_proc_file(const struct podscan *ps, const char *path)
 {
-	int fd = openat(ps->proc_fd, path, O_RDONLY | O_CLOEXEC);
-
-	if (fd >= 0)
-		return fd;
-	/*
-	 * The process's own limit only: the reserve shares its open file with
-	 * /proc's descriptor, so closing it frees no entry of the system's
-	 * table (ENFILE).
-	 */
-	if (errno != EMFILE || *ps->spare < 0)
-		return -errno;
-	close(*ps->spare);
-	*ps->spare = -1;
-	fd = openat(ps->proc_fd, path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		fd = -errno;
-		keep_spare(ps);
-	}
-	return fd;
+	return fd_reserve_openat(ps->spare, ps->proc_fd, path, O_RDONLY | O_CLOEXEC, 0);
 }
 
 /* Closes what open_proc_file opened: the number it freed is the reserve's again, if the open took it. */
 static void close_proc_file(const struct podscan *ps, int fd)
 {
-	close(fd);
-	keep_spare(ps);
+	(void)fd_reserve_close(ps->spare, fd);
 }
 
 /* Reads /proc/PID/what into buf, in one read (see READ_ONE_SHOT). */
@@ -929,7 +910,7 @@ int podscan_new(const struct podscan_config *cfg, struct podscan **out)
 		free(ps);
 		return -ENOMEM;
 	}
-	*ps->spare = -1;
+	ps->spare->fd = -1;
 	/*
 	 * What a rescan needs is taken now and held: the directory, which one
 	 * descriptor serves both for listing and as openat's base, and the
@@ -946,7 +927,7 @@ int podscan_new(const struct podscan_config *cfg, struct podscan **out)
 	}
 	ps->proc_fd = dirfd(ps->dir);
 	keep_spare(ps);
-	if (*ps->spare < 0)
+	if (ps->spare->fd < 0)
 		goto fail;
 	*out = ps;
 	return 0;
@@ -964,8 +945,8 @@ void podscan_free(struct podscan *ps)
 		return;
 	if (ps->dir)
 		closedir(ps->dir);
-	if (ps->spare && *ps->spare >= 0)
-		close(*ps->spare);
+	if (ps->spare)
+		fd_reserve_drop(ps->spare);
 	free(ps->spare);
 	if (ps->last_pid_fd >= 0)
 		close(ps->last_pid_fd);
