@@ -331,7 +331,9 @@ static struct container *container_by_key(struct podscan *ps, const struct proc_
 
 /*
  * The container's name in the pod, from its root's mount table, once: the
- * runtime's init has its mounts before it execs the program. A mount table
+ * runtime's init has its mounts before it execs the program. Only where
+ * the agent's own container has its name (names_seen): in a pod that
+ * shows none (no kubelet), no mount table is read at every rescan. A mount table
  * takes no lock of the process's (as a command line does): read in the
  * drain too.
  */
@@ -353,7 +355,7 @@ static int mount_name(struct podscan *ps, pid_t pid, char *out, size_t outlen)
 
 static void read_kname(struct podscan *ps, struct container *c)
 {
-	if (!c->pub.kname[0] && c->pub.root && !ps->flat &&
+	if (!c->pub.kname[0] && c->pub.root && ps->names_seen &&
 	    mount_name(ps, c->pub.root, c->pub.kname, sizeof(c->pub.kname)) < 0)
 		c->pub.kname[0] = '\0';
 }

@@ -139,6 +139,8 @@ static void known_by_name(void)
 	fake_spec(&specs[0], "name=shipper,container=shipper,match=sh,stop=signal:TERM");
 	fake_spec(&specs[1], "name=web,container=web,match=sh");
 	fake_pod_base();
+	/* The agent's own container has its name: every container's can be seen. */
+	kubelet_mount(getpid(), "rearguard");
 	app = fake_child(CHILD_WAITS, &app_rel);
 	fake_proc(app, 0, "sh", CG("/app"), "/bin/sh");
 	kubelet_mount(app, "report");
@@ -149,6 +151,9 @@ static void known_by_name(void)
 	web = fake_child(CHILD_WAITS, &web_rel);
 	fake_proc(web, 0, "busybox", CG("/web"), "/bin/busybox");
 	kubelet_mount(web, "web");
+	/* No mount: it exited before its mounts could be read (the fake has none). */
+	other = fake_child(CHILD_WAITS, &other_rel);
+	fake_proc(other, 0, "sh", CG("/other"), "/bin/sh");
 
 	fake_pod_config(&cfg, loop, specs);
 	cfg.nsidecars = 2;
@@ -164,34 +169,21 @@ static void known_by_name(void)
 	is_int(fake_container_of(&pod, web)->role, ROLE_SIDECAR, "web, whatever it runs now, is its sidecar");
 	is_int((int)fake_container_of(&pod, web)->sidecar, 1, "spec 1");
 	is_str(fake_container_of(&pod, web)->kname, "web", "its name in the pod");
-
-	/* No kubelet mount: the program alone says (the first spec it matches). */
-	other = fake_child(CHILD_WAITS, &other_rel);
-	fake_proc(other, 0, "sh", CG("/other"), "/bin/sh");
-	pod_refresh(&pod);
-	ok(fake_container_of(&pod, other)->role == ROLE_SIDECAR && fake_container_of(&pod, other)->sidecar == 0,
-	   "without its name, a container is matched by its program");
-
-	fake_release(other_rel, 0);
-	fake_gone(other);
-	pod_close(&pod);
-
-	/*
-	 * Where the agent's own container has its name, every container's can
-	 * be seen: one without a name exited before its mounts could be read,
-	 * and is no sidecar that a spec names (that one is seen named).
-	 */
-	kubelet_mount(getpid(), "rearguard");
-	other = fake_child(CHILD_WAITS, &other_rel);
-	fake_proc(other, 0, "sh", CG("/other2"), "/bin/sh");
-	is_int(pod_open(&pod, &cfg), 0, "names seen: the first scan");
-	pod_follow(&pod);
-	ok(fake_container_of(&pod, other)->role == ROLE_APP, "names seen: a container without one is no named sidecar");
+	ok(fake_container_of(&pod, other)->role == ROLE_APP, "a container without its name is no named sidecar");
 	t = find(DECIDE_EV_APP_SEEN, id_of(other, &pod));
 	ok(t && strcmp(t->name, "runc:[2:INIT]") == 0,
-	   "names seen: an app without one is unnamed, not its program's (%s): it pairs as an OnFailure attempt",
+	   "an app without its name is unnamed, not its program's (%s): it pairs as an OnFailure attempt",
 	   t ? t->name : "none");
-	is_int(fake_container_of(&pod, shipper)->role, ROLE_SIDECAR, "names seen: the named one still is");
+	pod_close(&pod);
+
+	/* The agent's container shows no name: none is read, and the program says, as without a kubelet. */
+	fake_put(getpid(), "mountinfo", "", 0);
+	ntold = 0;
+	is_int(pod_open(&pod, &cfg), 0, "no names: the first scan");
+	pod_follow(&pod);
+	is_str(fake_container_of(&pod, app)->kname, "", "no names: its mount is not read");
+	ok(fake_container_of(&pod, app)->role == ROLE_SIDECAR && fake_container_of(&pod, app)->sidecar == 0,
+	   "no names: a container is matched by its program");
 
 	fake_release(app_rel, 0);
 	fake_release(shipper_rel, 0);
