@@ -86,7 +86,9 @@ codes_agree app:0=report shipper=shipper
 summary_is report apps 0 name
 summary_is stopped sidecars 0 outcome
 in_order "$(finished_ms report)" "$(finished_ms shipper)" - "the app finished -> the shipper finished"
-[ $(($(finished_ms rearguard) - $(finished_ms report))) -le 5000 ] || fail "shared: the agent finished long after the app"
+# Within seconds, as the kubelet times them (whole seconds), with room for a loaded node: the
+# misnamed sidecar of 0.3.0's trial waited out --sidecar-wait, 2 minutes.
+[ $(($(finished_ms rearguard) - $(finished_ms report))) -le 15000 ] || fail "shared: the agent finished long after the app"
 
 judged exec Complete
 expect_code report 0
@@ -94,7 +96,7 @@ expect_code web 0
 codes_agree app:0=report web=web
 summary_is report apps 0 name
 summary_is stopped sidecars 0 outcome
-[ $(($(finished_ms rearguard) - $(finished_ms report))) -le 5000 ] || fail "exec: the agent finished long after the app"
+[ $(($(finished_ms rearguard) - $(finished_ms report))) -le 15000 ] || fail "exec: the agent finished long after the app"
 
 judged two Complete
 expect_code proxy 0
@@ -106,7 +108,7 @@ prox=$(log_ms proxy "got TERM")
 [ -n "$ship" ] && [ -n "$prox" ] || fail "two: a sidecar never logged its SIGTERM"
 # The runtime times a line when it reads it: the order of two stops a moment apart shows.
 in_order "$ship" "$prox" - "the shipper stopped -> the proxy stopped"
-[ $(($(finished_ms rearguard) - $(finished_ms report))) -le 5000 ] || fail "two: the agent finished long after the app"
+[ $(($(finished_ms rearguard) - $(finished_ms report))) -le 15000 ] || fail "two: the agent finished long after the app"
 
 judged many Complete
 for a in a1 a2 a3 a4 a5; do expect_code "$a" 0; done
