@@ -52,12 +52,13 @@ struct engine {
 	bool blind;                    /* no other container of the pod is visible */
 	bool can_kill;                 /* CAP_KILL */
 	/*
-	 * engine_decide is on the stack, or the engine is starting: an event
-	 * only asks for another round (again). Every scan and poll is one of
-	 * decide's actions, carried out from engine_decide: its events are
-	 * taken together, and decided on after it.
+	 * engine_decide is on the stack, or the engine is starting: an event is
+	 * only taken, and decided on by the round under way (after the action
+	 * that told it, decide_next is asked again) or the first one. Every
+	 * scan and poll is one of decide's actions, carried out from
+	 * engine_decide: its events are taken together, and decided on after it.
 	 */
-	bool deciding, again;
+	bool deciding;
 	bool finished;
 	int exit_code;
 	int scan_err;                  /* the last rescan's outcome: 0, or -errno (a look with holes) */
@@ -383,8 +384,9 @@ static void arm_timer(struct engine *e)
 /*
  * Asks decide for actions and carries them out, until there is nothing to
  * do before its next deadline. An event reported while this runs (a
- * request that failed at once, a watch that found its process gone) only
- * asks for one more round. After a stop request or signal the loop gets
+ * request that failed at once, a watch that found its process gone) is
+ * decided on when decide is asked again, right after the action that told
+ * it. After a stop request or signal the loop gets
  * the turn first, so that the stop is on the wire before the processes are
  * collected and the log lines are written.
  */
@@ -392,23 +394,17 @@ void engine_decide(struct engine *e)
 {
 	struct decide_action act;
 
-	if (e->deciding) {
-		e->again = true;
+	if (e->deciding)
 		return;
-	}
 	e->deciding = true;
 	ev_idle_stop(e->loop, &e->later);
-	do {
-		e->again = false;
-		while (!e->finished && decide_next(e->d, engine_now(e), &act)) {
-			carry_out(e, &act);
-			if (act.urgent && !e->finished) {
-				ev_idle_start(e->loop, &e->later);
-				e->again = false;
-				break;
-			}
+	while (!e->finished && decide_next(e->d, engine_now(e), &act)) {
+		carry_out(e, &act);
+		if (act.urgent && !e->finished) {
+			ev_idle_start(e->loop, &e->later);
+			break;
 		}
-	} while (e->again && !e->finished);
+	}
 	e->deciding = false;
 	arm_timer(e);
 }
