@@ -60,8 +60,13 @@ static void check_parsed(const struct sidecar_spec *spec, const char *name, int 
 	spec_describe_stop(spec, full, sizeof(full));
 	if (spec->stop_url)
 		FUZZ_CHECK(strncmp(full, "POST ", 5) == 0 && strcmp(full + 5, spec->stop_url) == 0);
-	else
-		FUZZ_CHECK(strncmp(full, "signal:", 7) == 0 && strcmp(full + 7, signal_name(spec->stop_signal)) == 0);
+	else {
+		/* signal:NAME for the main process, signal-all:NAME for each process */
+		const char *kind = spec->signal_all ? "signal-all:" : "signal:";
+
+		FUZZ_CHECK(strncmp(full, kind, strlen(kind)) == 0 &&
+			   strcmp(full + strlen(kind), signal_name(spec->stop_signal)) == 0);
+	}
 	if (desclen > 0) {
 		spec_describe_stop(spec, desc, desclen);
 		FUZZ_CHECK(strnlen(desc, desclen) < desclen);
