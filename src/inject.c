@@ -160,8 +160,7 @@ size_t inject_argv(const struct ynode *c, const char **argv, struct ynode ***slo
 	return n == 1 && !argv[0] ? 0 : n;
 }
 
-/* A container that is rearguard already: by name, or by its image. */
-static bool inject_is_agent(const struct ynode *c)
+bool inject_is_agent(const struct ynode *c)
 {
 	const char *image = ydoc_str(ydoc_get(c, "image"));
 
@@ -793,6 +792,30 @@ static int inject_object(struct run *r, struct ynode *obj)
 	return inject_template(r, t, field, true, obj, what);
 }
 
+int inject_pod(struct ystream *s, struct ynode *pod, const struct inject_options *o, char *err, size_t errlen)
+{
+	struct run r = {.s = s, .o = *o, .err = err, .errlen = errlen};
+	char what[320];
+	int rc;
+
+	if (!pod || pod->kind != YNODE_MAP || !inject_is(ydoc_get(pod, "kind"), "Pod")) {
+		inject_say(&r, WARN, pod, "object", "not a Pod: left unchanged");
+		return 0;
+	}
+	/* No Helm check: a pod the API server holds was rendered, and "{{" in it is data. */
+	name_object(pod, true, what, sizeof(what));
+	rc = inject_template(&r, pod, "", false, pod, what);
+	if (o->counts) {
+		o->counts->changed += r.c.changed;
+		o->counts->left += r.c.left;
+		o->counts->warnings += r.c.warnings;
+		o->counts->placeholder |= r.c.placeholder;
+	}
+	if (rc == -ENOMEM)
+		snprintf(err, errlen, "out of memory");
+	return rc;
+}
+
 /* A boolean option of a functionConfig (true or false, as REARGUARD_GATE takes it). */
 static int set_bool(struct run *r, const struct ynode *at, const char *key, const char *v, bool *opt,
 		    enum inject_origin *from)
@@ -939,8 +962,8 @@ int inject_buffer(const char *in, size_t len, const struct inject_options *o, ch
 			struct ynode at = {.line = s.docs[i].rewritten_line, .column = 1};
 
 			inject_say(&r, INFO, &at, "document",
-				   "no place to edit its text here (items reordered or taken out): written whole "
-				   "from its tree, its comments and layout lost");
+				   "no place to edit its text here (items reordered or taken out, a line broken by "
+				   "CR alone): written whole from its tree, its comments and layout lost");
 		}
 	ydoc_free(&s);
 	if (rc == -ENOMEM)

@@ -68,6 +68,20 @@ int inject_buffer(const char *in, size_t len, const struct inject_options *o, ch
 		  size_t errlen);
 
 /*
+ * The node-level entry point, which the webhook calls: adds rearguard to
+ * one pod object (a mapping of kind Pod, as the API server sends it) of a
+ * stream already parsed, deciding as for each Pod of a stream, but
+ * without the unrendered-Helm check. Returns 1 changed, 0 left alone (the
+ * notes say why), or -errno with err set (-ENOMEM; -EINVAL for a bad
+ * named spec is never returned: it is said and the pod left alone).
+ */
+struct ystream;
+struct ynode;
+int inject_pod(struct ystream *s, struct ynode *pod, const struct inject_options *o, char *err, size_t errlen);
+/* Whether a container is rearguard already: by its name, or by its image. */
+bool inject_is_agent(const struct ynode *c);
+
+/*
  * Checks one --sidecar CONTAINER[=SPEC] as a user wrote it: 0, or -EINVAL
  * with one line in err.
  */

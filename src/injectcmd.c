@@ -1,23 +1,22 @@
 /*
- * rearguard inject, the subcommand: its options, the files and directories
- * it reads (as kubectl -f takes them), the notes and the summary on
- * standard error, and the output, written only once every input was read
- * and injected. The work itself is inject_buffer's (inject.c).
+ * rearguard inject, the subcommand: its options (read by options.c, from
+ * the one table of every command's options), the files and directories it
+ * reads (as kubectl -f takes them), the notes and the summary on standard
+ * error, and the output, written only once every input was read and
+ * injected. The work itself is inject_buffer's (inject.c).
  */
 #include "config.h"
 
 #include "inject.h"
 
 #include "log.h"
-#include "parse.h"
-#include "presets.h"
+#include "options.h"
 #include "util.h"
 #include "yamldoc.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -89,89 +88,6 @@ static int usage(const char *fmt, ...)
 	va_end(ap);
 	fputc('\n', stderr);
 	return 2;
-}
-
-/* rearguard inject --help. */
-static void inject_help(void)
-{
-	char meshes[64];
-
-	presets_mesh_words("|", meshes, sizeof(meshes));
-	printf("Usage: rearguard inject [OPTIONS] [FILE|DIR|-]...\n"
-	       "\n"
-	       "Writes the Kubernetes YAML or JSON of each FILE (each .yaml, .yml and .json\n"
-	       "file of a DIR, in name order; standard input for - or none) to standard\n"
-	       "output with rearguard added to every Job, CronJob and Pod whose template\n"
-	       "shows a known sidecar: shareProcessNamespace: true, the emptyDir, the agent\n"
-	       "container first (uid 65532, read-only root, no capabilities, the runtime's\n"
-	       "seccomp profile, small requests) with REARGUARD_APPS,\n"
-	       "REARGUARD_RESTART_POLICY and REARGUARD_SIDECARS from the template, the\n"
-	       "fixes its sidecars need, and kubectl's default-container annotations naming\n"
-	       "the first app. Everything else passes through; comments in the documents\n"
-	       "it changes are not kept. Reads a YAML stream, a v1 List, or a KRM\n"
-	       "ResourceList (kustomize and kpt functions).\n"
-	       "\n"
-	       "  --image IMAGE         the agent's image (default %s)\n"
-	       "                                                       [REARGUARD_IMAGE]\n"
-	       "  --mesh %-13s  the namespace injects this mesh's proxy into every pod\n"
-	       "                                                       [REARGUARD_MESH]\n"
-	       "  --gate                start the apps only once the sidecars are ready (a\n"
-	       "                        postStart hook on the agent)   [REARGUARD_GATE=true]\n"
-	       "  --signal-as-root      where a sidecar stopped by a signal may run as root or\n"
-	       "                        another uid, run the agent as root with only the KILL\n"
-	       "                        capability (Pod Security baseline, not restricted)\n"
-	       "                                              [REARGUARD_SIGNAL_AS_ROOT=true]\n"
-	       "  --sidecar CONTAINER[=SPEC]\n"
-	       "                        the container CONTAINER is a sidecar, whatever it runs:\n"
-	       "                        SPEC is a preset, a stop (signal:TERM, the default, or\n"
-	       "                        a URL) or a whole spec; repeatable. The pod template's\n"
-	       "                        annotation " INJECT_SIDECARS " does the same.\n"
-	       "  -q, --quiet           warnings only, no summary\n"
-	       "  -h, --help            this text\n"
-	       "\n"
-	       "Notes on standard error: one line for each Job, CronJob and Pod, changed or\n"
-	       "left alone and why, warnings to act on, and a summary line.\n"
-	       "\n"
-	       "Exit status: 0 written; 2 bad usage or malformed YAML (nothing is written\n"
-	       "then); 1 a read or write error. See docs/inject.md.\n",
-	       INJECT_DEFAULT_IMAGE, meshes);
-}
-
-/* A flag or environment value checked and stored; what names it in the error. */
-static int set_flag_option(struct inject_options *o, int id, const char *v, const char *what, enum inject_origin from)
-{
-	char err[512];
-	bool on;
-
-	switch (id) {
-	case 'i':
-		if (!*v)
-			return usage("%s needs a value", what);
-		o->image = v;
-		o->image_from = from;
-		return 0;
-	case 'm':
-		if (!presets_mesh(v)) {
-			presets_mesh_words(" or ", err, sizeof(err));
-			return usage("%s: \"%s\" is not %s", what, v, err);
-		}
-		o->mesh = v;
-		o->mesh_from = from;
-		return 0;
-	case 's':
-		if (o->nnamed == INJECT_MAX_NAMED)
-			return usage("more than %d --sidecar options", INJECT_MAX_NAMED);
-		if (inject_check_named(v, err, sizeof(err)) < 0)
-			return usage("%s", err);
-		o->named[o->nnamed++] = v;
-		return 0;
-	default: /* 'g', 'r': the booleans' environment twins */
-		if (parse_bool(v, &on) < 0)
-			return usage("%s: \"%s\" is not true or false", what, v);
-		*(id == 'r' ? &o->signal_as_root : &o->gate) = on;
-		*(id == 'r' ? &o->signal_as_root_from : &o->gate_from) = from;
-		return 0;
-	}
 }
 
 /* Whether a directory entry is a manifest kubectl -f would read. */
@@ -279,80 +195,36 @@ static int append_output(struct ybuf *all, const char *out, size_t len)
 
 int inject_main(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-	    {"image", required_argument, NULL, 'i'},
-	    {"mesh", required_argument, NULL, 'm'},
-	    {"gate", no_argument, NULL, 'g'},
-	    {"signal-as-root", no_argument, NULL, 'r'},
-	    {"sidecar", required_argument, NULL, 's'},
-	    {"quiet", no_argument, NULL, 'q'},
-	    {"help", no_argument, NULL, 'h'},
-	    {NULL, 0, NULL, 0},
-	};
-	struct inject_options o = {0};
 	struct inject_counts counts = {0};
 	struct notes notes = {0};
 	struct ybuf all = {0};
+	struct inject_cli cli;
 	char dash_arg[] = "-", *dash[] = {dash_arg}, *inputs[MAX_INPUTS];
-	const char *v;
 	char err[1024];
+	struct inject_options *o = &cli.inject;
 	size_t n = 0, i;
-	int c, rc, status = 0;
+	int rc, status = 0;
 
-	if ((v = getenv("REARGUARD_IMAGE")) && *v && set_flag_option(&o, 'i', v, "REARGUARD_IMAGE", INJECT_ENV))
+	switch (options_parse_inject(&cli, argc, argv, err, sizeof(err))) {
+	case OPTIONS_EXIT_OK:
+		return 0;
+	case OPTIONS_ERROR:
+		fprintf(stderr, "rearguard: %s\n", err);
 		return 2;
-	if ((v = getenv("REARGUARD_MESH")) && *v && set_flag_option(&o, 'm', v, "REARGUARD_MESH", INJECT_ENV))
-		return 2;
-	if ((v = getenv("REARGUARD_GATE")) && *v && set_flag_option(&o, 'g', v, "REARGUARD_GATE", INJECT_ENV))
-		return 2;
-	if ((v = getenv("REARGUARD_SIGNAL_AS_ROOT")) && *v &&
-	    set_flag_option(&o, 'r', v, "REARGUARD_SIGNAL_AS_ROOT", INJECT_ENV))
-		return 2;
-	optind = 0;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":hq", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'h':
-			inject_help();
-			return 0;
-		case 'q':
-			notes.quiet = true;
-			break;
-		case 'g':
-			o.gate = true;
-			o.gate_from = INJECT_FLAG;
-			break;
-		case 'r':
-			o.signal_as_root = true;
-			o.signal_as_root_from = INJECT_FLAG;
-			break;
-		case 'i':
-		case 'm':
-		case 's':
-			if (set_flag_option(&o, c, optarg,
-					    c == 'i'   ? "--image"
-					    : c == 'm' ? "--mesh"
-						       : "--sidecar",
-					    INJECT_FLAG))
-				return 2;
-			break;
-		case ':':
-			return usage("option %s needs a value", argv[optind - 1 < argc ? optind - 1 : argc - 1]);
-		default:
-			return usage("unknown option %s (see rearguard inject --help)",
-				     optopt ? (char[]){'-', (char)optopt, 0} : argv[optind - 1]);
-		}
+	case OPTIONS_OK:
+		break;
 	}
-	rc = optind < argc ? expand(argv + optind, argc - optind, inputs, &n) : expand(dash, 1, inputs, &n);
+	notes.quiet = cli.quiet;
+	rc = cli.ninputs > 0 ? expand(cli.inputs, cli.ninputs, inputs, &n) : expand(dash, 1, inputs, &n);
 	if (rc < 0) {
 		for (i = 0; i < n; i++)
 			free(inputs[i]);
 		usage("%s", rc == -E2BIG ? "more than 4096 inputs" : strerror(-rc));
 		return 1;
 	}
-	o.note = print_note;
-	o.note_data = &notes;
-	o.counts = &counts;
+	o->note = print_note;
+	o->note_data = &notes;
+	o->counts = &counts;
 	for (i = 0; i < n; i++) {
 		char *in = NULL, *out = NULL;
 		size_t len = 0, outlen = 0;
@@ -363,7 +235,7 @@ int inject_main(int argc, char **argv)
 			status = status == 2 ? 2 : rc;
 			continue;
 		}
-		rc = inject_buffer(in, len, &o, &out, &outlen, err, sizeof(err));
+		rc = inject_buffer(in, len, o, &out, &outlen, err, sizeof(err));
 		free(in);
 		if (rc < 0) {
 			usage("%s:%s", notes.shown, err);

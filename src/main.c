@@ -4,8 +4,8 @@
  * main() picks the subcommand, parses its options (every error is one line
  * and exit 2), sets up logging and hands over to the module's *_main: the
  * agent (the default), drain, run or run --drain (the wrapper), wait,
- * install, inject; presets prints the preset table. Each subcommand here is
- * a *_cmd.
+ * install, inject, webhook; presets prints the preset table. Each
+ * subcommand here is a *_cmd.
  */
 #include "config.h"
 
@@ -17,6 +17,7 @@
 #include "log.h"
 #include "options.h"
 #include "run.h"
+#include "webhook.h"
 #include "wrap.h"
 
 #include <stdio.h>
@@ -117,6 +118,16 @@ static int install_cmd(int argc, char **argv)
 	return 0;
 }
 
+/* rearguard webhook: only where the build has libmicrohttpd and GnuTLS (not the static agent's). */
+static int webhook_cmd(int argc, char **argv)
+{
+#if HAVE_WEBHOOK
+	return webhook_main(argc, argv);
+#else
+	return usage_error("webhook: this build has no webhook (it was built without libmicrohttpd and GnuTLS)");
+#endif
+}
+
 /* rearguard presets: the table of known sidecars, for tools/presets and for a user's eyes. */
 static int presets_cmd(int argc, char **argv)
 {
@@ -161,9 +172,12 @@ int main(int argc, char **argv)
 		return install_cmd(argc - 1, argv + 1);
 	if (strcmp(cmd, "inject") == 0)
 		return inject_main(argc - 1, argv + 1);
+	if (strcmp(cmd, "webhook") == 0)
+		return webhook_cmd(argc - 1, argv + 1);
 	if (strcmp(cmd, "presets") == 0)
 		return presets_cmd(argc - 1, argv + 1);
 	snprintf(msg, sizeof(msg),
-		 "unknown command '%.64s' (commands: agent, run, wait, drain, install, inject, presets, version)", cmd);
+		 "unknown command '%.64s' (commands: agent, run, wait, drain, install, inject, webhook, presets, "
+		 "version)", cmd);
 	return usage_error(msg);
 }

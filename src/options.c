@@ -4,14 +4,17 @@
 
 #include "json.h"
 #include "parse.h"
+#include "presets.h"
 #include "protocol.h"
 #include "sys.h"
 #include "util.h"
 
+#include <arpa/inet.h>
 #include <curl/curl.h>
 #include <errno.h>
 #include <ev.h>
 #include <getopt.h>
+#include <netinet/in.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,6 +47,14 @@ enum {
 	OPT_DRAIN,
 	OPT_ON_SIDECAR_EXIT,
 	OPT_FIRST,
+	OPT_IMAGE,
+	OPT_MESH,
+	OPT_GATE,
+	OPT_SIGNAL_AS_ROOT,
+	OPT_NAMED, /* inject's and the webhook's --sidecar CONTAINER[=SPEC], not the agent's */
+	OPT_LISTEN,
+	OPT_TLS_CERT,
+	OPT_TLS_KEY,
 };
 
 /* Which commands take an option. */
@@ -52,7 +63,9 @@ enum {
 #define FOR_RUN 4u
 #define FOR_WAIT 8u
 #define FOR_INSTALL 16u
-#define FOR_ALL (FOR_AGENT | FOR_DRAIN | FOR_RUN | FOR_WAIT | FOR_INSTALL)
+#define FOR_INJECT 32u
+#define FOR_WEBHOOK 64u
+#define FOR_ALL (FOR_AGENT | FOR_DRAIN | FOR_RUN | FOR_WAIT | FOR_INSTALL | FOR_INJECT | FOR_WEBHOOK)
 
 struct opt_def {
 	const char *name;
@@ -83,9 +96,18 @@ static const struct opt_def opts[] = {
 	{ "timeout", OPT_TIMEOUT, required_argument, "REARGUARD_TIMEOUT", FOR_RUN | FOR_WAIT },
 	{ "no-wait", OPT_NO_WAIT, no_argument, "REARGUARD_NO_WAIT", FOR_RUN },
 	{ "drain", OPT_DRAIN, no_argument, "REARGUARD_DRAIN", FOR_RUN },
-	{ "log-format", OPT_LOG_FORMAT, required_argument, "REARGUARD_LOG_FORMAT", FOR_AGENT | FOR_DRAIN | FOR_RUN },
-	{ "verbose", OPT_VERBOSE, no_argument, "REARGUARD_VERBOSE", FOR_AGENT | FOR_DRAIN | FOR_RUN },
-	{ "quiet", OPT_QUIET, no_argument, "REARGUARD_QUIET", FOR_AGENT | FOR_DRAIN | FOR_RUN },
+	/* inject's --sidecar has no environment twin: REARGUARD_SIDECARS is the agent's list of specs. */
+	{ "sidecar", OPT_NAMED, required_argument, NULL, FOR_INJECT | FOR_WEBHOOK },
+	{ "image", OPT_IMAGE, required_argument, "REARGUARD_IMAGE", FOR_INJECT | FOR_WEBHOOK },
+	{ "mesh", OPT_MESH, required_argument, "REARGUARD_MESH", FOR_INJECT | FOR_WEBHOOK },
+	{ "gate", OPT_GATE, no_argument, "REARGUARD_GATE", FOR_INJECT | FOR_WEBHOOK },
+	{ "signal-as-root", OPT_SIGNAL_AS_ROOT, no_argument, "REARGUARD_SIGNAL_AS_ROOT", FOR_INJECT | FOR_WEBHOOK },
+	{ "listen", OPT_LISTEN, required_argument, "REARGUARD_LISTEN", FOR_WEBHOOK },
+	{ "tls-cert", OPT_TLS_CERT, required_argument, "REARGUARD_TLS_CERT", FOR_WEBHOOK },
+	{ "tls-key", OPT_TLS_KEY, required_argument, "REARGUARD_TLS_KEY", FOR_WEBHOOK },
+	{ "log-format", OPT_LOG_FORMAT, required_argument, "REARGUARD_LOG_FORMAT", FOR_AGENT | FOR_DRAIN | FOR_RUN | FOR_WEBHOOK },
+	{ "verbose", OPT_VERBOSE, no_argument, "REARGUARD_VERBOSE", FOR_AGENT | FOR_DRAIN | FOR_RUN | FOR_WEBHOOK },
+	{ "quiet", OPT_QUIET, no_argument, "REARGUARD_QUIET", FOR_AGENT | FOR_DRAIN | FOR_RUN | FOR_INJECT | FOR_WEBHOOK },
 	{ "help", OPT_HELP, no_argument, NULL, FOR_ALL },
 	{ "version", OPT_VERSION, no_argument, NULL, FOR_AGENT },
 };
@@ -96,16 +118,21 @@ struct command {
 	const char *prefix; /* before each error: "run: " */
 	const char *hint;   /* after an unknown option */
 	bool in_order;      /* options end at the first operand (run: CMD's own options follow) */
+	void (*help)(void); /* what --help prints; NULL: the agent's help, which covers the others */
 };
 
-static const struct command agent_cmd = { FOR_AGENT, "", "see rearguard --help", false };
+static const struct command agent_cmd = { FOR_AGENT, "", "see rearguard --help", false, NULL };
 static const struct command drain_cmd = { FOR_DRAIN, "",
 					  "rearguard drain takes --sidecar, --stop-timeout, --kill-after, "
 					  "--log-format, --verbose, --quiet",
-					  false };
-static const struct command run_cmd = { FOR_RUN, "run: ", "see rearguard --help", true };
-static const struct command wait_cmd = { FOR_WAIT, "wait: ", "see rearguard --help", false };
-static const struct command install_cmd = { FOR_INSTALL, "install: ", "see rearguard --help", false };
+					  false, NULL };
+static const struct command run_cmd = { FOR_RUN, "run: ", "see rearguard --help", true, NULL };
+static const struct command wait_cmd = { FOR_WAIT, "wait: ", "see rearguard --help", false, NULL };
+static const struct command install_cmd = { FOR_INSTALL, "install: ", "see rearguard --help", false, NULL };
+static const struct command inject_cmd = { FOR_INJECT, "inject: ", "see rearguard inject --help", false,
+					   options_print_inject_help };
+static const struct command webhook_cmd = { FOR_WEBHOOK, "webhook: ", "see rearguard webhook --help", false,
+					    options_print_webhook_help };
 
 static int failf(char *err, size_t errlen, const char *fmt, ...) RG_PRINTF(3, 4);
 
@@ -434,7 +461,9 @@ static int drive(const struct command *cmd, bool foreign, opt_apply *set, void *
 				failf(err, errlen, "%s%s", cmd->prefix, argv[optind - 1]);
 				return -1;
 			}
-			if (c == OPT_HELP)
+			if (c == OPT_HELP && cmd->help)
+				cmd->help();
+			else if (c == OPT_HELP)
 				options_print_help();
 			else
 				options_print_version();
@@ -734,6 +763,278 @@ enum options_result options_parse_install(const char **dir, int argc, char **arg
 	return OPTIONS_OK;
 }
 
+/* ---- inject and the webhook ------------------------------------------------ */
+
+/*
+ * The options inject and the webhook share, the ones of struct
+ * inject_options: the strings stay where they were given (argv, the
+ * environment), as inject_buffer takes them. prefix: "inject: ".
+ */
+static int apply_inject_option(struct inject_options *o, int id, const char *value, const char *what, bool from_env,
+			       const char *prefix, char *err, size_t errlen)
+{
+	enum inject_origin from = from_env ? INJECT_ENV : INJECT_FLAG;
+	char words[512];
+	bool on = true;
+
+	switch (id) {
+	case OPT_IMAGE:
+		if (*value == '\0')
+			return failf(err, errlen, "%s%s needs a value", prefix, what);
+		o->image = value;
+		o->image_from = from;
+		return 0;
+	case OPT_MESH:
+		if (!presets_mesh(value)) {
+			presets_mesh_words(" or ", words, sizeof(words));
+			return failf(err, errlen, "%s%s: \"%s\" is not %s", prefix, what, value, words);
+		}
+		o->mesh = value;
+		o->mesh_from = from;
+		return 0;
+	case OPT_NAMED:
+		if (o->nnamed == INJECT_MAX_NAMED)
+			return failf(err, errlen, "%smore than %d --sidecar options", prefix, INJECT_MAX_NAMED);
+		if (inject_check_named(value, words, sizeof(words)) < 0)
+			return failf(err, errlen, "%s%s", prefix, words);
+		o->named[o->nnamed++] = value;
+		return 0;
+	case OPT_GATE:
+	case OPT_SIGNAL_AS_ROOT:
+		if (from_env && parse_bool(value, &on) < 0)
+			return failf(err, errlen, "%s%s: \"%s\" is not true or false", prefix, what, value);
+		*(id == OPT_GATE ? &o->gate : &o->signal_as_root) = on;
+		*(id == OPT_GATE ? &o->gate_from : &o->signal_as_root_from) = from;
+		return 0;
+	}
+	return failf(err, errlen, "internal error: option %d", id);
+}
+
+/* An error of a shared option, said as the command's own: "webhook: --log-format: ...". */
+static int prefixed(const char *prefix, char *err, size_t errlen)
+{
+	char inner[OPTIONS_ERR_MAX];
+
+	str_copy(inner, err, sizeof(inner));
+	return failf(err, errlen, "%s%s", prefix, inner);
+}
+
+static int apply_inject(void *p, int id, const char *value, const char *what, bool from_env, char *err,
+			size_t errlen)
+{
+	struct inject_cli *o = p;
+
+	if (id == OPT_QUIET)
+		return set_flag(&o->quiet, value, what, from_env, err, errlen) == 0 ? 0
+										 : prefixed(inject_cmd.prefix, err, errlen);
+	return apply_inject_option(&o->inject, id, value, what, from_env, inject_cmd.prefix, err, errlen);
+}
+
+enum options_result options_parse_inject(struct inject_cli *o, int argc, char **argv, char *err, size_t errlen)
+{
+	int first;
+
+	memset(o, 0, sizeof(*o));
+	first = drive(&inject_cmd, false, apply_inject, o, argc, argv, err, errlen);
+	if (first < 0)
+		return result_of(first);
+	o->inputs = argv + first;
+	o->ninputs = argc - first;
+	return OPTIONS_OK;
+}
+
+/*
+ * --listen ADDR:PORT as a socket address: ":PORT" every address (IPv6 and
+ * IPv4 both), "0.0.0.0:PORT" every IPv4 one, "[::]:PORT", "127.0.0.1:PORT",
+ * "[::1]:PORT". Numbers only: the address is the pod's, never a name to
+ * resolve. Port 0 is any free port (the log says which).
+ */
+static int parse_listen(struct webhook_options *o, const char *value, const char *what, char *err, size_t errlen)
+{
+	const char *colon = strrchr(value, ':');
+	struct sockaddr_in6 *six = (struct sockaddr_in6 *)&o->addr;
+	struct sockaddr_in *four = (struct sockaddr_in *)&o->addr;
+	char host[INET6_ADDRSTRLEN + 2];
+	unsigned long port;
+	size_t hostlen;
+
+	if (!colon || parse_uint(colon + 1, 0, 65535, &port) < 0 || (size_t)(colon - value) >= sizeof(host))
+		return failf(err, errlen,
+			     "%s%s: \"%s\" is not ADDR:PORT (examples: :8443, 0.0.0.0:8443, [::]:8443, 127.0.0.1:8443)",
+			     webhook_cmd.prefix, what, value);
+	hostlen = (size_t)(colon - value);
+	memcpy(host, value, hostlen);
+	host[hostlen] = '\0';
+	memset(&o->addr, 0, sizeof(o->addr));
+	o->any = hostlen == 0;
+	if (o->any || (hostlen > 2 && host[0] == '[' && host[hostlen - 1] == ']')) {
+		host[hostlen ? hostlen - 1 : 0] = '\0';
+		six->sin6_family = AF_INET6;
+		six->sin6_port = htons((uint16_t)port);
+		o->addrlen = sizeof(*six);
+		if (o->any || inet_pton(AF_INET6, host + 1, &six->sin6_addr) == 1)
+			return 0;
+	} else {
+		four->sin_family = AF_INET;
+		four->sin_port = htons((uint16_t)port);
+		o->addrlen = sizeof(*four);
+		if (inet_pton(AF_INET, host, &four->sin_addr) == 1)
+			return 0;
+	}
+	return failf(err, errlen, "%s%s: \"%s\" is not an IP address (a name is not resolved; IPv6 goes in [ ])",
+		     webhook_cmd.prefix, what, host[0] == '[' ? host + 1 : host);
+}
+
+static int apply_webhook(void *p, int id, const char *value, const char *what, bool from_env, char *err,
+			 size_t errlen)
+{
+	struct webhook_options *o = p;
+
+	switch (id) {
+	case OPT_LISTEN:
+		o->listen = value;
+		return parse_listen(o, value, what, err, errlen);
+	case OPT_TLS_CERT:
+	case OPT_TLS_KEY:
+		if (*value == '\0')
+			return failf(err, errlen, "%s%s needs a value", webhook_cmd.prefix, what);
+		*(id == OPT_TLS_CERT ? &o->tls_cert : &o->tls_key) = value;
+		return 0;
+	case OPT_LOG_FORMAT:
+	case OPT_VERBOSE:
+	case OPT_QUIET:
+		if (apply_log(&o->log_format, &o->log_level, id, value, what, from_env, err, errlen) == 0)
+			return 0;
+		return prefixed(webhook_cmd.prefix, err, errlen);
+	}
+	return apply_inject_option(&o->inject, id, value, what, from_env, webhook_cmd.prefix, err, errlen);
+}
+
+enum options_result options_parse_webhook(struct webhook_options *o, int argc, char **argv, char *err,
+					  size_t errlen)
+{
+	char unused[OPTIONS_ERR_MAX];
+	int first;
+
+	memset(o, 0, sizeof(*o));
+	o->tls_cert = WEBHOOK_TLS_CERT;
+	o->tls_key = WEBHOOK_TLS_KEY;
+	o->log_format = LOG_TEXT;
+	o->log_level = LOG_INFO;
+	o->listen = WEBHOOK_LISTEN;
+	if (parse_listen(o, WEBHOOK_LISTEN, "--listen", unused, sizeof(unused)) < 0)
+		abort();
+	first = drive(&webhook_cmd, false, apply_webhook, o, argc, argv, err, errlen);
+	if (first < 0)
+		return result_of(first);
+	if (first < argc) {
+		failf(err, errlen, "webhook: unexpected argument \"%s\" (it takes options only; see rearguard webhook --help)",
+		      argv[first]);
+		return OPTIONS_ERROR;
+	}
+	return OPTIONS_OK;
+}
+
+/* rearguard inject --help. */
+void options_print_inject_help(void)
+{
+	char meshes[64];
+
+	presets_mesh_words("|", meshes, sizeof(meshes));
+	printf("Usage: rearguard inject [OPTIONS] [FILE|DIR|-]...\n"
+	       "\n"
+	       "Writes the Kubernetes YAML or JSON of each FILE (each .yaml, .yml and .json\n"
+	       "file of a DIR, in name order; standard input for - or none) to standard\n"
+	       "output with rearguard added to every Job, CronJob and Pod whose template\n"
+	       "shows a known sidecar: shareProcessNamespace: true, the emptyDir, the agent\n"
+	       "container first (uid 65532, read-only root, no capabilities, the runtime's\n"
+	       "seccomp profile, small requests) with REARGUARD_APPS,\n"
+	       "REARGUARD_RESTART_POLICY and REARGUARD_SIDECARS from the template, the\n"
+	       "fixes its sidecars need, and kubectl's default-container annotations naming\n"
+	       "the first app. Everything else passes through; comments in the documents\n"
+	       "it changes are not kept. Reads a YAML stream, a v1 List, or a KRM\n"
+	       "ResourceList (kustomize and kpt functions).\n"
+	       "\n"
+	       "  --image IMAGE         the agent's image (default %s)\n"
+	       "                                                       [REARGUARD_IMAGE]\n"
+	       "  --mesh %-13s  the namespace injects this mesh's proxy into every pod\n"
+	       "                                                       [REARGUARD_MESH]\n"
+	       "  --gate                start the apps only once the sidecars are ready (a\n"
+	       "                        postStart hook on the agent)   [REARGUARD_GATE=true]\n"
+	       "  --signal-as-root      where a sidecar stopped by a signal may run as root or\n"
+	       "                        another uid, run the agent as root with only the KILL\n"
+	       "                        capability (Pod Security baseline, not restricted)\n"
+	       "                                              [REARGUARD_SIGNAL_AS_ROOT=true]\n"
+	       "  --sidecar CONTAINER[=SPEC]\n"
+	       "                        the container CONTAINER is a sidecar, whatever it runs:\n"
+	       "                        SPEC is a preset, a stop (signal:TERM, the default, or\n"
+	       "                        a URL) or a whole spec; repeatable. The pod template's\n"
+	       "                        annotation " INJECT_SIDECARS " does the same.\n"
+	       "  -q, --quiet           warnings only, no summary      [REARGUARD_QUIET=true]\n"
+	       "  -h, --help            this text\n"
+	       "\n"
+	       "Notes on standard error: one line for each Job, CronJob and Pod, changed or\n"
+	       "left alone and why, warnings to act on, and a summary line.\n"
+	       "\n"
+	       "Exit status: 0 written; 2 bad usage or malformed YAML (nothing is written\n"
+	       "then); 1 a read or write error. See docs/inject.md.\n",
+	       INJECT_DEFAULT_IMAGE, meshes);
+}
+
+/* rearguard webhook --help. */
+void options_print_webhook_help(void)
+{
+	char meshes[64];
+
+	presets_mesh_words("|", meshes, sizeof(meshes));
+	printf("Usage: rearguard webhook [OPTIONS]\n"
+	       "\n"
+	       "Serves a Kubernetes mutating admission webhook over HTTPS (TLS 1.2 and 1.3):\n"
+	       "each pod the API server sends to POST /mutate gets what rearguard inject\n"
+	       "would add to its template, as a JSON Patch; every review is allowed, and one\n"
+	       "the webhook cannot use is answered without a patch. The certificate and key\n"
+	       "are read again when they change (a Secret volume's update included); a new\n"
+	       "pair that is unreadable, does not match or is not valid now is refused and\n"
+	       "the old one keeps serving. SIGTERM or SIGINT: stop accepting, answer the\n"
+	       "requests in flight (with Connection: close), close the idle connections,\n"
+	       "exit 0 (after %d s at most).\n"
+	       "\n"
+	       "  --listen ADDR:PORT    where to listen (default " WEBHOOK_LISTEN "; :PORT is every address,\n"
+	       "                        IPv6 and IPv4; 0.0.0.0:PORT, [::]:PORT, 127.0.0.1:PORT;\n"
+	       "                        port 0: any free port, logged)  [REARGUARD_LISTEN]\n"
+	       "  --tls-cert FILE       the serving certificate, PEM, the chain after it\n"
+	       "                        (default " WEBHOOK_TLS_CERT ") [REARGUARD_TLS_CERT]\n"
+	       "  --tls-key FILE        its private key, PEM\n"
+	       "                        (default " WEBHOOK_TLS_KEY ") [REARGUARD_TLS_KEY]\n"
+	       "  --image IMAGE         the agent's image (default %s)\n"
+	       "                                                       [REARGUARD_IMAGE]\n"
+	       "  --mesh %-13s  the cluster injects this mesh's proxy into the pods\n"
+	       "                                                       [REARGUARD_MESH]\n"
+	       "  --gate                start the apps only once the sidecars are ready\n"
+	       "                                                       [REARGUARD_GATE=true]\n"
+	       "  --signal-as-root      as for rearguard inject   [REARGUARD_SIGNAL_AS_ROOT=true]\n"
+	       "  --sidecar CONTAINER[=SPEC]\n"
+	       "                        the container CONTAINER is a sidecar, whatever it runs;\n"
+	       "                        repeatable (as for rearguard inject)\n"
+	       "      --log-format FMT  text (default) or json, one line per event on stderr\n"
+	       "                                                       [REARGUARD_LOG_FORMAT]\n"
+	       "  -v, --verbose         a line for every review, and TLS and HTTP details\n"
+	       "                                                       [REARGUARD_VERBOSE=true]\n"
+	       "  -q, --quiet           warnings and errors only       [REARGUARD_QUIET=true]\n"
+	       "  -h, --help            this text\n"
+	       "\n"
+	       "Endpoints: POST /mutate (an AdmissionReview, application/json, at most %d MiB);\n"
+	       "GET /healthz (200 while the process runs); GET /readyz (200 while serving,\n"
+	       "503 once draining); GET /metrics (Prometheus text: reviews by outcome, their\n"
+	       "duration, the certificate's expiry and reloads, requests in flight).\n"
+	       "Log: a line for each patched review and each error (-v: every review), with\n"
+	       "the pod, the request's uid and the time taken.\n"
+	       "\n"
+	       "Exit status: 0 stopped by SIGTERM or SIGINT; 1 the certificate, the key or\n"
+	       "the address cannot be used at start; 2 bad usage.\n",
+	       WEBHOOK_DRAIN_S, INJECT_DEFAULT_IMAGE, meshes, WEBHOOK_BODY_MAX >> 20);
+}
+
 void options_print_help(void)
 {
 	size_t i;
@@ -744,6 +1045,7 @@ void options_print_help(void)
 	       "       rearguard drain [--sidecar SPEC]... [--stop-timeout DUR] [--kill-after DUR]\n"
 	       "       rearguard install DIR\n"
 	       "       rearguard inject [--image IMAGE] [--mesh istio|linkerd] [--gate] [FILE|-]\n"
+	       "       rearguard webhook [--listen ADDR:PORT] [--tls-cert FILE] [--tls-key FILE]\n"
 	       "       rearguard presets\n"
 	       "       rearguard version | --version | --help\n"
 	       "\n"
@@ -869,6 +1171,9 @@ void options_print_help(void)
 	       "a stream, a v1 List or a KRM ResourceList) with rearguard added to every Job,\n"
 	       "CronJob and Pod whose template shows a known sidecar; rearguard inject --help\n"
 	       "lists its options (--image, --mesh, --gate) and docs/inject.md explains it.\n"
+	       "\n"
+	       "rearguard webhook: the same for each pod the API server creates, as a mutating\n"
+	       "admission webhook over HTTPS; rearguard webhook --help lists its options.\n"
 	       "\n"
 	       "rearguard presets: the table of known sidecars, one JSON object a line, in its\n"
 	       "order (the order of detection, and the reverse of the detected sidecars' stops).\n");

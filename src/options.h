@@ -9,6 +9,7 @@
 #include "defaults.h"
 
 #include "decide.h"
+#include "inject.h"
 #include "log.h"
 #include "spec.h"
 
@@ -16,6 +17,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/socket.h>
 
 #define OPTIONS_ERR_MAX 640
 
@@ -88,10 +90,44 @@ void options_free_wait(struct wait_options *o);
 /* rearguard install DIR: *dir points into argv. */
 enum options_result options_parse_install(const char **dir, int argc, char **argv, char *err, size_t errlen);
 
+/* rearguard inject [OPTIONS] [FILE|DIR|-]... */
+struct inject_cli {
+	struct inject_options inject; /* its strings point into argv or the environment */
+	bool quiet;                   /* -q: warnings only, no summary */
+	char **inputs;                /* the operands, in argv; none: standard input */
+	int ninputs;
+};
+
+enum options_result options_parse_inject(struct inject_cli *o, int argc, char **argv, char *err, size_t errlen);
+
+/* rearguard webhook: the defaults are a Secret volume's keys at its conventional place. */
+#define WEBHOOK_LISTEN ":8443"
+#define WEBHOOK_TLS_CERT "/etc/rearguard/tls/tls.crt"
+#define WEBHOOK_TLS_KEY "/etc/rearguard/tls/tls.key"
+#define WEBHOOK_BODY_MAX (4u << 20) /* an AdmissionReview's body, at most */
+#define WEBHOOK_DRAIN_S 10          /* after SIGTERM, the requests in flight get this long */
+
+struct webhook_options {
+	struct inject_options inject; /* its strings point into argv or the environment */
+	const char *listen;           /* --listen as given, for the log */
+	struct sockaddr_storage addr; /* ... as an address */
+	socklen_t addrlen;
+	bool any; /* ":PORT": every address, IPv6 and IPv4 (addr is [::]) */
+	const char *tls_cert, *tls_key;
+	enum log_format log_format;
+	enum log_level log_level;
+};
+
+/* Nothing to free: every string points into argv or the environment. */
+enum options_result options_parse_webhook(struct webhook_options *o, int argc, char **argv, char *err,
+					  size_t errlen);
+
 /* Shared with the other subcommands: values of durations and log options. */
 int options_duration(const char *what, const char *value, int64_t *ms, char *err, size_t errlen);
 
 void options_print_help(void);
+void options_print_inject_help(void);
+void options_print_webhook_help(void);
 void options_print_version(void);
 /* The preset table, one JSON object a row, on standard output: 0, or -ENOMEM. */
 int options_print_presets(void);

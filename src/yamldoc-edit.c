@@ -453,6 +453,26 @@ static int put(struct ybuf *out, const char *p, size_t n, bool crlf)
 	return rc ? rc : ybuf_add(out, p + from, n - from);
 }
 
+/*
+ * Whether the document breaks a line otherwise than by LF or CR LF: a CR
+ * alone, or NEL, LS or PS, which YAML 1.1 also breaks lines at. The edits
+ * find lines and columns by LF alone.
+ */
+static bool other_break(const char *in, size_t start, size_t end)
+{
+	size_t i;
+
+	for (i = start; i < end; i++) {
+		const unsigned char *c = (const unsigned char *)in + i;
+
+		if ((c[0] == '\r' && (i + 1 == end || c[1] != '\n')) ||
+			 (c[0] == 0xc2 && i + 1 < end && c[1] == 0x85) ||
+			 (c[0] == 0xe2 && i + 2 < end && c[1] == 0x80 && (c[2] == 0xa8 || c[2] == 0xa9)))
+			return true;
+	}
+	return false;
+}
+
 int ydoc_write_edits(const struct ystream *s, struct ydoc *d, struct ybuf *out)
 {
 	struct edits x = {.in = s->input, .d = d, .step = 2};
@@ -461,6 +481,10 @@ int ydoc_write_edits(const struct ystream *s, struct ydoc *d, struct ybuf *out)
 
 	if (!d->root)
 		return 1;
+	if (other_break(s->input, d->start, d->end)) {
+		d->rewritten_line = d->root->line;
+		return 1;
+	}
 	read_style(&x, d->root, 0);
 	rc = walk(&x, d->root, 0);
 	if (rc == 0)

@@ -715,6 +715,24 @@ static bool json_number(const char *v)
 	return *p == '\0';
 }
 
+/*
+ * Whether a double-quoted scalar's bytes are JSON as they are: on one line,
+ * without a raw control character, and with JSON's escapes only (YAML has
+ * more: \x41, \e, \N).
+ */
+static bool json_escapes(const char *p, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if ((unsigned char)p[i] < 0x20)
+			return false;
+		if (p[i] == '\\' && (++i == n || !strchr("\"\\/bfnrtu", p[i]) || p[i] == '\0'))
+			return false;
+	}
+	return true;
+}
+
 /* A scalar as JSON: a quoted scalar of a JSON input as it was, a literal where it is one, else a string. */
 static int json_scalar(const struct ystream *s, const struct ynode *n, struct ybuf *out)
 {
@@ -724,7 +742,7 @@ static int json_scalar(const struct ystream *s, const struct ynode *n, struct yb
 	int rc;
 
 	if (n->src_end > n->src && n->style == YAML_DOUBLE_QUOTED_SCALAR_STYLE && s->input[n->src] == '"' &&
-	    !memchr(s->input + n->src, '\n', n->src_end - n->src))
+	    json_escapes(s->input + n->src, n->src_end - n->src))
 		return ybuf_add(out, s->input + n->src, n->src_end - n->src);
 	if (!n->text && !n->tag && n->style == YAML_PLAIN_SCALAR_STYLE) {
 		if (n->len == 0 || strcmp(n->value, "~") == 0 || strcmp(n->value, "null") == 0)
@@ -797,6 +815,13 @@ static int json_node(const struct ystream *s, const struct ydoc *d, const struct
 	if (rc == 0 && n->n > 0)
 		rc = json_break(d, depth, out);
 	return rc ? rc : ybuf_add(out, map ? "}" : "]", 1);
+}
+
+int ydoc_json(const struct ystream *s, const struct ynode *n, struct ybuf *out)
+{
+	const struct ydoc d = {0};
+
+	return json_node(s, &d, n, 0, out);
 }
 
 /* A changed JSON document: its members in their order, written as JSON again. */
@@ -1000,6 +1025,18 @@ struct ynode *ydoc_new_seq(struct ystream *s, bool flow)
 	if (n)
 		n->style = flow ? YAML_FLOW_SEQUENCE_STYLE : YAML_BLOCK_SEQUENCE_STYLE;
 	return n;
+}
+
+int ydoc_keep_items(struct ystream *s, struct ynode *coll)
+{
+	coll->orig_n = coll->n;
+	if (coll->n == 0)
+		return 0;
+	coll->orig = arena_alloc(s, coll->n * sizeof(coll->items[0]));
+	if (!coll->orig)
+		return -ENOMEM;
+	memcpy(coll->orig, coll->items, coll->n * sizeof(coll->items[0]));
+	return 0;
 }
 
 char *ydoc_strndup(struct ystream *s, const char *p, size_t n)

@@ -97,6 +97,12 @@ struct ybuf {
  * err is "LINE:COL: message") or -ENOMEM, and s is empty.
  */
 int ydoc_parse(const char *input, size_t len, struct ystream *s, char *err, size_t errlen);
+/*
+ * yamldoc-json.c: len bytes of JSON (RFC 8259: one value, nothing else) read
+ * into the stream of one document ydoc_parse makes of them, without
+ * libyaml. -EINVAL (err "LINE:COL: message") for what is not JSON.
+ */
+int ydoc_parse_json(const char *input, size_t len, struct ystream *s, char *err, size_t errlen);
 void ydoc_free(struct ystream *s);
 
 /*
@@ -112,6 +118,12 @@ int ydoc_write(struct ystream *s, struct ybuf *out);
 int ydoc_write_edits(const struct ystream *s, struct ydoc *d, struct ybuf *out);
 /* One node on one line as libyaml writes it in a block mapping or a flow sequence (the text of a new node). */
 int ydoc_flow_text(const struct ynode *n, bool in_block, struct ybuf *out);
+/*
+ * One node as JSON on one line, appended to out: a quoted scalar of a JSON
+ * input as it was, literals where they are ones. -EINVAL for what JSON
+ * cannot say (an alias, a key that is no scalar).
+ */
+int ydoc_json(const struct ystream *s, const struct ynode *n, struct ybuf *out);
 /* Writes one node as a YAML document body (for tests and comparisons). */
 int ydoc_emit(const struct ynode *root, struct ybuf *out);
 
@@ -138,6 +150,9 @@ struct ynode *ydoc_new_seq(struct ystream *s, bool flow);
 char *ydoc_strndup(struct ystream *s, const char *p, size_t n);
 /* A deep copy of n into s's arena (a node made for one document, reused). */
 struct ynode *ydoc_copy(struct ystream *s, const struct ynode *n);
+
+/* A collection's items kept as its items as read (what a parser does when it ends one). */
+int ydoc_keep_items(struct ystream *s, struct ynode *coll);
 
 /* Editing. Each returns 0 or -ENOMEM. */
 int ydoc_append(struct ystream *s, struct ynode *coll, struct ynode *item);

@@ -1,0 +1,640 @@
+/*
+ * The webhook's decision: an AdmissionReview read, inject's decision made
+ * on its pod (inject_pod), and the answer written with the change as a
+ * JSON Patch.
+ *
+ * inject changes the review's pod in its tree; every collection read keeps
+ * its items as read (yamldoc.h), and the patch is what differs between the
+ * two, nodes told apart by identity: a member the pod lacked is added, an
+ * item inject put in a list is added at its index, a value put in
+ * another's place replaces it. A list whose
+ * items inject reordered (--gate) is replaced whole. Nothing inject did not
+ * change appears in the patch, so the patch applies to the object as sent
+ * whatever else the API server put in it.
+ *
+ * A pod reviewed again (reinvocationPolicy: IfNeeded: another webhook
+ * changed it after ours) carries REVIEW_INJECTED. Its agent is taken out
+ * and the pod injected afresh, so that a proxy another injector added is
+ * found, given its spec and its fixes; the agent made again replaces the
+ * old one only where it differs from what the old one holds (the API
+ * server filled in defaults since: those are no difference), so a pod
+ * with nothing new gets an empty patch.
+ */
+#include "config.h"
+
+#include "review.h"
+
+#include "inject.h"
+#include "json.h"
+#include "log.h"
+#include "util.h"
+#include "yamldoc.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <yaml.h>
+
+#define PATH_MAX_LEN 2048
+
+const char *review_outcome_word(enum review_outcome o)
+{
+	static const char *const words[REVIEW_OUTCOMES] = {"patched", "unchanged", "skipped", "invalid"};
+
+	return o < REVIEW_OUTCOMES ? words[o] : "?";
+}
+
+/* ---- the patch ------------------------------------------------------------------ */
+
+struct patch {
+	const struct ystream *s; /* the tree given to inject: the values come from it */
+	struct jbuf j;		 /* the operations, a JSON array */
+	size_t n;
+	int err;
+};
+
+/* path + "/" + key, with ~ and / escaped (RFC 6901); false when it does not fit. */
+static bool path_join(char *out, const char *path, const char *key, size_t klen)
+{
+	size_t n = strlen(path), i;
+
+	if (n + 1 >= PATH_MAX_LEN)
+		return false;
+	memcpy(out, path, n);
+	out[n++] = '/';
+	for (i = 0; i < klen; i++) {
+		const char *esc = key[i] == '~' ? "~0" : key[i] == '/' ? "~1" : NULL;
+
+		if (n + 3 >= PATH_MAX_LEN)
+			return false;
+		if (esc) {
+			memcpy(out + n, esc, 2);
+			n += 2;
+		} else {
+			out[n++] = key[i];
+		}
+	}
+	out[n] = '\0';
+	return true;
+}
+
+static bool path_index(char *out, const char *path, size_t i)
+{
+	return (size_t)snprintf(out, PATH_MAX_LEN, "%s/%zu", path, i) < PATH_MAX_LEN;
+}
+
+/* One operation: op "add" or "replace" of value at path. */
+static void op(struct patch *p, const char *name, const char *path, const struct ynode *value)
+{
+	struct ybuf v = {0};
+	int rc;
+
+	if (p->err)
+		return;
+	rc = ydoc_json(p->s, value, &v);
+	if (rc < 0) {
+		p->err = rc;
+		ybuf_free(&v);
+		return;
+	}
+	jbuf_begin(&p->j, '{');
+	jbuf_key(&p->j, "op");
+	jbuf_str(&p->j, name);
+	jbuf_key(&p->j, "path");
+	jbuf_str(&p->j, path);
+	jbuf_key(&p->j, "value");
+	jbuf_raw_valuen(&p->j, v.p, v.len);
+	jbuf_end(&p->j, '}');
+	ybuf_free(&v);
+	p->n++;
+}
+
+enum jkind { J_NULL, J_BOOL, J_NUMBER, J_STRING };
+
+/* What JSON value a scalar is. */
+static enum jkind jkind(const struct ynode *n)
+{
+	char *end;
+
+	if (n->text || n->tag || (n->style != YAML_ANY_SCALAR_STYLE && n->style != YAML_PLAIN_SCALAR_STYLE))
+		return J_STRING;
+	if (n->len == 0 || strcmp(n->value, "null") == 0 || strcmp(n->value, "~") == 0)
+		return J_NULL;
+	if (strcmp(n->value, "true") == 0 || strcmp(n->value, "false") == 0)
+		return J_BOOL;
+	strtod(n->value, &end);
+	return *end == '\0' ? J_NUMBER : J_STRING;
+}
+
+/*
+ * Whether a holds all that b says: equal scalars, every member of b in a
+ * with a value that holds it, lists item for item. a may hold more (the
+ * defaults the API server filled in).
+ */
+static bool holds(const struct ynode *a, const struct ynode *b, int depth)
+{
+	size_t i;
+
+	if (!a || a->kind != b->kind || depth > YDOC_MAX_DEPTH)
+		return false;
+	switch (b->kind) {
+	case YNODE_SCALAR:
+		return a->len == b->len && memcmp(a->value, b->value, b->len) == 0 && jkind(a) == jkind(b);
+	case YNODE_MAP:
+		for (i = 0; i + 1 < b->n; i += 2) {
+			const char *k = ydoc_str(b->items[i]);
+
+			if (!k || !holds(ydoc_get(a, k), b->items[i + 1], depth + 1))
+				return false;
+		}
+		return true;
+	case YNODE_SEQ:
+		if (a->n != b->n)
+			return false;
+		for (i = 0; i < b->n; i++)
+			if (!holds(a->items[i], b->items[i], depth + 1))
+				return false;
+		return true;
+	default:
+		return false;
+	}
+}
+
+static void diff(struct patch *p, const struct ynode *n, const char *path, int depth);
+
+/* new stands where old was read: replaced, unless old holds it already. */
+static void replaced(struct patch *p, const struct ynode *old, const struct ynode *new, const char *path)
+{
+	if (!holds(old, new, 0))
+		op(p, "replace", path, new);
+}
+
+/* Where item stands in list (by identity), or n when it does not. */
+static size_t find(struct ynode *const *list, size_t n, const struct ynode *item)
+{
+	size_t i;
+
+	for (i = 0; i < n && list[i] != item; i++)
+		;
+	return i;
+}
+
+/*
+ * A value's changes under key: when there were any, key must name it
+ * alone in the mapping, or the path would be the API server's other one
+ * (its decoder keeps a key's last value, inject read the first).
+ */
+static void diff_member(struct patch *p, const struct ynode *map, const struct ynode *k, const struct ynode *v,
+			const char *path, int depth)
+{
+	size_t before = p->n;
+
+	diff(p, v, path, depth + 1);
+	if (p->n != before && ydoc_get(map, k->value) != v)
+		p->err = -EINVAL;
+}
+
+static void diff_map(struct patch *p, const struct ynode *n, const char *path, int depth)
+{
+	bool same = n->n == n->orig_n && (n->n == 0 || memcmp(n->items, n->orig, n->n * sizeof(n->items[0])) == 0);
+	char sub[PATH_MAX_LEN];
+	size_t i, at;
+
+	/* A member read and no longer there stays: inject takes nothing out. */
+	for (i = 0; i + 1 < n->n && !p->err; i += 2) {
+		const struct ynode *k = n->items[i], *v = n->items[i + 1];
+
+		if (k->kind != YNODE_SCALAR || !path_join(sub, path, k->value, k->len)) {
+			p->err = -EINVAL;
+			return;
+		}
+		at = same ? i : find(n->orig, n->orig_n, k);
+		if (at >= n->orig_n) {
+			op(p, "add", sub, v);
+			if (ydoc_get(n, k->value) != v)
+				p->err = -EINVAL;
+		} else if (at + 1 < n->orig_n && n->orig[at + 1] != v) {
+			replaced(p, n->orig[at + 1], v, sub);
+			if (ydoc_get(n, k->value) != v)
+				p->err = -EINVAL;
+		} else {
+			diff_member(p, n, k, v, sub, depth);
+		}
+	}
+}
+
+/*
+ * The items are those read with some put in (at their indexes) or put in
+ * another's place: one operation each. Otherwise (reordered, taken out)
+ * the list is replaced whole.
+ */
+static void diff_seq(struct patch *p, const struct ynode *n, const char *path, int depth)
+{
+	size_t mark = p->j.len, ops = p->n, i = 0, j = 0;
+	char sub[PATH_MAX_LEN];
+
+	while (i < n->n && !p->err) {
+		const struct ynode *item = n->items[i];
+
+		if (!path_index(sub, path, i)) {
+			p->err = -EINVAL;
+			return;
+		}
+		if (j < n->orig_n && n->orig[j] == item)
+			diff(p, n->orig[j++], sub, depth + 1);
+		else if (item->line == 0 && j < n->orig_n && find(n->items + i + 1, n->n - i - 1, n->orig[j]) == n->n - i - 1)
+			replaced(p, n->orig[j++], item, sub);
+		else if (item->line == 0)
+			op(p, "add", sub, item);
+		else
+			break;
+		i++;
+	}
+	if (p->err || (i == n->n && j == n->orig_n))
+		return;
+	p->j.len = mark;
+	p->n = ops;
+	op(p, "replace", path, n);
+}
+
+/* What inject changed in a node read, against its collections' items as read. */
+static void diff(struct patch *p, const struct ynode *n, const char *path, int depth)
+{
+	if (p->err)
+		return;
+	if (depth > YDOC_MAX_DEPTH) {
+		p->err = -EINVAL;
+		return;
+	}
+	if (n->kind == YNODE_MAP)
+		diff_map(p, n, path, depth);
+	else if (n->kind == YNODE_SEQ)
+		diff_seq(p, n, path, depth);
+}
+
+/* Names come from the request and may hold any byte: a control character becomes '?', one line stays one. */
+static void one_line(char *s)
+{
+	for (; *s; s++)
+		if ((unsigned char)*s < 0x20 || *s == 0x7f)
+			*s = '?';
+}
+
+/* ---- the answer ----------------------------------------------------------------- */
+
+struct warnings {
+	char text[REVIEW_MAX_WARNINGS][REVIEW_WARNING_MAX + 1];
+	size_t n;
+};
+
+/*
+ * Each note is a warning: "rearguard: " and the note without its place in
+ * the review's JSON, cut to REVIEW_WARNING_MAX bytes at a UTF-8 boundary
+ * ("..." says it was cut).
+ */
+static void add_warning(struct warnings *w, const char *fmt, ...) RG_PRINTF(2, 3);
+
+static void add_warning(struct warnings *w, const char *fmt, ...)
+{
+	char line[1024];
+	size_t n;
+	va_list ap;
+
+	if (w->n == REVIEW_MAX_WARNINGS)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	one_line(line);
+	n = strlen(line);
+	if (n > REVIEW_WARNING_MAX) {
+		n = REVIEW_WARNING_MAX - 3;
+		while (n > 0 && ((unsigned char)line[n] & 0xc0) == 0x80)
+			n--;
+		memcpy(line + n, "...", 4);
+	}
+	snprintf(w->text[w->n++], sizeof(w->text[0]), "%s", line);
+}
+
+static void note(const void *data, bool warning, const char *line)
+{
+	struct warnings *w = *(struct warnings *const *)data; /* note_data is const: a pointer to it */
+	const char *p = line + strspn(line, "0123456789");
+
+	/*
+	 * "LINE:COL: " is where in the review's JSON, which tells a user
+	 * nothing; "warning: " and 'Pod "NAME": ' kubectl says itself (its
+	 * "Warning:" before each, about the object it sent): 120 bytes are
+	 * kept for what the note says.
+	 */
+	if (*p == ':') {
+		p += 1 + strspn(p + 1, "0123456789");
+		if (p[0] == ':' && p[1] == ' ')
+			line = p + 2;
+	}
+	if (warning && strncmp(line, "warning: ", 9) == 0)
+		line += 9;
+	if (strncmp(line, "Pod: ", 5) == 0)
+		line += 5;
+	else if (strncmp(line, "Pod \"", 5) == 0 && (p = strstr(line + 5, "\": ")) != NULL)
+		line = p + 3;
+	add_warning(w, "%s%s", strncmp(line, "rearguard ", 10) == 0 ? "" : "rearguard: ", line);
+}
+
+static const char *str_at(const struct ynode *n, const char *path)
+{
+	return ydoc_str(ydoc_path(n, path));
+}
+
+/* The container list's agent, which REVIEW_INJECTED says this webhook put there: taken out of b. */
+static void take_agent_out(struct ynode *pod)
+{
+	struct ynode *ctrs = ydoc_path(pod, "spec.containers");
+	size_t i;
+
+	if (!ctrs || ctrs->kind != YNODE_SEQ)
+		return;
+	for (i = 0; i < ctrs->n; i++)
+		if (inject_is_agent(ctrs->items[i])) {
+			memmove(ctrs->items + i, ctrs->items + i + 1, (ctrs->n - i - 1) * sizeof(ctrs->items[0]));
+			ctrs->n--;
+			return;
+		}
+}
+
+static bool has_agent(const struct ynode *pod)
+{
+	const struct ynode *ctrs = ydoc_path(pod, "spec.containers");
+	size_t i;
+
+	for (i = 0; ctrs && ctrs->kind == YNODE_SEQ && i < ctrs->n; i++)
+		if (inject_is_agent(ctrs->items[i]))
+			return true;
+	return false;
+}
+
+/* The request's pod, or NULL with why not in a->what (a review of something else). */
+static struct ynode *pod_of(const struct ynode *req, struct review_answer *a)
+{
+	const char *group = str_at(req, "kind.group"), *kind = str_at(req, "kind.kind"),
+		   *op_word = ydoc_str(ydoc_get(req, "operation")), *sub = ydoc_str(ydoc_get(req, "subResource"));
+	struct ynode *obj = ydoc_get(req, "object");
+
+	if (!kind || strcmp(kind, "Pod") != 0 || (group && *group)) {
+		snprintf(a->what, sizeof(a->what), "a review of %.64s%s%.64s, not of a Pod", kind ? kind : "no kind",
+			 group && *group ? " in " : "", group && *group ? group : "");
+		return NULL;
+	}
+	if (!op_word || strcmp(op_word, "CREATE") != 0 || (sub && *sub)) {
+		snprintf(a->what, sizeof(a->what), "a review of a Pod's %.32s%s%.32s, not its CREATE",
+			 op_word ? op_word : "no operation", sub && *sub ? " of " : "", sub && *sub ? sub : "");
+		return NULL;
+	}
+	if (!obj || obj->kind != YNODE_MAP) {
+		snprintf(a->what, sizeof(a->what), "a Pod's review without the pod (request.object)");
+		return NULL;
+	}
+	return obj;
+}
+
+static void name_pod(const struct ynode *req, const struct ynode *pod, struct review_answer *a)
+{
+	const char *ns = ydoc_str(ydoc_get(req, "namespace")), *name = str_at(pod, "metadata.name");
+
+	if (!ns)
+		ns = str_at(pod, "metadata.namespace");
+	if (!name || !*name)
+		name = str_at(pod, "metadata.generateName");
+	snprintf(a->what, sizeof(a->what), "%.63s/%.160s%s", ns ? ns : "", name ? name : "(no name)",
+		 name && !str_at(pod, "metadata.name") ? "*" : "");
+	one_line(a->what);
+}
+
+/* RFC 4648's base64 of n bytes, NUL-terminated; NULL when out of memory. */
+static char *base64(const char *in, size_t n)
+{
+	static const char digits[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	const unsigned char *p = (const unsigned char *)in;
+	char *out = malloc((n + 2) / 3 * 4 + 1), *o = out;
+	size_t i;
+
+	if (!out)
+		return NULL;
+	for (i = 0; i + 2 < n; i += 3) {
+		*o++ = digits[p[i] >> 2];
+		*o++ = digits[(p[i] & 3) << 4 | p[i + 1] >> 4];
+		*o++ = digits[(p[i + 1] & 15) << 2 | p[i + 2] >> 6];
+		*o++ = digits[p[i + 2] & 63];
+	}
+	if (i < n) {
+		*o++ = digits[p[i] >> 2];
+		*o++ = digits[(p[i] & 3) << 4 | (i + 1 < n ? p[i + 1] >> 4 : 0)];
+		*o++ = i + 1 < n ? digits[(p[i + 1] & 15) << 2] : '=';
+		*o++ = '=';
+	}
+	*o = '\0';
+	return out;
+}
+
+/* The response: allowed, the patch when there is one, the warnings. */
+static int write_answer(struct review_answer *a, const char *api, const struct patch *p, const struct warnings *w)
+{
+	struct jbuf j;
+	size_t i;
+
+	jbuf_init(&j);
+	jbuf_begin(&j, '{');
+	jbuf_key(&j, "apiVersion");
+	jbuf_str(&j, api);
+	jbuf_key(&j, "kind");
+	jbuf_str(&j, "AdmissionReview");
+	jbuf_key(&j, "response");
+	jbuf_begin(&j, '{');
+	jbuf_key(&j, "uid");
+	jbuf_str(&j, a->uid);
+	jbuf_key(&j, "allowed");
+	jbuf_bool(&j, true);
+	if (p && p->n > 0) {
+		char *b64 = base64(p->j.buf, p->j.len);
+
+		if (!b64) {
+			jbuf_free(&j);
+			return -ENOMEM;
+		}
+		jbuf_key(&j, "patchType");
+		jbuf_str(&j, "JSONPatch");
+		jbuf_key(&j, "patch");
+		jbuf_str(&j, b64);
+		free(b64);
+	}
+	if (w->n > 0) {
+		jbuf_key(&j, "warnings");
+		jbuf_begin(&j, '[');
+		for (i = 0; i < w->n; i++)
+			jbuf_str(&j, w->text[i]);
+		jbuf_end(&j, ']');
+	}
+	jbuf_end(&j, '}');
+	jbuf_end(&j, '}');
+	jbuf_append(&j, "\n", 1);
+	if (j.failed) {
+		jbuf_free(&j);
+		return -ENOMEM;
+	}
+	a->body = j.buf;
+	a->len = j.len;
+	return 200;
+}
+
+/* 400: a->what says why in one line, which is also the body. */
+static int invalid(struct review_answer *a, const char *fmt, ...) RG_PRINTF(2, 3);
+
+static int invalid(struct review_answer *a, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(a->what, sizeof(a->what), fmt, ap);
+	va_end(ap);
+	one_line(a->what);
+	a->outcome = REVIEW_INVALID;
+	a->len = strlen(a->what) + 1;
+	a->body = malloc(a->len + 1);
+	if (!a->body)
+		return -ENOMEM;
+	snprintf(a->body, a->len + 1, "%s\n", a->what);
+	return 400;
+}
+
+/* The pod's change as a patch, into p; its outcome. */
+static int decide(struct ystream *sb, struct ynode *pod_b, const struct inject_options *o, struct patch *p,
+		  struct warnings *w, struct review_answer *a)
+{
+	struct inject_options io = *o;
+	struct ynode *ann;
+	bool again = false;
+	char err[512] = "";
+	int rc;
+
+	if (ydoc_str(ydoc_get(ydoc_path(pod_b, "metadata.annotations"), REVIEW_INJECTED)) && has_agent(pod_b)) {
+		take_agent_out(pod_b);
+		again = true;
+	}
+	io.note = note;
+	io.note_data = &w;
+	io.counts = NULL;
+	rc = inject_pod(sb, pod_b, &io, err, sizeof(err));
+	if (rc < 0)
+		return rc;
+	if (rc == 0) {
+		a->outcome = REVIEW_UNCHANGED;
+		/*
+		 * A pod its restartPolicy leaves alone (a Deployment's) says nothing:
+		 * its creator is a controller, whose log the warnings would fill.
+		 */
+		if (!again) {
+			const char *policy = str_at(pod_b, "spec.restartPolicy");
+
+			if (!policy || strcmp(policy, "Always") == 0)
+				w->n = 0;
+		} else {
+			w->n = 0; /* what the first review said is not said again */
+		}
+		return 0;
+	}
+	if (!again) {
+		/* inject made the annotations for kubectl's default container: they are there. */
+		ann = ydoc_path(pod_b, "metadata.annotations");
+		if (!ann || ann->kind != YNODE_MAP ||
+		    ydoc_set(sb, ann, REVIEW_INJECTED, ydoc_scalar(sb, PACKAGE_VERSION, YDOC_TEXT), false) < 0)
+			return -ENOMEM;
+	}
+	p->s = sb;
+	diff(p, pod_b, "", 0);
+	if (p->err)
+		return p->err;
+	if (again && p->n == 0)
+		w->n = 0; /* nothing new: the first review said it all */
+	a->outcome = p->n > 0 ? REVIEW_PATCHED : REVIEW_UNCHANGED;
+	return 0;
+}
+
+int review_answer(const char *body, size_t len, const struct inject_options *o, struct review_answer *a)
+{
+	struct ystream sa;
+	struct ynode *ra, *pod_b;
+	const struct ynode *req_a;
+	struct patch p = {0};
+	struct warnings w = {.n = 0};
+	const char *api, *kind, *uid;
+	char err[256];
+	int rc;
+
+	memset(a, 0, sizeof(*a));
+	rc = ydoc_parse_json(body, len, &sa, err, sizeof(err));
+	if (rc == -ENOMEM)
+		return rc;
+	if (rc < 0)
+		return invalid(a, "the body is not JSON: %s", err);
+	if ((ra = sa.docs[0].root)->kind != YNODE_MAP) {
+		ydoc_free(&sa);
+		return invalid(a, "the body is not a JSON object");
+	}
+	api = ydoc_str(ydoc_get(ra, "apiVersion"));
+	kind = ydoc_str(ydoc_get(ra, "kind"));
+	req_a = ydoc_get(ra, "request");
+	uid = ydoc_str(ydoc_get(req_a, "uid"));
+	if (!kind || strcmp(kind, "AdmissionReview") != 0 || !api ||
+	    (strcmp(api, "admission.k8s.io/v1") != 0 && strcmp(api, "admission.k8s.io/v1beta1") != 0)) {
+		rc = invalid(a, "not an AdmissionReview of admission.k8s.io/v1 or v1beta1 (kind %.64s, apiVersion %.64s)",
+			     kind ? kind : "none", api ? api : "none");
+		ydoc_free(&sa);
+		return rc;
+	}
+	if (!req_a || req_a->kind != YNODE_MAP || !uid || !*uid || strlen(uid) >= sizeof(a->uid)) {
+		ydoc_free(&sa);
+		return invalid(a, "an AdmissionReview without a request and its uid");
+	}
+	snprintf(a->uid, sizeof(a->uid), "%s", uid);
+	if (!pod_of(req_a, a)) {
+		one_line(a->what);
+		/* Allowed as it is: a configuration that sends other kinds is said in the log. */
+		a->outcome = REVIEW_SKIPPED;
+		add_warning(&w, "rearguard: %s: allowed unchanged", a->what);
+		rc = write_answer(a, api, NULL, &w);
+		ydoc_free(&sa);
+		return rc;
+	}
+	pod_b = ydoc_get(req_a, "object");
+	name_pod(req_a, pod_b, a);
+	jbuf_init(&p.j);
+	jbuf_begin(&p.j, '[');
+	rc = decide(&sa, pod_b, o, &p, &w, a);
+	jbuf_end(&p.j, ']');
+	if (rc == 0 && p.j.failed)
+		rc = -ENOMEM;
+	if (rc == -EINVAL) {
+		/* No patch can say it (a path too long, an alias): the pod as it is. */
+		a->outcome = REVIEW_SKIPPED;
+		p.n = 0;
+		w.n = 0;
+		add_warning(&w, "rearguard: %s: no patch can say the change (a key twice, an alias): allowed unchanged", a->what);
+		rc = 0;
+	}
+	a->npatch = rc == 0 ? p.n : 0;
+	if (rc == 0)
+		rc = write_answer(a, api, &p, &w);
+	jbuf_free(&p.j);
+	ydoc_free(&sa);
+	return rc;
+}
+
+void review_answer_free(struct review_answer *a)
+{
+	free(a->body);
+	a->body = NULL;
+	a->len = 0;
+}

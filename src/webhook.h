@@ -1,0 +1,17 @@
+/*
+ * rearguard webhook: a Kubernetes mutating admission webhook over HTTPS.
+ * Each AdmissionReview POSTed to /mutate is answered by review_answer
+ * (review.c: what inject decides for the pod, as a JSON Patch); the server
+ * around it is libmicrohttpd with GnuTLS on the libev loop, its certificate
+ * reloaded as it changes (webhook-cert.c), with /healthz, /readyz and
+ * /metrics beside, and a drain on SIGTERM.
+ *
+ * Built only where configure found libmicrohttpd and GnuTLS (HAVE_WEBHOOK).
+ */
+#ifndef RG_WEBHOOK_H
+#define RG_WEBHOOK_H
+
+/* rearguard webhook ...: argv[0] is "webhook". Returns the exit status. */
+int webhook_main(int argc, char **argv);
+
+#endif

@@ -1,0 +1,149 @@
+# shellcheck shell=bash
+# Sourced by the webhook's integration tests: real TLS with real clients.
+# A CA and serving certificates are made with openssl in the test's
+# temporary directory; the webhook listens on a free port the kernel picks;
+# curl, openssl s_client and python's ssl module are the clients.
+#
+#   . "$RG_SRCDIR/tests/integration/webhook-lib.sh"
+#   make_ca                                  # $T/ca.crt, $T/ca.key
+#   make_cert srv CN=one                     # $T/srv.crt (subjectAltName localhost, 127.0.0.1), $T/srv.key
+#   wh_start --tls-cert "$T/srv.crt" --tls-key "$T/srv.key"   # $PORT, $WH_PID; log in $T/webhook.log
+#   wh_curl /healthz                         # curl trusting the CA
+#   metric 'rearguard_webhook_reviews_total{outcome="invalid"}'
+#
+# Everything started is killed on exit, also on failure. Without openssl,
+# curl or python3: exit 77.
+
+set -eu
+
+: "${RG_BUILDDIR:?RG_BUILDDIR is set by make check}"
+: "${RG_SRCDIR:?RG_SRCDIR is set by make check}"
+
+TEST_NAME=$(basename "$0" .sh)
+WH_PID=
+PORT=
+STARTED=
+# The AdmissionReview of an Istio Job's pod (the benchmark's), which the webhook patches.
+# shellcheck disable=SC2034 # the tests use it
+REVIEW=$RG_SRCDIR/bench/webhook-review.json
+
+say() { printf '# %s\n' "$*"; }
+skip() { printf 'SKIP: %s: %s\n' "$TEST_NAME" "$*"; exit "${RG_SKIP_STATUS:-77}"; }
+fail() {
+	printf 'FAIL: %s: %s\n' "$TEST_NAME" "$*"
+	[ ! -f "$T/webhook.log" ] || { echo "---- webhook.log"; tail -n 60 "$T/webhook.log"; }
+	exit 1
+}
+
+"$RG_BUILDDIR/rearguard" webhook --help >/dev/null 2>&1 || skip "this build has no webhook (libmicrohttpd, GnuTLS)"
+for tool in openssl curl python3; do
+	command -v "$tool" >/dev/null 2>&1 || skip "$tool not installed"
+done
+
+T=$(mktemp -d /tmp/rg-webhook.XXXXXX)
+cleanup() {
+	local rc=$? pid
+	trap - EXIT INT TERM
+	for pid in $STARTED; do
+		{ kill -9 "$pid" && wait "$pid"; } 2>/dev/null || true
+	done
+	if [ "${RG_KEEP:-}" ]; then say "kept $T"; else rm -rf "$T"; fi
+	exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+now_ms() { date +%s%3N; }
+
+# wait_for SECONDS CMD...: polls CMD every 50 ms until it succeeds; fails after SECONDS.
+wait_for() {
+	local limit=$1 end
+	shift
+	end=$(($(now_ms) + limit * 1000))
+	while ! "$@" >/dev/null 2>&1; do
+		[ "$(now_ms)" -lt "$end" ] || return 1
+		sleep 0.05
+	done
+}
+
+# make_ca: a CA of the test's own.
+make_ca() {
+	openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout "$T/ca.key" \
+		-out "$T/ca.crt" -days 30 -subj /CN=rearguard-test-ca 2>"$T/openssl.err" || fail "openssl: cannot make a CA"
+}
+
+# make_cert NAME SUBJECT [DAYS]: $T/NAME.crt signed by the CA, valid DAYS (default 10; -1: expired
+# yesterday), for localhost and 127.0.0.1, and its key $T/NAME.key.
+make_cert() {
+	local name=$1 subject=$2 days=${3:-10}
+	openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout "$T/$name.key" \
+		-out "$T/$name.csr" -subj "/${subject}" 2>"$T/openssl.err" || fail "openssl: cannot make a request"
+	printf 'subjectAltName=DNS:localhost,IP:127.0.0.1\n' >"$T/$name.ext"
+	openssl x509 -req -in "$T/$name.csr" -CA "$T/ca.crt" -CAkey "$T/ca.key" -set_serial "0x$(openssl rand -hex 8)" \
+		-days "$days" -extfile "$T/$name.ext" -out "$T/$name.crt" 2>"$T/openssl.err" ||
+		fail "openssl: cannot sign $name"
+}
+
+# wh_start [ARG...]: the webhook on 127.0.0.1 and a port the kernel picks, in the background;
+# returns once it listens (its log says where). Verbose, unless WH_VERBOSE=no.
+wh_start() {
+	local verbose=--verbose
+	[ "${WH_VERBOSE:-yes}" = yes ] || verbose=--log-format=text
+	: >"$T/webhook.log"
+	"$RG_BUILDDIR/rearguard" webhook --listen 127.0.0.1:0 "$verbose" "$@" >>"$T/webhook.log" 2>&1 &
+	WH_PID=$!
+	STARTED="$STARTED $WH_PID"
+	wait_for 60 grep -q 'listening address=' "$T/webhook.log" || fail "the webhook did not start listening"
+	PORT=$(sed -n 's/.*listening address=127\.0\.0\.1:\([0-9]*\).*/\1/p' "$T/webhook.log" | head -n 1)
+	[ -n "$PORT" ] || fail "no port in the log"
+}
+
+# wh_curl PATH [CURL_ARG...]: the body on stdout; curl's exit status.
+wh_curl() {
+	local path=$1
+	shift
+	curl -sS --max-time 60 --cacert "$T/ca.crt" "$@" "https://127.0.0.1:$PORT$path"
+}
+
+# wh_status PATH [CURL_ARG...]: the HTTP status only (000 when there was none).
+wh_status() {
+	local path=$1
+	shift
+	curl -s -o /dev/null -w '%{http_code}' --max-time 60 --cacert "$T/ca.crt" "$@" "https://127.0.0.1:$PORT$path" || true
+}
+
+# review FILE: POSTs the AdmissionReview in FILE; the answer in $T/answer, the status printed.
+review() {
+	curl -s -o "$T/answer" -w '%{http_code}' --max-time 60 --cacert "$T/ca.crt" -H 'Content-Type: application/json' \
+		--data-binary "@$1" "https://127.0.0.1:$PORT/mutate" || true
+}
+
+# metric SERIES: its value in /metrics (SERIES as written there, labels included).
+metric() {
+	wh_curl /metrics | awk -v s="$1" '$1 == s { print $2; found = 1 } END { exit !found }'
+}
+
+# served_serial: the serial of the certificate a handshake gets now, as openssl prints it.
+served_serial() {
+	openssl s_client -connect "127.0.0.1:$PORT" -servername localhost -CAfile "$T/ca.crt" </dev/null 2>/dev/null |
+		openssl x509 -noout -serial | cut -d= -f2
+}
+
+# cert_serial FILE: the serial of a certificate file, as openssl prints it.
+cert_serial() {
+	openssl x509 -in "$1" -noout -serial | cut -d= -f2
+}
+
+# still_up: the webhook process runs and answers /healthz.
+still_up() {
+	kill -0 "$WH_PID" 2>/dev/null || fail "the webhook exited"
+	[ "$(wh_curl /healthz)" = ok ] || fail "the webhook does not answer /healthz"
+}
+
+# configmap_review UID: an AdmissionReview of a ConfigMap's creation, on stdout.
+configmap_review() {
+	printf '{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"%s",' "$1"
+	printf '"kind":{"group":"","version":"v1","kind":"ConfigMap"},"resource":{"group":"","version":"v1","resource":"configmaps"},'
+	printf '"namespace":"default","operation":"CREATE","object":{"apiVersion":"v1","kind":"ConfigMap",'
+	printf '"metadata":{"name":"settings","namespace":"default"},"data":{"a":"b"}}}}\n'
+}
