@@ -84,12 +84,17 @@ run review-c16 16 "$n16" /mutate "${post[@]}"
 run healthz-c1 1 "$n1" /healthz
 run healthz-c16 16 "$n16" /healthz
 rss_peak=$(awk '/^VmHWM/ { print $2 }' "/proc/$server/status")
+# The decision alone, in process, on the same processor: what a review costs without TLS and HTTP.
+review_us=-1
+if [ -x "$RG_BUILDDIR/bench/review-bench" ]; then
+	review_us=$(taskset -c "$server_cpu" "$RG_BUILDDIR/bench/review-bench" "$review" $((tiny ? 50 : 2000)))
+fi
 
-python3 - "$T" "$out" "$rss_idle" "$rss_peak" "$server_cpu" "$tiny" "$(wc -c <"$review")" <<'PY'
+python3 - "$T" "$out" "$rss_idle" "$rss_peak" "$server_cpu" "$tiny" "$(wc -c <"$review")" "$review_us" <<'PY'
 import json, os, platform, re, sys
-d, out, rss_idle, rss_peak, cpu, tiny, size = sys.argv[1:8]
+d, out, rss_idle, rss_peak, cpu, tiny, size, review_us = sys.argv[1:9]
 res = {"machine": {"nproc": os.cpu_count(), "kernel": platform.release(), "server_cpu": int(cpu)},
-       "tiny": tiny == "1", "review_bytes": int(size), "runs": {},
+       "tiny": tiny == "1", "review_bytes": int(size), "runs": {}, "review_alone_us": float(review_us),
        "rss_kb": {"idle": int(rss_idle), "peak": int(rss_peak)}}
 for name in ("review-c1", "review-c16", "healthz-c1", "healthz-c16"):
     us = sorted(int(l.split("\t")[2]) for l in open(os.path.join(d, name + ".tsv")) if l.strip())
@@ -104,6 +109,8 @@ for name, r in res["runs"].items():
     print("%-12s %9d %8d %9.3f %9.3f %9.3f" % (name, r["requests"], r["per_s"], r["p50_ms"], r["p99_ms"], r["max_ms"]))
 print("server: one cpu (%s of %s); RSS idle %s kB, peak under load %s kB; review %s bytes"
       % (cpu, res["machine"]["nproc"], rss_idle, rss_peak, size))
+if float(review_us) >= 0:
+    print("the decision alone (review_answer in process, bench/review-bench): %s us a review" % review_us)
 if out:
     with open(out, "w") as f:
         json.dump(res, f, indent=1)
