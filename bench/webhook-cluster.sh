@@ -43,7 +43,8 @@ print(json.dumps({"apiVersion": "v1", "kind": "Pod", "metadata": {"generateName"
 # create NAMESPACE: one dry-run create; prints its time in ms, or fails.
 create() {
 	local out
-	out=$(curl -sS -o "$T/answer.json" -w '%{http_code} %{time_total}' --cacert "$state/pki/ca.crt" \
+	# In the cluster's network namespace, where the API server's address is.
+	out=$("$CLUSTER" exec curl -sS -o "$T/answer.json" -w '%{http_code} %{time_total}' --cacert "$state/pki/ca.crt" \
 		--cert "$state/pki/admin.crt" --key "$state/pki/admin.key" -H 'Content-Type: application/json' \
 		--data-binary @"$T/pod.json" "$server/api/v1/namespaces/$1/pods?dryRun=All") ||
 		fail "curl to the API server failed"
@@ -53,9 +54,9 @@ create() {
 
 # The labelled namespace's pod is patched: a create there that gave no agent measures nothing.
 create "$NS" >/dev/null
-grep -q '"name":"rearguard"' "$T/answer.json" || fail "the labelled namespace's dry-run pod has no rearguard"
+grep -Eq '"name": ?"rearguard"' "$T/answer.json" || fail "the labelled namespace's dry-run pod has no rearguard"
 create "$PLAIN" >/dev/null
-grep -q '"name":"rearguard"' "$T/answer.json" && fail "the unlabelled namespace's dry-run pod has rearguard"
+grep -Eq '"name": ?"rearguard"' "$T/answer.json" && fail "the unlabelled namespace's dry-run pod has rearguard"
 
 : >"$T/on.ms"
 : >"$T/off.ms"

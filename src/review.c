@@ -131,12 +131,13 @@ static enum jkind jkind(const struct ynode *n)
 
 /*
  * Whether a holds all that b says: equal scalars, every member of b in a
- * with a value that holds it, lists item for item. a may hold more (the
- * defaults the API server filled in).
+ * with a value that holds it, each item of a list held by one of a's, in
+ * order. a may hold more (the defaults the API server filled in, the
+ * items its admission plugins added).
  */
 static bool holds(const struct ynode *a, const struct ynode *b, int depth)
 {
-	size_t i;
+	size_t i, j;
 
 	if (!a || a->kind != b->kind || depth > YDOC_MAX_DEPTH)
 		return false;
@@ -152,11 +153,13 @@ static bool holds(const struct ynode *a, const struct ynode *b, int depth)
 		}
 		return true;
 	case YNODE_SEQ:
-		if (a->n != b->n)
-			return false;
-		for (i = 0; i < b->n; i++)
-			if (!holds(a->items[i], b->items[i], depth + 1))
+		/* b's items in order among a's: the API server adds items too (the service account's volumeMount). */
+		for (i = j = 0; i < b->n; i++) {
+			while (j < a->n && !holds(a->items[j], b->items[i], depth + 1))
+				j++;
+			if (j++ == a->n)
 				return false;
+		}
 		return true;
 	default:
 		return false;

@@ -287,6 +287,26 @@ static void reinvocation(void)
 	ydoc_set(&t.s, ctrs->items[0], "terminationMessagePath", ydoc_scalar(&t.s, "/dev/termination-log", YDOC_TEXT),
 		 false);
 	ydoc_set(&t.s, ctrs->items[0], "imagePullPolicy", ydoc_scalar(&t.s, "IfNotPresent", YDOC_TEXT), false);
+	/* The ServiceAccount admission plugin mounts the token in every container, the agent's too. */
+	{
+		static const char token[] = "{\"name\":\"default-token-x\",\"readOnly\":true,\"mountPath\":"
+					    "\"/var/run/secrets/kubernetes.io/serviceaccount\"}";
+		struct tree tk;
+		struct result r0;
+		char *defaulted, *b0;
+
+		if (parse(token, strlen(token), &tk)) {
+			ydoc_append(&t.s, ydoc_get(ctrs->items[0], "volumeMounts"), graft(&t.s, tk.root));
+			ydoc_free(&tk.s);
+		}
+		defaulted = json_of(&t.s, t.root);
+		b0 = review_of("v1", "Pod", "CREATE", defaulted);
+		ok(review(b0, &opts, &r0) && !r0.patch && r0.a.outcome == REVIEW_UNCHANGED,
+		   "reinvoked after the API server's defaults and the token's volumeMount: no patch");
+		result_free(&r0);
+		free(b0);
+		free(defaulted);
+	}
 	ydoc_append(&t.s, ctrs, graft(&t.s, added.root));
 	grown = json_of(&t.s, t.root);
 	ydoc_free(&t.s);
