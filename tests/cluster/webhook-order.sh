@@ -1,7 +1,7 @@
 #!/bin/bash
 # Ordering with a mesh's injector that runs after rearguard's: a second
-# mutating webhook, written here (a small HTTPS server of Python's, on the
-# node's address in the cluster's network namespace), adds a plain
+# mutating webhook (tests/cluster/mesh-webhook.py, on the node's address in
+# the cluster's network namespace), adds a plain
 # never-ending istio-proxy (the stand-in pilot-agent) to every pod of the
 # test's namespace, as a mesh would, from a configuration whose name sorts
 # after "rearguard" (zz-mesh-...): the API server calls rearguard's webhook
@@ -27,55 +27,9 @@ openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 
 /usr/bin/python3 -c 'import json, sys; json.dump({"name": "istio-proxy", "image": sys.argv[1], "imagePullPolicy": "Never",
 	"command": json.loads(sys.argv[2]), "securityContext": {"runAsUser": 1337, "runAsGroup": 1337}}, open(sys.argv[3], "w"))' \
 	"${IMAGE_FOR[docker.io/istio/proxyv2]}" "$ISTIO_PROXY_COMMAND" "$T/proxy.json"
-cat >"$T/mesh.py" <<'PY'
-"""A mesh's injector: adds the istio-proxy container to a pod that has none."""
-import base64, http.server, json, os, ssl, sys, threading, time
-
-addr, port, cert, key, proxy, log = sys.argv[1:]
-proxy = json.load(open(proxy))
-parent = os.getppid()
-
-class Handler(http.server.BaseHTTPRequestHandler):
-    def do_POST(self):
-        review = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        req = review["request"]
-        names = [c["name"] for c in req["object"]["spec"]["containers"]]
-        resp = {"uid": req["uid"], "allowed": True}
-        if "istio-proxy" not in names:
-            patch = [{"op": "add", "path": "/spec/containers/-", "value": proxy}]
-            resp["patchType"] = "JSONPatch"
-            resp["patch"] = base64.b64encode(json.dumps(patch).encode()).decode()
-        with open(log, "a") as f:
-            f.write("%s: containers %s, %s\n" % (req["object"]["metadata"].get("generateName") or
-                                                 req["object"]["metadata"].get("name"),
-                                                 " ".join(names), "added istio-proxy" if "patch" in resp else "left alone"))
-        body = json.dumps({"apiVersion": review["apiVersion"], "kind": "AdmissionReview", "response": resp}).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args):
-        pass
-
-def watchdog():
-    # Ends with the test: its parent gone, or after 15 minutes.
-    end = time.time() + 900
-    while os.getppid() == parent and time.time() < end:
-        time.sleep(1)
-    os._exit(0)
-
-threading.Thread(target=watchdog, daemon=True).start()
-server = http.server.ThreadingHTTPServer((addr, int(port)), Handler)
-ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-ctx.load_cert_chain(cert, key)
-server.socket = ctx.wrap_socket(server.socket, server_side=True)
-open(log, "a").close()
-server.serve_forever()
-PY
-timeout -k 5 900 "$CLUSTER" exec /usr/bin/python3 "$T/mesh.py" "$NODE_IP" "$PORT" "$T/mesh.crt" "$T/mesh.key" \
-	"$T/proxy.json" "$T/mesh.log" 2>"$T/mesh.err" &
+timeout -k 5 900 "$CLUSTER" exec /usr/bin/python3 "$RG_SRCDIR/tests/cluster/mesh-webhook.py" \
+	--listen "$NODE_IP:$PORT" --cert "$T/mesh.crt" --key "$T/mesh.key" --container "$T/proxy.json" \
+	--log "$T/mesh.log" --watch $$ 2>"$T/mesh.err" &
 mesh_pid=$!
 at_exit "kill $mesh_pid 2>/dev/null; kubectl delete mutatingwebhookconfiguration $MESH >/dev/null 2>&1"
 end=$(($(now_ms) + 30000))
