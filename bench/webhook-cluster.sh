@@ -44,7 +44,7 @@ print(json.dumps({"apiVersion": "v1", "kind": "Pod", "metadata": {"generateName"
 create() {
 	local out
 	# In the cluster's network namespace, where the API server's address is.
-	out=$("$CLUSTER" exec curl -sS -o "$T/answer.json" -w '%{http_code} %{time_total}' --cacert "$state/pki/ca.crt" \
+	out=$("$CLUSTER" exec curl -sS -o "$T/answer.json" -w '%{http_code} %{time_total}' --max-time 30 --cacert "$state/pki/ca.crt" \
 		--cert "$state/pki/admin.crt" --key "$state/pki/admin.key" -H 'Content-Type: application/json' \
 		--data-binary @"$T/pod.json" "$server/api/v1/namespaces/$1/pods?dryRun=All") ||
 		fail "curl to the API server failed"

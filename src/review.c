@@ -352,30 +352,18 @@ static const char *str_at(const struct ynode *n, const char *path)
 	return ydoc_str(ydoc_path(n, path));
 }
 
-/* The container list's agent, which REVIEW_INJECTED says this webhook put there: taken out of b. */
-static void take_agent_out(struct ynode *pod)
+/* Takes the agent out of the pod's containers: whether there was one. */
+static bool take_agent_out(struct ynode *pod)
 {
 	struct ynode *ctrs = ydoc_path(pod, "spec.containers");
 	size_t i;
 
-	if (!ctrs || ctrs->kind != YNODE_SEQ)
-		return;
-	for (i = 0; i < ctrs->n; i++)
+	for (i = 0; ctrs && ctrs->kind == YNODE_SEQ && i < ctrs->n; i++)
 		if (inject_is_agent(ctrs->items[i])) {
 			memmove(ctrs->items + i, ctrs->items + i + 1, (ctrs->n - i - 1) * sizeof(ctrs->items[0]));
 			ctrs->n--;
-			return;
-		}
-}
-
-static bool has_agent(const struct ynode *pod)
-{
-	const struct ynode *ctrs = ydoc_path(pod, "spec.containers");
-	size_t i;
-
-	for (i = 0; ctrs && ctrs->kind == YNODE_SEQ && i < ctrs->n; i++)
-		if (inject_is_agent(ctrs->items[i]))
 			return true;
+		}
 	return false;
 }
 
@@ -522,10 +510,9 @@ static int decide(struct ystream *sb, struct ynode *pod_b, const struct inject_o
 	char err[512] = "";
 	int rc;
 
-	if (ydoc_str(ydoc_get(ydoc_path(pod_b, "metadata.annotations"), REVIEW_INJECTED)) && has_agent(pod_b)) {
-		take_agent_out(pod_b);
-		again = true;
-	}
+	/* Marked: the agent is this webhook's, and the pod is injected afresh without it. */
+	if (ydoc_str(ydoc_get(ydoc_path(pod_b, "metadata.annotations"), REVIEW_INJECTED)))
+		again = take_agent_out(pod_b);
 	io.note = note;
 	io.note_data = &w;
 	io.counts = NULL;
