@@ -18,33 +18,52 @@ struct yarena {
 	max_align_t data[];
 };
 
-#define ARENA_CHUNK ((size_t)64 << 10)
+/*
+ * Chunks double from 16 KiB (a small document takes little) to 1 MiB, past
+ * which a chunk is mapped on its own by malloc and given back whole when
+ * the stream is freed.
+ */
+#define ARENA_FIRST ((size_t)16 << 10)
+#define ARENA_MAX ((size_t)1 << 20)
 
-/* Memory for a node or a string, freed with the stream: no per-node frees to get wrong. */
-static void *arena_alloc(struct ystream *s, size_t n)
+/*
+ * Memory for a node, an array or a string, freed with the stream: no
+ * per-node frees to get wrong. align is 1 for strings (packed: a review's
+ * short keys and values are most of its bytes) and 8 for the rest.
+ */
+void *ydoc_arena_alloc(struct ystream *s, size_t n, size_t align)
 {
 	struct yarena *a = s->arena;
-	size_t need = (n + 15) & ~(size_t)15;
+	size_t at = a ? (a->used + align - 1) & ~(align - 1) : 0;
 
-	if (!a || a->cap - a->used < need) {
-		size_t cap = need > ARENA_CHUNK ? need : ARENA_CHUNK;
+	if (!a || at > a->cap || a->cap - at < n) {
+		size_t cap = a ? a->cap * 2 : ARENA_FIRST;
 
+		if (cap > ARENA_MAX)
+			cap = ARENA_MAX;
+		if (cap < n)
+			cap = n;
 		a = malloc(sizeof(*a) + cap);
 		if (!a)
 			return NULL;
 		a->next = s->arena;
-		a->used = 0;
 		a->cap = cap;
 		s->arena = a;
+		at = 0;
 	}
-	a->used += need;
-	return (char *)a->data + a->used - need;
+	a->used = at + n;
+	return (char *)a->data + at;
+}
+
+static void *arena_alloc(struct ystream *s, size_t n)
+{
+	return ydoc_arena_alloc(s, n, sizeof(void *));
 }
 
 /* A NUL-terminated copy in the arena. */
 static char *arena_strndup(struct ystream *s, const char *p, size_t n)
 {
-	char *d = arena_alloc(s, n + 1);
+	char *d = ydoc_arena_alloc(s, n + 1, 1);
 
 	if (d) {
 		memcpy(d, p, n);
@@ -299,12 +318,8 @@ static int on_event(struct ystream *s, const yaml_event_t *e, struct ynode **sta
 	/* Marks come in order: the start first, then the end, so the cursor only walks forward. */
 	start = byte_at(cur, e->start_mark.index);
 	end = byte_at(cur, e->end_mark.index);
-	n->start = start;
-	n->end = end;
-	if (n->kind == YNODE_SCALAR) {
-		n->src = start;
-		n->src_end = end;
-	}
+	n->start = (uint32_t)start;
+	n->end = (uint32_t)end;
 	if (*depth == 0 && !doc->root) {
 		doc->root = n;
 		doc->body = start;
@@ -453,11 +468,11 @@ static bool keepable(const struct keep *k, const struct ynode *n)
 {
 	const char *p, *q;
 
-	if (!k->input || n->src_end <= n->src + 1 || n->anchor || n->tag ||
+	if (!k->input || n->end <= n->start + 1 || n->anchor || n->tag ||
 	    (n->style != YAML_SINGLE_QUOTED_SCALAR_STYLE && n->style != YAML_DOUBLE_QUOTED_SCALAR_STYLE))
 		return false;
-	p = k->input + n->src;
-	q = k->input + n->src_end - 1;
+	p = k->input + n->start;
+	q = k->input + n->end - 1;
 	if (*p != (n->style == YAML_SINGLE_QUOTED_SCALAR_STYLE ? '\'' : '"') || *q != *p)
 		return false;
 	for (; p <= q; p++)
@@ -600,7 +615,7 @@ static int put_back(const struct keep *k, const struct ybuf *in, struct ybuf *ou
 		at = memmem(p, (size_t)(end - p), token, tl);
 		if (!at)
 			return -EINVAL;
-		if (ybuf_add(out, p, (size_t)(at - p)) < 0 || ybuf_add(out, k->input + n->src, n->src_end - n->src) < 0)
+		if (ybuf_add(out, p, (size_t)(at - p)) < 0 || ybuf_add(out, k->input + n->start, n->end - n->start) < 0)
 			return -ENOMEM;
 		p = at + tl;
 	}
@@ -741,16 +756,16 @@ static int json_scalar(const struct ystream *s, const struct ynode *n, struct yb
 	size_t i;
 	int rc;
 
-	if (n->src_end > n->src && n->style == YAML_DOUBLE_QUOTED_SCALAR_STYLE && s->input[n->src] == '"' &&
-	    json_escapes(s->input + n->src, n->src_end - n->src))
-		return ybuf_add(out, s->input + n->src, n->src_end - n->src);
+	if (n->end > n->start && n->style == YAML_DOUBLE_QUOTED_SCALAR_STYLE && s->input[n->start] == '"' &&
+	    json_escapes(s->input + n->start, n->end - n->start))
+		return ybuf_add(out, s->input + n->start, n->end - n->start);
 	if (!n->text && !n->tag && n->style == YAML_PLAIN_SCALAR_STYLE) {
 		if (n->len == 0 || strcmp(n->value, "~") == 0 || strcmp(n->value, "null") == 0)
 			return ybuf_add(out, "null", 4);
 		if (strcmp(n->value, "true") == 0 || strcmp(n->value, "false") == 0 || json_number(n->value))
 			return ybuf_add(out, n->value, n->len);
 	}
-	if (n->style == YAML_ANY_SCALAR_STYLE && !n->text && !n->src_end && n->len > 0)
+	if (n->style == YAML_ANY_SCALAR_STYLE && !n->text && !n->end && n->len > 0)
 		return ybuf_add(out, n->value, n->len); /* made here as a literal (YDOC_RAW) */
 	rc = ybuf_add(out, "\"", 1);
 	for (i = 0, p = (const unsigned char *)n->value; rc == 0 && i < n->len; i++) {

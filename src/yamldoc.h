@@ -37,24 +37,34 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 enum ynode_kind { YNODE_SCALAR, YNODE_SEQ, YNODE_MAP, YNODE_ALIAS };
 
+/*
+ * A node is 88 bytes: the webhook holds a whole AdmissionReview's tree at
+ * once, and every byte here is paid per item of the largest list a pod can
+ * hold. Offsets, counts, lines and columns fit 32 bits (YDOC_MAX_INPUT).
+ */
 struct ynode {
 	enum ynode_kind kind;
-	char *tag;			      /* NULL: implicit */
-	char *anchor;			      /* the anchor, or for an alias the anchor it names */
-	int style;			      /* libyaml's scalar, sequence or mapping style */
-	bool plain_implicit, quoted_implicit; /* scalars: whether the tag may be left out */
-	char *value;			      /* scalars: the value, NUL-terminated (it may hold NULs: len) */
-	size_t len;
+	int style;	      /* libyaml's scalar, sequence or mapping style */
+	char *tag;	      /* NULL: implicit */
+	char *anchor;	      /* the anchor, or for an alias the anchor it names */
+	char *value;	      /* scalars: the value, NUL-terminated (it may hold NULs: len) */
 	struct ynode **items; /* sequences: the items; mappings: key, value, key, value... */
-	size_t n, cap;
-	size_t line, column; /* 1-based, where the node starts in the input (0: made here) */
-	size_t src, src_end; /* scalars: their bytes in the input (src_end 0: made here) */
-	size_t start, end;   /* every node read: its bytes in the input (a block collection's end may lie past comments) */
-	struct ynode **orig; /* collections read: their items as read, which the edits are found against */
-	size_t orig_n;
+	struct ynode **orig;  /* collections read: their items as read, which the edits are found against */
+	uint32_t len;	      /* scalars: the value's length */
+	uint32_t n, cap;      /* collections: the items, and the room for them */
+	uint32_t orig_n;
+	uint32_t line, column; /* 1-based, where the node starts in the input (0: made here) */
+	/*
+	 * Every node read: its bytes in the input (a block collection's end may
+	 * lie past comments); a scalar's are its text, quotes included. end 0:
+	 * made here.
+	 */
+	uint32_t start, end;
+	bool plain_implicit, quoted_implicit; /* scalars: whether the tag may be left out */
 	bool text; /* made here as a string (YDOC_TEXT): JSON output quotes it */
 };
 
@@ -103,6 +113,15 @@ int ydoc_parse(const char *input, size_t len, struct ystream *s, char *err, size
  * libyaml. -EINVAL (err "LINE:COL: message") for what is not JSON.
  */
 int ydoc_parse_json(const char *input, size_t len, struct ystream *s, char *err, size_t errlen);
+/*
+ * The same with a budget: past max_nodes nodes (0: no limit), -E2BIG and
+ * err "LINE:COL: more than N values". With keep, a NULL-terminated list of
+ * dotted paths of members ("request.uid"), only the members on them are
+ * made into nodes (their mappings with them); everything else is read and
+ * checked as JSON, and let go.
+ */
+int ydoc_parse_json_some(const char *input, size_t len, const char *const *keep, size_t max_nodes, struct ystream *s,
+			 char *err, size_t errlen);
 void ydoc_free(struct ystream *s);
 
 /*
@@ -146,6 +165,8 @@ enum ydoc_scalar_kind { YDOC_TEXT, YDOC_RAW };
 struct ynode *ydoc_scalar(struct ystream *s, const char *value, enum ydoc_scalar_kind k);
 struct ynode *ydoc_new_map(struct ystream *s, bool flow);
 struct ynode *ydoc_new_seq(struct ystream *s, bool flow);
+/* n bytes in s's arena, aligned to align (a power of two, at most 8): freed with the stream. NULL when out of memory. */
+void *ydoc_arena_alloc(struct ystream *s, size_t n, size_t align);
 /* A copy of n bytes of p, NUL-terminated, in s's arena: freed with the stream. NULL when out of memory. */
 char *ydoc_strndup(struct ystream *s, const char *p, size_t n);
 /* A deep copy of n into s's arena (a node made for one document, reused). */
