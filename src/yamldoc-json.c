@@ -12,6 +12,15 @@
  * error that says where: a raw control character in a string, a trailing
  * comma, a leading zero, a second value. Duplicate keys are kept, as
  * ydoc_parse keeps them.
+ *
+ * The webhook holds a whole review's tree, so its memory is the number of
+ * nodes: a collection's items are gathered on one stack for the whole
+ * parse and given an array of their exact size when it ends (its items and
+ * its items as read side by side), nodes and strings are packed in the
+ * arena, and a parse may stop at a number of nodes (-E2BIG). A review too
+ * large to hold whole can still be read for what it is: with a list of
+ * dotted paths, only the members on them are made into nodes; the rest is
+ * read, checked and let go.
  */
 #include "config.h"
 
@@ -31,6 +40,12 @@ struct reader {
 	size_t line, line_start; /* the current line (1-based) and where it starts */
 	size_t col_at, col;	 /* characters (not bytes, as libyaml counts) of the line before col_at */
 	struct ybuf text;	 /* a string's value, decoded */
+	struct ynode **stack;	 /* the items of the collections open, innermost last */
+	size_t depth_items, stack_cap;
+	size_t nodes, max_nodes;
+	const char *const *keep; /* NULL: every node; else only the paths named */
+	char path[128];		 /* the path of the member being read, in keep mode */
+	size_t path_len;
 	char *err;
 	size_t errlen;
 };
@@ -56,14 +71,30 @@ static void skip_ws(struct reader *r)
 	}
 }
 
-/* A node starting here: its place noted, its column in characters. */
-static void place(struct reader *r, struct ynode *n)
+/* A node of kind that starts at byte at, counted against the budget: its place noted, its column in characters. */
+static int new_node(struct reader *r, enum ynode_kind kind, size_t at, struct ynode **out)
 {
-	for (; r->col_at < r->at; r->col_at++)
+	struct ynode *n;
+
+	if (r->nodes == r->max_nodes) {
+		snprintf(r->err, r->errlen, "%zu:%zu: more than %zu values", r->line, at - r->line_start + 1,
+			 r->max_nodes);
+		return -E2BIG;
+	}
+	n = ydoc_arena_alloc(r->s, sizeof(*n), sizeof(void *));
+	if (!n)
+		return -ENOMEM;
+	r->nodes++;
+	memset(n, 0, sizeof(*n));
+	n->kind = kind;
+	/* col_at never passes a node's start: nodes are made in order, and no line break lies inside a string */
+	for (; r->col_at < at; r->col_at++)
 		r->col += ((unsigned char)r->p[r->col_at] & 0xc0) != 0x80;
-	n->line = r->line;
-	n->column = r->col + 1;
-	n->start = r->at;
+	n->line = (uint32_t)r->line;
+	n->column = (uint32_t)(r->col + 1);
+	n->start = (uint32_t)at;
+	*out = n;
+	return 0;
 }
 
 static int hex4(const char *p, unsigned *v)
@@ -136,16 +167,31 @@ static int escape(struct reader *r)
 	return put_utf8(&r->text, cp);
 }
 
-/* A string from its opening quote: its value in a scalar (or a key). */
+/* The string just read (r->text), which started at byte at, as a node. */
+static int text_node(struct reader *r, size_t at, struct ynode **out)
+{
+	struct ynode *n;
+	int rc = new_node(r, YNODE_SCALAR, at, &n);
+
+	if (rc < 0)
+		return rc;
+	n->value = ydoc_strndup(r->s, r->text.p ? r->text.p : "", r->text.len);
+	if (!n->value)
+		return -ENOMEM;
+	n->len = (uint32_t)r->text.len;
+	n->style = YAML_DOUBLE_QUOTED_SCALAR_STYLE;
+	n->quoted_implicit = true;
+	n->end = (uint32_t)r->at;
+	*out = n;
+	return 0;
+}
+
+/* A string from its opening quote, decoded into r->text: its node when out is not NULL. */
 static int string(struct reader *r, struct ynode **out)
 {
-	struct ynode *n = ydoc_scalar(r->s, "", YDOC_RAW);
-	size_t run;
+	size_t at = r->at, run;
 	int rc;
 
-	if (!n)
-		return -ENOMEM;
-	place(r, n);
 	r->text.len = 0;
 	for (r->at++;;) {
 		for (run = r->at; run < r->len && r->p[run] != '"' && r->p[run] != '\\' && (unsigned char)r->p[run] >= 0x20;
@@ -166,16 +212,7 @@ static int string(struct reader *r, struct ynode **out)
 			return rc;
 	}
 	r->at++;
-	n->value = ydoc_strndup(r->s, r->text.p ? r->text.p : "", r->text.len);
-	if (!n->value)
-		return -ENOMEM;
-	n->len = r->text.len;
-	n->style = YAML_DOUBLE_QUOTED_SCALAR_STYLE;
-	n->plain_implicit = false;
-	n->src = n->start;
-	n->src_end = n->end = r->at;
-	*out = n;
-	return 0;
+	return out ? text_node(r, at, out) : 0;
 }
 
 static size_t digits(const struct reader *r, size_t i)
@@ -185,11 +222,12 @@ static size_t digits(const struct reader *r, size_t i)
 	return i;
 }
 
-/* A number or true, false, null: a plain scalar of its bytes. */
+/* A number or true, false, null: a plain scalar of its bytes, when out is not NULL. */
 static int literal(struct reader *r, struct ynode **out)
 {
 	size_t i = r->at, d;
 	struct ynode *n;
+	int rc;
 
 	if (r->len - i >= 4 && (memcmp(r->p + i, "true", 4) == 0 || memcmp(r->p + i, "null", 4) == 0)) {
 		i += 4;
@@ -223,38 +261,125 @@ static int literal(struct reader *r, struct ynode **out)
 	}
 	if (i < r->len && ((r->p[i] >= '0' && r->p[i] <= '9') || (r->p[i] >= 'a' && r->p[i] <= 'z')))
 		return fail(r, "not a JSON value");
-	n = ydoc_scalar(r->s, "", YDOC_RAW);
-	if (!n)
-		return -ENOMEM;
-	place(r, n);
+	if (!out) {
+		r->at = i;
+		return 0;
+	}
+	if ((rc = new_node(r, YNODE_SCALAR, r->at, &n)) < 0)
+		return rc;
 	n->value = ydoc_strndup(r->s, r->p + r->at, i - r->at);
 	if (!n->value)
 		return -ENOMEM;
-	n->len = i - r->at;
+	n->len = (uint32_t)(i - r->at);
 	n->style = YAML_PLAIN_SCALAR_STYLE;
-	n->quoted_implicit = false;
+	n->plain_implicit = true;
 	r->at = i;
-	n->src = n->start;
-	n->src_end = n->end = i;
+	n->end = (uint32_t)i;
 	*out = n;
 	return 0;
 }
 
+/* An item of the collection being read, on the stack until it ends. */
+static int push(struct reader *r, struct ynode *item)
+{
+	if (r->depth_items == r->stack_cap) {
+		size_t cap = r->stack_cap ? r->stack_cap * 2 : 256;
+		struct ynode **grown = realloc(r->stack, cap * sizeof(*grown));
+
+		if (!grown)
+			return -ENOMEM;
+		r->stack = grown;
+		r->stack_cap = cap;
+	}
+	r->stack[r->depth_items++] = item;
+	return 0;
+}
+
+/* The items pushed since mark, as the collection's items and its items as read, in one array of their size. */
+static int settle(struct reader *r, struct ynode *n, size_t mark)
+{
+	size_t count = r->depth_items - mark;
+	struct ynode **items;
+
+	r->depth_items = mark;
+	if (count == 0)
+		return 0;
+	items = ydoc_arena_alloc(r->s, 2 * count * sizeof(*items), sizeof(void *));
+	if (!items)
+		return -ENOMEM;
+	memcpy(items, r->stack + mark, count * sizeof(*items));
+	memcpy(items + count, items, count * sizeof(*items));
+	n->items = items;
+	n->orig = items + count;
+	n->n = n->cap = n->orig_n = (uint32_t)count;
+	return 0;
+}
+
+/* In keep mode, whether the member key of the mapping at r->path is on a path kept (its path then in r->path). */
+static bool keeps(struct reader *r, const char *key, size_t klen)
+{
+	size_t at = r->path_len + (r->path_len > 0), i;
+
+	if (at + klen >= sizeof(r->path) || memchr(key, '\0', klen))
+		return false;
+	if (r->path_len > 0)
+		r->path[r->path_len] = '.';
+	memcpy(r->path + at, key, klen);
+	r->path[at + klen] = '\0';
+	for (i = 0; r->keep[i]; i++)
+		if (strncmp(r->keep[i], r->path, at + klen) == 0 &&
+		    (r->keep[i][at + klen] == '\0' || r->keep[i][at + klen] == '.'))
+			return true;
+	r->path[r->path_len] = '\0';
+	return false;
+}
+
 static int value(struct reader *r, struct ynode **out, int depth);
 
-/* An object or an array from its opening bracket. */
+/* A member's key and value; both are kept when the mapping is and, in keep mode, when its path is. */
+static int member(struct reader *r, bool kept, int depth)
+{
+	size_t outer = r->path_len, at = r->at;
+	struct ynode *key = NULL, *v = NULL;
+	int rc;
+
+	if (r->at >= r->len || r->p[r->at] != '"')
+		return fail(r, "a member's key must be a string");
+	rc = string(r, NULL);
+	if (rc == 0 && kept && r->keep && (kept = keeps(r, r->text.p ? r->text.p : "", r->text.len)))
+		r->path_len = strlen(r->path);
+	if (rc == 0 && kept)
+		rc = text_node(r, at, &key);
+	if (rc < 0)
+		return rc;
+	skip_ws(r);
+	if (r->at >= r->len || r->p[r->at] != ':')
+		return fail(r, "a ':' after a member's key");
+	r->at++;
+	skip_ws(r);
+	rc = value(r, kept ? &v : NULL, depth + 1);
+	r->path_len = outer;
+	r->path[outer] = '\0';
+	if (rc == 0 && kept && (rc = push(r, key)) == 0)
+		rc = push(r, v);
+	return rc;
+}
+
+/* An object or an array from its opening bracket: its node when out is not NULL. */
 static int collection(struct reader *r, struct ynode **out, int depth)
 {
 	bool map = r->p[r->at] == '{';
 	char close = map ? '}' : ']';
-	struct ynode *n = map ? ydoc_new_map(r->s, true) : ydoc_new_seq(r->s, true), *item;
+	size_t mark = r->depth_items;
+	struct ynode *n = NULL, *item;
 	int rc;
 
-	if (!n)
-		return -ENOMEM;
 	if (depth >= YDOC_MAX_DEPTH)
 		return fail(r, "nested deeper than 200 levels");
-	place(r, n);
+	if (out && (rc = new_node(r, map ? YNODE_MAP : YNODE_SEQ, r->at, &n)) < 0)
+		return rc;
+	if (n)
+		n->style = map ? YAML_FLOW_MAPPING_STYLE : YAML_FLOW_SEQUENCE_STYLE;
 	r->at++;
 	skip_ws(r);
 	if (r->at < r->len && r->p[r->at] == close) {
@@ -262,22 +387,13 @@ static int collection(struct reader *r, struct ynode **out, int depth)
 	} else {
 		for (;;) {
 			if (map) {
-				if (r->at >= r->len || r->p[r->at] != '"')
-					return fail(r, "a member's key must be a string");
-				rc = string(r, &item);
-				if (rc == 0)
-					rc = ydoc_append(r->s, n, item);
-				if (rc < 0)
-					return rc;
-				skip_ws(r);
-				if (r->at >= r->len || r->p[r->at] != ':')
-					return fail(r, "a ':' after a member's key");
-				r->at++;
-				skip_ws(r);
+				rc = member(r, n != NULL, depth);
+			} else {
+				/* keep mode makes no items: a path names members only */
+				rc = value(r, n && !r->keep ? &item : NULL, depth + 1);
+				if (rc == 0 && n && !r->keep)
+					rc = push(r, item);
 			}
-			rc = value(r, &item, depth + 1);
-			if (rc == 0)
-				rc = ydoc_append(r->s, n, item);
 			if (rc < 0)
 				return rc;
 			skip_ws(r);
@@ -293,13 +409,16 @@ static int collection(struct reader *r, struct ynode **out, int depth)
 			return fail(r, map ? "a ',' or '}' after a member" : "a ',' or ']' after an item");
 		}
 	}
-	n->end = r->at;
-	if (ydoc_keep_items(r->s, n) < 0)
-		return -ENOMEM;
-	*out = n;
-	return 0;
+	if (!n)
+		return 0;
+	n->end = (uint32_t)r->at;
+	rc = settle(r, n, mark);
+	if (rc == 0)
+		*out = n;
+	return rc;
 }
 
+/* A value: its node in *out, or when out is NULL read and checked only. */
 static int value(struct reader *r, struct ynode **out, int depth)
 {
 	if (r->at >= r->len)
@@ -311,9 +430,17 @@ static int value(struct reader *r, struct ynode **out, int depth)
 	return literal(r, out);
 }
 
-int ydoc_parse_json(const char *input, size_t len, struct ystream *s, char *err, size_t errlen)
+int ydoc_parse_json_some(const char *input, size_t len, const char *const *keep, size_t max_nodes, struct ystream *s,
+			 char *err, size_t errlen)
 {
-	struct reader r = {.s = s, .p = input, .len = len, .line = 1, .err = err, .errlen = errlen};
+	struct reader r = {.s = s,
+			   .p = input,
+			   .len = len,
+			   .line = 1,
+			   .max_nodes = max_nodes ? max_nodes : SIZE_MAX,
+			   .keep = keep,
+			   .err = err,
+			   .errlen = errlen};
 	struct ynode *root = NULL;
 	struct ydoc *d;
 	int rc;
@@ -335,6 +462,7 @@ int ydoc_parse_json(const char *input, size_t len, struct ystream *s, char *err,
 	if (rc == 0 && !(s->docs = calloc(1, sizeof(*s->docs))))
 		rc = -ENOMEM;
 	ybuf_free(&r.text);
+	free(r.stack);
 	if (rc < 0) {
 		if (rc == -ENOMEM)
 			snprintf(err, errlen, "out of memory");
@@ -351,4 +479,9 @@ int ydoc_parse_json(const char *input, size_t len, struct ystream *s, char *err,
 	d->json = root->kind != YNODE_SCALAR;
 	d->crlf = memmem(input, len, "\r\n", 2) != NULL;
 	return 0;
+}
+
+int ydoc_parse_json(const char *input, size_t len, struct ystream *s, char *err, size_t errlen)
+{
+	return ydoc_parse_json_some(input, len, NULL, 0, s, err, errlen);
 }
