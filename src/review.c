@@ -86,29 +86,48 @@ static bool path_index(char *out, const char *path, size_t i)
 	return (size_t)snprintf(out, PATH_MAX_LEN, "%s/%zu", path, i) < PATH_MAX_LEN;
 }
 
+/*
+ * value as JSON at the end of the patch's text. ydoc_json writes into a
+ * ybuf, which is laid out as a jbuf is (the bytes, their length, the room,
+ * a NUL after them): the patch's own buffer is lent to it, so that a value
+ * as large as the pod (a list replaced whole) is written once, not copied.
+ */
+static int append_json(struct patch *p, const struct ynode *value)
+{
+	struct ybuf b = {p->j.buf, p->j.len, p->j.cap};
+	int rc;
+
+	if (p->j.failed)
+		return -ENOMEM;
+	rc = ydoc_json(p->s, value, &b);
+	p->j.buf = b.p;
+	p->j.len = b.len;
+	p->j.cap = b.cap;
+	p->j.pending_key = false;
+	return rc;
+}
+
 /* One operation: op "add" or "replace" of value at path. */
 static void op(struct patch *p, const char *name, const char *path, const struct ynode *value)
 {
-	struct ybuf v = {0};
+	size_t mark = p->j.len;
 	int rc;
 
 	if (p->err)
 		return;
-	rc = ydoc_json(p->s, value, &v);
-	if (rc < 0) {
-		p->err = rc;
-		ybuf_free(&v);
-		return;
-	}
 	jbuf_begin(&p->j, '{');
 	jbuf_key(&p->j, "op");
 	jbuf_str(&p->j, name);
 	jbuf_key(&p->j, "path");
 	jbuf_str(&p->j, path);
 	jbuf_key(&p->j, "value");
-	jbuf_raw_valuen(&p->j, v.p, v.len);
+	rc = append_json(p, value);
+	if (rc < 0) {
+		p->err = rc;
+		p->j.len = mark;
+		return;
+	}
 	jbuf_end(&p->j, '}');
-	ybuf_free(&v);
 	p->n++;
 }
 
@@ -186,6 +205,30 @@ static size_t find(struct ynode *const *list, size_t n, const struct ynode *item
 }
 
 /*
+ * Where the key k of the mapping n stood among its members as read, or
+ * orig_n when it was not read (made here: line 0). inject adds members
+ * and replaces values, and keeps the order of the rest: a walk that starts
+ * past the last key found (*next) finds each in one pass over the members
+ * as read, whatever their number. A key read that the walk does not find
+ * (put back out of order, which inject does not do) is looked for from
+ * the start.
+ */
+static size_t find_member(const struct ynode *n, const struct ynode *k, size_t *next)
+{
+	size_t j;
+
+	if (k->line == 0)
+		return n->orig_n;
+	for (j = *next; j + 1 < n->orig_n && n->orig[j] != k; j += 2)
+		;
+	if (j + 1 < n->orig_n) {
+		*next = j + 2;
+		return j;
+	}
+	return find(n->orig, n->orig_n, k);
+}
+
+/*
  * A value's changes under key: when there were any, key must name it
  * alone in the mapping, or the path would be the API server's other one
  * (its decoder keeps a key's last value, inject read the first).
@@ -204,7 +247,7 @@ static void diff_map(struct patch *p, const struct ynode *n, const char *path, i
 {
 	bool same = n->n == n->orig_n && (n->n == 0 || memcmp(n->items, n->orig, n->n * sizeof(n->items[0])) == 0);
 	char sub[PATH_MAX_LEN];
-	size_t i, at;
+	size_t i, at, next = 0;
 
 	/* A member read and no longer there stays: inject takes nothing out. */
 	for (i = 0; i + 1 < n->n && !p->err; i += 2) {
@@ -214,7 +257,7 @@ static void diff_map(struct patch *p, const struct ynode *n, const char *path, i
 			p->err = -EINVAL;
 			return;
 		}
-		at = same ? i : find(n->orig, n->orig_n, k);
+		at = same ? i : find_member(n, k, &next);
 		if (at >= n->orig_n) {
 			op(p, "add", sub, v);
 			if (ydoc_get(n, k->value) != v)
@@ -404,30 +447,36 @@ static void name_pod(const struct ynode *req, const struct ynode *pod, struct re
 	one_line(a->what);
 }
 
-/* RFC 4648's base64 of n bytes, NUL-terminated; NULL when out of memory. */
-static char *base64(const char *in, size_t n)
+/*
+ * RFC 4648's base64 of n bytes as a JSON string value of j, written as it
+ * is made: the answer holds the patch once, encoded.
+ */
+static void base64_value(struct jbuf *j, const char *in, size_t n)
 {
 	static const char digits[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 	const unsigned char *p = (const unsigned char *)in;
-	char *out = malloc((n + 2) / 3 * 4 + 1), *o = out;
-	size_t i;
+	char out[4096];
+	size_t i, o = 0;
 
-	if (!out)
-		return NULL;
+	jbuf_raw_valuen(j, "\"", 1);
 	for (i = 0; i + 2 < n; i += 3) {
-		*o++ = digits[p[i] >> 2];
-		*o++ = digits[(p[i] & 3) << 4 | p[i + 1] >> 4];
-		*o++ = digits[(p[i + 1] & 15) << 2 | p[i + 2] >> 6];
-		*o++ = digits[p[i + 2] & 63];
+		out[o++] = digits[p[i] >> 2];
+		out[o++] = digits[(p[i] & 3) << 4 | p[i + 1] >> 4];
+		out[o++] = digits[(p[i + 1] & 15) << 2 | p[i + 2] >> 6];
+		out[o++] = digits[p[i + 2] & 63];
+		if (o == sizeof(out)) {
+			jbuf_append(j, out, o);
+			o = 0;
+		}
 	}
 	if (i < n) {
-		*o++ = digits[p[i] >> 2];
-		*o++ = digits[(p[i] & 3) << 4 | (i + 1 < n ? p[i + 1] >> 4 : 0)];
-		*o++ = i + 1 < n ? digits[(p[i + 1] & 15) << 2] : '=';
-		*o++ = '=';
+		out[o++] = digits[p[i] >> 2];
+		out[o++] = digits[(p[i] & 3) << 4 | (i + 1 < n ? p[i + 1] >> 4 : 0)];
+		out[o++] = i + 1 < n ? digits[(p[i + 1] & 15) << 2] : '=';
+		out[o++] = '=';
 	}
-	*o = '\0';
-	return out;
+	out[o++] = '"';
+	jbuf_append(j, out, o);
 }
 
 /* The response: allowed, the patch when there is one, the warnings. */
@@ -449,17 +498,10 @@ static int write_answer(struct review_answer *a, const char *api, const struct p
 	jbuf_key(&j, "allowed");
 	jbuf_bool(&j, true);
 	if (p && p->n > 0) {
-		char *b64 = base64(p->j.buf, p->j.len);
-
-		if (!b64) {
-			jbuf_free(&j);
-			return -ENOMEM;
-		}
 		jbuf_key(&j, "patchType");
 		jbuf_str(&j, "JSONPatch");
 		jbuf_key(&j, "patch");
-		jbuf_str(&j, b64);
-		free(b64);
+		base64_value(&j, p->j.buf, p->j.len);
 	}
 	if (w->n > 0) {
 		jbuf_key(&j, "warnings");
@@ -552,6 +594,17 @@ static int decide(struct ystream *sb, struct ynode *pod_b, const struct inject_o
 	return 0;
 }
 
+/*
+ * What a review too large to hold whole is read for: what it is (an
+ * AdmissionReview of a Pod's CREATE, or not) and the pod's name, for the
+ * answer and the log.
+ */
+static const char *const envelope[] = {
+	"apiVersion", "kind", "request.uid", "request.kind.group", "request.kind.kind", "request.operation",
+	"request.subResource", "request.namespace", "request.object.metadata.name",
+	"request.object.metadata.generateName", "request.object.metadata.namespace", NULL,
+};
+
 int review_answer(const char *body, size_t len, const struct inject_options *o, struct review_answer *a)
 {
 	struct ystream sa;
@@ -561,12 +614,20 @@ int review_answer(const char *body, size_t len, const struct inject_options *o, 
 	struct warnings w = {.n = 0};
 	const char *api, *kind, *uid;
 	char err[256];
+	bool v1, big = false;
 	int rc;
 
 	memset(a, 0, sizeof(*a));
-	rc = ydoc_parse_json(body, len, &sa, err, sizeof(err));
+	rc = ydoc_parse_json_some(body, len, NULL, REVIEW_MAX_NODES, &sa, err, sizeof(err));
+	if (rc == -E2BIG) {
+		/* More than a pod has: read again for what the review is, and answer it without a decision. */
+		big = true;
+		rc = ydoc_parse_json_some(body, len, envelope, REVIEW_MAX_NODES, &sa, err, sizeof(err));
+	}
 	if (rc == -ENOMEM)
 		return rc;
+	if (rc == -E2BIG)
+		return invalid(a, "the review holds too many values: %s", err);
 	if (rc < 0)
 		return invalid(a, "the body is not JSON: %s", err);
 	if ((ra = sa.docs[0].root)->kind != YNODE_MAP) {
@@ -584,6 +645,9 @@ int review_answer(const char *body, size_t len, const struct inject_options *o, 
 		ydoc_free(&sa);
 		return rc;
 	}
+	/* The tree goes before the answer is written (the patch is all that needs it): api is one of two. */
+	v1 = strcmp(api, "admission.k8s.io/v1") == 0;
+	api = v1 ? "admission.k8s.io/v1" : "admission.k8s.io/v1beta1";
 	if (!req_a || req_a->kind != YNODE_MAP || !uid || !*uid || strlen(uid) >= sizeof(a->uid)) {
 		ydoc_free(&sa);
 		return invalid(a, "an AdmissionReview without a request and its uid");
@@ -594,16 +658,23 @@ int review_answer(const char *body, size_t len, const struct inject_options *o, 
 		/* Allowed as it is: a configuration that sends other kinds is said in the log. */
 		a->outcome = REVIEW_SKIPPED;
 		add_warning(&w, "rearguard: %s: allowed unchanged", a->what);
-		rc = write_answer(a, api, NULL, &w);
 		ydoc_free(&sa);
-		return rc;
+		return write_answer(a, api, NULL, &w);
 	}
 	pod_b = ydoc_get(req_a, "object");
 	name_pod(req_a, pod_b, a);
+	if (big) {
+		a->outcome = REVIEW_SKIPPED;
+		add_warning(&w, "rearguard: %s: more than %d values in the review, which no pod needs: allowed unchanged",
+			    a->what, REVIEW_MAX_NODES);
+		ydoc_free(&sa);
+		return write_answer(a, api, NULL, &w);
+	}
 	jbuf_init(&p.j);
 	jbuf_begin(&p.j, '[');
 	rc = decide(&sa, pod_b, o, &p, &w, a);
 	jbuf_end(&p.j, ']');
+	ydoc_free(&sa);
 	if (rc == 0 && p.j.failed)
 		rc = -ENOMEM;
 	if (rc == -EINVAL) {
@@ -618,7 +689,6 @@ int review_answer(const char *body, size_t len, const struct inject_options *o, 
 	if (rc == 0)
 		rc = write_answer(a, api, &p, &w);
 	jbuf_free(&p.j);
-	ydoc_free(&sa);
 	return rc;
 }
 
