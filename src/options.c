@@ -53,6 +53,8 @@ enum {
 	OPT_SIGNAL_AS_ROOT,
 	OPT_NAMED, /* inject's and the webhook's --sidecar CONTAINER[=SPEC], not the agent's */
 	OPT_LISTEN,
+	OPT_PROBE_LISTEN,
+	OPT_SHUTDOWN_DELAY,
 	OPT_TLS_CERT,
 	OPT_TLS_KEY,
 };
@@ -103,6 +105,8 @@ static const struct opt_def opts[] = {
 	{ "gate", OPT_GATE, no_argument, "REARGUARD_GATE", FOR_INJECT | FOR_WEBHOOK },
 	{ "signal-as-root", OPT_SIGNAL_AS_ROOT, no_argument, "REARGUARD_SIGNAL_AS_ROOT", FOR_INJECT | FOR_WEBHOOK },
 	{ "listen", OPT_LISTEN, required_argument, "REARGUARD_LISTEN", FOR_WEBHOOK },
+	{ "probe-listen", OPT_PROBE_LISTEN, required_argument, "REARGUARD_PROBE_LISTEN", FOR_WEBHOOK },
+	{ "shutdown-delay", OPT_SHUTDOWN_DELAY, required_argument, "REARGUARD_SHUTDOWN_DELAY", FOR_WEBHOOK },
 	{ "tls-cert", OPT_TLS_CERT, required_argument, "REARGUARD_TLS_CERT", FOR_WEBHOOK },
 	{ "tls-key", OPT_TLS_KEY, required_argument, "REARGUARD_TLS_KEY", FOR_WEBHOOK },
 	{ "log-format", OPT_LOG_FORMAT, required_argument, "REARGUARD_LOG_FORMAT", FOR_AGENT | FOR_DRAIN | FOR_RUN | FOR_WEBHOOK },
@@ -849,7 +853,7 @@ enum options_result options_parse_inject(struct inject_cli *o, int argc, char **
  * "[::1]:PORT". Numbers only: the address is the pod's, never a name to
  * resolve. Port 0 is any free port (the log says which).
  */
-static int parse_listen(struct webhook_options *o, const char *value, const char *what, char *err, size_t errlen)
+static int parse_listen(struct listen_addr *o, const char *value, const char *what, char *err, size_t errlen)
 {
 	const char *colon = strrchr(value, ':');
 	struct sockaddr_in6 *six = (struct sockaddr_in6 *)&o->addr;
@@ -862,6 +866,7 @@ static int parse_listen(struct webhook_options *o, const char *value, const char
 		return failf(err, errlen,
 			     "%s%s: \"%s\" is not ADDR:PORT (examples: :8443, 0.0.0.0:8443, [::]:8443, 127.0.0.1:8443)",
 			     webhook_cmd.prefix, what, value);
+	o->text = value;
 	hostlen = (size_t)(colon - value);
 	memcpy(host, value, hostlen);
 	host[hostlen] = '\0';
@@ -871,13 +876,13 @@ static int parse_listen(struct webhook_options *o, const char *value, const char
 		host[hostlen ? hostlen - 1 : 0] = '\0';
 		six->sin6_family = AF_INET6;
 		six->sin6_port = htons((uint16_t)port);
-		o->addrlen = sizeof(*six);
+		o->len = sizeof(*six);
 		if (o->any || inet_pton(AF_INET6, host + 1, &six->sin6_addr) == 1)
 			return 0;
 	} else {
 		four->sin_family = AF_INET;
 		four->sin_port = htons((uint16_t)port);
-		o->addrlen = sizeof(*four);
+		o->len = sizeof(*four);
 		if (inet_pton(AF_INET, host, &four->sin_addr) == 1)
 			return 0;
 	}
@@ -892,8 +897,12 @@ static int apply_webhook(void *p, int id, const char *value, const char *what, b
 
 	switch (id) {
 	case OPT_LISTEN:
-		o->listen = value;
-		return parse_listen(o, value, what, err, errlen);
+	case OPT_PROBE_LISTEN:
+		return parse_listen(id == OPT_LISTEN ? &o->listen : &o->probe_listen, value, what, err, errlen);
+	case OPT_SHUTDOWN_DELAY:
+		if (options_duration(what, value, &o->shutdown_delay_ms, err, errlen) < 0)
+			return prefixed(webhook_cmd.prefix, err, errlen);
+		return 0;
 	case OPT_TLS_CERT:
 	case OPT_TLS_KEY:
 		if (*value == '\0')
@@ -921,8 +930,9 @@ enum options_result options_parse_webhook(struct webhook_options *o, int argc, c
 	o->tls_key = WEBHOOK_TLS_KEY;
 	o->log_format = LOG_TEXT;
 	o->log_level = LOG_INFO;
-	o->listen = WEBHOOK_LISTEN;
-	if (parse_listen(o, WEBHOOK_LISTEN, "--listen", unused, sizeof(unused)) < 0)
+	if (parse_listen(&o->listen, WEBHOOK_LISTEN, "--listen", unused, sizeof(unused)) < 0 ||
+	    parse_listen(&o->probe_listen, WEBHOOK_PROBE_LISTEN, "--probe-listen", unused, sizeof(unused)) < 0 ||
+	    options_duration("--shutdown-delay", WEBHOOK_SHUTDOWN_DELAY, &o->shutdown_delay_ms, unused, sizeof(unused)) < 0)
 		abort();
 	first = drive(&webhook_cmd, false, apply_webhook, o, argc, argv, err, errlen);
 	if (first < 0)

@@ -1,9 +1,10 @@
 /*
- * The webhook's serving certificate and key: read from their files,
- * checked (PEM, the key is the certificate's, valid now), given to GnuTLS
- * at each handshake, and read again when the files change, without a
- * restart. A new pair that fails a check is refused with one log line and
- * the old one keeps serving.
+ * The webhook's TLS: the versions it offers (WCERT_PRIORITIES), and its
+ * serving certificate and key: read from their files, checked (PEM, the key
+ * is the certificate's, valid now), given to GnuTLS at each handshake, and
+ * read again when the files change, without a restart. A new pair that
+ * fails a check is refused with one log line and the old one keeps
+ * serving.
  *
  *	if (wcert_load(cert_path, key_path, err, sizeof(err)) < 0)
  *		... one line, exit 1
@@ -32,6 +33,9 @@
 #include <gnutls/gnutls.h>
 #include <stddef.h>
 #include <stdint.h>
+
+/* TLS 1.2 and 1.3 only: what the API server speaks, and nothing older. */
+#define WCERT_PRIORITIES "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2"
 
 struct wcert_pair;
 

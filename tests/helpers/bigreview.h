@@ -29,6 +29,8 @@ struct big_buf {
 	char *p;
 	size_t len, cap;
 	bool failed;
+	const unsigned char *fill; /* the padding's bytes, made printable (NULL: 'x's) */
+	size_t nfill, at;
 };
 
 static inline void big_add(struct big_buf *b, const char *s, size_t n)
@@ -59,11 +61,32 @@ static inline void big_str(struct big_buf *b, const char *s)
 	big_add(b, s, strlen(s));
 }
 
-/* One item of a shape, i-th, its padding pad bytes of 'x' (pad 0: as small as it goes). */
+/*
+ * pad bytes of padding: 'x's, or the fill's bytes in turn, each made a
+ * character a JSON string holds as it is (printable ASCII but " and \\).
+ */
+static inline void big_padding(struct big_buf *b, size_t pad)
+{
+	static const char xs[] = "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx";
+	char chunk[64];
+	size_t k, i;
+
+	for (k = 0; k < pad; k += sizeof(chunk)) {
+		size_t n = pad - k < sizeof(chunk) ? pad - k : sizeof(chunk);
+
+		for (i = 0; b->fill && i < n; i++) {
+			char c = (char)(0x20 + b->fill[b->at++ % b->nfill] % 0x5f);
+
+			chunk[i] = c == '"' || c == '\\' ? '_' : c;
+		}
+		big_add(b, b->fill ? chunk : xs, n);
+	}
+}
+
+/* One item of a shape, i-th, its padding pad bytes (pad 0: as small as it goes). */
 static inline void big_item(struct big_buf *b, const char *shape, size_t i, size_t pad)
 {
 	char head[96];
-	size_t k;
 
 	if (strncmp(shape, "args", 4) == 0)
 		big_str(b, "\"");
@@ -77,8 +100,7 @@ static inline void big_item(struct big_buf *b, const char *shape, size_t i, size
 		snprintf(head, sizeof(head), "{\"name\":\"c%zu", i), big_str(b, head);
 	else
 		big_str(b, "0");
-	for (k = 0; k < pad; k += 64)
-		big_add(b, "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx", pad - k < 64 ? pad - k : 64);
+	big_padding(b, pad);
 	if (strncmp(shape, "args", 4) == 0 || strncmp(shape, "annotations", 11) == 0)
 		big_str(b, "\"");
 	else if (strncmp(shape, "env", 3) == 0 || strncmp(shape, "reinvoked", 9) == 0)
@@ -190,8 +212,7 @@ static inline void big_pod(struct big_buf *b, const char *shape, size_t size)
 		big_str(b, "\"rearguard.io/injected\":\"0.5.0\"");
 	if (strcmp(shape, "string") == 0) {
 		big_str(b, "\"a\":\"");
-		for (c = 0; c + 1200 < size; c += 64)
-			big_add(b, "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx", 64);
+		big_padding(b, size > 1200 ? size - 1200 : 0);
 		big_str(b, "\"");
 	}
 	if (in_meta)
@@ -231,10 +252,15 @@ static inline void big_pod(struct big_buf *b, const char *shape, size_t size)
 	big_str(b, "}}");
 }
 
-/* A review of shape, about size bytes (the envelope included); NULL for an unknown shape or out of memory. */
-static inline char *big_review(const char *shape, size_t size, size_t *len)
+/*
+ * A review of shape, about size bytes (the envelope included), its padding
+ * made of fill's nfill bytes in turn (fill NULL: 'x's); NULL for an
+ * unknown shape or out of memory.
+ */
+static inline char *big_review_filled(const char *shape, size_t size, const unsigned char *fill, size_t nfill,
+				      size_t *len)
 {
-	struct big_buf b = { 0 };
+	struct big_buf b = { .fill = nfill ? fill : NULL, .nfill = nfill };
 	size_t i;
 
 	for (i = 0; big_shapes[i] && strcmp(big_shapes[i], shape) != 0; i++)
@@ -254,6 +280,11 @@ static inline char *big_review(const char *shape, size_t size, size_t *len)
 	}
 	*len = b.len;
 	return b.p;
+}
+
+static inline char *big_review(const char *shape, size_t size, size_t *len)
+{
+	return big_review_filled(shape, size, NULL, 0, len);
 }
 
 #endif

@@ -7,9 +7,10 @@
 #   . "$RG_SRCDIR/tests/integration/webhook-lib.sh"
 #   make_ca                                  # $T/ca.crt, $T/ca.key
 #   make_cert srv CN=one                     # $T/srv.crt (subjectAltName localhost, 127.0.0.1), $T/srv.key
-#   wh_start --tls-cert "$T/srv.crt" --tls-key "$T/srv.key"   # $PORT, $WH_PID; log in $T/webhook.log
+#   wh_start --tls-cert "$T/srv.crt" --tls-key "$T/srv.key"   # $PORT, $PROBE_PORT, $WH_PID; log in $T/webhook.log
 #   wh_curl /healthz                         # curl trusting the CA
-#   metric 'rearguard_webhook_reviews_total{outcome="invalid"}'
+#   metric 'rearguard_webhook_reviews_total{outcome="invalid"}'   # on the probes' port
+#   probe /readyz                            # its status on the probes' port (plain HTTP)
 #
 # Everything started is killed on exit, also on failure. Without openssl,
 # curl or python3: exit 77.
@@ -22,6 +23,7 @@ set -eu
 TEST_NAME=$(basename "$0" .sh)
 WH_PID=
 PORT=
+PROBE_PORT=
 STARTED=
 # The AdmissionReview of an Istio Job's pod (the benchmark's), which the webhook patches.
 # shellcheck disable=SC2034 # the tests use it
@@ -84,18 +86,25 @@ make_cert() {
 		fail "openssl: cannot sign $name"
 }
 
-# wh_start [ARG...]: the webhook on 127.0.0.1 and a port the kernel picks, in the background;
-# returns once it listens (its log says where). Verbose, unless WH_VERBOSE=no.
+# wh_start [ARG...]: the webhook on 127.0.0.1 and a port the kernel picks, its probes on another, in the
+# background; returns once it listens (its log says where). Verbose, unless WH_VERBOSE=no.
 wh_start() {
 	local verbose=--verbose
 	[ "${WH_VERBOSE:-yes}" = yes ] || verbose=--log-format=text
 	: >"$T/webhook.log"
-	"$RG_BUILDDIR/rearguard" webhook --listen 127.0.0.1:0 "$verbose" "$@" >>"$T/webhook.log" 2>&1 &
+	"$RG_BUILDDIR/rearguard" webhook --listen 127.0.0.1:0 --probe-listen 127.0.0.1:0 "$verbose" "$@" \
+		>>"$T/webhook.log" 2>&1 &
 	WH_PID=$!
 	STARTED="$STARTED $WH_PID"
 	wait_for 60 grep -q 'listening address=' "$T/webhook.log" || fail "the webhook did not start listening"
 	PORT=$(sed -n 's/.*listening address=127\.0\.0\.1:\([0-9]*\).*/\1/p' "$T/webhook.log" | head -n 1)
-	[ -n "$PORT" ] || fail "no port in the log"
+	PROBE_PORT=$(sed -n 's/.*listening .*probes=127\.0\.0\.1:\([0-9]*\).*/\1/p' "$T/webhook.log" | head -n 1)
+	[ -n "$PORT" ] && [ -n "$PROBE_PORT" ] || fail "no ports in the log"
+}
+
+# probe PATH: the HTTP status of GET PATH on the probes' port (000 when there was none).
+probe() {
+	curl -s -o /dev/null -w '%{http_code}' --max-time 60 "http://127.0.0.1:$PROBE_PORT$1" || true
 }
 
 # wh_curl PATH [CURL_ARG...]: the body on stdout; curl's exit status.
@@ -118,9 +127,11 @@ review() {
 		--data-binary "@$1" "https://127.0.0.1:$PORT/mutate" || true
 }
 
-# metric SERIES: its value in /metrics (SERIES as written there, labels included).
+# metric SERIES: its value in /metrics (SERIES as written there, labels included), read on the probes' port,
+# which answers whatever the webhook's does.
 metric() {
-	wh_curl /metrics | awk -v s="$1" '$1 == s { print $2; found = 1 } END { exit !found }'
+	curl -sS --max-time 60 "http://127.0.0.1:$PROBE_PORT/metrics" |
+		awk -v s="$1" '$1 == s { print $2; found = 1 } END { exit !found }'
 }
 
 # served_serial: the serial of the certificate a handshake gets now, as openssl prints it.

@@ -37,7 +37,7 @@ publish "$T/one.crt" "$T/one.key"
 ln -s ..data/tls.crt "$vol/tls.crt"
 ln -s ..data/tls.key "$vol/tls.key"
 
-wh_start --tls-cert "$vol/tls.crt" --tls-key "$vol/tls.key"
+wh_start --tls-cert "$vol/tls.crt" --tls-key "$vol/tls.key" --shutdown-delay 0s
 [ "$(served_serial)" = "$(cert_serial "$T/one.crt")" ] || fail "the first certificate is not the one served"
 expiry_of() { date -d "$(openssl x509 -in "$1" -noout -enddate | cut -d= -f2)" +%s; }
 [ "$(metric rearguard_webhook_certificate_expiry_seconds)" = "$(expiry_of "$T/one.crt")" ] || fail "expiry is not one's"
@@ -84,7 +84,7 @@ cp "$T/one.crt" "$T/plain.crt"
 cp "$T/one.key" "$T/plain.key"
 kill "$WH_PID"
 wait "$WH_PID" || fail "the webhook exited $? on SIGTERM"
-wh_start --tls-cert "$T/plain.crt" --tls-key "$T/plain.key"
+wh_start --tls-cert "$T/plain.crt" --tls-key "$T/plain.key" --shutdown-delay 0s
 serves "$T/one.crt" || fail "plain files: the first certificate is not served"
 cat "$T/two.key" >"$T/plain.key"
 cat "$T/two.crt" >"$T/plain.crt"
