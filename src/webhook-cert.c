@@ -56,11 +56,13 @@ static struct {
 	struct wcert_pair *replaced, **replaced_tail; /* oldest first */
 	struct file_id loaded[2], refused[2];
 	bool have_refused;
+	bool retry; /* the pair refused is tried again at its notBefore, files unchanged */
 	unsigned long reloads_ok, reloads_failed;
+	int64_t not_before;	  /* of the pair refused last as not valid yet (load: -EAGAIN) */
 	struct ev_loop *loop;
 	int inotify;
 	ev_io io;
-	ev_timer settle, poll;
+	ev_timer settle, poll, valid; /* valid: at the notBefore of a pair refused as not valid yet */
 } c = { .inotify = -1 };
 
 static int failf(char *err, size_t errlen, const char *fmt, ...) RG_PRINTF(3, 4);
@@ -169,7 +171,11 @@ static int key_matches(struct wcert_pair *p, char *err, size_t errlen)
 	return 0;
 }
 
-/* Valid now: a pair not yet valid or expired would fail every handshake the API server makes. */
+/*
+ * Valid now: a pair not yet valid or expired would fail every handshake
+ * the API server makes. -EAGAIN for one not valid yet, c.not_before saying
+ * when it will be.
+ */
 static int valid_now(const struct wcert_pair *p, char *err, size_t errlen)
 {
 	int64_t now = real_us() / US_PER_S;
@@ -177,7 +183,9 @@ static int valid_now(const struct wcert_pair *p, char *err, size_t errlen)
 
 	if (now < p->not_before) {
 		format_time(p->not_before, when);
-		return failf(err, errlen, "the certificate %s is not valid before %s", c.paths[0], when);
+		c.not_before = p->not_before;
+		failf(err, errlen, "the certificate %s is not valid before %s", c.paths[0], when);
+		return -EAGAIN;
 	}
 	if (now >= p->not_after) {
 		format_time(p->not_after, when);
@@ -329,23 +337,51 @@ int wcert_load(const char *cert_path, const char *key_path, char *err, size_t er
 	return rc;
 }
 
+/*
+ * A pair refused as not valid yet is tried again at its notBefore: its
+ * files do not change by then, so no event would say it. The timer runs on
+ * the monotonic clock; should the wall clock be behind it then, the try
+ * finds the pair not valid yet and sets the timer again.
+ */
+static void try_at_not_before(void)
+{
+	double in = (double)(c.not_before * US_PER_S - real_us()) / 1e6;
+
+	if (!c.loop)
+		return;
+	ev_timer_stop(c.loop, &c.valid);
+	ev_timer_set(&c.valid, in > 0 ? in + 0.001 : 0., 0.);
+	ev_timer_start(c.loop, &c.valid);
+}
+
 /* Loads the pair again if its files are not the ones loaded (nor the ones refused last). */
 static void check(void)
 {
 	struct wcert_pair *p = NULL;
 	struct file_id now[2];
 	char err[ERR_MAX];
+	bool again;
+	int rc;
 
 	identify(now);
-	if (same(now, c.loaded) || (c.have_refused && same(now, c.refused)))
+	again = c.retry && c.have_refused && same(now, c.refused);
+	c.retry = false;
+	if (same(now, c.loaded) || (c.have_refused && same(now, c.refused) && !again))
 		return;
-	if (load(&p, err, sizeof(err)) < 0) {
-		/* Once per state of the files: the periodic look does not count the same refusal again. */
+	if (c.loop)
+		ev_timer_stop(c.loop, &c.valid);
+	rc = load(&p, err, sizeof(err));
+	if (rc < 0) {
+		/* Once per state of the files: neither the periodic look nor a try again counts the same refusal again. */
+		if (!again)
+			c.reloads_failed++;
 		memcpy(c.refused, now, sizeof(now));
 		c.have_refused = true;
-		c.reloads_failed++;
 		log_msg(LOG_ERROR, FIELDS(LF_STR("error", err)),
-			"certificate reload refused: the old certificate keeps serving");
+			"certificate reload refused: the old certificate keeps serving%s",
+			rc == -EAGAIN ? "; the new one is tried again once valid" : "");
+		if (rc == -EAGAIN)
+			try_at_not_before();
 		return;
 	}
 	memcpy(c.loaded, now, sizeof(now));
@@ -356,6 +392,13 @@ static void check(void)
 	c.current = p;
 	log_pair(p, "certificate reloaded");
 	reap();
+}
+
+/* The notBefore of the pair refused as not valid yet: the same files are tried again. */
+static void on_valid(struct ev_loop *loop, ev_timer *t, int revents)
+{
+	c.retry = true;
+	check();
 }
 
 /* Something changed in a watched directory: the files are looked at once the changes settle. */
@@ -407,6 +450,7 @@ void wcert_watch(struct ev_loop *loop)
 	c.settle.repeat = SETTLE_S;
 	ev_timer_init(&c.poll, on_poll, POLL_S, POLL_S);
 	ev_timer_start(loop, &c.poll);
+	ev_init(&c.valid, on_valid);
 	c.inotify = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
 	if (c.inotify < 0) {
 		log_msg(LOG_WARN, FIELDS(LF_STR("error", strerror(errno))),
@@ -424,6 +468,7 @@ void wcert_stop(void)
 	if (c.loop) {
 		ev_timer_stop(c.loop, &c.settle);
 		ev_timer_stop(c.loop, &c.poll);
+		ev_timer_stop(c.loop, &c.valid);
 		if (c.inotify >= 0)
 			ev_io_stop(c.loop, &c.io);
 	}

@@ -4,7 +4,8 @@
  * is the certificate's, valid now), given to GnuTLS at each handshake, and
  * read again when the files change, without a restart. A new pair that
  * fails a check is refused with one log line and the old one keeps
- * serving.
+ * serving; one refused as not valid yet is tried again at its notBefore
+ * (a timer, no polling), as the files have not changed by then.
  *
  *	if (wcert_load(cert_path, key_path, err, sizeof(err)) < 0)
  *		... one line, exit 1

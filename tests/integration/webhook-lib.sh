@@ -86,6 +86,26 @@ make_cert() {
 		fail "openssl: cannot sign $name"
 }
 
+# make_cert_not_before NAME SUBJECT SECONDS: as make_cert, its notBefore SECONDS from now (openssl ca, which
+# takes a start date, where openssl x509 of OpenSSL 3.0 does not).
+make_cert_not_before() {
+	local name=$1 subject=$2 start
+	start=$(date -u -d "@$(($(date +%s) + $3))" +%Y%m%d%H%M%SZ)
+	mkdir -p "$T/ca.d"
+	: >"$T/ca.d/index.txt"
+	openssl rand -hex 8 >"$T/ca.d/serial"
+	printf '[ca]\ndefault_ca = test\n[test]\ndatabase = %s\nnew_certs_dir = %s\ncertificate = %s\nserial = %s\n' \
+		"$T/ca.d/index.txt" "$T/ca.d" "$T/ca.crt" "$T/ca.d/serial" >"$T/ca.d/ca.cnf"
+	printf 'private_key = %s\ndefault_md = sha256\npolicy = any\nunique_subject = no\n[any]\ncommonName = supplied\n' \
+		"$T/ca.key" >>"$T/ca.d/ca.cnf"
+	openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout "$T/$name.key" \
+		-out "$T/$name.csr" -subj "/${subject}" 2>"$T/openssl.err" || fail "openssl: cannot make a request"
+	printf 'subjectAltName=DNS:localhost,IP:127.0.0.1\n' >"$T/$name.ext"
+	openssl ca -batch -config "$T/ca.d/ca.cnf" -in "$T/$name.csr" -out "$T/$name.crt" -notext -startdate "$start" \
+		-days 10 -extfile "$T/$name.ext" 2>"$T/openssl.err" ||
+		fail "openssl: cannot sign $name: $(cat "$T/openssl.err")"
+}
+
 # wh_start [ARG...]: the webhook on 127.0.0.1 and a port the kernel picks, its probes on another, in the
 # background; returns once it listens (its log says where). Verbose, unless WH_VERBOSE=no.
 wh_start() {
