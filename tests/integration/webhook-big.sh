@@ -3,7 +3,7 @@
 # every shape tests/helpers/bigreview makes: each is answered 200 within
 # 5 s (the configuration's timeoutSeconds), patched when its pod fits the
 # budget of values and allowed unchanged with a warning when it does not;
-# then eight at once, each answered 200 or 503 (the bodies held at once are
+# then 24 at once, each answered 200 or 503 (the bodies held at once are
 # bounded, and a body the memory cannot take is refused whole, before it
 # is read); a review past 4 MiB (a 3 MiB pod of '<', as Go writes it) is
 # refused with 413. Through all of it the server's peak RSS stays within the
@@ -43,18 +43,18 @@ for shape in $("$BIG" --list); do
 	say "$shape: 200 in $took s"
 done
 
-# Eight at once: each answered whole, or refused whole (503) while the others hold the memory.
+# 24 at once: each answered whole, or refused whole (503) while the others hold the memory.
 pids=
-for i in 1 2 3 4 5 6 7 8; do
+for i in $(seq 24); do
 	curl -s -o /dev/null -w '%{http_code}\n' --max-time 60 --cacert "$T/ca.crt" -H 'Content-Type: application/json' \
 		--data-binary "@$T/annotations-long.json" "https://127.0.0.1:$PORT/mutate" >"$T/at-once.$i" &
 	pids="$pids $!"
 done
 for pid in $pids; do wait "$pid" || true; done
 codes=$(cat "$T"/at-once.* | sort | uniq -c | tr '\n' ' ')
-grep -qv -e '^200$' -e '^503$' "$T"/at-once.* && fail "eight at once: answered $codes"
-grep -q '^200$' "$T"/at-once.* || fail "eight at once: none answered 200 ($codes)"
-say "eight 3 MiB reviews at once: $codes"
+grep -qv -e '^200$' -e '^503$' "$T"/at-once.* && fail "24 at once: answered $codes"
+grep -q '^200$' "$T"/at-once.* || fail "24 at once: none answered 200 ($codes)"
+say "24 3 MiB reviews at once: $codes"
 
 # Past the body's limit: a 3 MiB annotation of '<', each \u003c in the review.
 python3 - "$T/escaped.json" <<'PY'
