@@ -253,11 +253,18 @@ static void diff_map(struct patch *p, const struct ynode *n, const char *path, i
 	for (i = 0; i + 1 < n->n && !p->err; i += 2) {
 		const struct ynode *k = n->items[i], *v = n->items[i + 1];
 
-		if (k->kind != YNODE_SCALAR || !path_join(sub, path, k->value, k->len)) {
+		if (k->kind != YNODE_SCALAR) {
 			p->err = -EINVAL;
 			return;
 		}
 		at = same ? i : find_member(n, k, &next);
+		/* A scalar as read has nothing to say: no path is made for it. */
+		if (at + 1 < n->orig_n && n->orig[at + 1] == v && v->kind != YNODE_MAP && v->kind != YNODE_SEQ)
+			continue;
+		if (!path_join(sub, path, k->value, k->len)) {
+			p->err = -EINVAL;
+			return;
+		}
 		if (at >= n->orig_n) {
 			op(p, "add", sub, v);
 			if (ydoc_get(n, k->value) != v)
@@ -285,6 +292,11 @@ static void diff_seq(struct patch *p, const struct ynode *n, const char *path, i
 	while (i < n->n && !p->err) {
 		const struct ynode *item = n->items[i];
 
+		if (j < n->orig_n && n->orig[j] == item && item->kind != YNODE_MAP && item->kind != YNODE_SEQ) {
+			i++; /* a scalar as read: no path for it */
+			j++;
+			continue;
+		}
 		if (!path_index(sub, path, i)) {
 			p->err = -EINVAL;
 			return;

@@ -39,10 +39,13 @@ struct reader {
 	size_t len, at;
 	size_t line, line_start; /* the current line (1-based) and where it starts */
 	size_t col_at, col;	 /* characters (not bytes, as libyaml counts) of the line before col_at */
-	struct ybuf text;	 /* a string's value, decoded */
+	struct ybuf text;	 /* a string's value, decoded where it has escapes */
+	const char *tp;		 /* the string just read: in the input, or in text */
+	size_t tlen;
 	struct ynode **stack;	 /* the items of the collections open, innermost last */
 	size_t depth_items, stack_cap;
 	size_t nodes, max_nodes;
+	bool crlf; /* a CR LF was read (only whitespace may hold one) */
 	const char *const *keep; /* NULL: every node; else only the paths named */
 	char path[128];		 /* the path of the member being read, in keep mode */
 	size_t path_len;
@@ -62,6 +65,7 @@ static void skip_ws(struct reader *r)
 		char c = r->p[r->at];
 
 		if (c == '\n') {
+			r->crlf |= r->at > 0 && r->p[r->at - 1] == '\r';
 			r->line++;
 			r->line_start = r->col_at = r->at + 1;
 			r->col = 0;
@@ -69,6 +73,30 @@ static void skip_ws(struct reader *r)
 			break;
 		}
 	}
+}
+
+/*
+ * The characters of p[from, to): the bytes that are not a UTF-8
+ * sequence's continuation (10xxxxxx), as libyaml counts columns. Eight
+ * bytes at a time where all are ASCII, which a review nearly always is.
+ */
+static size_t chars(const char *p, size_t from, size_t to)
+{
+	size_t n = 0, i = from;
+	uint64_t w;
+
+	while (i < to) {
+		if (to - i >= 8) {
+			memcpy(&w, p + i, 8);
+			if (!(w & 0x8080808080808080ull)) {
+				n += 8;
+				i += 8;
+				continue;
+			}
+		}
+		n += ((unsigned char)p[i++] & 0xc0) != 0x80;
+	}
+	return n;
 }
 
 /* A node of kind that starts at byte at, counted against the budget: its place noted, its column in characters. */
@@ -88,8 +116,10 @@ static int new_node(struct reader *r, enum ynode_kind kind, size_t at, struct yn
 	memset(n, 0, sizeof(*n));
 	n->kind = kind;
 	/* col_at never passes a node's start: nodes are made in order, and no line break lies inside a string */
-	for (; r->col_at < at; r->col_at++)
-		r->col += ((unsigned char)r->p[r->col_at] & 0xc0) != 0x80;
+	if (r->col_at < at) {
+		r->col += chars(r->p, r->col_at, at);
+		r->col_at = at;
+	}
 	n->line = (uint32_t)r->line;
 	n->column = (uint32_t)(r->col + 1);
 	n->start = (uint32_t)at;
@@ -175,10 +205,10 @@ static int text_node(struct reader *r, size_t at, struct ynode **out)
 
 	if (rc < 0)
 		return rc;
-	n->value = ydoc_strndup(r->s, r->text.p ? r->text.p : "", r->text.len);
+	n->value = ydoc_strndup(r->s, r->tp, r->tlen);
 	if (!n->value)
 		return -ENOMEM;
-	n->len = (uint32_t)r->text.len;
+	n->len = (uint32_t)r->tlen;
 	n->style = YAML_DOUBLE_QUOTED_SCALAR_STYLE;
 	n->quoted_implicit = true;
 	n->end = (uint32_t)r->at;
@@ -186,12 +216,25 @@ static int text_node(struct reader *r, size_t at, struct ynode **out)
 	return 0;
 }
 
-/* A string from its opening quote, decoded into r->text: its node when out is not NULL. */
+/*
+ * A string from its opening quote, its value in r->tp and r->tlen: its
+ * node when out is not NULL. One without escapes is its bytes in the
+ * input; one with them is decoded into r->text.
+ */
 static int string(struct reader *r, struct ynode **out)
 {
 	size_t at = r->at, run;
 	int rc;
 
+	for (run = at + 1; run < r->len && r->p[run] != '"' && r->p[run] != '\\' && (unsigned char)r->p[run] >= 0x20;
+	     run++)
+		;
+	if (run < r->len && r->p[run] == '"') {
+		r->tp = r->p + at + 1;
+		r->tlen = run - at - 1;
+		r->at = run + 1;
+		return out ? text_node(r, at, out) : 0;
+	}
 	r->text.len = 0;
 	for (r->at++;;) {
 		for (run = r->at; run < r->len && r->p[run] != '"' && r->p[run] != '\\' && (unsigned char)r->p[run] >= 0x20;
@@ -212,6 +255,8 @@ static int string(struct reader *r, struct ynode **out)
 			return rc;
 	}
 	r->at++;
+	r->tp = r->text.p ? r->text.p : "";
+	r->tlen = r->text.len;
 	return out ? text_node(r, at, out) : 0;
 }
 
@@ -346,7 +391,7 @@ static int member(struct reader *r, bool kept, int depth)
 	if (r->at >= r->len || r->p[r->at] != '"')
 		return fail(r, "a member's key must be a string");
 	rc = string(r, NULL);
-	if (rc == 0 && kept && r->keep && (kept = keeps(r, r->text.p ? r->text.p : "", r->text.len)))
+	if (rc == 0 && kept && r->keep && (kept = keeps(r, r->tp, r->tlen)))
 		r->path_len = strlen(r->path);
 	if (rc == 0 && kept)
 		rc = text_node(r, at, &key);
@@ -477,7 +522,7 @@ int ydoc_parse_json_some(const char *input, size_t len, const char *const *keep,
 	d->body = root->start;
 	d->body_end = root->end;
 	d->json = root->kind != YNODE_SCALAR;
-	d->crlf = memmem(input, len, "\r\n", 2) != NULL;
+	d->crlf = r.crlf;
 	return 0;
 }
 
