@@ -174,8 +174,10 @@ static void fate_note(const struct decide_note *n, const char *sig)
 			"cannot tell what SIG%s does to %s's main process", sig, n->sidecar);
 		return;
 	case DECIDE_FATE_NONE:
-		return;
+		break;
 	}
+	log_msg(LOG_DEBUG, FIELDS(LF_STR("sidecar", n->sidecar)), "what the stop signal does to %s was not looked at",
+		n->sidecar);
 }
 
 /*
