@@ -23,6 +23,9 @@
 #include <string.h>
 
 #define OTEL_PREFIX "instrumentation.opentelemetry.io/"
+/* The kubelet's annotation on the mirror pod of a static pod. */
+#define MIRROR_KEY "kubernetes.io/config.mirror"
+#define MANAGED_BY "app.kubernetes.io/managed-by"
 
 /* A template left as it is because of a field's shape: where, what it is, what it should be. */
 static int misshapen(struct planning *pl, const struct ynode *n, const char *field, const char *key, const char *want)
@@ -240,6 +243,76 @@ static void sidecar_list(const struct found *f, char *out, size_t len)
 		}
 }
 
+/*
+ * A pod whose controller stops its sidecars itself, and which a shared
+ * process namespace breaks (docs/inject.md): an Argo Workflows step (its
+ * executor, the wait container, watches the main container and kills the
+ * sidecars when it ends) or a Tekton TaskRun's pod (its entrypoint
+ * binary orders the steps and stops the sidecars). Known by the labels
+ * and annotations their controllers put on every pod, or Argo's wait
+ * container. Said, and true.
+ */
+static bool controlled(struct planning *pl, const struct ynode *meta, const struct ynode *ctrs)
+{
+	static const struct {
+		const char *controller, *key;
+		bool label; /* a label; else an annotation */
+	} marks[] = {
+		{"Argo Workflows", "workflows.argoproj.io/workflow", true},
+		{"Argo Workflows", "workflows.argoproj.io/node-id", false},
+		{"Argo Workflows", "workflows.argoproj.io/node-name", false},
+		{"Tekton", "tekton.dev/taskRun", true},
+		{"Tekton", "tekton.dev/pipelineRun", true},
+	};
+	const char *by = NULL, *who = NULL, *managed = ydoc_str(ydoc_get(ydoc_get(meta, "labels"), MANAGED_BY));
+	struct inject_note *nt;
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(marks) && !by; i++)
+		if (ydoc_get(ydoc_get(meta, marks[i].label ? "labels" : "annotations"), marks[i].key)) {
+			who = marks[i].controller;
+			by = marks[i].key;
+		}
+	if (!by && managed && strcmp(managed, "tekton-pipelines") == 0) {
+		who = "Tekton";
+		by = MANAGED_BY "=tekton-pipelines";
+	}
+	for (i = 0; i < ctrs->n && !by; i++) {
+		const char *image = ydoc_str(ydoc_get(ctrs->items[i], "image"));
+
+		if (inject_is(ydoc_get(ctrs->items[i], "name"), "wait") && image && presets_image_is(image, "argoexec")) {
+			who = "Argo Workflows";
+			by = "its wait container, argoexec";
+		}
+	}
+	if (!by)
+		return false;
+	nt = plan_note(pl, NOTE_CONTROLLER, WARN, NULL);
+	nt->a = who;
+	nt->b = by;
+	return true;
+}
+
+/*
+ * Whether the pod keeps its own process and network namespaces, which the
+ * agent needs (said when not): with hostPID the API server refuses
+ * shareProcessNamespace, and with hostNetwork a sidecar's admin port on
+ * 127.0.0.1 is the node's, where the stop request could reach another
+ * pod's sidecar (docs/decisions.md).
+ */
+static bool shares_no_host_namespace(struct planning *pl, const struct ynode *spec)
+{
+	if (inject_is(ydoc_get(spec, "hostPID"), "true")) {
+		plan_note(pl, NOTE_HOST_PID, WARN, ydoc_get(spec, "hostPID"));
+		return false;
+	}
+	if (inject_is(ydoc_get(spec, "hostNetwork"), "true")) {
+		plan_note(pl, NOTE_HOST_NETWORK, WARN, ydoc_get(spec, "hostNetwork"));
+		return false;
+	}
+	return true;
+}
+
 static const char *field_of(enum inject_where where)
 {
 	switch (where) {
@@ -308,10 +381,14 @@ int inject_plan(struct ystream *s, struct ynode *tmpl, enum inject_where where, 
 		plan_note(&pl, NOTE_DISABLED, INFO, NULL);
 		return 0;
 	}
-	if (!finishes(&pl, spec))
+	if (inject_annotation(meta, MIRROR_KEY)) {
+		plan_note(&pl, NOTE_MIRROR, INFO, NULL);
+		return 0;
+	}
+	if (!finishes(&pl, spec) || controlled(&pl, meta, ctrs))
 		return 0;
 	rc = sidecars_and_apps(&pl, meta, ctrs, inits);
-	if (rc <= 0)
+	if (rc <= 0 || !shares_no_host_namespace(&pl, spec))
 		return rc;
 	rc = inject_plan_sidecars(&pl, meta, &plan->f);
 	if (rc < 0)

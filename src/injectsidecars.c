@@ -503,6 +503,41 @@ static int fix_annotation(struct planning *pl, const struct ynode *meta, const s
 	return plan_fix(pl, FIX_ANNOTATION, NULL, NULL, p->fix_key, p->fix_value) < 0 ? -ENOMEM : 1;
 }
 
+/*
+ * A sidecar whose container is there already: its injector ran before
+ * rearguard saw the pod (the webhook after Linkerd's), or the template
+ * was written with it. The annotation its injector reads comes too late;
+ * the container itself is changed to the same effect where the row says
+ * how (fix_env), and is fine where the annotation was there all along.
+ * Otherwise it is stopped by SIGTERM, which is said. 1 fixed, 0 not.
+ */
+static int fix_injected(struct planning *pl, const struct ynode *meta, const struct sidecar *sc)
+{
+	const struct spec_preset *p = sc->p;
+	const char *v = inject_annotation(meta, p->fix_key), *now;
+	struct inject_note *nt;
+
+	if (p->fix_env) {
+		now = inject_env(sc->node, p->fix_env);
+		if (now && strcmp(now, p->fix_env_value) == 0)
+			return 1;
+		nt = plan_note(pl, NOTE_ENV_SET, INFO, sc->node);
+		nt->p = p;
+		nt->ctr = inject_name(sc->node);
+		nt->a = p->fix_env;
+		nt->b = p->fix_env_value;
+		nt->c = now;
+		return plan_fix(pl, FIX_ENV, sc->node, NULL, p->fix_env, p->fix_env_value) < 0 ? -ENOMEM : 1;
+	}
+	if (v && strcmp(v, p->fix_value) == 0)
+		return 1;
+	nt = plan_note(pl, NOTE_FIX_TOO_LATE, WARN, sc->node);
+	nt->p = p;
+	nt->ctr = inject_name(sc->node);
+	nt->a = p->fix_key;
+	return 0;
+}
+
 /* A command line as the planned fixes will leave it: what the specs are written from. */
 struct cmdline {
 	const char *argv[MAX_ARGV];
@@ -625,12 +660,12 @@ int inject_plan_sidecars(struct planning *pl, const struct ynode *meta, struct f
 	for (i = 0; i < f->n; i++) {
 		const struct spec_preset *p = f->sc[i].native ? NULL : f->sc[i].p;
 
-		if (p && p->fix_key) {
-			rc = fix_annotation(pl, meta, p);
-			if (rc < 0)
-				return rc;
-			f->sc[i].signal_stop = rc == 0;
-		}
+		if (!p || !p->fix_key)
+			continue;
+		rc = f->sc[i].node ? fix_injected(pl, meta, &f->sc[i]) : fix_annotation(pl, meta, p);
+		if (rc < 0)
+			return rc;
+		f->sc[i].signal_stop = rc == 0;
 	}
 	for (pass = 0; pass < 2; pass++)
 		for (i = 0; i < f->n; i++)
