@@ -73,9 +73,6 @@ void options_print_inject_help(void)
 /* rearguard webhook --help. */
 void options_print_webhook_help(void)
 {
-	char meshes[64];
-
-	presets_mesh_words("|", meshes, sizeof(meshes));
 	printf("Usage: rearguard webhook [OPTIONS]\n"
 	       "\n"
 	       "Serves a Kubernetes mutating admission webhook over HTTPS (TLS 1.2 and 1.3):\n"
@@ -86,7 +83,8 @@ void options_print_webhook_help(void)
 	       "pair that is unreadable, does not match or is not valid now is refused and\n"
 	       "the old one keeps serving. SIGTERM or SIGINT: stop accepting, answer the\n"
 	       "requests in flight (with Connection: close), close the idle connections,\n"
-	       "exit 0 (after %d s at most).\n"
+	       "exit 0 (after %d s at most). It has no --mesh: it sees each pod after the\n"
+	       "mesh's injector put its proxy in (docs/webhook.md).\n"
 	       "\n"
 	       "  --listen ADDR:PORT    where to listen (default " WEBHOOK_LISTEN "; :PORT is every address,\n"
 	       "                        IPv6 and IPv4; 0.0.0.0:PORT, [::]:PORT, 127.0.0.1:PORT;\n"
@@ -97,8 +95,6 @@ void options_print_webhook_help(void)
 	       "                        (default " WEBHOOK_TLS_KEY ") [REARGUARD_TLS_KEY]\n"
 	       "  --image IMAGE         the agent's image (default %s)\n"
 	       "                                                       [REARGUARD_IMAGE]\n"
-	       "  --mesh %-13s  the cluster injects this mesh's proxy into the pods\n"
-	       "                                                       [REARGUARD_MESH]\n"
 	       "  --gate                start the apps only once the sidecars are ready\n"
 	       "                                                       [REARGUARD_GATE=true]\n"
 	       "  --signal-as-root      as for rearguard inject   [REARGUARD_SIGNAL_AS_ROOT=true]\n"
@@ -121,7 +117,7 @@ void options_print_webhook_help(void)
 	       "\n"
 	       "Exit status: 0 stopped by SIGTERM or SIGINT; 1 the certificate, the key or\n"
 	       "the address cannot be used at start; 2 bad usage.\n",
-	       WEBHOOK_DRAIN_S, INJECT_DEFAULT_IMAGE, meshes, WEBHOOK_BODY_MAX >> 20);
+	       WEBHOOK_DRAIN_S, INJECT_DEFAULT_IMAGE, WEBHOOK_BODY_MAX >> 20);
 }
 
 void options_print_help(void)

@@ -1026,5 +1026,19 @@ enum options_result options_parse_webhook(struct webhook_options *o, int argc, c
 		      argv[first]);
 		return OPTIONS_ERROR;
 	}
+	/*
+	 * --mesh says that a namespace's injector will add its proxy after
+	 * inject ran over the template. The webhook sees each pod after the
+	 * injectors whose configurations sort before its own (Istio's,
+	 * Linkerd's) and again, reinvoked, after those that sort after it: the
+	 * proxy is in the pod, or was never going to be (docs/webhook.md).
+	 */
+	if (o->inject.mesh) {
+		failf(err, errlen,
+		      "webhook: %s is for rearguard inject: the webhook sees the mesh's proxy in the pod, where the "
+		      "mesh's injector put it (see docs/webhook.md, \"Ordering with other injectors\")",
+		      o->inject.mesh_from == INJECT_ENV ? "REARGUARD_MESH" : "--mesh");
+		return OPTIONS_ERROR;
+	}
 	return OPTIONS_OK;
 }

@@ -114,6 +114,9 @@ const struct spec_preset spec_presets[] = {
 			"config.alpha.linkerd.io/proxy-enable-native-sidecar"},
 	.fix_key = "config.linkerd.io/proxy-admin-shutdown",
 	.fix_value = "enabled",
+	/* The injector turns the annotation into this variable of the proxy's (charts/partials/templates/_proxy.tpl). */
+	.fix_env = "LINKERD2_PROXY_SHUTDOWN_ENDPOINT_ENABLED",
+	.fix_env_value = "true",
 	.first_key = "config.linkerd.io/proxy-await",
 	.first_off = "disabled",
 	.first_default = true,

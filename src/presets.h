@@ -136,7 +136,13 @@ struct spec_preset {
 	const char *inject_off;		 /* its value that refuses injection (over --mesh) */
 	const char *none_key;		 /* an annotation with value "true" that means no sidecar after all */
 	const char *native_keys[3];	 /* annotations that ask the injector for a native sidecar ("true") */
-	const char *fix_key, *fix_value; /* an annotation the stop endpoint needs */
+	const char *fix_key, *fix_value; /* an annotation the stop endpoint needs, which its injector reads */
+	/*
+	 * Where the injector ran already (its container is in the pod): the
+	 * environment variable of that container the annotation would have
+	 * set, and its value. NULL: the container cannot be fixed after the fact.
+	 */
+	const char *fix_env, *fix_env_value;
 	/*
 	 * Where the injector puts the sidecar: before the apps when first_key
 	 * is absent and first_default, or when the annotation first_key says
