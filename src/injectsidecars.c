@@ -414,6 +414,8 @@ static int named_spec(const char *ctr, const char *const *argv, size_t argc, con
 	else if (!*spec || strncmp(spec, "signal:", 7) == 0 || strncmp(spec, "signal-all:", 11) == 0 ||
 		 strncasecmp(spec, "http", 4) == 0)
 		n = snprintf(out, len, "name=%s,match=%s%s%s", ctr, match, *spec ? ",stop=" : "", spec);
+	else if (spec_key_at(spec)) /* a word without a value (handles-stop): the default stop */
+		n = snprintf(out, len, "name=%s,match=%s,%s", ctr, match, spec);
 	else
 		return -EINVAL;
 	if (n < 0 || (size_t)n >= len)
@@ -796,6 +798,16 @@ void inject_check_signals(struct planning *pl, const struct ynode *meta, const s
 
 			if (sc->native || spec_parse(sc->spec, &s, why, sizeof(why)) < 0)
 				continue;
+			/* Under rearguard sidecar the stop goes through the volume: no uid needed. */
+			if (sc->wrapped) {
+				if (pass == 1 && !s.signal_all && (shell = shell_without_exec(argv, argc))) {
+					nt = sidecar_note(pl, NOTE_SHELL, WARN, sc);
+					nt->a = shell;
+					nt->sig = s.stop_signal;
+				}
+				spec_free(&s);
+				continue;
+			}
 			signal = !s.stop_url;
 			all = s.signal_all;
 			sig = s.stop_signal;
