@@ -416,10 +416,18 @@ static bool ask_wrapper(const struct stopper *st, const struct stopper_wrapped *
 	return false;
 }
 
+/* Whether pid (of that start time) is a wrapped root that took its signal from the volume. */
+static bool asked_root(const struct stopper *st, const bool *asked, pid_t pid, uint64_t start)
+{
+	const struct stopper_wrapped *w = wrapped_root(st, pid, start);
+
+	return w && asked[w - st->wrapped];
+}
+
 int stopper_signal(struct stopper *st, int sig, bool all, unsigned *sent)
 {
 	struct podscan *ps = st->cfg.ps;
-	unsigned asked = 0;
+	bool asked[STOPPER_WRAPPED_MAX] = { false }, any = false;
 	int err = 0;
 	size_t i;
 
@@ -428,22 +436,23 @@ int stopper_signal(struct stopper *st, int sig, bool all, unsigned *sent)
 	for (i = 0; i < st->nwrapped; i++) {
 		struct stopper_proc *p = find(st, st->wrapped[i].pid, st->wrapped[i].start);
 
-		if ((!p || (!p->pw.exited && p->pw.active)) && ask_wrapper(st, &st->wrapped[i], sig, sent))
-			asked++;
+		if (!p || (!p->pw.exited && p->pw.active))
+			any |= asked[i] = ask_wrapper(st, &st->wrapped[i], sig, sent);
 	}
 	if (all) {
 		for (i = 0; i < st->n; i++)
-			if (!wrapped_root(st, st->procs[i]->pw.pid, st->procs[i]->pw.start))
+			if (!asked_root(st, asked, st->procs[i]->pw.pid, st->procs[i]->pw.start))
 				kill_one(st->procs[i], sig, sent, &err);
-		/* The wrapper passes it on where the agent may not. */
-		return asked && err == -EPERM ? 0 : err;
+		/* The wrapper passes it on to its program where the agent may not. */
+		return any && err == -EPERM ? 0 : err;
 	}
 	/* The roots: known from the last refresh, watched now if they are not yet. */
 	for (i = 0; i < podscan_count(ps); i++) {
 		const struct podscan_container *c = podscan_container(ps, i);
 		struct stopper_proc *p;
 
-		if (!holds_sidecar(st, c) || c->root <= 0 || c->root_gone || spared(st, c->root))
+		if (!holds_sidecar(st, c) || c->root <= 0 || c->root_gone || spared(st, c->root) ||
+		    asked_root(st, asked, c->root, c->root_start))
 			continue;
 		p = find(st, c->root, c->root_start);
 		if (!p && !watch(st, c->root, c->root_start)) {
@@ -451,7 +460,7 @@ int stopper_signal(struct stopper *st, int sig, bool all, unsigned *sent)
 			continue;
 		}
 		p = find(st, c->root, c->root_start);
-		if (p && !(asked && wrapped_root(st, c->root, c->root_start)))
+		if (p)
 			kill_one(p, sig, sent, &err);
 	}
 	return err;

@@ -12,8 +12,9 @@
 #   under rearguard sidecar, and the Job is Complete with every container's
 #   exit code 0, under Never and under OnFailure (no sidecar restarted
 #   after its stop); the agent's summary says how each program ended;
-# - bare: the same shapes given as args (the image's entrypoint): inject
-#   cannot wrap them and warns; the agent says before each stop what it
+# - bare: the same shapes given as args (the image's entrypoint), as the
+#   agent's uid so that it may signal them: inject cannot wrap them and
+#   warns; the agent says before each stop what it
 #   will do, and the Job is Failed with the codes both said (143, and 137
 #   for the one that ignores SIGTERM);
 # - flaky: a wrapped sidecar that exits 1 on its own while the app runs
@@ -28,6 +29,9 @@ ns_inject "$NS"
 # wrap_job NAME POLICY command|args [APP-SCRIPT]: the Job, its sidecars' programs given as command or as args.
 wrap_job() {
 	local name=$1 policy=$2 how=$3 app=${4:-'for i in 1 2 3 4 5; do echo line $i >>/logs/report.log; sleep 1; done'}
+	# Unwrapped, the agent signals them itself: they run as its uid (busybox's image runs as root).
+	local uid='{}'
+	[ "$how" = command ] || uid='{runAsUser: 65532}'
 	cat <<-EOF
 		apiVersion: batch/v1
 		kind: Job
@@ -41,6 +45,7 @@ wrap_job() {
 		        rearguard.io/sidecars: "web;shipper;idle;deaf"
 		    spec:
 		      restartPolicy: $policy
+		      securityContext: $uid
 		      volumes:
 		        - {name: logs, emptyDir: {}}
 		      containers:
