@@ -240,8 +240,10 @@ static struct ynode *installer(struct ystream *s, const struct inject_options *o
 	struct ynode *c = ydoc_new_map(s, false), *args = ydoc_new_seq(s, true), *mounts = ydoc_new_seq(s, false);
 	struct ynode *sc = ydoc_new_map(s, false), *drop = ydoc_new_seq(s, true), *caps = ydoc_new_map(s, true);
 	struct ynode *res = ydoc_new_map(s, false), *req = ydoc_new_map(s, true), *lim = ydoc_new_map(s, true);
+	struct ynode *seccomp = ydoc_new_map(s, true);
 
-	if (!c || !args || !mounts || !sc || !drop || !caps || !res || !req || !lim ||
+	/* The agent's securityContext: what Pod Security's restricted level asks of every container. */
+	if (!c || !args || !mounts || !sc || !drop || !caps || !res || !req || !lim || !seccomp ||
 	    ydoc_set(s, c, "name", text(s, WRAP_INSTALL), false) < 0 ||
 	    ydoc_set(s, c, "image", text(s, o->image ? o->image : INJECT_DEFAULT_IMAGE), false) < 0 ||
 	    ydoc_append(s, args, text(s, "install")) < 0 || ydoc_append(s, args, text(s, WRAP_DIR)) < 0 ||
@@ -253,7 +255,8 @@ static struct ynode *installer(struct ystream *s, const struct inject_options *o
 	    ydoc_set(s, sc, "readOnlyRootFilesystem", ydoc_scalar(s, "true", YDOC_RAW), false) < 0 ||
 	    ydoc_set(s, sc, "allowPrivilegeEscalation", ydoc_scalar(s, "false", YDOC_RAW), false) < 0 ||
 	    ydoc_append(s, drop, text(s, "ALL")) < 0 || ydoc_set(s, caps, "drop", drop, false) < 0 ||
-	    ydoc_set(s, sc, "capabilities", caps, false) < 0 ||
+	    ydoc_set(s, sc, "capabilities", caps, false) < 0 || ydoc_set(s, seccomp, "type", text(s, "RuntimeDefault"), false) < 0 ||
+	    ydoc_set(s, sc, "seccompProfile", seccomp, false) < 0 ||
 	    ydoc_set(s, c, "securityContext", sc, false) < 0 || ydoc_set(s, req, "cpu", text(s, "5m"), false) < 0 ||
 	    ydoc_set(s, req, "memory", text(s, "8Mi"), false) < 0 || ydoc_set(s, res, "requests", req, false) < 0 ||
 	    ydoc_set(s, lim, "memory", text(s, "32Mi"), false) < 0 || ydoc_set(s, res, "limits", lim, false) < 0 ||
