@@ -588,6 +588,21 @@ static int apply_name(char **slot, const char *value, const char *what, char *er
 	return set_string(slot, value, what, err, errlen);
 }
 
+/*
+ * run's and sidecar's --name, else the basename of their command (what
+ * names a report or a sidecar's files), and --dir's default. what: "run:
+ * the command"; names: what the name is for.
+ */
+static int name_and_dir(char **name, char **dir, const char *cmd, const char *what, const char *names, char *err,
+			size_t errlen)
+{
+	if (!*name && apply_name(name, base_name(cmd), what, err, errlen) < 0)
+		return failf(err, errlen, "%s \"%s\" cannot name %s: give --name NAME", what, cmd, names);
+	if (default_dir(dir) < 0)
+		return failf(err, errlen, "out of memory");
+	return 0;
+}
+
 static int apply_run(void *p, int id, const char *value, const char *what, bool from_env, char *err, size_t errlen)
 {
 	struct run_options *o = p;
@@ -668,15 +683,8 @@ static enum options_result parse_run(struct run_options *o, bool foreign, int ar
 		failf(err, errlen, "run: --sidecar is for --drain (the sidecars run stops itself when no agent does)");
 		goto fail;
 	}
-	if (!o->name && apply_name(&o->name, base_name(o->cmd[0]), "run", err, errlen) < 0) {
-		failf(err, errlen, "run: the command \"%s\" cannot name the report apps/NAME: give --name NAME",
-		      o->cmd[0]);
+	if (name_and_dir(&o->name, &o->dir, o->cmd[0], "run: the command", "the report apps/NAME", err, errlen) < 0)
 		goto fail;
-	}
-	if (default_dir(&o->dir) < 0) {
-		failf(err, errlen, "out of memory");
-		goto fail;
-	}
 	return OPTIONS_OK;
 fail:
 	options_free_run(o);
@@ -755,14 +763,8 @@ static enum options_result parse_sidecar(struct sidecar_options *o, bool foreign
 		goto fail;
 	}
 	o->cmd = argv + first;
-	if (!o->name && apply_name(&o->name, base_name(o->cmd[0]), "sidecar", err, errlen) < 0) {
-		failf(err, errlen, "sidecar: the program \"%s\" cannot name the sidecar: give --name NAME", o->cmd[0]);
+	if (name_and_dir(&o->name, &o->dir, o->cmd[0], "sidecar: the program", "the sidecar", err, errlen) < 0)
 		goto fail;
-	}
-	if (default_dir(&o->dir) < 0) {
-		failf(err, errlen, "out of memory");
-		goto fail;
-	}
 	return OPTIONS_OK;
 fail:
 	options_free_sidecar(o);
