@@ -295,10 +295,14 @@ static void for_template(struct out *o, const struct inject_note *n)
 		    n->ctr, pname, n->a, pname);
 		break;
 	case NOTE_VERSION_UNKNOWN:
-		put(o, "container %s: which version of %s it runs cannot be told (image %s), so none of the flags its stop "
-		       "needs is added (a version without them would not start): add them yourself, or name the image "
-		       "with its version tag",
-		    n->ctr, n->p->title, or(n->a, "none"));
+		put(o, "container %s: its image (%s) does not tell which version of %s it runs, so %s, which its first "
+		       "releases lack (and a flag it lacks stops it at once), %s not added: add %s yourself if it has "
+		       "%s, or name the image with its version tag%s",
+		    n->ctr, or(n->a, "none"), n->p->title, n->words, strchr(n->words, ',') ? "are" : "is",
+		    strchr(n->words, ',') ? "them" : "it", strchr(n->words, ',') ? "them" : "it",
+		    n->p->flags[0].stop_endpoint && strstr(n->words, n->p->flags[0].name)
+			? "; without its stop endpoint it is stopped by SIGTERM"
+			: "");
 		break;
 	case NOTE_FLAG_TOO_NEW:
 		put(o, "container %s: %s %s has no --%s (%s and later): not added; its stop falls back to SIGTERM", n->ctr,
@@ -498,9 +502,8 @@ static void for_pod(struct out *o, const struct inject_note *n)
 		    n->ctr, pname, n->a);
 		break;
 	case NOTE_VERSION_UNKNOWN:
-		put(o, "container %s: %s's version cannot be told from its image: no flag added, set its stop flags "
-		       "yourself",
-		    n->ctr, pname);
+		put(o, "container %s: its image does not tell %s's version, so %s (not in every version) not added", n->ctr,
+		    pname, n->words);
 		break;
 	case NOTE_FLAG_TOO_NEW:
 		put(o, "container %s: %s %s has no --%s (%s and later): stopped by SIGTERM", n->ctr, pname, n->c, n->a,

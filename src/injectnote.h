@@ -83,7 +83,7 @@ enum inject_note_kind {
 	/* ---- warnings about how the sidecars will stop ---- */
 	NOTE_FIX_REFUSED,      /* p, a: the annotation, b: its value, c: the value the stop needs */
 	NOTE_FIX_TOO_LATE,     /* p, ctr, a: the annotation its injector read before rearguard saw the pod */
-	NOTE_VERSION_UNKNOWN,  /* p, ctr, a: the image; flags the stop needs are not added */
+	NOTE_VERSION_UNKNOWN,  /* p, ctr, a: the image, words: the flags not added, which older versions lack */
 	NOTE_FLAG_TOO_NEW,     /* p, ctr, a: the flag, b: the first version with it, c: the image's version */
 	NOTE_SHELL,	       /* p (may be NULL), ctr, a: the shell, sig: the stop signal */
 	NOTE_SIGNAL_UID,       /* p, ctr (NULL: an injected one), a: its uid, flag: stopped by a signal */

@@ -185,10 +185,12 @@ static void only_natives(struct planning *pl, const struct found *f)
 	size_t i;
 
 	for (i = 0; i < f->n; i++) {
-		char *list = f->sc[i].p && f->sc[i].p->helper ? nt->words2 : nt->words;
+		const struct sidecar *sc = &f->sc[i];
+		char *list = (sc->p && sc->p->helper) || sc->self_stops ? nt->words2 : nt->words;
 
-		snprintf(list + strlen(list), NOTE_LIST_MAX - strlen(list), "%s%s%s", *list ? ", " : "",
-			 f->sc[i].p ? "" : "init container ", inject_sidecar_name(&f->sc[i]));
+		snprintf(list + strlen(list), NOTE_LIST_MAX - strlen(list), "%s%s%s%s%s", *list ? ", " : "",
+			 sc->p ? "" : "init container ", inject_sidecar_name(sc), sc->self_stops ? " under " : "",
+			 sc->self_stops ? sc->self_stops : "");
 	}
 }
 

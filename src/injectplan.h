@@ -50,6 +50,7 @@ struct sidecar {
 	bool native;		     /* a native sidecar, or a helper: the agent recognises it, never stops it */
 	const char *named;	     /* a named one's SPEC (what follows CONTAINER=), "" for none */
 	bool signal_stop;	     /* its stop endpoint cannot be had: stopped by SIGTERM */
+	const char *self_stops;	     /* the wrapper that stops it once the apps are done (watchkiller, kubexit), or NULL */
 	char spec[PRESET_SPEC_MAX];
 };
 #define NO_CTR ((size_t)-1)
@@ -72,7 +73,7 @@ struct found {
 /* A change a sidecar's stop needs. */
 enum fix_kind {
 	FIX_ANNOTATION, /* key: value among the template's annotations (absent before) */
-	FIX_FLAG_ADD,	/* key (a flag, "--quitquitquit") put first in ctr's args, after those added before */
+	FIX_FLAG_ADD,	/* key (a flag, "--quitquitquit") put in ctr's args at at, after those added before */
 	FIX_FLAG_ON,	/* the argument at slot, which turned the flag off, replaced by key */
 	FIX_ENV,	/* ctr's environment variable key set to value: replaced where it is, else added */
 };
@@ -82,6 +83,7 @@ struct fix {
 	struct ynode *ctr;
 	struct ynode **slot;
 	const char *key, *value;
+	size_t at;
 };
 
 struct inject_plan {
