@@ -190,8 +190,8 @@ static void for_template(struct out *o, const struct inject_note *n)
 		put(o, "a mirror pod (the kubelet's copy of a static pod, which it runs itself): left unchanged");
 		break;
 	case NOTE_CONTROLLER:
-		put(o, "%s (%s) stops the sidecars of its pods itself, and a shared process namespace breaks its "
-		       "executor: left unchanged (docs/inject.md)",
+		put(o, "%s (%s) stops the sidecars of its pods itself, as a shared process namespace or a second "
+		       "stopper would break: left unchanged (docs/inject.md)",
 		    n->a, n->b);
 		break;
 	case NOTE_HOST_PID:
@@ -199,8 +199,9 @@ static void for_template(struct out *o, const struct inject_note *n)
 		       "needs to watch the apps: left unchanged");
 		break;
 	case NOTE_HOST_NETWORK:
-		put(o, "hostNetwork is true: a sidecar's admin port is then the node's, where another pod's sidecar may "
-		       "answer the stop request: left unchanged (docs/decisions.md)");
+		put(o, "hostNetwork is true: a sidecar's admin ports are then the node's, shared with every pod there, so "
+		       "rearguard uses none: each sidecar is stopped by SIGTERM and none is polled for readiness, and no "
+		       "flag or annotation that opens a port is added (docs/decisions.md)");
 		break;
 	case NOTE_NO_POLICY:
 		put(o, "no restartPolicy (a Job's pod needs Never or OnFailure): left unchanged");
@@ -428,8 +429,8 @@ static void for_pod(struct out *o, const struct inject_note *n)
 		       "beside it");
 		break;
 	case NOTE_HOST_NETWORK:
-		put(o, "not changed: hostNetwork is true, where a stop request to a sidecar's admin port could reach "
-		       "another pod's");
+		put(o, "hostNetwork: the sidecars' admin ports are the node's, so each is stopped by SIGTERM, none is "
+		       "polled, and no port is opened");
 		break;
 	case NOTE_NO_POLICY:
 		put(o, "not changed: no restartPolicy");
@@ -588,7 +589,6 @@ bool inject_note_leaves(enum inject_note_kind kind)
 	case NOTE_MIRROR:
 	case NOTE_CONTROLLER:
 	case NOTE_HOST_PID:
-	case NOTE_HOST_NETWORK:
 	case NOTE_NO_POLICY:
 	case NOTE_RESTARTS:
 	case NOTE_NO_SIDECAR:
@@ -598,6 +598,7 @@ bool inject_note_leaves(enum inject_note_kind kind)
 	case NOTE_NAMED_BAD_SPEC:
 		return true;
 	case NOTE_REWRITTEN:
+	case NOTE_HOST_NETWORK:
 	case NOTE_ADDED:
 	case NOTE_SHARE_SET:
 	case NOTE_OTEL_NAMES:

@@ -57,7 +57,7 @@ enum inject_note_kind {
 	NOTE_MIRROR,	     /* a mirror pod: the kubelet's copy of a static pod */
 	NOTE_CONTROLLER,     /* p: NULL; a: the controller ("Argo Workflows", "Tekton"), b: what showed it */
 	NOTE_HOST_PID,	     /* hostPID: true */
-	NOTE_HOST_NETWORK,   /* hostNetwork: true */
+	NOTE_HOST_NETWORK,   /* hostNetwork: true: the agent uses no sidecar's port (it does not leave the pod) */
 	NOTE_NO_POLICY,	     /* a Job's template without a restartPolicy */
 	NOTE_RESTARTS,	     /* a: the restartPolicy, NULL for none (Always) */
 	NOTE_NO_SIDECAR,     /* p: a row whose injector the template refuses, a: its value, flag: --mesh names it;

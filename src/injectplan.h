@@ -95,6 +95,7 @@ struct inject_plan {
 	const char *app;	  /* the first app's name: kubectl's default container */
 	const char *otel;	  /* the OpenTelemetry operator's annotation that asks for instrumentation, or NULL */
 	bool share_was_other;	  /* shareProcessNamespace said something else */
+	bool no_ports;		  /* hostNetwork: no sidecar is stopped or polled over its admin port */
 	struct fix fixes[PLAN_MAX_FIXES];
 	size_t nfixes;
 	struct inject_note notes[PLAN_MAX_NOTES];

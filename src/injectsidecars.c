@@ -26,15 +26,31 @@
 
 static int named_spec(const char *ctr, const char *const *argv, size_t argc, const char *spec, char *out, size_t len);
 
-/* Adds a sidecar once: a mesh both asked for and already in the template is one sidecar. */
+/* Adds a sidecar once: a mesh both asked for and already in the template is one sidecar, its container. */
 static struct sidecar *add_sidecar(struct found *f, const struct spec_preset *p, size_t ctr, struct ynode *node,
 				   bool native)
 {
+	struct sidecar *sc;
 	size_t i;
 
-	for (i = 0; p && i < f->n; i++)
-		if (f->sc[i].p == p && (!f->sc[i].node || !node))
+	for (i = 0; p && i < f->n; i++) {
+		sc = &f->sc[i];
+		if (sc->p != p || (sc->node && node))
+			continue;
+		if (sc->node || !node)
 			return NULL;
+		/*
+		 * Asked for by an annotation, and its container is in the pod
+		 * (its injector ran before rearguard): the container is the
+		 * evidence, native or not.
+		 */
+		f->plain -= !sc->native;
+		sc->ctr = ctr;
+		sc->node = node;
+		sc->native = native || p->helper;
+		f->plain += !sc->native;
+		return sc;
+	}
 	if (f->n == MAX_SIDECARS)
 		return NULL;
 	memset(&f->sc[f->n], 0, sizeof(f->sc[0]));
@@ -636,10 +652,12 @@ static void cmdline_source(const struct cmdline *cl, const struct ynode *meta, s
 	memset(src, 0, sizeof(*src));
 	src->ann = inject_annotation;
 	src->meta = meta;
+	src->no_ports = cl->pl->plan->no_ports;
 	if (!cl->ctr)
 		return;
 	src->env = cmdline_env;
 	src->ctr = cl;
+	src->no_ports = cl->pl->plan->no_ports;
 	if (cl->script.argc > 0) {
 		src->argv = cl->script.argv;
 		src->argc = cl->script.argc;
@@ -697,12 +715,15 @@ static int fix_flags(struct planning *pl, const struct ynode *meta, struct sidec
 	const char *image = ydoc_str(ydoc_get(sc->node, "image"));
 	char version[64];
 	enum preset_version known = presets_image_version(p, image, version, sizeof(version));
-	bool by_env = p->env_prefix && (cl->script.argc > 0 || configured_by_env(p, sc->node));
+	bool by_env = p->env_prefix && (cl->script.argc > 0 || configured_by_env(p, sc->node)), version_matters = false;
 	char unknown[NOTE_LIST_MAX] = "";
 	struct preset_source src;
 	struct inject_note *nt;
 	size_t i;
 
+	/* An image that does not tell the version of a program whose flags came release by release: none at all. */
+	for (i = 0; i < ARRAY_SIZE(p->flags) && p->flags[i].name && known == VERSION_UNKNOWN; i++)
+		version_matters |= p->flags[i].since != NULL;
 	for (i = 0; i < ARRAY_SIZE(p->flags) && p->flags[i].name; i++) {
 		const struct preset_flag *flag = &p->flags[i];
 		struct preset_flag_state f;
@@ -712,7 +733,8 @@ static int fix_flags(struct planning *pl, const struct ynode *meta, struct sidec
 
 		cmdline_source(cl, meta, &src);
 		presets_flag(p, &src, flag->name, true, &f);
-		if (f.on)
+		/* On the node's network, nothing that opens a port (its stop endpoint, its health check's). */
+		if (f.on || (pl->plan->no_ports && (flag->stop_endpoint || (p->ready_flag && strcmp(flag->name, p->ready_flag) == 0))))
 			continue;
 		if (f.set && !f.from_env && cl->script.argc == 0 && cl->slots[cl->prog + f.at]) {
 			/* The same dashes, without the value: the last one wins in Go, and it is this one. */
@@ -731,7 +753,7 @@ static int fix_flags(struct planning *pl, const struct ynode *meta, struct sidec
 			cl->argv[cl->prog + f.at] = kept;
 			continue;
 		}
-		if (flag->since && known == VERSION_UNKNOWN) {
+		if (version_matters) {
 			snprintf(unknown + strlen(unknown), sizeof(unknown) - strlen(unknown), "%s--%s",
 				 *unknown ? ", " : "", flag->name);
 			continue;
@@ -825,7 +847,8 @@ int inject_plan_sidecars(struct planning *pl, const struct ynode *meta, struct f
 	for (i = 0; i < f->n; i++) {
 		const struct spec_preset *p = f->sc[i].native ? NULL : f->sc[i].p;
 
-		if (!p || !p->fix_key)
+		/* On the node's network no endpoint is opened: a stop by SIGTERM. */
+		if (!p || !p->fix_key || pl->plan->no_ports)
 			continue;
 		rc = f->sc[i].node ? fix_injected(pl, meta, &f->sc[i]) : fix_annotation(pl, meta, p);
 		if (rc < 0)

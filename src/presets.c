@@ -220,7 +220,10 @@ const struct spec_preset spec_presets[] = {
 	.title = "consul-dataplane",
 	.match = "consul-dataplane",
 	.stop = "http://127.0.0.1:20600/graceful_shutdown",
-	.ports = {{.annotation = "consul.hashicorp.com/sidecar-proxy-lifecycle-graceful-port", .urls = PRESET_STOP}},
+	/* The injector passes the port as -graceful-port, from the annotation or the chart's default (20600). */
+	.ports = {{.annotation = "consul.hashicorp.com/sidecar-proxy-lifecycle-graceful-port",
+		   .flag = "graceful-port",
+		   .urls = PRESET_STOP}},
 	.forms = {{.names = {"consul-dataplane"}}},
 	.oneshot = {"-version", "--help", "-h"},
 	.containers = {"consul-dataplane"},
@@ -912,14 +915,14 @@ int presets_spec(const struct spec_preset *p, const struct preset_source *src, b
 		presets_flag(p, src, p->ready_flag, true, &f);
 		no_ready = !f.on;
 	}
-	if (p->ready && (no_ready || ready == 0))
+	if (p->ready && (no_ready || ready == 0 || src->no_ports))
 		rc = spec_add(out, len, "ready", "");
 	else if (p->ready && ready > 0 && (rc = url_with_port(p->ready, ready, url, sizeof(url))) == 0)
 		rc = spec_add(out, len, "ready", url);
 	if (p->helper)
 		return spec_add(out, len, "native", NULL);
 	if (rc == 0 && strncmp(p->stop, "signal:", 7) != 0) {
-		if (signal_stop || stop == 0)
+		if (signal_stop || stop == 0 || src->no_ports)
 			rc = spec_add(out, len, "stop", "signal:TERM");
 		else if (stop > 0 && (rc = url_with_port(p->stop, stop, url, sizeof(url))) == 0)
 			rc = spec_add(out, len, "stop", url);

@@ -226,6 +226,7 @@ struct preset_source {
 	const void *meta;
 	const char *(*env)(const void *ctr, const char *name); /* an environment variable's value, NULL: absent */
 	const void *ctr;
+	bool no_ports; /* its admin ports are the node's (hostNetwork): no readiness URL, a stop by SIGTERM */
 };
 
 /* What a sidecar's configuration says of one of its flags: the command line's, else its environment twin's. */

@@ -501,19 +501,13 @@ static int invalid(struct review_answer *a, const char *fmt, ...)
 /*
  * Pods that get no warning: a controller's long-running ones (a
  * restartPolicy of Always), whose creator reads none and whose log they
- * would fill, and mirror pods, which the kubelet makes.
+ * would fill.
  */
-static bool quiet(const struct ynode *pod, const struct inject_plan *plan)
+static bool quiet(const struct ynode *pod)
 {
 	const char *policy = str_at(pod, "spec.restartPolicy");
-	size_t i;
 
-	if (!policy || strcmp(policy, "Always") == 0)
-		return true;
-	for (i = 0; i < plan->nnotes; i++)
-		if (plan->notes[i].kind == NOTE_MIRROR)
-			return true;
-	return false;
+	return !policy || strcmp(policy, "Always") == 0;
 }
 
 /* The pod's change as a patch, into p; its outcome. */
@@ -541,10 +535,9 @@ static int decide(struct ystream *sb, struct ynode *pod_b, const struct inject_o
 	/*
 	 * What a first review said is not said again when reinvoked; a pod its
 	 * restartPolicy leaves alone (a Deployment's) says nothing: its creator
-	 * is a controller, whose log the warnings would fill; nor does a mirror
-	 * pod, which the kubelet makes.
+	 * is a controller, whose log the warnings would fill.
 	 */
-	if (!again && !(rc == 0 && quiet(pod_b, plan)))
+	if (!again && !(rc == 0 && quiet(pod_b)))
 		warn_notes(w, plan);
 	if (rc == 0) {
 		a->outcome = REVIEW_UNCHANGED;
