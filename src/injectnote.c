@@ -487,7 +487,7 @@ static void for_pod(struct out *o, const struct inject_note *n)
 		for_template(o, n);
 		break;
 	case NOTE_PRESET_NOTE:
-		put(o, "container %s: %s %s", n->ctr, n->p->title, n->p->note);
+		put(o, "container %s: %s %s", n->ctr, pname, or(n->p->note_short, n->p->note));
 		break;
 	case NOTE_NAMED_UNKNOWN:
 		put(o, "%s names \"%s\", which is no container of this pod", INJECT_SIDECARS, n->words);

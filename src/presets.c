@@ -170,6 +170,7 @@ const struct spec_preset spec_presets[] = {
 	.note = "has no stop endpoint: rearguard stops it with SIGTERM (--sidecar cloudsql-v1), after which it exits 0 "
 		"once no connection is open, or 2 if one still is when -term_timeout (default 0) ends; v2 (gcr.io/cloud-sql-connectors/cloud-sql-proxy, see the proxy's "
 		"migration guide) has one, --quitquitquit",
+	.note_short = "has no stop endpoint: it gets SIGTERM, and exits 2 if a connection is open past -term_timeout",
 	.images = {"gce-proxy"},
 	/* 1.17 moved the image to distroless's nonroot (its release notes); earlier ones ran as root. */
 	.uid = "65532",

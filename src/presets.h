@@ -124,6 +124,7 @@ struct spec_preset {
 	} wrong_stop;		/* a stop URL that never ends this program (a warning) */
 	const char *instead_of; /* the row whose spec this program is taken for by mistake */
 	const char *note;	/* what to know when it is found: the upgrade path */
+	const char *note_short; /* the same in a few words, for a pod's warning */
 	const char *uid;	/* the uid its injector or image runs it as, NULL when unknown */
 	const char *uid_key;	/* an annotation that sets that uid */
 	/*
