@@ -538,6 +538,35 @@ static void fixes_plain(struct explain_item *it, const struct ctr *c, const stru
 		    c->name);
 }
 
+/* The first preset whose injector the template asks for (its label or annotation), or NULL. */
+static const struct spec_preset *injected(const struct ynode *meta)
+{
+	size_t i, k;
+
+	for (i = 0; i < spec_npresets; i++) {
+		const struct spec_preset *p = &spec_presets[i];
+		const char *v = p->inject_key ? meta_value(meta, p->inject_key) : NULL;
+
+		if (!v || (p->inject_off && strcmp(v, p->inject_off) == 0))
+			continue;
+		if (p->inject_any)
+			return p;
+		for (k = 0; k < ARRAY_SIZE(p->inject_on) && p->inject_on[k]; k++)
+			if (strcmp(v, p->inject_on[k]) == 0)
+				return p;
+	}
+	return NULL;
+}
+
+/* The fixes for a template whose sidecar an injector adds: as for a container of it, by that preset. */
+static void fixes_asked(struct explain_item *it, const struct spec_preset *asked, const struct pod *p, const char *what)
+{
+	struct ctr c = {.name = asked ? (asked->containers[0] ? asked->containers[0] : asked->name) : "the sidecar",
+			.p = asked};
+
+	fixes_plain(it, &c, p, what);
+}
+
 /* The advice of c's preset for a stop answered with status, or NULL. */
 static const char *stop_advice(const struct spec_preset *p, int status)
 {
@@ -1016,6 +1045,26 @@ static int judge_pod(struct judge *j, const struct ynode *obj)
 		judge_agent(j, it, &p, apps_done, done_at, runs_on);
 		goto out;
 	}
+	if (!plain && !p.phase) {
+		/* A pod not yet created (a manifest): its injectors have not run, the webhook knows what they add. */
+		const struct spec_preset *asked = injected(p.meta);
+
+		rc = explain_webhook_would(j->s, p.meta, p.spec, p.ns, &j->r->o.inject, it);
+		if (rc < 0)
+			return rc;
+		if (it->webhook == EXPLAIN_WEBHOOK_ADD) {
+			it->verdict = EXPLAIN_AT_RISK;
+			it->reason = EXPLAIN_NO_AGENT;
+			it->plain = true;
+			set_container(it, asked && asked->containers[0] ? asked->containers[0] : asked ? asked->name : NULL,
+				      asked);
+			say(it, "a pod not created yet, whose %s will be added by its injector, and no rearguard: it will "
+				"run on after the apps",
+			    asked ? asked->title : "sidecar");
+			fixes_asked(it, asked, &p, "pod");
+			goto out;
+		}
+	}
 	if (!plain) {
 		it->reason = natives ? EXPLAIN_NATIVE : EXPLAIN_NO_SIDECAR;
 		say(it, natives ? "its sidecars are native: the kubelet stops them after the apps"
@@ -1116,29 +1165,46 @@ static int judge_template(struct judge *j, const struct ynode *obj, bool cron)
 		fix(it, EXPLAIN_FIX_INIT_RESTART,
 		    "make it a native sidecar: restartPolicy: Always on init container %s (Kubernetes 1.28 and later)",
 		    plain->name);
-	} else if (plain) {
-		char d[160];
-
+	} else {
+		/* What the webhook would do: it also sees the sidecars an injector is asked for, which no container shows yet. */
 		rc = explain_webhook_would(j->s, p.meta, p.spec, ns, &j->r->o.inject, it);
 		if (rc < 0) {
 			free(p.c);
 			return rc;
 		}
-		describe(plain, d, sizeof(d));
-		it->verdict = EXPLAIN_AT_RISK;
-		it->reason = EXPLAIN_NO_AGENT;
-		set_container(it, plain->name, plain->p);
-		say(it, "its pod template has %s and no rearguard: each pod will run on after its apps exit, and the "
-			"Job never completes",
-		    d);
-		if (cron && is_str(ydoc_path(obj, "spec.concurrencyPolicy"), "Forbid"))
-			say(it, "concurrencyPolicy: Forbid: once one Job hangs, no later one starts");
-		p.job = cron ? NULL : it->name;
-		fixes_plain(it, plain, &p, cron ? "CronJob" : "Job");
-	} else {
-		it->reason = it->native ? EXPLAIN_NATIVE : EXPLAIN_NO_SIDECAR;
-		say(it, it->native ? "its sidecars are native: the kubelet stops them after the apps"
-				   : "its pod template shows no sidecar");
+		if (it->webhook == EXPLAIN_WEBHOOK_ADD || (plain && !plain->p)) {
+			const struct spec_preset *asked = injected(p.meta);
+			char d[160];
+
+			it->verdict = EXPLAIN_AT_RISK;
+			it->reason = EXPLAIN_NO_AGENT;
+			it->plain = true;
+			if (plain) {
+				describe(plain, d, sizeof(d));
+				set_container(it, plain->name, plain->p);
+			} else if (asked) {
+				snprintf(d, sizeof(d), "%s (%s, which %s asks its injector for)",
+					 asked->containers[0] ? asked->containers[0] : asked->name, asked->title,
+					 asked->inject_key);
+				set_container(it, asked->containers[0] ? asked->containers[0] : asked->name, asked);
+			} else {
+				snprintf(d, sizeof(d), "a sidecar the webhook knows");
+			}
+			say(it, "its pod template has %s and no rearguard: each pod will run on after its apps exit, and "
+				"the Job never completes",
+			    d);
+			if (cron && is_str(ydoc_path(obj, "spec.concurrencyPolicy"), "Forbid"))
+				say(it, "concurrencyPolicy: Forbid: once one Job hangs, no later one starts");
+			p.job = cron ? NULL : it->name;
+			if (plain)
+				fixes_plain(it, plain, &p, cron ? "CronJob" : "Job");
+			else
+				fixes_asked(it, asked, &p, cron ? "CronJob" : "Job");
+		} else {
+			it->reason = it->native ? EXPLAIN_NATIVE : EXPLAIN_NO_SIDECAR;
+			say(it, it->native ? "its sidecars are native: the kubelet stops them after the apps"
+					   : "its pod template shows no sidecar the webhook would stop");
+		}
 	}
 	free(p.c);
 	return 0;
@@ -1205,7 +1271,7 @@ static int fail_at(const struct ynode *at, char *err, size_t errlen, const char 
 /* What a node is, for an error: "a list", "a string". */
 static const char *shape(const struct ynode *n)
 {
-	return n->kind == YNODE_SEQ ? "a list" : n->kind == YNODE_SCALAR ? "a string" : "an alias";
+	return n->kind == YNODE_SEQ ? "a list" : n->kind == YNODE_SCALAR ? "a scalar" : "an alias";
 }
 
 /* One Kubernetes object: judged when it is a Pod, a Job or a CronJob; a Namespace is read. */
@@ -1299,13 +1365,26 @@ int explain_buffer(struct explain_report *r, const char *in, size_t len, char *e
 		snprintf(err, errlen, "1:1: empty: no Kubernetes object");
 		return -EINVAL;
 	}
-	/* kubectl's JSON is JSON, read as the webhook reads it; anything else is YAML. */
-	if (in[i] == '{' || in[i] == '[')
+	/*
+	 * kubectl's JSON is JSON, read as the webhook reads it; anything else
+	 * is YAML, and so is what starts as JSON and is none (YAML in flow
+	 * style): a bad input's error is then the JSON reader's.
+	 */
+	rc = -EINVAL;
+	if (in[i] == '{' || in[i] == '[') {
 		rc = ydoc_parse_json(in, len, &s, err, errlen);
-	else
+		if (rc == -EINVAL) {
+			char yerr[256];
+
+			rc = ydoc_parse(in, len, &s, yerr, sizeof(yerr));
+			if (rc == -EINVAL)
+				at_the_end(in, len, err, errlen);
+		}
+	} else {
 		rc = ydoc_parse(in, len, &s, err, errlen);
-	if (rc == -EINVAL)
-		at_the_end(in, len, err, errlen);
+		if (rc == -EINVAL)
+			at_the_end(in, len, err, errlen);
+	}
 	if (rc < 0)
 		return rc;
 	j.s = &s;
