@@ -424,7 +424,7 @@ static void describe(const struct ctr *c, char *out, size_t len)
 	if (c->p)
 		snprintf(out, len, "%s (%s)", c->name, c->p->title);
 	else if (c->named)
-		snprintf(out, len, "%s (named a sidecar in %s)", c->name, INJECT_SIDECARS);
+		snprintf(out, len, "%s (named a sidecar: %s, --sidecar, or the agent's container=)", c->name, INJECT_SIDECARS);
 	else
 		snprintf(out, len, "%s (no preset knows it)", c->name);
 }
@@ -761,19 +761,25 @@ static void judge_agent(struct judge *j, struct explain_item *it, struct pod *p,
 		    INJECT_SIDECARS, runs_on->name);
 		return;
 	}
-	say(it, "the agent's summary: sidecar %s, stopped by %s: %s%s%d", sc->name, sc->method[0] ? sc->method : "?",
-	    sc->outcome, sc->status ? ", the stop answered " : "", sc->status);
+	if (sc->status)
+		say(it, "the agent's summary: sidecar %s, stopped by %s: %s, the stop answered %d", sc->name,
+		    sc->method[0] ? sc->method : "?", sc->outcome, sc->status);
+	else
+		say(it, "the agent's summary: sidecar %s, stopped by %s: %s", sc->name, sc->method[0] ? sc->method : "?",
+		    sc->outcome);
 	if (sc->status >= 400 && sc->status < 500) {
 		const char *advice = stop_advice(runs_on->p, sc->status);
 
 		it->reason = EXPLAIN_STOP_REFUSED;
+		if (advice)
+			say(it, "%s", advice);
 		if (strcmp(sc->outcome, "not-permitted") == 0)
 			say(it, "its stop endpoint said no (%d) and the SIGTERM that follows was not permitted", sc->status);
 		if (runs_on->p && runs_on->p->fix_key)
 			fix(it, EXPLAIN_FIX_ANNOTATION,
 			    "turn its stop endpoint on: the annotation %s: \"%s\" on the pod template (rearguard inject adds "
-			    "it)%s%s",
-			    runs_on->p->fix_key, runs_on->p->fix_value, advice ? "; " : "", advice ? advice : "");
+			    "it)",
+			    runs_on->p->fix_key, runs_on->p->fix_value);
 		else if (advice)
 			fix(it, EXPLAIN_FIX_ANNOTATION, "%s", advice);
 		if (strcmp(sc->outcome, "not-permitted") == 0)
