@@ -623,7 +623,9 @@ static const struct explain_sidecar *summary_for(const struct explain_summary *s
 
 struct judge {
 	struct explain_report *r;
-	const struct ystream *s;
+	const struct ystream *s; /* where the object being judged was read */
+	char *err;		 /* a List's item read apart: where its error goes */
+	size_t errlen;
 };
 
 /* The agent's hook that holds the apps until the sidecars are ready (rearguard inject --gate). */
@@ -1352,6 +1354,28 @@ static void at_the_end(const char *in, size_t len, char *err, size_t errlen)
 		snprintf(err + n, errlen - n, " (the input ends there: a truncated dump?)");
 }
 
+/* One item of a JSON List, read apart in its own stream (ydoc_parse_json_items): judged now. */
+static int list_item(void *data, struct ystream *is, struct ynode *n)
+{
+	struct judge *j = data;
+	const struct ystream *keep = j->s;
+	int rc;
+
+	j->s = is;
+	rc = object(j, n, j->err, j->errlen);
+	j->s = keep;
+	return rc;
+}
+
+/* Forgets what was judged of an input that turned out bad. */
+static void roll_back(struct explain_report *r, size_t n, size_t nns)
+{
+	while (r->n > n)
+		item_free(&r->items[--r->n]);
+	while (r->nns > nns)
+		free(r->nss[--r->nns].name);
+}
+
 void explain_report_init(struct explain_report *r, const struct explain_options *o)
 {
 	memset(r, 0, sizeof(*r));
@@ -1360,7 +1384,7 @@ void explain_report_init(struct explain_report *r, const struct explain_options 
 
 int explain_buffer(struct explain_report *r, const char *in, size_t len, char *err, size_t errlen)
 {
-	struct judge j = {.r = r};
+	struct judge j = {.r = r, .err = err, .errlen = errlen};
 	struct ystream s;
 	size_t i = 0, before = r->n, nsbefore = r->nns;
 	int rc;
@@ -1378,10 +1402,12 @@ int explain_buffer(struct explain_report *r, const char *in, size_t len, char *e
 	 */
 	rc = -EINVAL;
 	if (in[i] == '{' || in[i] == '[') {
-		rc = ydoc_parse_json(in, len, &s, err, errlen);
+		/* A List's items are judged as they are read, each in a stream of its own: memory for one item. */
+		rc = ydoc_parse_json_items(in, len, &s, list_item, &j, err, errlen);
 		if (rc == -EINVAL) {
 			char yerr[256];
 
+			roll_back(r, before, nsbefore);
 			rc = ydoc_parse(in, len, &s, yerr, sizeof(yerr));
 			if (rc == -EINVAL)
 				at_the_end(in, len, err, errlen);
@@ -1399,13 +1425,8 @@ int explain_buffer(struct explain_report *r, const char *in, size_t len, char *e
 	ydoc_free(&s);
 	if (rc == -ENOMEM)
 		snprintf(err, errlen, "out of memory");
-	if (rc < 0) {
-		/* Nothing of a bad input is judged. */
-		while (r->n > before)
-			item_free(&r->items[--r->n]);
-		while (r->nns > nsbefore)
-			free(r->nss[--r->nns].name);
-	}
+	if (rc < 0)
+		roll_back(r, before, nsbefore); /* nothing of a bad input is judged */
 	return rc;
 }
 
