@@ -142,6 +142,8 @@ static void item_free(struct explain_item *it)
 		free(it->says[i]);
 }
 
+static char *vformat(const char *fmt, va_list ap) __attribute__((format(printf, 1, 0)));
+
 static char *vformat(const char *fmt, va_list ap)
 {
 	char line[1024];
