@@ -23,6 +23,7 @@
 #include "json.h"
 #include "log.h"
 #include "parse.h"
+#include "injectplan.h"
 #include "presets.h"
 #include "review.h"
 #include "util.h"
@@ -30,6 +31,7 @@
 
 #include <errno.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -433,67 +435,49 @@ static void describe(const struct ctr *c, char *out, size_t len)
 
 /* ---- what the webhook would do -------------------------------------------------- */
 
-int explain_webhook_would(const struct ystream *s, const struct ynode *meta, const struct ynode *spec, const char *ns,
+/* One of the plan's notes, as the webhook's warning says it. */
+static void would_say(void *data, const char *words)
+{
+	struct explain_item *it = data;
+
+	if (it->nsays < EXPLAIN_MAX_SAYS && (it->says[it->nsays] = strdup(words)) != NULL)
+		it->nsays++;
+}
+
+int explain_webhook_would(struct ystream *s, const struct ynode *meta, const struct ynode *spec, const char *ns,
 			  const struct inject_options *o, struct explain_item *it)
 {
-	struct ybuf body = {0};
-	struct review_answer a;
-	struct ystream as;
-	const struct ynode *warnings;
-	char err[128];
-	size_t i;
+	/*
+	 * A pod of them, as a mapping of its own: the plan reads it, and
+	 * changes nothing (so the const is kept in fact, if not in its types).
+	 */
+	static char metadata[] = "metadata", spec_word[] = "spec";
+	struct ynode keys[2] = {
+	    {.kind = YNODE_SCALAR, .value = metadata, .len = sizeof(metadata) - 1},
+	    {.kind = YNODE_SCALAR, .value = spec_word, .len = sizeof(spec_word) - 1},
+	};
+	struct ynode *items[4] = {&keys[0], (struct ynode *)(uintptr_t)meta, &keys[1], (struct ynode *)(uintptr_t)spec};
+	struct ynode pod = {.kind = YNODE_MAP, .items = items, .n = 4};
+	struct inject_plan *plan;
+	char err[256];
 	int rc;
-	struct jbuf nsj;
 
-	/* An AdmissionReview of a pod made of them, as the API server sends it on a CREATE. */
-	static const char head[] = "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":"
-				   "{\"uid\":\"explain\",\"kind\":{\"group\":\"\",\"version\":\"v1\",\"kind\":\"Pod\"},"
-				   "\"operation\":\"CREATE\",\"namespace\":";
-	static const char object[] = ",\"object\":{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":";
-
-	jbuf_init(&nsj);
-	jbuf_str(&nsj, ns ? ns : "");
-	rc = nsj.failed ? -ENOMEM : ybuf_add(&body, head, sizeof(head) - 1);
-	if (rc == 0)
-		rc = ybuf_add(&body, nsj.buf, nsj.len);
-	jbuf_free(&nsj);
-	if (rc == 0)
-		rc = ybuf_add(&body, object, sizeof(object) - 1);
-	if (rc == 0)
-		rc = meta && meta->kind == YNODE_MAP ? ydoc_json(s, meta, &body) : ybuf_add(&body, "{}", 2);
-	if (rc == 0)
-		rc = ybuf_add(&body, ",\"spec\":", 8);
-	if (rc == 0)
-		rc = spec && spec->kind == YNODE_MAP ? ydoc_json(s, spec, &body) : ybuf_add(&body, "{}", 2);
-	if (rc == 0)
-		rc = ybuf_add(&body, "}}}", 3);
-	if (rc == -EINVAL) {
-		/* What JSON cannot say (a YAML alias): the webhook never sees such a pod. */
-		ybuf_free(&body);
-		return 0;
+	(void)ns; /* the webhook's decision does not depend on the namespace, only on whether it is sent the pod */
+	if (!meta || !spec) {
+		pod.items = meta ? items : items + 2;
+		pod.n = meta || spec ? 2 : 0;
 	}
-	if (rc < 0) {
-		ybuf_free(&body);
+	plan = malloc(sizeof(*plan));
+	if (!plan)
 		return -ENOMEM;
+	rc = inject_plan(s, &pod, INJECT_POD, o, plan, err, sizeof(err));
+	if (rc == 0) {
+		it->webhook = plan->change ? EXPLAIN_WEBHOOK_ADD : EXPLAIN_WEBHOOK_LEAVE;
+		inject_plan_words(plan, would_say, it);
 	}
-	rc = review_answer(body.p, body.len, o, &a);
-	ybuf_free(&body);
-	if (rc < 0)
-		return rc;
-	it->webhook = a.outcome == REVIEW_PATCHED ? EXPLAIN_WEBHOOK_ADD : EXPLAIN_WEBHOOK_LEAVE;
-	if (rc == 200 && ydoc_parse_json(a.body, a.len, &as, err, sizeof(err)) == 0) {
-		warnings = ydoc_path(as.docs[0].root, "response.warnings");
-		for (i = 0; warnings && warnings->kind == YNODE_SEQ && i < warnings->n && it->nsays < EXPLAIN_MAX_SAYS;
-		     i++) {
-			const char *w = ydoc_str(warnings->items[i]);
-
-			if (w && (it->says[it->nsays] = strdup(w)) != NULL)
-				it->nsays++;
-		}
-		ydoc_free(&as);
-	}
-	review_answer_free(&a);
-	return 0;
+	free(plan);
+	/* A spec too long for the agent: the webhook answers without a patch. */
+	return rc == -EINVAL ? 0 : rc;
 }
 
 /* ---- the fixes ---------------------------------------------------------------------- */
@@ -625,7 +609,7 @@ static const struct explain_sidecar *summary_for(const struct explain_summary *s
 
 struct judge {
 	struct explain_report *r;
-	const struct ystream *s; /* where the object being judged was read */
+	struct ystream *s; /* where the object being judged was read (the plan may copy into its arena) */
 	char *err;		 /* a List's item read apart: where its error goes */
 	size_t errlen;
 };
@@ -1360,7 +1344,7 @@ static void at_the_end(const char *in, size_t len, char *err, size_t errlen)
 static int list_item(void *data, struct ystream *is, struct ynode *n)
 {
 	struct judge *j = data;
-	const struct ystream *keep = j->s;
+	struct ystream *keep = j->s;
 	int rc;
 
 	j->s = is;

@@ -25,7 +25,8 @@
  *	explain_report_free(&rep);
  *
  * What the webhook would do with a pod is asked of the webhook's own
- * decision (review_answer), in one place: explain_webhook_would().
+ * decision (inject_plan, which review_answer applies), in one place:
+ * explain_webhook_would().
  * The agent's termination message is read by explain_summary_read()
  * (explain-summary.c), which reads what summary.c writes.
  */
@@ -191,10 +192,11 @@ const char *explain_fix_word(enum explain_fix_kind k);
 
 /*
  * What the webhook would do with a pod of this metadata and spec in
- * namespace ns: the webhook's own decision (review_answer) on an
- * AdmissionReview made of them. Sets it->webhook and it->says. 0 or -ENOMEM.
+ * namespace ns: the webhook's own decision (inject_plan on the pod, which
+ * changes nothing) and its words (inject_plan_words). Sets it->webhook and
+ * it->says. 0 or -ENOMEM.
  */
-int explain_webhook_would(const struct ystream *s, const struct ynode *meta, const struct ynode *spec, const char *ns,
+int explain_webhook_would(struct ystream *s, const struct ynode *meta, const struct ynode *spec, const char *ns,
 			  const struct inject_options *o, struct explain_item *it);
 
 /* explain-summary.c: the agent's termination message, as summary.c writes it (whole or short). */

@@ -246,7 +246,8 @@ static void for_template(struct out *o, const struct inject_note *n)
 		put(o, "container %s: %s: left unchanged", n->ctr, n->words);
 		break;
 	case NOTE_ADDED:
-		put(o, "rearguard added: %zu app%s, sidecars %s", n->n, n->n == 1 ? "" : "s", n->words);
+		put(o, "rearguard added: %zu app%s, sidecars %s%s%s", n->n, n->n == 1 ? "" : "s", n->words,
+		    *n->words2 ? "; native: " : "", n->words2);
 		break;
 	case NOTE_SHARE_SET:
 		put(o, "shareProcessNamespace was %s: set to true (rearguard watches the other containers through /proc)",
@@ -464,8 +465,9 @@ static void for_pod(struct out *o, const struct inject_note *n)
 		put(o, "not changed: container %s's spec in %s: %s", n->ctr, INJECT_SIDECARS, n->words);
 		break;
 	case NOTE_ADDED:
-		put(o, "added the agent: it stops %s once the app%s end%s", n->words, n->n == 1 ? "" : "s",
-		    n->n == 1 ? "s" : "");
+		put(o, "added the agent: it stops %s once the app%s end%s%s%s%s", n->words, n->n == 1 ? "" : "s",
+		    n->n == 1 ? "s" : "", *n->words2 ? " (native, left to the kubelet: " : "", n->words2,
+		    *n->words2 ? ")" : "");
 		break;
 	case NOTE_SHARE_SET:
 		put(o, "shareProcessNamespace set to true (it was %s): the agent watches the apps through /proc", n->a);
@@ -626,4 +628,21 @@ bool inject_note_leaves(enum inject_note_kind kind)
 		return false;
 	}
 	return false;
+}
+
+void inject_plan_words(const struct inject_plan *plan, void (*fn)(void *data, const char *words), void *data)
+{
+	char words[NOTE_WORDS_MAX];
+	size_t i, pass;
+
+	for (pass = 0; pass < 2; pass++)
+		for (i = 0; i < plan->nnotes; i++) {
+			const struct inject_note *n = &plan->notes[i];
+			bool essential = n->kind == NOTE_ADDED || inject_note_leaves(n->kind);
+
+			if (essential != (pass == 0))
+				continue;
+			inject_note_words(n, NOTE_FOR_POD, words, sizeof(words));
+			fn(data, words);
+		}
 }

@@ -68,7 +68,7 @@ enum inject_note_kind {
 	NOTE_NAMED_BAD_SPEC, /* ctr, words: why the spec does not parse */
 
 	/* ---- what inject found, and what it changed ---- */
-	NOTE_ADDED,		/* n: the apps, words: the sidecars (natives after "; native: ") */
+	NOTE_ADDED,		/* n: the apps, words: the sidecars it stops, words2: the native ones */
 	NOTE_SHARE_SET,		/* a: what shareProcessNamespace was */
 	NOTE_OTEL_NAMES,	/* a: the instrumentation annotation, ctr: the first app */
 	NOTE_FLAG_ON,		/* p, ctr, a: the argument that turned it off, b: the flag set on */
@@ -124,5 +124,13 @@ size_t inject_note_words(const struct inject_note *n, enum note_reader reader, c
 
 /* Whether the note says the object is left as it is (a pod the webhook leaves alone). */
 bool inject_note_leaves(enum inject_note_kind kind);
+
+/*
+ * The notes of a plan in a pod's words, what was done or why not first,
+ * then the rest in their order: each to fn (the webhook's warnings,
+ * explain's "the webhook would").
+ */
+struct inject_plan;
+void inject_plan_words(const struct inject_plan *plan, void (*fn)(void *data, const char *words), void *data);
 
 #endif

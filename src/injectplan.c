@@ -227,22 +227,17 @@ static const char *otel_language(const struct ynode *meta)
 	return lang;
 }
 
-/* The sidecars in the words of the note that says rearguard was added: plain ones, then "; native: ...". */
-static void sidecar_list(const struct found *f, char *out, size_t len)
+/* The sidecars in the note that says rearguard was added: the ones it stops, and the native ones. */
+static void sidecar_lists(const struct found *f, struct inject_note *nt)
 {
-	const char *sep = "; native: ";
 	size_t i;
 
-	out[0] = '\0';
-	for (i = 0; i < f->n; i++)
-		if (!f->sc[i].native)
-			snprintf(out + strlen(out), len - strlen(out), "%s%s", *out ? ", " : "",
-				 inject_sidecar_name(&f->sc[i]));
-	for (i = 0; i < f->n; i++)
-		if (f->sc[i].native) {
-			snprintf(out + strlen(out), len - strlen(out), "%s%s", sep, inject_sidecar_name(&f->sc[i]));
-			sep = ", ";
-		}
+	for (i = 0; i < f->n; i++) {
+		char *list = f->sc[i].native ? nt->words2 : nt->words;
+
+		snprintf(list + strlen(list), NOTE_LIST_MAX - strlen(list), "%s%s", *list ? ", " : "",
+			 inject_sidecar_name(&f->sc[i]));
+	}
 }
 
 /*
@@ -418,7 +413,7 @@ int inject_plan(struct ystream *s, struct ynode *tmpl, enum inject_where where, 
 	}
 	nt = plan_note(&pl, NOTE_ADDED, INFO, NULL);
 	nt->n = plan->f.apps;
-	sidecar_list(&plan->f, nt->words, sizeof(nt->words));
+	sidecar_lists(&plan->f, nt);
 	plan->change = true;
 	return 0;
 }

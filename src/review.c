@@ -327,22 +327,16 @@ static void add_warning(struct warnings *w, const char *fmt, ...)
 	snprintf(w->text[w->n++], sizeof(w->text[0]), "%s", line);
 }
 
+/* One of the plan's notes as a warning. */
+static void warn_words(void *data, const char *words)
+{
+	add_warning(data, "rearguard: %s", words);
+}
+
 /* The plan's notes as warnings about the pod: what was done or why not first, then the rest in order. */
 static void warn_notes(struct warnings *w, const struct inject_plan *plan)
 {
-	char words[NOTE_WORDS_MAX];
-	size_t i, pass;
-
-	for (pass = 0; pass < 2; pass++)
-		for (i = 0; i < plan->nnotes; i++) {
-			const struct inject_note *n = &plan->notes[i];
-			bool essential = n->kind == NOTE_ADDED || inject_note_leaves(n->kind);
-
-			if (essential != (pass == 0))
-				continue;
-			inject_note_words(n, NOTE_FOR_POD, words, sizeof(words));
-			add_warning(w, "rearguard: %s", words);
-		}
+	inject_plan_words(plan, warn_words, w);
 }
 
 static const char *str_at(const struct ynode *n, const char *path)
