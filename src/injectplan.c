@@ -375,8 +375,12 @@ int inject_plan(struct ystream *s, struct ynode *tmpl, enum inject_where where, 
 	struct inject_note *nt;
 	int rc;
 
-	memset(plan, 0, sizeof(*plan));
+	/* Field by field: the notes and the sidecars' arrays are tens of KiB, and only what is used is set. */
 	plan->where = where;
+	plan->change = plan->gate = plan->share_was_other = plan->no_ports = false;
+	plan->policy = plan->app = plan->otel = NULL;
+	plan->nfixes = plan->nnotes = plan->warnings = 0;
+	plan->f.n = plan->f.plain = plan->f.apps = 0;
 	if (!well_formed(&pl, tmpl, field_of(where), &meta, &spec, &ctrs, &inits))
 		return 0;
 	v = inject_meta_value(meta, INJECT_LABEL);

@@ -343,7 +343,14 @@ int inject_find_sidecars(struct planning *pl, const struct ynode *meta, const st
 	size_t i;
 	int rc;
 
-	memset(f, 0, sizeof(*f));
+	/* What the containers use of the arrays, and the rest: a pod has a few containers of 256. */
+	memset(f->named, 0, (ctrs->n < MAX_CONTAINERS ? ctrs->n : MAX_CONTAINERS) * sizeof(f->named[0]));
+	memset(f->sidecar_ctr, 0, (ctrs->n < MAX_CONTAINERS ? ctrs->n : MAX_CONTAINERS) * sizeof(f->sidecar_ctr[0]));
+	if (inits)
+		memset(f->named_init, 0, (inits->n < MAX_CONTAINERS ? inits->n : MAX_CONTAINERS) * sizeof(f->named_init[0]));
+	f->plain = f->n = f->apps = 0;
+	f->refused = NULL;
+	f->mesh_refused = f->root_agent = false;
 	f->first_app = NO_CTR;
 	if (proxy) {
 		nt = plan_note(pl, NOTE_MESH_SHOWN, INFO, proxy);
@@ -984,7 +991,7 @@ void inject_check_signals(struct planning *pl, const struct ynode *meta, const s
 			bool signal, all, told;
 			int sig;
 
-			if (sc->native || spec_parse(sc->spec, &s, why, sizeof(why)) < 0)
+			if (sc->native || spec_read(sc->spec, &s, why, sizeof(why)) < 0)
 				continue;
 			signal = !s.stop_url;
 			all = s.signal_all;
