@@ -85,6 +85,51 @@ static bool none_detected(const struct decide *d)
 	return false;
 }
 
+/* ---- a request's result in words (decide's: the log's notes and the summary use them too) ------- */
+
+/* The results without an HTTP status, in the summary's word and the log's phrase. */
+static const struct {
+	int result;
+	const char *word, *phrase;
+} results[] = {
+	{ -ECONNREFUSED, "refused", "connection refused" },
+	{ -ETIMEDOUT, "timeout", "timed out" },
+	{ -ECONNRESET, "no-answer", "closed without an answer" },
+};
+
+const char *decide_result_word(int result, char buf[16])
+{
+	size_t i;
+
+	if (result == 0)
+		return NULL;
+	if (result > 0) {
+		snprintf(buf, 16, "%d", result);
+		return buf;
+	}
+	for (i = 0; i < ARRAY_SIZE(results); i++)
+		if (results[i].result == result)
+			return results[i].word;
+	return "error";
+}
+
+const char *decide_result_phrase(int result, char buf[64])
+{
+	size_t i;
+
+	if (result > 0) {
+		snprintf(buf, 64, "answered %d", result);
+		return buf;
+	}
+	if (result == 0)
+		return "connected";
+	for (i = 0; i < ARRAY_SIZE(results); i++)
+		if (results[i].result == result)
+			return results[i].phrase;
+	snprintf(buf, 64, "failed: %s", strerror(-result));
+	return buf;
+}
+
 /* ---- readiness ------------------------------------------------------------------ */
 
 static bool readiness_pending(const struct decide *d)

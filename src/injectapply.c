@@ -96,6 +96,7 @@ static int set_env(struct applying *a, struct ynode *c, const char *name, const 
 static int apply_fix(struct applying *a, const struct fix *fx, struct ynode **last_ctr, size_t *added)
 {
 	struct ynode *args, *flag;
+	size_t at;
 
 	switch (fx->kind) {
 	case FIX_ANNOTATION:
@@ -117,10 +118,12 @@ static int apply_fix(struct applying *a, const struct fix *fx, struct ynode **la
 		if (!args)
 			return -ENOMEM;
 		flag = text(a->s, fx->key);
+		at = fx->at + *added;
 		/* Quoted like the arguments around it. */
-		if (flag && args->n > *added && args->items[*added]->kind == YNODE_SCALAR)
-			flag->style = args->items[*added]->style;
-		return ydoc_insert(a->s, args, (*added)++, flag);
+		if (flag && args->n > at && args->items[at]->kind == YNODE_SCALAR)
+			flag->style = args->items[at]->style;
+		(*added)++;
+		return ydoc_insert(a->s, args, at > args->n ? args->n : at, flag);
 	case FIX_ENV:
 		return set_env(a, fx->ctr, fx->key, fx->value);
 	}

@@ -190,8 +190,8 @@ static void for_template(struct out *o, const struct inject_note *n)
 		put(o, "a mirror pod (the kubelet's copy of a static pod, which it runs itself): left unchanged");
 		break;
 	case NOTE_CONTROLLER:
-		put(o, "%s (%s) stops the sidecars of its pods itself, and a shared process namespace breaks its "
-		       "executor: left unchanged (docs/inject.md)",
+		put(o, "%s (%s) stops the sidecars of its pods itself, as a shared process namespace or a second "
+		       "stopper would break: left unchanged (docs/inject.md)",
 		    n->a, n->b);
 		break;
 	case NOTE_HOST_PID:
@@ -199,8 +199,9 @@ static void for_template(struct out *o, const struct inject_note *n)
 		       "needs to watch the apps: left unchanged");
 		break;
 	case NOTE_HOST_NETWORK:
-		put(o, "hostNetwork is true: a sidecar's admin port is then the node's, where another pod's sidecar may "
-		       "answer the stop request: left unchanged (docs/decisions.md)");
+		put(o, "hostNetwork is true: a sidecar's admin ports are then the node's, shared with every pod there, so "
+		       "rearguard uses none: each sidecar is stopped by SIGTERM and none is polled for readiness, and no "
+		       "flag or annotation that opens a port is added (docs/decisions.md)");
 		break;
 	case NOTE_NO_POLICY:
 		put(o, "no restartPolicy (a Job's pod needs Never or OnFailure): left unchanged");
@@ -245,7 +246,8 @@ static void for_template(struct out *o, const struct inject_note *n)
 		put(o, "container %s: %s: left unchanged", n->ctr, n->words);
 		break;
 	case NOTE_ADDED:
-		put(o, "rearguard added: %zu app%s, sidecars %s", n->n, n->n == 1 ? "" : "s", n->words);
+		put(o, "rearguard added: %zu app%s, sidecars %s%s%s", n->n, n->n == 1 ? "" : "s", n->words,
+		    *n->words2 ? "; native: " : "", n->words2);
 		break;
 	case NOTE_SHARE_SET:
 		put(o, "shareProcessNamespace was %s: set to true (rearguard watches the other containers through /proc)",
@@ -295,10 +297,14 @@ static void for_template(struct out *o, const struct inject_note *n)
 		    n->ctr, pname, n->a, pname);
 		break;
 	case NOTE_VERSION_UNKNOWN:
-		put(o, "container %s: which version of %s it runs cannot be told (image %s), so none of the flags its stop "
-		       "needs is added (a version without them would not start): add them yourself, or name the image "
-		       "with its version tag",
-		    n->ctr, n->p->title, or(n->a, "none"));
+		put(o, "container %s: its image (%s) does not tell which version of %s it runs, so %s, which its first "
+		       "releases lack (and a flag it lacks stops it at once), %s not added: add %s yourself if it has "
+		       "%s, or name the image with its version tag%s",
+		    n->ctr, or(n->a, "none"), n->p->title, n->words, strchr(n->words, ',') ? "are" : "is",
+		    strchr(n->words, ',') ? "them" : "it", strchr(n->words, ',') ? "them" : "it",
+		    n->p->flags[0].stop_endpoint && strstr(n->words, n->p->flags[0].name)
+			? "; without its stop endpoint it is stopped by SIGTERM"
+			: "");
 		break;
 	case NOTE_FLAG_TOO_NEW:
 		put(o, "container %s: %s %s has no --%s (%s and later): not added; its stop falls back to SIGTERM", n->ctr,
@@ -447,8 +453,8 @@ static void for_pod(struct out *o, const struct inject_note *n)
 		       "beside it");
 		break;
 	case NOTE_HOST_NETWORK:
-		put(o, "not changed: hostNetwork is true, where a stop request to a sidecar's admin port could reach "
-		       "another pod's");
+		put(o, "hostNetwork: the sidecars' admin ports are the node's, so each is stopped by SIGTERM, none is "
+		       "polled, and no port is opened");
 		break;
 	case NOTE_NO_POLICY:
 		put(o, "not changed: no restartPolicy");
@@ -482,8 +488,9 @@ static void for_pod(struct out *o, const struct inject_note *n)
 		put(o, "not changed: container %s's spec in %s: %s", n->ctr, INJECT_SIDECARS, n->words);
 		break;
 	case NOTE_ADDED:
-		put(o, "added the agent: it stops %s once the app%s end%s", n->words, n->n == 1 ? "" : "s",
-		    n->n == 1 ? "s" : "");
+		put(o, "added the agent: it stops %s once the app%s end%s%s%s%s", n->words, n->n == 1 ? "" : "s",
+		    n->n == 1 ? "s" : "", *n->words2 ? " (native, left to the kubelet: " : "", n->words2,
+		    *n->words2 ? ")" : "");
 		break;
 	case NOTE_SHARE_SET:
 		put(o, "shareProcessNamespace set to true (it was %s): the agent watches the apps through /proc", n->a);
@@ -505,7 +512,7 @@ static void for_pod(struct out *o, const struct inject_note *n)
 		for_template(o, n);
 		break;
 	case NOTE_PRESET_NOTE:
-		put(o, "container %s: %s %s", n->ctr, n->p->title, n->p->note);
+		put(o, "container %s: %s %s", n->ctr, pname, or(n->p->note_short, n->p->note));
 		break;
 	case NOTE_NAMED_UNKNOWN:
 		put(o, "%s names \"%s\", which is no container of this pod", INJECT_SIDECARS, n->words);
@@ -521,9 +528,8 @@ static void for_pod(struct out *o, const struct inject_note *n)
 		    n->ctr, pname, n->a);
 		break;
 	case NOTE_VERSION_UNKNOWN:
-		put(o, "container %s: %s's version cannot be told from its image: no flag added, set its stop flags "
-		       "yourself",
-		    n->ctr, pname);
+		put(o, "container %s: its image does not tell %s's version, so %s (not in every version) not added", n->ctr,
+		    pname, n->words);
 		break;
 	case NOTE_FLAG_TOO_NEW:
 		put(o, "container %s: %s %s has no --%s (%s and later): stopped by SIGTERM", n->ctr, pname, n->c, n->a,
@@ -623,7 +629,6 @@ bool inject_note_leaves(enum inject_note_kind kind)
 	case NOTE_MIRROR:
 	case NOTE_CONTROLLER:
 	case NOTE_HOST_PID:
-	case NOTE_HOST_NETWORK:
 	case NOTE_NO_POLICY:
 	case NOTE_RESTARTS:
 	case NOTE_NO_SIDECAR:
@@ -633,6 +638,7 @@ bool inject_note_leaves(enum inject_note_kind kind)
 	case NOTE_NAMED_BAD_SPEC:
 		return true;
 	case NOTE_REWRITTEN:
+	case NOTE_HOST_NETWORK:
 	case NOTE_ADDED:
 	case NOTE_SHARE_SET:
 	case NOTE_OTEL_NAMES:
@@ -663,4 +669,21 @@ bool inject_note_leaves(enum inject_note_kind kind)
 		return false;
 	}
 	return false;
+}
+
+void inject_plan_words(const struct inject_plan *plan, void (*fn)(void *data, const char *words), void *data)
+{
+	char words[NOTE_WORDS_MAX];
+	size_t i, pass;
+
+	for (pass = 0; pass < 2; pass++)
+		for (i = 0; i < plan->nnotes; i++) {
+			const struct inject_note *n = &plan->notes[i];
+			bool essential = n->kind == NOTE_ADDED || inject_note_leaves(n->kind);
+
+			if (essential != (pass == 0))
+				continue;
+			inject_note_words(n, NOTE_FOR_POD, words, sizeof(words));
+			fn(data, words);
+		}
 }

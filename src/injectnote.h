@@ -57,7 +57,7 @@ enum inject_note_kind {
 	NOTE_MIRROR,	     /* a mirror pod: the kubelet's copy of a static pod */
 	NOTE_CONTROLLER,     /* p: NULL; a: the controller ("Argo Workflows", "Tekton"), b: what showed it */
 	NOTE_HOST_PID,	     /* hostPID: true */
-	NOTE_HOST_NETWORK,   /* hostNetwork: true */
+	NOTE_HOST_NETWORK,   /* hostNetwork: true: the agent uses no sidecar's port (it does not leave the pod) */
 	NOTE_NO_POLICY,	     /* a Job's template without a restartPolicy */
 	NOTE_RESTARTS,	     /* a: the restartPolicy, NULL for none (Always) */
 	NOTE_NO_SIDECAR,     /* p: a row whose injector the template refuses, a: its value, flag: --mesh names it;
@@ -68,7 +68,7 @@ enum inject_note_kind {
 	NOTE_NAMED_BAD_SPEC, /* ctr, words: why the spec does not parse */
 
 	/* ---- what inject found, and what it changed ---- */
-	NOTE_ADDED,		/* n: the apps, words: the sidecars (natives after "; native: ") */
+	NOTE_ADDED,		/* n: the apps, words: the sidecars it stops, words2: the native ones */
 	NOTE_SHARE_SET,		/* a: what shareProcessNamespace was */
 	NOTE_OTEL_NAMES,	/* a: the instrumentation annotation, ctr: the first app */
 	NOTE_FLAG_ON,		/* p, ctr, a: the argument that turned it off, b: the flag set on */
@@ -83,7 +83,7 @@ enum inject_note_kind {
 	/* ---- warnings about how the sidecars will stop ---- */
 	NOTE_FIX_REFUSED,      /* p, a: the annotation, b: its value, c: the value the stop needs */
 	NOTE_FIX_TOO_LATE,     /* p, ctr, a: the annotation its injector read before rearguard saw the pod */
-	NOTE_VERSION_UNKNOWN,  /* p, ctr, a: the image; flags the stop needs are not added */
+	NOTE_VERSION_UNKNOWN,  /* p, ctr, a: the image, words: the flags not added, which older versions lack */
 	NOTE_FLAG_TOO_NEW,     /* p, ctr, a: the flag, b: the first version with it, c: the image's version */
 	NOTE_SHELL,	       /* p (may be NULL), ctr, a: the shell, sig: the stop signal */
 	NOTE_WRAPPED,	       /* ctr, sig: its stop signal: its command now runs under rearguard sidecar */
@@ -127,5 +127,13 @@ size_t inject_note_words(const struct inject_note *n, enum note_reader reader, c
 
 /* Whether the note says the object is left as it is (a pod the webhook leaves alone). */
 bool inject_note_leaves(enum inject_note_kind kind);
+
+/*
+ * The notes of a plan in a pod's words, what was done or why not first,
+ * then the rest in their order: each to fn (the webhook's warnings,
+ * explain's "the webhook would").
+ */
+struct inject_plan;
+void inject_plan_words(const struct inject_plan *plan, void (*fn)(void *data, const char *words), void *data);
 
 #endif

@@ -185,10 +185,12 @@ static void only_natives(struct planning *pl, const struct found *f)
 	size_t i;
 
 	for (i = 0; i < f->n; i++) {
-		char *list = f->sc[i].p && f->sc[i].p->helper ? nt->words2 : nt->words;
+		const struct sidecar *sc = &f->sc[i];
+		char *list = (sc->p && sc->p->helper) || sc->self_stops ? nt->words2 : nt->words;
 
-		snprintf(list + strlen(list), NOTE_LIST_MAX - strlen(list), "%s%s%s", *list ? ", " : "",
-			 f->sc[i].p ? "" : "init container ", inject_sidecar_name(&f->sc[i]));
+		snprintf(list + strlen(list), NOTE_LIST_MAX - strlen(list), "%s%s%s%s%s", *list ? ", " : "",
+			 sc->p ? "" : "init container ", inject_sidecar_name(sc), sc->self_stops ? " under " : "",
+			 sc->self_stops ? sc->self_stops : "");
 	}
 }
 
@@ -225,32 +227,29 @@ static const char *otel_language(const struct ynode *meta)
 	return lang;
 }
 
-/* The sidecars in the words of the note that says rearguard was added: plain ones, then "; native: ...". */
-static void sidecar_list(const struct found *f, char *out, size_t len)
+/* The sidecars in the note that says rearguard was added: the ones it stops, and the native ones. */
+static void sidecar_lists(const struct found *f, struct inject_note *nt)
 {
-	const char *sep = "; native: ";
 	size_t i;
 
-	out[0] = '\0';
-	for (i = 0; i < f->n; i++)
-		if (!f->sc[i].native)
-			snprintf(out + strlen(out), len - strlen(out), "%s%s", *out ? ", " : "",
-				 inject_sidecar_name(&f->sc[i]));
-	for (i = 0; i < f->n; i++)
-		if (f->sc[i].native) {
-			snprintf(out + strlen(out), len - strlen(out), "%s%s", sep, inject_sidecar_name(&f->sc[i]));
-			sep = ", ";
-		}
+	for (i = 0; i < f->n; i++) {
+		char *list = f->sc[i].native ? nt->words2 : nt->words;
+
+		snprintf(list + strlen(list), NOTE_LIST_MAX - strlen(list), "%s%s", *list ? ", " : "",
+			 inject_sidecar_name(&f->sc[i]));
+	}
 }
 
 /*
  * A pod whose controller stops its sidecars itself, and which a shared
  * process namespace breaks (docs/inject.md): an Argo Workflows step (its
- * executor, the wait container, watches the main container and kills the
- * sidecars when it ends) or a Tekton TaskRun's pod (its entrypoint
- * binary orders the steps and stops the sidecars). Known by the labels
- * and annotations their controllers put on every pod, or Argo's wait
- * container. Said, and true.
+ * executor, the wait container, kills the sidecars when the main
+ * container ends, and refuses to in a pod that shares its process
+ * namespace), a Tekton TaskRun's pod (the controller swaps each sidecar's
+ * image for one that exits), an Airflow KubernetesPodOperator's pod (it
+ * reads its xcom sidecar, then kills its shell by an exec). Known by the
+ * labels and annotations their controllers put on every pod, or Argo's
+ * wait container. Said, and true.
  */
 static bool controlled(struct planning *pl, const struct ynode *meta, const struct ynode *ctrs)
 {
@@ -263,6 +262,8 @@ static bool controlled(struct planning *pl, const struct ynode *meta, const stru
 		{"Argo Workflows", "workflows.argoproj.io/node-name", false},
 		{"Tekton", "tekton.dev/taskRun", true},
 		{"Tekton", "tekton.dev/pipelineRun", true},
+		/* It stops its xcom sidecar by an exec that a shared process namespace defeats (apache/airflow#45047). */
+		{"Airflow's KubernetesPodOperator", "kubernetes_pod_operator", true},
 	};
 	const char *by = NULL, *who = NULL, *managed = ydoc_str(ydoc_get(ydoc_get(meta, "labels"), MANAGED_BY));
 	struct inject_note *nt;
@@ -294,13 +295,15 @@ static bool controlled(struct planning *pl, const struct ynode *meta, const stru
 }
 
 /*
- * Whether the pod keeps its own process and network namespaces, which the
- * agent needs (said when not): with hostPID the API server refuses
- * shareProcessNamespace, and with hostNetwork a sidecar's admin port on
- * 127.0.0.1 is the node's, where the stop request could reach another
- * pod's sidecar (docs/decisions.md).
+ * Whether the pod keeps its own process namespace, which the agent needs:
+ * with hostPID the API server refuses shareProcessNamespace (said). With
+ * hostNetwork a sidecar's admin ports on 127.0.0.1 are the node's, shared
+ * with every pod there, where a stop request or a readiness poll could
+ * reach another pod's sidecar: rearguard uses none (plan->no_ports, said):
+ * each sidecar is stopped by SIGTERM, none is polled, no flag or
+ * annotation that opens a port is added (docs/decisions.md).
  */
-static bool shares_no_host_namespace(struct planning *pl, const struct ynode *spec)
+static bool own_pid_namespace(struct planning *pl, const struct ynode *spec)
 {
 	if (inject_is(ydoc_get(spec, "hostPID"), "true")) {
 		plan_note(pl, NOTE_HOST_PID, WARN, ydoc_get(spec, "hostPID"));
@@ -308,7 +311,7 @@ static bool shares_no_host_namespace(struct planning *pl, const struct ynode *sp
 	}
 	if (inject_is(ydoc_get(spec, "hostNetwork"), "true")) {
 		plan_note(pl, NOTE_HOST_NETWORK, WARN, ydoc_get(spec, "hostNetwork"));
-		return false;
+		pl->plan->no_ports = true;
 	}
 	return true;
 }
@@ -372,8 +375,12 @@ int inject_plan(struct ystream *s, struct ynode *tmpl, enum inject_where where, 
 	struct inject_note *nt;
 	int rc;
 
-	memset(plan, 0, sizeof(*plan));
+	/* Field by field: the notes and the sidecars' arrays are tens of KiB, and only what is used is set. */
 	plan->where = where;
+	plan->change = plan->gate = plan->share_was_other = plan->no_ports = false;
+	plan->policy = plan->app = plan->otel = NULL;
+	plan->nfixes = plan->nnotes = plan->warnings = 0;
+	plan->f.n = plan->f.plain = plan->f.apps = 0;
 	if (!well_formed(&pl, tmpl, field_of(where), &meta, &spec, &ctrs, &inits))
 		return 0;
 	v = inject_meta_value(meta, INJECT_LABEL);
@@ -388,14 +395,14 @@ int inject_plan(struct ystream *s, struct ynode *tmpl, enum inject_where where, 
 	if (!finishes(&pl, spec) || controlled(&pl, meta, ctrs))
 		return 0;
 	rc = sidecars_and_apps(&pl, meta, ctrs, inits);
-	if (rc <= 0 || !shares_no_host_namespace(&pl, spec))
+	if (rc <= 0 || !own_pid_namespace(&pl, spec))
 		return rc;
 	rc = inject_plan_sidecars(&pl, meta, &plan->f);
 	if (rc < 0)
 		return rc;
 	inject_plan_wraps(&pl, &plan->f);
 	inject_check_signals(&pl, meta, spec, &plan->f);
-	plan->gate = o->gate && inject_can_gate(&pl, meta, &plan->f);
+	plan->gate = o->gate && !plan->no_ports && inject_can_gate(&pl, meta, &plan->f);
 	plan->app = inject_name(ctrs->items[plan->f.first_app]);
 	plan->otel = otel_language(meta);
 	if (plan->otel) {
@@ -411,7 +418,7 @@ int inject_plan(struct ystream *s, struct ynode *tmpl, enum inject_where where, 
 	}
 	nt = plan_note(&pl, NOTE_ADDED, INFO, NULL);
 	nt->n = plan->f.apps;
-	sidecar_list(&plan->f, nt->words, sizeof(nt->words));
+	sidecar_lists(&plan->f, nt);
 	plan->change = true;
 	return 0;
 }

@@ -52,6 +52,7 @@ struct sidecar {
 	bool signal_stop;	     /* its stop endpoint cannot be had: stopped by SIGTERM */
 	bool wrapped;		     /* its command runs under rearguard sidecar (injectwrap.c) */
 	bool wrap_words;	     /* ...and the wrapper's words are to be put before it (not there yet) */
+	const char *self_stops;	     /* the wrapper that stops it once the apps are done (watchkiller, kubexit), or NULL */
 	char spec[PRESET_SPEC_MAX];
 };
 #define NO_CTR ((size_t)-1)
@@ -74,7 +75,7 @@ struct found {
 /* A change a sidecar's stop needs. */
 enum fix_kind {
 	FIX_ANNOTATION, /* key: value among the template's annotations (absent before) */
-	FIX_FLAG_ADD,	/* key (a flag, "--quitquitquit") put first in ctr's args, after those added before */
+	FIX_FLAG_ADD,	/* key (a flag, "--quitquitquit") put in ctr's args at at, after those added before */
 	FIX_FLAG_ON,	/* the argument at slot, which turned the flag off, replaced by key */
 	FIX_ENV,	/* ctr's environment variable key set to value: replaced where it is, else added */
 };
@@ -84,6 +85,7 @@ struct fix {
 	struct ynode *ctr;
 	struct ynode **slot;
 	const char *key, *value;
+	size_t at;
 };
 
 struct inject_plan {
@@ -95,6 +97,7 @@ struct inject_plan {
 	const char *app;	  /* the first app's name: kubectl's default container */
 	const char *otel;	  /* the OpenTelemetry operator's annotation that asks for instrumentation, or NULL */
 	bool share_was_other;	  /* shareProcessNamespace said something else */
+	bool no_ports;		  /* hostNetwork: no sidecar is stopped or polled over its admin port */
 	struct fix fixes[PLAN_MAX_FIXES];
 	size_t nfixes;
 	struct inject_note notes[PLAN_MAX_NOTES];

@@ -26,15 +26,31 @@
 
 static int named_spec(const char *ctr, const char *const *argv, size_t argc, const char *spec, char *out, size_t len);
 
-/* Adds a sidecar once: a mesh both asked for and already in the template is one sidecar. */
+/* Adds a sidecar once: a mesh both asked for and already in the template is one sidecar, its container. */
 static struct sidecar *add_sidecar(struct found *f, const struct spec_preset *p, size_t ctr, struct ynode *node,
 				   bool native)
 {
+	struct sidecar *sc;
 	size_t i;
 
-	for (i = 0; p && i < f->n; i++)
-		if (f->sc[i].p == p && (!f->sc[i].node || !node))
+	for (i = 0; p && i < f->n; i++) {
+		sc = &f->sc[i];
+		if (sc->p != p || (sc->node && node))
+			continue;
+		if (sc->node || !node)
 			return NULL;
+		/*
+		 * Asked for by an annotation, and its container is in the pod
+		 * (its injector ran before rearguard): the container is the
+		 * evidence, native or not.
+		 */
+		f->plain -= !sc->native;
+		sc->ctr = ctr;
+		sc->node = node;
+		sc->native = native || p->helper;
+		f->plain += !sc->native;
+		return sc;
+	}
 	if (f->n == MAX_SIDECARS)
 		return NULL;
 	memset(&f->sc[f->n], 0, sizeof(f->sc[0]));
@@ -286,6 +302,31 @@ static int find_native(struct planning *pl, const struct ynode *inits, struct fo
 }
 
 /*
+ * A wrapper that stops the sidecar it runs by itself once the apps are
+ * done, or NULL: nownabe/watchkiller SIGKILLs its child once the file
+ * KILLER_WATCH_FILE exists (the app's trap makes it) and exits 0, and a
+ * SIGTERM to it ends it with 143 and leaves the child; kubexit stops its
+ * child when a death dependency (KUBEXIT_DEATH_DEPS) has ended. Either
+ * is a helper that ends by itself, which rearguard must not signal.
+ */
+static const char *self_stopping(const struct ynode *c, const char *const *argv, size_t argc)
+{
+	static const struct {
+		const char *program, *env;
+	} wrappers[] = {
+		{"watchkiller", "KILLER_WATCH_FILE"},
+		{"kubexit", "KUBEXIT_DEATH_DEPS"},
+	};
+	const char *v;
+	size_t i;
+
+	for (i = 0; argc > 0 && argv[0] && i < ARRAY_SIZE(wrappers); i++)
+		if (strcmp(base_name(argv[0]), wrappers[i].program) == 0 && (v = inject_env(c, wrappers[i].env)) && *v)
+			return wrappers[i].program;
+	return NULL;
+}
+
+/*
  * The sidecars a template shows: those its annotations (or --mesh, when it
  * shows no mesh's proxy itself) ask an injector for, in the table's order (native when the template asks the
  * injector for that), then its own sidecar containers in their order (by
@@ -302,7 +343,14 @@ int inject_find_sidecars(struct planning *pl, const struct ynode *meta, const st
 	size_t i;
 	int rc;
 
-	memset(f, 0, sizeof(*f));
+	/* What the containers use of the arrays, and the rest: a pod has a few containers of 256. */
+	memset(f->named, 0, (ctrs->n < MAX_CONTAINERS ? ctrs->n : MAX_CONTAINERS) * sizeof(f->named[0]));
+	memset(f->sidecar_ctr, 0, (ctrs->n < MAX_CONTAINERS ? ctrs->n : MAX_CONTAINERS) * sizeof(f->sidecar_ctr[0]));
+	if (inits)
+		memset(f->named_init, 0, (inits->n < MAX_CONTAINERS ? inits->n : MAX_CONTAINERS) * sizeof(f->named_init[0]));
+	f->plain = f->n = f->apps = 0;
+	f->refused = NULL;
+	f->mesh_refused = f->root_agent = false;
 	f->first_app = NO_CTR;
 	if (proxy) {
 		nt = plan_note(pl, NOTE_MESH_SHOWN, INFO, proxy);
@@ -349,9 +397,13 @@ int inject_find_sidecars(struct planning *pl, const struct ynode *meta, const st
 			p = presets_container(inject_name(c), ydoc_str(ydoc_get(c, "image")), argv, argc);
 		}
 		if (p) {
+			const char *wrapper = self_stopping(c, argv, argc);
+
 			f->sidecar_ctr[i] = true;
-			add_sidecar(f, p, i, c, false);
-			if (p->note) {
+			sc = add_sidecar(f, p, i, c, wrapper != NULL);
+			if (sc)
+				sc->self_stops = wrapper;
+			if (p->note && !wrapper) {
 				nt = plan_note(pl, NOTE_PRESET_NOTE, INFO, c);
 				nt->p = p;
 				nt->ctr = inject_name(c);
@@ -540,17 +592,35 @@ static int fix_injected(struct planning *pl, const struct ynode *meta, const str
 	return 0;
 }
 
-/* A command line as the planned fixes will leave it: what the specs are written from. */
+/*
+ * A sidecar's command line as the planned fixes will leave it: what its
+ * spec is written from. The program may follow a wrapper (tini --
+ * cloud-sql-proxy, /watchkiller /cloud_sql_proxy) or be a shell's script
+ * (sh -c 'exec cloud-sql-proxy ...'): its flags are read from the program
+ * on, and go right after it, where cobra takes them; a script's are not
+ * rearguard's to add.
+ */
 struct cmdline {
 	const char *argv[MAX_ARGV];
 	struct ynode **slots[MAX_ARGV];
-	size_t argc, args_at, added;
+	size_t argc;
+	size_t args_at; /* where args begin among argv */
+	size_t prog;	/* the program's index (0 where no wrapper runs it) */
+	size_t next;	/* where the next flag put in goes */
+	size_t first;	/* ...and the first one, as an index of args */
+	struct preset_program script;
+	const struct ynode *ctr;
+	struct planning *pl;
 };
 
-static void cmdline_read(struct cmdline *cl, const struct ynode *c)
+static void cmdline_read(struct cmdline *cl, struct planning *pl, const struct ynode *c)
 {
 	const struct ynode *cmd = ydoc_get(c, "command");
+	struct preset_program prog;
 
+	memset(cl, 0, sizeof(*cl));
+	cl->pl = pl;
+	cl->ctr = c;
 	cl->argc = inject_argv(c, cl->argv, cl->slots);
 	cl->args_at = cmd && cmd->kind == YNODE_SEQ && cmd->n > 0 ? (cmd->n < MAX_ARGV ? cmd->n : MAX_ARGV) : 1;
 	if (cl->argc == 0) {
@@ -558,13 +628,60 @@ static void cmdline_read(struct cmdline *cl, const struct ynode *c)
 		cl->slots[0] = NULL;
 		cl->argc = 1;
 	}
-	cl->added = 0;
+	if (cl->argv[0] && !presets_detect(NULL, cl->argv, cl->argc, NULL, 0) && presets_program(cl->argv, cl->argc, &prog)) {
+		if (prog.script)
+			cl->script = prog;
+		else
+			cl->prog = prog.at;
+	}
+	cl->next = cl->prog < cl->args_at ? cl->args_at : cl->prog + 1;
+	cl->first = cl->next - cl->args_at;
 }
 
-/* word put first in args, after those put there before, as inject_apply will. */
+/*
+ * An environment variable of the container as the planned fixes leave it:
+ * a variable the plan sets, else the container's own (for presets_spec
+ * and presets_flag; data is the cmdline).
+ */
+static const char *cmdline_env(const void *data, const char *name)
+{
+	const struct cmdline *cl = data;
+	const struct inject_plan *plan = cl->pl->plan;
+	size_t i;
+
+	for (i = plan->nfixes; i-- > 0;)
+		if (plan->fixes[i].kind == FIX_ENV && plan->fixes[i].ctr == cl->ctr && strcmp(plan->fixes[i].key, name) == 0)
+			return plan->fixes[i].value;
+	return inject_env(cl->ctr, name);
+}
+
+/* What configures the sidecar, read from the program on. */
+static void cmdline_source(const struct cmdline *cl, const struct ynode *meta, struct preset_source *src)
+{
+	memset(src, 0, sizeof(*src));
+	src->ann = inject_annotation;
+	src->meta = meta;
+	src->no_ports = cl->pl->plan->no_ports;
+	if (!cl->ctr)
+		return;
+	src->env = cmdline_env;
+	src->ctr = cl;
+	src->no_ports = cl->pl->plan->no_ports;
+	if (cl->script.argc > 0) {
+		src->argv = cl->script.argv;
+		src->argc = cl->script.argc;
+	} else {
+		src->argv = cl->argv + cl->prog;
+		src->argc = cl->argc - cl->prog;
+		if (src->argc == 1 && !src->argv[0])
+			src->argc = 0;
+	}
+}
+
+/* word put right after the program, after those put there before, as inject_apply will. */
 static void cmdline_insert(struct cmdline *cl, const char *word)
 {
-	size_t at = cl->args_at + cl->added++;
+	size_t at = cl->next++;
 
 	if (cl->argc == MAX_ARGV)
 		cl->argc--;
@@ -575,48 +692,128 @@ static void cmdline_insert(struct cmdline *cl, const char *word)
 	cl->argc++;
 }
 
+/* Whether the container sets any of the row's environment twins: then it is configured by its environment. */
+static bool configured_by_env(const struct spec_preset *p, const struct ynode *c)
+{
+	const struct ynode *env = ydoc_get(c, "env");
+	size_t i, n = p->env_prefix ? strlen(p->env_prefix) : 0;
+
+	for (i = 0; n && env && env->kind == YNODE_SEQ && i < env->n; i++) {
+		const char *name = ydoc_str(ydoc_get(env->items[i], "name"));
+
+		if (name && strncmp(name, p->env_prefix, n) == 0)
+			return true;
+	}
+	return false;
+}
+
 /*
  * The flags a sidecar's stop needs (its row's), each only when it is not
- * on: put first in args (cobra takes flags anywhere), or, where the
- * command line turns it off (--quitquitquit=false), turned on in place.
+ * on, and only where the program's version has it: put right after the
+ * program (cobra takes flags anywhere after it), or, where the command
+ * line turns it off (--quitquitquit=false), turned on in place. Where the
+ * sidecar is configured by its environment (the Cloud SQL Proxy
+ * Operator's), or its program is a script's, the flag's environment twin
+ * is set instead. A version older than a flag, or one the image does not
+ * tell, gets none of the flags that came after its first release (said);
+ * without its stop endpoint the sidecar is stopped by SIGTERM.
  */
-static int fix_flags(struct planning *pl, struct sidecar *sc, struct cmdline *cl)
+static int fix_flags(struct planning *pl, const struct ynode *meta, struct sidecar *sc, struct cmdline *cl)
 {
 	const struct spec_preset *p = sc->p;
+	const char *image = ydoc_str(ydoc_get(sc->node, "image"));
+	char version[64];
+	enum preset_version known = presets_image_version(p, image, version, sizeof(version));
+	bool by_env = p->env_prefix && (cl->script.argc > 0 || configured_by_env(p, sc->node)), version_matters = false;
+	char unknown[NOTE_LIST_MAX] = "";
+	struct preset_source src;
+	struct inject_note *nt;
 	size_t i;
 
+	/* An image that does not tell the version of a program whose flags came release by release: none at all. */
+	for (i = 0; i < ARRAY_SIZE(p->flags) && p->flags[i].name && known == VERSION_UNKNOWN; i++)
+		version_matters |= p->flags[i].since != NULL;
 	for (i = 0; i < ARRAY_SIZE(p->flags) && p->flags[i].name; i++) {
-		struct goflag g;
+		const struct preset_flag *flag = &p->flags[i];
+		struct preset_flag_state f;
 		char word[64];
 		const char *kept;
-		struct inject_note *nt;
+		const char *at;
 
-		argv_goflag(cl->argv, cl->argc, p->flags[i].name, true, &g);
-		if (g.on)
+		cmdline_source(cl, meta, &src);
+		presets_flag(p, &src, flag->name, true, &f);
+		/* On the node's network, nothing that opens a port (its stop endpoint, its health check's). */
+		if (f.on || (pl->plan->no_ports && (flag->stop_endpoint || (p->ready_flag && strcmp(flag->name, p->ready_flag) == 0))))
 			continue;
-		if (g.set && cl->slots[g.at]) {
+		if (f.set && !f.from_env && cl->script.argc == 0 && cl->slots[cl->prog + f.at]) {
 			/* The same dashes, without the value: the last one wins in Go, and it is this one. */
-			const char *eq = strchr(cl->argv[g.at], '=');
-
-			snprintf(word, sizeof(word), "%.*s", eq ? (int)(eq - cl->argv[g.at]) : 48, cl->argv[g.at]);
+			at = cl->argv[cl->prog + f.at];
+			snprintf(word, sizeof(word), "%.*s", strchr(at, '=') ? (int)(strchr(at, '=') - at) : 48, at);
 			kept = ydoc_strndup(pl->s, word, strlen(word));
 			if (!kept)
 				return -ENOMEM;
-			nt = plan_note(pl, NOTE_FLAG_ON, INFO, *cl->slots[g.at]);
+			nt = plan_note(pl, NOTE_FLAG_ON, INFO, *cl->slots[cl->prog + f.at]);
 			nt->p = p;
 			nt->ctr = inject_name(sc->node);
-			nt->a = cl->argv[g.at];
+			nt->a = at;
 			nt->b = kept;
-			if (plan_fix(pl, FIX_FLAG_ON, sc->node, cl->slots[g.at], kept, NULL) < 0)
+			if (plan_fix(pl, FIX_FLAG_ON, sc->node, cl->slots[cl->prog + f.at], kept, NULL) < 0)
 				return -ENOMEM;
-			cl->argv[g.at] = kept;
+			cl->argv[cl->prog + f.at] = kept;
 			continue;
 		}
-		snprintf(word, sizeof(word), "--%s", p->flags[i].name);
+		if (version_matters) {
+			snprintf(unknown + strlen(unknown), sizeof(unknown) - strlen(unknown), "%s--%s",
+				 *unknown ? ", " : "", flag->name);
+			continue;
+		}
+		if (flag->since && known == VERSION_KNOWN && !presets_version_at_least(version, flag->since)) {
+			nt = plan_note(pl, NOTE_FLAG_TOO_NEW, WARN, sc->node);
+			nt->p = p;
+			nt->ctr = inject_name(sc->node);
+			nt->a = flag->name;
+			nt->b = flag->since;
+			nt->c = ydoc_strndup(pl->s, version, strlen(version));
+			continue;
+		}
+		if (by_env && *f.env_name) {
+			const char *name = ydoc_strndup(pl->s, f.env_name, strlen(f.env_name));
+
+			if (!name || plan_fix(pl, FIX_ENV, sc->node, NULL, name, "true") < 0)
+				return -ENOMEM;
+			nt = plan_note(pl, NOTE_ENV_SET, INFO, sc->node);
+			nt->p = p;
+			nt->ctr = inject_name(sc->node);
+			nt->a = name;
+			nt->b = "true";
+			nt->c = f.from_env ? f.value : NULL;
+			continue;
+		}
+		if (cl->script.argc > 0)
+			continue; /* a script's flags are its author's; no twin to set */
+		snprintf(word, sizeof(word), "--%s", flag->name);
 		kept = ydoc_strndup(pl->s, word, strlen(word));
 		if (!kept || plan_fix(pl, FIX_FLAG_ADD, sc->node, NULL, kept, NULL) < 0)
 			return -ENOMEM;
+		pl->plan->fixes[pl->plan->nfixes - 1].at = cl->first;
 		cmdline_insert(cl, kept);
+	}
+	if (*unknown) {
+		nt = plan_note(pl, NOTE_VERSION_UNKNOWN, WARN, sc->node);
+		nt->p = p;
+		nt->ctr = inject_name(sc->node);
+		nt->a = image;
+		str_copy(nt->words, unknown, sizeof(nt->words));
+	}
+	/* Without its stop endpoint, SIGTERM, at once rather than after a refused request. */
+	for (i = 0; i < ARRAY_SIZE(p->flags) && p->flags[i].name; i++) {
+		struct preset_flag_state f;
+
+		if (!p->flags[i].stop_endpoint)
+			continue;
+		cmdline_source(cl, meta, &src);
+		presets_flag(p, &src, p->flags[i].name, true, &f);
+		sc->signal_stop |= !f.on;
 	}
 	return 0;
 }
@@ -628,20 +825,17 @@ static int fix_flags(struct planning *pl, struct sidecar *sc, struct cmdline *cl
  */
 static int write_spec(const struct ynode *meta, struct sidecar *sc, const struct cmdline *cl)
 {
-	const struct ynode *c = sc->node;
-	size_t argc = c ? cl->argc : 0;
+	struct preset_source src;
 	int rc;
 
-	if (argc == 1 && !cl->argv[0])
-		argc = 0;
+	cmdline_source(cl, meta, &src);
 	if (sc->p && sc->native && !sc->p->helper)
 		/* Never stopped nor polled: its URLs do not matter, its processes do. */
 		rc = snprintf(sc->spec, sizeof(sc->spec), "%s", sc->p->name) < (int)sizeof(sc->spec) ? 0 : -ENOSPC;
 	else if (sc->p)
-		rc = presets_spec(sc->p, cl->argv, argc, inject_annotation, meta, sc->signal_stop, sc->spec,
-				  sizeof(sc->spec));
+		rc = presets_spec(sc->p, &src, sc->signal_stop, sc->spec, sizeof(sc->spec));
 	else
-		rc = named_spec(inject_name(c), cl->argv, argc, sc->named, sc->spec, sizeof(sc->spec));
+		rc = named_spec(inject_name(sc->node), src.argv, src.argc, sc->named, sc->spec, sizeof(sc->spec));
 	if (rc == 0 && sc->native && !(sc->p && sc->p->helper))
 		rc = mark_native(sc->spec, sizeof(sc->spec));
 	return rc;
@@ -662,7 +856,8 @@ int inject_plan_sidecars(struct planning *pl, const struct ynode *meta, struct f
 	for (i = 0; i < f->n; i++) {
 		const struct spec_preset *p = f->sc[i].native ? NULL : f->sc[i].p;
 
-		if (!p || !p->fix_key)
+		/* On the node's network no endpoint is opened: a stop by SIGTERM. */
+		if (!p || !p->fix_key || pl->plan->no_ports)
 			continue;
 		rc = f->sc[i].node ? fix_injected(pl, meta, &f->sc[i]) : fix_annotation(pl, meta, p);
 		if (rc < 0)
@@ -677,13 +872,15 @@ int inject_plan_sidecars(struct planning *pl, const struct ynode *meta, struct f
 	n = 0;
 	for (i = 0; i < f->n; i++) {
 		struct sidecar *sc = &f->sc[i];
-		struct cmdline cl = {.argc = 0};
+		struct cmdline cl;
 		bool dup = false;
 
+		memset(&cl, 0, sizeof(cl));
+		cl.pl = pl;
 		if (sc->node)
-			cmdline_read(&cl, sc->node);
+			cmdline_read(&cl, pl, sc->node);
 		if (sc->node && !sc->native && sc->p && sc->p->flags[0].name) {
-			rc = fix_flags(pl, sc, &cl);
+			rc = fix_flags(pl, meta, sc, &cl);
 			if (rc < 0)
 				return rc;
 		}
@@ -796,7 +993,7 @@ void inject_check_signals(struct planning *pl, const struct ynode *meta, const s
 			bool signal, all, told;
 			int sig;
 
-			if (sc->native || spec_parse(sc->spec, &s, why, sizeof(why)) < 0)
+			if (sc->native || spec_read(sc->spec, &s, why, sizeof(why)) < 0)
 				continue;
 			/* Under rearguard sidecar the stop goes through the volume: no uid needed. */
 			if (sc->wrapped) {

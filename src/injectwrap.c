@@ -107,7 +107,8 @@ static bool may_die(const struct sidecar *sc, int *sig)
 	char why[256], first[SPEC_NAME_MAX];
 	bool signal;
 
-	if (sc->native || !sc->node || sc->p)
+	/* Native, injected by a webhook, a preset's, or stopped by a wrapper of its own (watchkiller, kubexit). */
+	if (sc->native || !sc->node || sc->p || sc->self_stops)
 		return false;
 	/* A container named PRESET,KEY=VALUE... runs its preset's program. */
 	if (sc->named && snprintf(first, sizeof(first), "%.*s", (int)strcspn(sc->named, ","), sc->named) > 0 &&

@@ -327,22 +327,16 @@ static void add_warning(struct warnings *w, const char *fmt, ...)
 	snprintf(w->text[w->n++], sizeof(w->text[0]), "%s", line);
 }
 
+/* One of the plan's notes as a warning. */
+static void warn_words(void *data, const char *words)
+{
+	add_warning(data, "rearguard: %s", words);
+}
+
 /* The plan's notes as warnings about the pod: what was done or why not first, then the rest in order. */
 static void warn_notes(struct warnings *w, const struct inject_plan *plan)
 {
-	char words[NOTE_WORDS_MAX];
-	size_t i, pass;
-
-	for (pass = 0; pass < 2; pass++)
-		for (i = 0; i < plan->nnotes; i++) {
-			const struct inject_note *n = &plan->notes[i];
-			bool essential = n->kind == NOTE_ADDED || inject_note_leaves(n->kind);
-
-			if (essential != (pass == 0))
-				continue;
-			inject_note_words(n, NOTE_FOR_POD, words, sizeof(words));
-			add_warning(w, "rearguard: %s", words);
-		}
+	inject_plan_words(plan, warn_words, w);
 }
 
 static const char *str_at(const struct ynode *n, const char *path)
@@ -501,19 +495,13 @@ static int invalid(struct review_answer *a, const char *fmt, ...)
 /*
  * Pods that get no warning: a controller's long-running ones (a
  * restartPolicy of Always), whose creator reads none and whose log they
- * would fill, and mirror pods, which the kubelet makes.
+ * would fill.
  */
-static bool quiet(const struct ynode *pod, const struct inject_plan *plan)
+static bool quiet(const struct ynode *pod)
 {
 	const char *policy = str_at(pod, "spec.restartPolicy");
-	size_t i;
 
-	if (!policy || strcmp(policy, "Always") == 0)
-		return true;
-	for (i = 0; i < plan->nnotes; i++)
-		if (plan->notes[i].kind == NOTE_MIRROR)
-			return true;
-	return false;
+	return !policy || strcmp(policy, "Always") == 0;
 }
 
 /* The pod's change as a patch, into p; its outcome. */
@@ -541,10 +529,9 @@ static int decide(struct ystream *sb, struct ynode *pod_b, const struct inject_o
 	/*
 	 * What a first review said is not said again when reinvoked; a pod its
 	 * restartPolicy leaves alone (a Deployment's) says nothing: its creator
-	 * is a controller, whose log the warnings would fill; nor does a mirror
-	 * pod, which the kubelet makes.
+	 * is a controller, whose log the warnings would fill.
 	 */
-	if (!again && !(rc == 0 && quiet(pod_b, plan)))
+	if (!again && !(rc == 0 && quiet(pod_b)))
 		warn_notes(w, plan);
 	if (rc == 0) {
 		a->outcome = REVIEW_UNCHANGED;

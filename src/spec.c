@@ -257,7 +257,8 @@ bool spec_container_name(const char *s)
 	return true;
 }
 
-int spec_parse(const char *text, struct sidecar_spec *spec, char *err, size_t errlen)
+/* Both parsers: compile says whether the match regex is compiled too. */
+static int parse_spec(const char *text, struct sidecar_spec *spec, char *err, size_t errlen, bool compile)
 {
 	bool seen_native = false, seen_handles = false;
 	unsigned seen = 0;
@@ -383,12 +384,12 @@ int spec_parse(const char *text, struct sidecar_spec *spec, char *err, size_t er
 		rc = -EINVAL;
 		goto out;
 	}
-	if (regex_compile_whole(&spec->match, spec->match_src, rerr, sizeof(rerr)) < 0) {
+	if (compile && regex_compile_whole(&spec->match, spec->match_src, rerr, sizeof(rerr)) < 0) {
 		fail(err, errlen, text, "match: invalid regex \"%s\": %s", spec->match_src, rerr);
 		rc = -EINVAL;
 		goto out;
 	}
-	spec->match_compiled = true;
+	spec->match_compiled = compile;
 	if (spec->name[0] == '\0')
 		str_copy(spec->name, spec->match_src, sizeof(spec->name));
 out:
@@ -397,6 +398,16 @@ out:
 	if (rc < 0)
 		spec_free(spec);
 	return rc;
+}
+
+int spec_parse(const char *text, struct sidecar_spec *spec, char *err, size_t errlen)
+{
+	return parse_spec(text, spec, err, errlen, true);
+}
+
+int spec_read(const char *text, struct sidecar_spec *spec, char *err, size_t errlen)
+{
+	return parse_spec(text, spec, err, errlen, false);
 }
 
 void spec_free(struct sidecar_spec *spec)

@@ -77,6 +77,13 @@ struct sidecar_spec {
  */
 int spec_parse(const char *text, struct sidecar_spec *spec, char *err, size_t errlen);
 
+/*
+ * The same without compiling its match regex (match is then unusable):
+ * for a reader of a spec known to be good that wants only its URLs and
+ * its stop (inject's pre-flight of signals, once per sidecar of every pod).
+ */
+int spec_read(const char *text, struct sidecar_spec *spec, char *err, size_t errlen);
+
 /* Whether s can name a container of a pod (a DNS label, as Kubernetes requires). */
 bool spec_container_name(const char *s);
 void spec_free(struct sidecar_spec *spec);
