@@ -114,7 +114,7 @@ static bool may_die(const struct sidecar *sc, int *sig)
 	if (sc->named && snprintf(first, sizeof(first), "%.*s", (int)strcspn(sc->named, ","), sc->named) > 0 &&
 	    presets_find(first))
 		return false;
-	if (spec_parse(sc->spec, &s, why, sizeof(why)) < 0)
+	if (spec_read(sc->spec, &s, why, sizeof(why)) < 0)
 		return false;
 	signal = !s.stop_url && !s.handles_stop && !ends_with_zero(sc, &s, s.stop_signal);
 	*sig = s.stop_signal;
@@ -309,7 +309,7 @@ int inject_apply_wraps(struct ystream *s, struct ynode *spec, const struct injec
 		any = true;
 		if (!f->sc[i].wrap_words)
 			continue;
-		if (spec_parse(f->sc[i].spec, &sp, why, sizeof(why)) == 0) {
+		if (spec_read(f->sc[i].spec, &sp, why, sizeof(why)) == 0) {
 			sig = sp.stop_signal;
 			spec_free(&sp);
 		}
