@@ -73,9 +73,6 @@ void options_print_inject_help(void)
 /* rearguard webhook --help. */
 void options_print_webhook_help(void)
 {
-	char meshes[64];
-
-	presets_mesh_words("|", meshes, sizeof(meshes));
 	printf("Usage: rearguard webhook [OPTIONS]\n"
 	       "\n"
 	       "Serves a Kubernetes mutating admission webhook over HTTPS (TLS 1.2 and 1.3):\n"
@@ -86,7 +83,8 @@ void options_print_webhook_help(void)
 	       "pair that is unreadable, does not match or is not valid now is refused and\n"
 	       "the old one keeps serving. SIGTERM or SIGINT: stop accepting, answer the\n"
 	       "requests in flight (with Connection: close), close the idle connections,\n"
-	       "exit 0 (after %d s at most).\n"
+	       "exit 0 (after %d s at most). It has no --mesh: it sees each pod after the\n"
+	       "mesh's injector put its proxy in (docs/webhook.md).\n"
 	       "\n"
 	       "  --listen ADDR:PORT    where to listen (default " WEBHOOK_LISTEN "; :PORT is every address,\n"
 	       "                        IPv6 and IPv4; 0.0.0.0:PORT, [::]:PORT, 127.0.0.1:PORT;\n"
@@ -97,8 +95,6 @@ void options_print_webhook_help(void)
 	       "                        (default " WEBHOOK_TLS_KEY ") [REARGUARD_TLS_KEY]\n"
 	       "  --image IMAGE         the agent's image (default %s)\n"
 	       "                                                       [REARGUARD_IMAGE]\n"
-	       "  --mesh %-13s  the cluster injects this mesh's proxy into the pods\n"
-	       "                                                       [REARGUARD_MESH]\n"
 	       "  --gate                start the apps only once the sidecars are ready\n"
 	       "                                                       [REARGUARD_GATE=true]\n"
 	       "  --signal-as-root      as for rearguard inject   [REARGUARD_SIGNAL_AS_ROOT=true]\n"
@@ -121,7 +117,50 @@ void options_print_webhook_help(void)
 	       "\n"
 	       "Exit status: 0 stopped by SIGTERM or SIGINT; 1 the certificate, the key or\n"
 	       "the address cannot be used at start; 2 bad usage.\n",
-	       WEBHOOK_DRAIN_S, INJECT_DEFAULT_IMAGE, meshes, WEBHOOK_BODY_MAX >> 20);
+	       WEBHOOK_DRAIN_S, INJECT_DEFAULT_IMAGE, WEBHOOK_BODY_MAX >> 20);
+}
+
+/* rearguard explain --help (and kubectl rearguard explain --help). */
+void options_print_explain_help(void)
+{
+	char meshes[64];
+
+	presets_mesh_words("|", meshes, sizeof(meshes));
+	printf("Usage: rearguard explain [OPTIONS] [FILE|-]...\n"
+	       "       kubectl rearguard explain [OPTIONS] [FILE|-]...\n"
+	       "\n"
+	       "Says why a pod is still running, and what fixes it. Reads what kubectl get\n"
+	       "-o json or -o yaml prints (standard input for - or none): a Pod, a Job, a\n"
+	       "CronJob, a List of them, or a whole cluster's\n"
+	       "kubectl get pods,jobs,cronjobs,namespaces -A -o json. It needs no access to\n"
+	       "a cluster. Each pod gets one verdict with its evidence and its fixes, most\n"
+	       "direct first: hung (the apps exited and a plain container runs on),\n"
+	       "hung with rearguard (the agent could not stop it), at risk (it will hang, or\n"
+	       "a sidecar in initContainers blocks it), failed because of a sidecar, fine.\n"
+	       "A Job or CronJob none of whose pods is in the input is judged by its\n"
+	       "template. For more than one namespace, a table by namespace follows, with\n"
+	       "the label that covers most of them. What the webhook would do is its own\n"
+	       "decision, asked on the pod.\n"
+	       "\n"
+	       "  kubectl get pods -l job-name=JOB -o json | kubectl rearguard explain\n"
+	       "\n"
+	       "  -o, --output text|json  text for people (default), JSON for tools (every\n"
+	       "                        object, the schema of docs/explain.md)\n"
+	       "  --all                 the fine ones too\n"
+	       "  --audit               the table by namespace only\n"
+	       "  --now TIME            judge as of TIME (RFC 3339, as kubectl prints it), for\n"
+	       "                        a dump read later (default: now)\n"
+	       "  --mesh %-13s  the webhook's --mesh: the cluster injects this mesh\n"
+	       "                                                       [REARGUARD_MESH]\n"
+	       "  --sidecar CONTAINER[=SPEC]\n"
+	       "                        the webhook's --sidecar (as for rearguard inject)\n"
+	       "  -h, --help            this text\n"
+	       "\n"
+	       "Exit status: 0 every pod is fine; 1 a pod is hung or at risk, or a sidecar\n"
+	       "failed it; 2 bad usage or bad input (one line on standard error, with the\n"
+	       "line and column where it broke, and nothing on standard output).\n"
+	       "See docs/explain.md.\n",
+	       meshes);
 }
 
 void options_print_help(void)
@@ -135,6 +174,7 @@ void options_print_help(void)
 	       "       rearguard install DIR\n"
 	       "       rearguard inject [--image IMAGE] [--mesh istio|linkerd] [--gate] [FILE|-]\n"
 	       "       rearguard webhook [--listen ADDR:PORT] [--tls-cert FILE] [--tls-key FILE]\n"
+	       "       rearguard explain [-o text|json] [--all] [--audit] [FILE|-]...\n"
 	       "       rearguard presets\n"
 	       "       rearguard version | --version | --help\n"
 	       "\n"
@@ -263,6 +303,10 @@ void options_print_help(void)
 	       "\n"
 	       "rearguard webhook: the same for each pod the API server creates, as a mutating\n"
 	       "admission webhook over HTTPS; rearguard webhook --help lists its options.\n"
+	       "\n"
+	       "rearguard explain [FILE|-]...: why a pod (of kubectl get -o json or -o yaml)\n"
+	       "is still running, and what fixes it; installed as kubectl-rearguard too, it is\n"
+	       "kubectl rearguard explain. rearguard explain --help lists its options.\n"
 	       "\n"
 	       "rearguard presets: the table of known sidecars, one JSON object a line, in its\n"
 	       "order (the order of detection, and the reverse of the detected sidecars' stops).\n");

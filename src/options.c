@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 enum {
@@ -55,6 +56,10 @@ enum {
 	OPT_LISTEN,
 	OPT_TLS_CERT,
 	OPT_TLS_KEY,
+	OPT_OUTPUT = 'o',
+	OPT_ALL = 512,
+	OPT_AUDIT,
+	OPT_NOW,
 };
 
 /* Which commands take an option. */
@@ -65,7 +70,8 @@ enum {
 #define FOR_INSTALL 16u
 #define FOR_INJECT 32u
 #define FOR_WEBHOOK 64u
-#define FOR_ALL (FOR_AGENT | FOR_DRAIN | FOR_RUN | FOR_WAIT | FOR_INSTALL | FOR_INJECT | FOR_WEBHOOK)
+#define FOR_EXPLAIN 128u
+#define FOR_ALL (FOR_AGENT | FOR_DRAIN | FOR_RUN | FOR_WAIT | FOR_INSTALL | FOR_INJECT | FOR_WEBHOOK | FOR_EXPLAIN)
 
 struct opt_def {
 	const char *name;
@@ -97,14 +103,19 @@ static const struct opt_def opts[] = {
 	{ "no-wait", OPT_NO_WAIT, no_argument, "REARGUARD_NO_WAIT", FOR_RUN },
 	{ "drain", OPT_DRAIN, no_argument, "REARGUARD_DRAIN", FOR_RUN },
 	/* inject's --sidecar has no environment twin: REARGUARD_SIDECARS is the agent's list of specs. */
-	{ "sidecar", OPT_NAMED, required_argument, NULL, FOR_INJECT | FOR_WEBHOOK },
+	{ "sidecar", OPT_NAMED, required_argument, NULL, FOR_INJECT | FOR_WEBHOOK | FOR_EXPLAIN },
 	{ "image", OPT_IMAGE, required_argument, "REARGUARD_IMAGE", FOR_INJECT | FOR_WEBHOOK },
-	{ "mesh", OPT_MESH, required_argument, "REARGUARD_MESH", FOR_INJECT | FOR_WEBHOOK },
+	{ "mesh", OPT_MESH, required_argument, "REARGUARD_MESH", FOR_INJECT | FOR_WEBHOOK | FOR_EXPLAIN },
 	{ "gate", OPT_GATE, no_argument, "REARGUARD_GATE", FOR_INJECT | FOR_WEBHOOK },
 	{ "signal-as-root", OPT_SIGNAL_AS_ROOT, no_argument, "REARGUARD_SIGNAL_AS_ROOT", FOR_INJECT | FOR_WEBHOOK },
 	{ "listen", OPT_LISTEN, required_argument, "REARGUARD_LISTEN", FOR_WEBHOOK },
 	{ "tls-cert", OPT_TLS_CERT, required_argument, "REARGUARD_TLS_CERT", FOR_WEBHOOK },
 	{ "tls-key", OPT_TLS_KEY, required_argument, "REARGUARD_TLS_KEY", FOR_WEBHOOK },
+	/* explain's own: what it prints, and the time it judges at. */
+	{ "output", OPT_OUTPUT, required_argument, NULL, FOR_EXPLAIN },
+	{ "all", OPT_ALL, no_argument, NULL, FOR_EXPLAIN },
+	{ "audit", OPT_AUDIT, no_argument, NULL, FOR_EXPLAIN },
+	{ "now", OPT_NOW, required_argument, NULL, FOR_EXPLAIN },
 	{ "log-format", OPT_LOG_FORMAT, required_argument, "REARGUARD_LOG_FORMAT", FOR_AGENT | FOR_DRAIN | FOR_RUN | FOR_WEBHOOK },
 	{ "verbose", OPT_VERBOSE, no_argument, "REARGUARD_VERBOSE", FOR_AGENT | FOR_DRAIN | FOR_RUN | FOR_WEBHOOK },
 	{ "quiet", OPT_QUIET, no_argument, "REARGUARD_QUIET", FOR_AGENT | FOR_DRAIN | FOR_RUN | FOR_INJECT | FOR_WEBHOOK },
@@ -133,6 +144,8 @@ static const struct command inject_cmd = { FOR_INJECT, "inject: ", "see rearguar
 					   options_print_inject_help };
 static const struct command webhook_cmd = { FOR_WEBHOOK, "webhook: ", "see rearguard webhook --help", false,
 					    options_print_webhook_help };
+static const struct command explain_cmd = { FOR_EXPLAIN, "explain: ", "see rearguard explain --help", false,
+					    options_print_explain_help };
 
 static int failf(char *err, size_t errlen, const char *fmt, ...) RG_PRINTF(3, 4);
 
@@ -932,5 +945,89 @@ enum options_result options_parse_webhook(struct webhook_options *o, int argc, c
 		      argv[first]);
 		return OPTIONS_ERROR;
 	}
+	/*
+	 * --mesh says that a namespace's injector will add its proxy after
+	 * inject ran over the template. The webhook sees each pod after the
+	 * injectors whose configurations sort before its own (Istio's,
+	 * Linkerd's) and again, reinvoked, after those that sort after it: the
+	 * proxy is in the pod, or was never going to be (docs/webhook.md).
+	 */
+	if (o->inject.mesh) {
+		failf(err, errlen,
+		      "webhook: %s is for rearguard inject: the webhook sees the mesh's proxy in the pod, where the "
+		      "mesh's injector put it (see docs/webhook.md, \"Ordering with other injectors\")",
+		      o->inject.mesh_from == INJECT_ENV ? "REARGUARD_MESH" : "--mesh");
+		return OPTIONS_ERROR;
+	}
+	return OPTIONS_OK;
+}
+
+/* ---- explain ----------------------------------------------------------------- */
+
+/* --now: an instant as kubectl prints one (RFC 3339, UTC or with an offset), as real time in microseconds. */
+static int parse_now(const char *value, int64_t *us)
+{
+	struct tm tm = {0};
+	int64_t s;
+	char tail[8] = "";
+	int off = 0, n = 0;
+
+	if (sscanf(value, "%4d-%2d-%2dT%2d:%2d:%2d%n", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour, &tm.tm_min,
+		   &tm.tm_sec, &n) != 6 || n != 19)
+		return -EINVAL;
+	str_copy(tail, value + 19, sizeof(tail));
+	if (strcmp(tail, "Z") != 0) {
+		int h, m;
+
+		if (strlen(tail) != 6 || (tail[0] != '+' && tail[0] != '-') || sscanf(tail + 1, "%2d:%2d", &h, &m) != 2)
+			return -EINVAL;
+		off = (h * 60 + m) * 60 * (tail[0] == '+' ? 1 : -1);
+	}
+	tm.tm_year -= 1900;
+	tm.tm_mon -= 1;
+	s = (int64_t)timegm(&tm);
+	if (s < 0)
+		return -EINVAL;
+	*us = (s - off) * 1000000;
+	return 0;
+}
+
+static int apply_explain(void *p, int id, const char *value, const char *what, bool from_env, char *err,
+			 size_t errlen)
+{
+	struct explain_cli *o = p;
+
+	switch (id) {
+	case OPT_OUTPUT:
+		if (strcmp(value, "json") != 0 && strcmp(value, "text") != 0)
+			return failf(err, errlen, "%s%s: \"%s\" is not text or json", explain_cmd.prefix, what, value);
+		o->explain.json = strcmp(value, "json") == 0;
+		return 0;
+	case OPT_ALL:
+		o->explain.all = true;
+		return 0;
+	case OPT_AUDIT:
+		o->explain.audit = true;
+		return 0;
+	case OPT_NOW:
+		if (parse_now(value, &o->explain.now_us) < 0)
+			return failf(err, errlen, "%s%s: \"%s\" is not a time as kubectl prints one (2026-11-29T01:02:03Z)",
+				     explain_cmd.prefix, what, value);
+		return 0;
+	}
+	return apply_inject_option(&o->explain.inject, id, value, what, from_env, explain_cmd.prefix, err, errlen);
+}
+
+enum options_result options_parse_explain(struct explain_cli *o, int argc, char **argv, char *err, size_t errlen)
+{
+	int first;
+
+	memset(o, 0, sizeof(*o));
+	o->explain.now_us = real_us();
+	first = drive(&explain_cmd, false, apply_explain, o, argc, argv, err, errlen);
+	if (first < 0)
+		return result_of(first);
+	o->inputs = argv + first;
+	o->ninputs = argc - first;
 	return OPTIONS_OK;
 }

@@ -9,6 +9,7 @@
 #include "defaults.h"
 
 #include "decide.h"
+#include "explain.h"
 #include "inject.h"
 #include "log.h"
 #include "spec.h"
@@ -100,6 +101,15 @@ struct inject_cli {
 
 enum options_result options_parse_inject(struct inject_cli *o, int argc, char **argv, char *err, size_t errlen);
 
+/* rearguard explain [OPTIONS] [FILE|-]... */
+struct explain_cli {
+	struct explain_options explain; /* its strings point into argv or the environment */
+	char **inputs;			/* the operands, in argv; none: standard input */
+	int ninputs;
+};
+
+enum options_result options_parse_explain(struct explain_cli *o, int argc, char **argv, char *err, size_t errlen);
+
 /* rearguard webhook: the defaults are a Secret volume's keys at its conventional place. */
 #define WEBHOOK_LISTEN ":8443"
 #define WEBHOOK_TLS_CERT "/etc/rearguard/tls/tls.crt"
@@ -128,6 +138,7 @@ int options_duration(const char *what, const char *value, int64_t *ms, char *err
 void options_print_help(void);
 void options_print_inject_help(void);
 void options_print_webhook_help(void);
+void options_print_explain_help(void);
 void options_print_version(void);
 /* The preset table, one JSON object a row, on standard output: 0, or -ENOMEM. */
 int options_print_presets(void);

@@ -33,6 +33,9 @@ struct reader {
 	struct ybuf text;	 /* a string's value, decoded */
 	char *err;
 	size_t errlen;
+	/* ydoc_parse_json_items: each item of the root's "items", in a stream of its own */
+	int (*item)(void *data, struct ystream *is, struct ynode *n);
+	void *item_data;
 };
 
 static int fail(struct reader *r, const char *what)
@@ -242,6 +245,54 @@ static int literal(struct reader *r, struct ynode **out)
 
 static int value(struct reader *r, struct ynode **out, int depth);
 
+/*
+ * The root's "items", for ydoc_parse_json_items: each item read into a
+ * stream of its own, handed over and freed; the list in r->s stays empty.
+ */
+static int items_apart(struct reader *r, struct ynode **out, int depth)
+{
+	struct ystream *keep = r->s, one;
+	struct ynode *n = ydoc_new_seq(keep, true), *item;
+	int rc;
+
+	if (!n)
+		return -ENOMEM;
+	place(r, n);
+	r->at++;
+	skip_ws(r);
+	if (r->at < r->len && r->p[r->at] == ']') {
+		r->at++;
+	} else {
+		for (;;) {
+			memset(&one, 0, sizeof(one));
+			one.input = keep->input;
+			one.len = keep->len;
+			r->s = &one;
+			rc = value(r, &item, depth + 1);
+			r->s = keep;
+			if (rc == 0)
+				rc = r->item(r->item_data, &one, item);
+			ydoc_free(&one);
+			if (rc < 0)
+				return rc;
+			skip_ws(r);
+			if (r->at < r->len && r->p[r->at] == ',') {
+				r->at++;
+				skip_ws(r);
+				continue;
+			}
+			if (r->at < r->len && r->p[r->at] == ']') {
+				r->at++;
+				break;
+			}
+			return fail(r, "a ',' or ']' after an item");
+		}
+	}
+	n->end = r->at;
+	*out = n;
+	return ydoc_keep_items(keep, n) < 0 ? -ENOMEM : 0;
+}
+
 /* An object or an array from its opening bracket. */
 static int collection(struct reader *r, struct ynode **out, int depth)
 {
@@ -275,7 +326,11 @@ static int collection(struct reader *r, struct ynode **out, int depth)
 				r->at++;
 				skip_ws(r);
 			}
-			rc = value(r, &item, depth + 1);
+			if (map && r->item && depth == 0 && strcmp(item->value, "items") == 0 && r->at < r->len &&
+			    r->p[r->at] == '[')
+				rc = items_apart(r, &item, depth + 1);
+			else
+				rc = value(r, &item, depth + 1);
 			if (rc == 0)
 				rc = ydoc_append(r->s, n, item);
 			if (rc < 0)
@@ -311,9 +366,28 @@ static int value(struct reader *r, struct ynode **out, int depth)
 	return literal(r, out);
 }
 
+static int parse(struct reader *r0, const char *input, size_t len, struct ystream *s, char *err, size_t errlen);
+
 int ydoc_parse_json(const char *input, size_t len, struct ystream *s, char *err, size_t errlen)
 {
-	struct reader r = {.s = s, .p = input, .len = len, .line = 1, .err = err, .errlen = errlen};
+	struct reader r = {.item = NULL};
+
+	return parse(&r, input, len, s, err, errlen);
+}
+
+int ydoc_parse_json_items(const char *input, size_t len, struct ystream *s,
+			  int (*item)(void *data, struct ystream *is, struct ynode *n), void *data, char *err,
+			  size_t errlen)
+{
+	struct reader r = {.item = item, .item_data = data};
+
+	return parse(&r, input, len, s, err, errlen);
+}
+
+static int parse(struct reader *r0, const char *input, size_t len, struct ystream *s, char *err, size_t errlen)
+{
+	struct reader r = {.s = s, .p = input, .len = len, .line = 1, .err = err, .errlen = errlen,
+			   .item = r0->item, .item_data = r0->item_data};
 	struct ynode *root = NULL;
 	struct ydoc *d;
 	int rc;
