@@ -95,6 +95,9 @@ EXPECTED = {
     # inject keeps the JSON document JSON: kubectl then reads the whole stream as JSON.
     "inject tests/inject/cases/styles.yaml": [r"json: line 1: invalid character '-' in numeric literal"],
     "inject tests/inject/cases/resourcelist.yaml": [no_kind("ResourceList", "config.kubernetes.io/v1")],
+    # A mirror pod is the kubelet's to create (with spec.nodeName): inject leaves it alone, the apiserver refuses it.
+    "inject tests/inject/cases/pod-left-alone.yaml":
+        [r'Pod "etcd-node-1" is invalid: .*must set spec\.nodeName if mirror pod annotation is set'],
 }
 
 def kubectl(*args, stdin=None):
