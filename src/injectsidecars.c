@@ -616,7 +616,6 @@ struct cmdline {
 static void cmdline_read(struct cmdline *cl, struct planning *pl, const struct ynode *c)
 {
 	const struct ynode *cmd = ydoc_get(c, "command");
-	struct preset_program prog;
 
 	memset(cl, 0, sizeof(*cl));
 	cl->pl = pl;
@@ -628,11 +627,11 @@ static void cmdline_read(struct cmdline *cl, struct planning *pl, const struct y
 		cl->slots[0] = NULL;
 		cl->argc = 1;
 	}
-	if (cl->argv[0] && !presets_detect(NULL, cl->argv, cl->argc, NULL, 0) && presets_program(cl->argv, cl->argc, &prog)) {
-		if (prog.script)
-			cl->script = prog;
-		else
-			cl->prog = prog.at;
+	/* Read in place: a script's words point into its own buf, which a copy would leave behind. */
+	if (cl->argv[0] && !presets_detect(NULL, cl->argv, cl->argc, NULL, 0) &&
+	    presets_program(cl->argv, cl->argc, &cl->script) && !cl->script.script) {
+		cl->prog = cl->script.at;
+		memset(&cl->script, 0, sizeof(cl->script));
 	}
 	cl->next = cl->prog < cl->args_at ? cl->args_at : cl->prog + 1;
 	cl->first = cl->next - cl->args_at;
