@@ -1474,7 +1474,7 @@ static struct explain_ns *ns_lookup(struct explain_report *r, const char *name)
 {
 	struct explain_ns key = {.name = (char *)(uintptr_t)name};
 
-	return bsearch(&key, r->nss, r->nns, sizeof(*r->nss), ns_by_name);
+	return r->nns ? bsearch(&key, r->nss, r->nns, sizeof(*r->nss), ns_by_name) : NULL;
 }
 
 /*
@@ -1486,18 +1486,22 @@ static int ns_complete(struct explain_report *r)
 {
 	size_t i, had;
 
-	qsort(r->nss, r->nns, sizeof(*r->nss), ns_by_name);
+	/* (qsort and bsearch take no NULL array, even of none: the table may have no row yet.) */
+	if (r->nns > 1)
+		qsort(r->nss, r->nns, sizeof(*r->nss), ns_by_name);
 	had = r->nns;
 	for (i = 0; i < r->n; i++) {
 		struct explain_ns key = {.name = r->items[i].ns};
 
-		if (r->items[i].reason == EXPLAIN_NOT_A_JOB || bsearch(&key, r->nss, had, sizeof(*r->nss), ns_by_name))
+		if (r->items[i].reason == EXPLAIN_NOT_A_JOB ||
+		    (had && bsearch(&key, r->nss, had, sizeof(*r->nss), ns_by_name)))
 			continue;
 		/* New rows go after the sorted ones, and are sorted in at the end; the same one made twice is no harm. */
 		if (!ns_append(r, r->items[i].ns))
 			return -ENOMEM;
 	}
-	qsort(r->nss, r->nns, sizeof(*r->nss), ns_by_name);
+	if (r->nns > 1)
+		qsort(r->nss, r->nns, sizeof(*r->nss), ns_by_name);
 	/* The rows made twice: kept once. */
 	for (i = had = 0; i < r->nns; i++) {
 		if (had > 0 && strcmp(r->nss[had - 1].name, r->nss[i].name) == 0) {
