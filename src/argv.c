@@ -23,6 +23,83 @@ size_t argv_split(char *buf, size_t len, char **argv, size_t max)
 	return n;
 }
 
+/* One word into buf at *used; false when buf is full. */
+static bool script_word(const char *start, size_t len, char *buf, size_t buflen, size_t *used, const char **words,
+			size_t *n, size_t max)
+{
+	if (*n + 1 >= max || *used + len + 1 > buflen)
+		return false;
+	memcpy(buf + *used, start, len);
+	buf[*used + len] = '\0';
+	words[(*n)++] = buf + *used;
+	*used += len + 1;
+	return true;
+}
+
+size_t argv_script(const char *script, char *buf, size_t buflen, const char **words, size_t max)
+{
+	size_t n = 0, used = 0, wlen;
+	const char *p = script;
+	char word[1024];
+	bool in_word;
+
+	if (max == 0)
+		return 0;
+	while (*p) {
+		if (*p == ' ' || *p == '\t') {
+			p++;
+			continue;
+		}
+		if (strchr(";&|()\n", *p)) {
+			size_t len = (p[0] == '&' || p[0] == '|') && p[1] == p[0] ? 2 : 1;
+
+			if (!script_word(p, len, buf, buflen, &used, words, &n, max))
+				break;
+			p += len;
+			continue;
+		}
+		/* A word: up to a blank or an operator outside quotes. */
+		for (wlen = 0, in_word = true; *p && in_word;) {
+			char q = *p;
+
+			if (q == '\'' || q == '"') {
+				for (p++; *p && *p != q; p++) {
+					if (q == '"' && *p == '\\' && p[1])
+						p++;
+					if (wlen + 1 < sizeof(word))
+						word[wlen++] = *p;
+				}
+				p += *p == q;
+			} else if (q == '\\' && p[1]) {
+				if (wlen + 1 < sizeof(word))
+					word[wlen++] = p[1];
+				p += 2;
+			} else if (q == ' ' || q == '\t' || strchr(";&|()\n", q)) {
+				in_word = false;
+			} else {
+				if (wlen + 1 < sizeof(word))
+					word[wlen++] = q;
+				p++;
+			}
+		}
+		if (!script_word(word, wlen, buf, buflen, &used, words, &n, max))
+			break;
+	}
+	words[n] = NULL;
+	return n;
+}
+
+bool argv_script_operator(const char *word)
+{
+	static const char *const ops[] = {";", "&", "|", "&&", "||", "(", ")", "\n"};
+	size_t i;
+
+	for (i = 0; i < sizeof(ops) / sizeof(ops[0]); i++)
+		if (strcmp(word, ops[i]) == 0)
+			return true;
+	return false;
+}
+
 int argv_gobool(const char *s, bool *out)
 {
 	static const char *const yes[] = {"1", "t", "T", "TRUE", "true", "True"};

@@ -44,6 +44,19 @@ struct goflag {
  */
 void argv_goflag(const char *const *argv, size_t argc, const char *name, bool boolean, struct goflag *f);
 
+/*
+ * The words of a shell script (what follows sh -c) as sh reads its simple
+ * commands, without expanding anything: split at blanks, quotes ('...',
+ * "...", a backslash) removed, and each of ; & | && || ( ) and a newline a
+ * word of its own, so that a command ends where its operator is. The
+ * words are copied into buf; at most max - 1 of them, words[n] = NULL.
+ * Returns n. A script that does not fit is cut short.
+ */
+size_t argv_script(const char *script, char *buf, size_t buflen, const char **words, size_t max);
+
+/* Whether a word of argv_script is an operator that ends a command. */
+bool argv_script_operator(const char *word);
+
 /* Go's strconv.ParseBool: 1 t T TRUE true True, 0 f F FALSE false False. 0 or -EINVAL. */
 int argv_gobool(const char *s, bool *out);
 

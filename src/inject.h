@@ -37,6 +37,8 @@
 /* Sidecars inject cannot know, named on the template: "caddy=signal:TERM,fluentd" (docs/inject.md). */
 #define INJECT_SIDECARS "rearguard.io/sidecars"
 #define INJECT_MAX_NAMED 16
+/* The OpenTelemetry operator's list of the containers it instruments. */
+#define INJECT_OTEL_NAMES "instrumentation.opentelemetry.io/container-names"
 
 /* Where an option's value came from: a ResourceList's functionConfig overrides less than a flag. */
 enum inject_origin { INJECT_DEFAULT, INJECT_ENV, INJECT_FUNCTION_CONFIG, INJECT_FLAG };
@@ -68,16 +70,19 @@ int inject_buffer(const char *in, size_t len, const struct inject_options *o, ch
 		  size_t errlen);
 
 /*
- * The node-level entry point, which the webhook calls: adds rearguard to
- * one pod object (a mapping of kind Pod, as the API server sends it) of a
- * stream already parsed, deciding as for each Pod of a stream, but
- * without the unrendered-Helm check. Returns 1 changed, 0 left alone (the
- * notes say why), or -errno with err set (-ENOMEM; -EINVAL for a bad
- * named spec is never returned: it is said and the pod left alone).
+ * The node-level entry point, which the webhook calls: plans rearguard
+ * for one pod object (a mapping of kind Pod, as the API server sends it)
+ * of a stream already parsed, as for each Pod of a stream but without the
+ * unrendered-Helm check, and applies the plan. The plan (injectplan.h)
+ * holds what was found and the notes, as values. Returns 1 changed, 0 left
+ * alone (the notes say why), or -errno with err set (-ENOMEM; -EINVAL for
+ * a spec that does not fit).
  */
 struct ystream;
 struct ynode;
-int inject_pod(struct ystream *s, struct ynode *pod, const struct inject_options *o, char *err, size_t errlen);
+struct inject_plan;
+int inject_pod(struct ystream *s, struct ynode *pod, const struct inject_options *o, struct inject_plan *plan,
+	       char *err, size_t errlen);
 /* Whether a container is rearguard already: by its name, or by its image. */
 bool inject_is_agent(const struct ynode *c);
 

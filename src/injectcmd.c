@@ -40,41 +40,6 @@ static void print_note(const void *data, bool warning, const char *line)
 		fprintf(stderr, "rearguard: inject: %s:%s\n", n->shown, line);
 }
 
-/* The whole input, bounded: the output is built from all of it before anything is written. */
-static int read_all(int fd, char **buf, size_t *len)
-{
-	struct ybuf b = {0};
-	char chunk[65536];
-
-	for (;;) {
-		ssize_t n = read(fd, chunk, sizeof(chunk));
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			int e = errno;
-
-			ybuf_free(&b);
-			return -e;
-		}
-		if (n == 0)
-			break;
-		if (b.len + (size_t)n > YDOC_MAX_INPUT) {
-			ybuf_free(&b);
-			return -EFBIG;
-		}
-		if (ybuf_add(&b, chunk, (size_t)n) < 0) {
-			ybuf_free(&b);
-			return -ENOMEM;
-		}
-	}
-	if (!b.p && ybuf_add(&b, "", 0) < 0)
-		return -ENOMEM;
-	*buf = b.p;
-	*len = b.len;
-	return 0;
-}
-
 /* A one-line error of the subcommand; returns the exit status 2. */
 static int usage(const char *fmt, ...) RG_PRINTF(1, 2);
 
@@ -162,7 +127,8 @@ static int read_input(const char *path, char **in, size_t *len)
 			return 1;
 		}
 	}
-	rc = read_all(fd, in, len);
+	/* The whole input, bounded: the output is built from all of it before anything is written. */
+	rc = read_whole_fd(fd, YDOC_MAX_INPUT, in, len);
 	if (fd != STDIN_FILENO)
 		close(fd);
 	if (rc == -EFBIG)

@@ -4,19 +4,23 @@
  * main() picks the subcommand, parses its options (every error is one line
  * and exit 2), sets up logging and hands over to the module's *_main: the
  * agent (the default), drain, run or run --drain (the wrapper), wait,
- * install, inject, webhook; presets prints the preset table. Each
- * subcommand here is a *_cmd.
+ * install, inject, webhook, explain; presets prints the preset table. Each
+ * subcommand here is a *_cmd. Called kubectl-rearguard (the kubectl
+ * plugin), it runs the same commands but never the agent.
  */
 #include "config.h"
 
 #include "agent.h"
 #include "await.h"
 #include "drain.h"
+#include "explain.h"
 #include "inject.h"
 #include "install.h"
 #include "log.h"
 #include "options.h"
 #include "run.h"
+#include "sidecar.h"
+#include "util.h"
 #include "webhook.h"
 #include "wrap.h"
 
@@ -85,6 +89,20 @@ static int run_cmd(int argc, char **argv)
 	return rc;
 }
 
+static int sidecar_cmd(int argc, char **argv)
+{
+	struct sidecar_options opt;
+	char err[OPTIONS_ERR_MAX];
+	int rc = parsed(options_parse_sidecar(&opt, argc, argv, err, sizeof(err)), err);
+
+	if (rc >= 0)
+		return rc;
+	log_setup(opt.log_level, opt.log_format, 2);
+	rc = sidecar_main(&opt);
+	options_free_sidecar(&opt);
+	return rc;
+}
+
 static int wait_cmd(int argc, char **argv)
 {
 	struct wait_options opt;
@@ -145,11 +163,33 @@ static int presets_cmd(int argc, char **argv)
 	return 0;
 }
 
+/*
+ * Run as kubectl-rearguard (kubectl's plugin: `kubectl rearguard explain`),
+ * it is the same program, but the agent is no default there: a user's
+ * kubectl never starts it.
+ */
+static int plugin_cmd(const char *cmd)
+{
+	if (!cmd || strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0) {
+		fprintf(cmd ? stdout : stderr, "Usage: kubectl rearguard explain [OPTIONS] [FILE|-]...\n"
+		       "       kubectl rearguard inject [OPTIONS] [FILE|DIR|-]...\n"
+		       "       kubectl rearguard presets | version\n"
+		       "\n"
+		       "rearguard's commands for a person at kubectl; kubectl rearguard explain --help\n"
+		       "says what explain reads and prints.\n");
+		return cmd ? 0 : 2;
+	}
+	return usage_error("the kubectl plugin runs commands, not the agent (kubectl rearguard explain --help)");
+}
+
 int main(int argc, char **argv)
 {
 	const char *cmd = argc > 1 ? argv[1] : NULL;
 	char msg[256];
 
+	if (argc > 0 && strcmp(base_name(argv[0]), "kubectl-rearguard") == 0 &&
+	    (!cmd || cmd[0] == '-' || strcmp(cmd, "agent") == 0))
+		return plugin_cmd(cmd);
 	if (!cmd || cmd[0] == '-')
 		return agent_cmd(argc, argv);
 	if (strcmp(cmd, "agent") == 0)
@@ -166,6 +206,8 @@ int main(int argc, char **argv)
 	}
 	if (strcmp(cmd, "run") == 0)
 		return run_cmd(argc - 1, argv + 1);
+	if (strcmp(cmd, "sidecar") == 0)
+		return sidecar_cmd(argc - 1, argv + 1);
 	if (strcmp(cmd, "wait") == 0)
 		return wait_cmd(argc - 1, argv + 1);
 	if (strcmp(cmd, "install") == 0)
@@ -176,8 +218,10 @@ int main(int argc, char **argv)
 		return webhook_cmd(argc - 1, argv + 1);
 	if (strcmp(cmd, "presets") == 0)
 		return presets_cmd(argc - 1, argv + 1);
+	if (strcmp(cmd, "explain") == 0)
+		return explain_main(argc - 1, argv + 1);
 	snprintf(msg, sizeof(msg),
-		 "unknown command '%.64s' (commands: agent, run, wait, drain, install, inject, webhook, presets, "
-		 "version)", cmd);
+		 "unknown command '%.64s' (commands: agent, run, wait, drain, install, inject, webhook, explain, "
+		 "presets, version)", cmd);
 	return usage_error(msg);
 }

@@ -74,9 +74,6 @@ void options_print_inject_help(void)
 /* rearguard webhook --help. */
 void options_print_webhook_help(void)
 {
-	char meshes[64];
-
-	presets_mesh_words("|", meshes, sizeof(meshes));
 	printf("Usage: rearguard webhook [OPTIONS]\n"
 	       "\n"
 	       "Serves a Kubernetes mutating admission webhook over HTTPS (TLS 1.3, and 1.2 with\n"
@@ -92,7 +89,8 @@ void options_print_webhook_help(void)
 	       "is served as before (new connections too, each answer with Connection: close);\n"
 	       "then new connections are refused, the requests in flight answered, the idle\n"
 	       "connections closed, and the process exits 0 (%d s later at most). A second\n"
-	       "signal ends the delay.\n"
+	       "signal ends the delay. It has no --mesh: it sees each pod after the mesh's\n"
+	       "injector put its proxy in (docs/webhook.md).\n"
 	       "\n"
 	       "  --listen ADDR:PORT    where to listen (default " WEBHOOK_LISTEN "; :PORT is every address,\n"
 	       "                        IPv6 and IPv4; 0.0.0.0:PORT, [::]:PORT, 127.0.0.1:PORT;\n"
@@ -111,8 +109,6 @@ void options_print_webhook_help(void)
 	       "                        (default " WEBHOOK_TLS_KEY ") [REARGUARD_TLS_KEY]\n"
 	       "  --image IMAGE         the agent's image (default %s)\n"
 	       "                                                       [REARGUARD_IMAGE]\n"
-	       "  --mesh %-13s  the cluster injects this mesh's proxy into the pods\n"
-	       "                                                       [REARGUARD_MESH]\n"
 	       "  --gate                start the apps only once the sidecars are ready\n"
 	       "                                                       [REARGUARD_GATE=true]\n"
 	       "  --signal-as-root      as for rearguard inject   [REARGUARD_SIGNAL_AS_ROOT=true]\n"
@@ -140,9 +136,52 @@ void options_print_webhook_help(void)
 	       "\n"
 	       "Exit status: 0 stopped by SIGTERM or SIGINT; 1 the certificate, the key or\n"
 	       "an address cannot be used at start; 2 bad usage.\n",
-	       REVIEW_MAX_NODES, WEBHOOK_DRAIN_S, INJECT_DEFAULT_IMAGE, meshes, WEBHOOK_BODY_MAX >> 20,
+	       REVIEW_MAX_NODES, WEBHOOK_DRAIN_S, INJECT_DEFAULT_IMAGE, WEBHOOK_BODY_MAX >> 20,
 	       WEBHOOK_HELD_MAX >> 20, WEBHOOK_CONNECTIONS, WEBHOOK_PER_CLIENT, WEBHOOK_OPEN_PER_CLIENT, WEBHOOK_HEADERS_S,
 	       WEBHOOK_REQUEST_S);
+}
+
+/* rearguard explain --help (and kubectl rearguard explain --help). */
+void options_print_explain_help(void)
+{
+	char meshes[64];
+
+	presets_mesh_words("|", meshes, sizeof(meshes));
+	printf("Usage: rearguard explain [OPTIONS] [FILE|-]...\n"
+	       "       kubectl rearguard explain [OPTIONS] [FILE|-]...\n"
+	       "\n"
+	       "Says why a pod is still running, and what fixes it. Reads what kubectl get\n"
+	       "-o json or -o yaml prints (standard input for - or none): a Pod, a Job, a\n"
+	       "CronJob, a List of them, or a whole cluster's\n"
+	       "kubectl get pods,jobs,cronjobs,namespaces -A -o json. It needs no access to\n"
+	       "a cluster. Each pod gets one verdict with its evidence and its fixes, most\n"
+	       "direct first: hung (the apps exited and a plain container runs on),\n"
+	       "hung with rearguard (the agent could not stop it), at risk (it will hang, or\n"
+	       "a sidecar in initContainers blocks it), failed because of a sidecar, fine.\n"
+	       "A Job or CronJob none of whose pods is in the input is judged by its\n"
+	       "template. For more than one namespace, a table by namespace follows, with\n"
+	       "the label that covers most of them. What the webhook would do is its own\n"
+	       "decision, asked on the pod.\n"
+	       "\n"
+	       "  kubectl get pods -l job-name=JOB -o json | kubectl rearguard explain\n"
+	       "\n"
+	       "  -o, --output text|json  text for people (default), JSON for tools (every\n"
+	       "                        object, the schema of docs/explain.md)\n"
+	       "  --all                 the fine ones too\n"
+	       "  --audit               the table by namespace only\n"
+	       "  --now TIME            judge as of TIME (RFC 3339, as kubectl prints it), for\n"
+	       "                        a dump read later (default: now)\n"
+	       "  --mesh %-13s  the webhook's --mesh: the cluster injects this mesh\n"
+	       "                                                       [REARGUARD_MESH]\n"
+	       "  --sidecar CONTAINER[=SPEC]\n"
+	       "                        the webhook's --sidecar (as for rearguard inject)\n"
+	       "  -h, --help            this text\n"
+	       "\n"
+	       "Exit status: 0 every pod is fine; 1 a pod is hung or at risk, or a sidecar\n"
+	       "failed it; 2 bad usage or bad input (one line on standard error, with the\n"
+	       "line and column where it broke, and nothing on standard output).\n"
+	       "See docs/explain.md.\n",
+	       meshes);
 }
 
 void options_print_help(void)
@@ -151,11 +190,13 @@ void options_print_help(void)
 
 	printf("Usage: rearguard [agent] [OPTIONS]\n"
 	       "       rearguard run [--name NAME] [OPTIONS] -- CMD [ARG...]\n"
+	       "       rearguard sidecar [--name NAME] [OPTIONS] -- PROGRAM [ARG...]\n"
 	       "       rearguard wait ready|apps-done|done [--timeout DUR] [--dir DIR]\n"
 	       "       rearguard drain [--sidecar SPEC]... [--stop-timeout DUR] [--kill-after DUR]\n"
 	       "       rearguard install DIR\n"
 	       "       rearguard inject [--image IMAGE] [--mesh istio|linkerd] [--gate] [FILE|-]\n"
 	       "       rearguard webhook [--listen ADDR:PORT] [--tls-cert FILE] [--tls-key FILE]\n"
+	       "       rearguard explain [-o text|json] [--all] [--audit] [FILE|-]...\n"
 	       "       rearguard presets\n"
 	       "       rearguard version | --version | --help\n"
 	       "\n"
@@ -235,6 +276,8 @@ void options_print_help(void)
 	       "                   SIGTERM, then SIGKILL to every process, if they are not\n"
 	       "  native           (no value) a native sidecar, an init container with\n"
 	       "                   restartPolicy: Always: never waited for, never stopped\n"
+	       "  handles-stop     (no value) its program exits 0 on its stop signal: rearguard\n"
+	       "                   inject and the webhook do not run it under rearguard sidecar\n"
 	       "Presets:\n");
 	for (i = 0; i < spec_npresets; i++)
 		printf("  %-9s match=%s stop=%s\n", spec_presets[i].name, spec_presets[i].match, spec_presets[i].stop);
@@ -242,7 +285,8 @@ void options_print_help(void)
 	       "Exit status: 0 every sidecar is gone; 1 a sidecar could not be stopped;\n"
 	       "2 bad usage or configuration.\n"
 	       "\n"
-	       "Files in --dir: ready, apps/NAME, drain, apps-done, done (see docs/protocol.md).\n"
+	       "Files in --dir: ready, apps/NAME, drain, apps-done, done, sidecars/NAME and\n"
+	       "sidecars/NAME.stop (see docs/protocol.md).\n"
 	       "\n"
 	       "rearguard run [OPTIONS] -- CMD [ARG...]: waits for ready, runs CMD, forwards\n"
 	       "TERM, INT, HUP, QUIT, USR1 and USR2 to it, writes apps/NAME with its exit code\n"
@@ -266,6 +310,26 @@ void options_print_help(void)
 	       "  Exit status: CMD's; 124 ready did not appear within --timeout (CMD not started);\n"
 	       "  125 run itself failed; 126 CMD cannot be executed; 127 CMD not found.\n"
 	       "\n"
+	       "rearguard sidecar [OPTIONS] -- PROGRAM [ARG...]: runs a sidecar's PROGRAM as its\n"
+	       "child, so that the stop ends the container with 0, as a native sidecar's stop\n"
+	       "does not fail the pod: it passes every signal on to PROGRAM, takes the agent's\n"
+	       "stop from DIR/sidecars/NAME.stop too (no uid or capability needed), kills\n"
+	       "PROGRAM when --stop-timeout has passed since the stop, and exits 0 when PROGRAM\n"
+	       "ended of the stop (a signal it was sent, 128 + that signal, SIGKILL), else with\n"
+	       "PROGRAM's own status (128+N after signal N); how PROGRAM ended goes to its log\n"
+	       "and to DIR/sidecars/NAME, for the agent's summary.\n"
+	       "  -d, --dir DIR              the shared volume (default " DEFAULT_DIR ")\n"
+	       "                                                      [REARGUARD_DIR]\n"
+	       "      --name NAME            its files are sidecars/NAME and sidecars/NAME.stop\n"
+	       "                             (default: the basename of PROGRAM) [REARGUARD_NAME]\n"
+	       "      --stop-signal SIG      the signal that stops PROGRAM, besides SIGTERM (the\n"
+	       "                             kubelet's) (default TERM) [REARGUARD_STOP_SIGNAL]\n"
+	       "      --stop-timeout DUR     after the stop, PROGRAM gets this long, then SIGKILL;\n"
+	       "                             as the agent's (default " DEFAULT_STOP_TIMEOUT ") [REARGUARD_STOP_TIMEOUT]\n"
+	       "      --log-format, -v, -q   as for the agent (its own lines on stderr)\n"
+	       "  Exit status: 0 PROGRAM ended of the stop; else PROGRAM's (128+N after signal N);\n"
+	       "  125 the wrapper itself failed; 126 PROGRAM cannot be executed; 127 not found.\n"
+	       "\n"
 	       "rearguard wait ready|apps-done|done: blocks until that file exists in DIR (also as\n"
 	       "a postStart or preStop hook). DIR may appear later; its parent must exist.\n"
 	       "  -d, --dir DIR              the shared volume (default " DEFAULT_DIR ")\n"
@@ -284,6 +348,10 @@ void options_print_help(void)
 	       "\n"
 	       "rearguard webhook: the same for each pod the API server creates, as a mutating\n"
 	       "admission webhook over HTTPS; rearguard webhook --help lists its options.\n"
+	       "\n"
+	       "rearguard explain [FILE|-]...: why a pod (of kubectl get -o json or -o yaml)\n"
+	       "is still running, and what fixes it; installed as kubectl-rearguard too, it is\n"
+	       "kubectl rearguard explain. rearguard explain --help lists its options.\n"
 	       "\n"
 	       "rearguard presets: the table of known sidecars, one JSON object a line, in its\n"
 	       "order (the order of detection, and the reverse of the detected sidecars' stops).\n");

@@ -14,12 +14,14 @@
 #include <errno.h>
 #include <ev.h>
 #include <getopt.h>
+#include <signal.h>
 #include <netinet/in.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 enum {
@@ -57,6 +59,11 @@ enum {
 	OPT_SHUTDOWN_DELAY,
 	OPT_TLS_CERT,
 	OPT_TLS_KEY,
+	OPT_OUTPUT = 'o',
+	OPT_ALL = 512,
+	OPT_AUDIT,
+	OPT_NOW,
+	OPT_STOP_SIGNAL,
 };
 
 /* Which commands take an option. */
@@ -67,7 +74,9 @@ enum {
 #define FOR_INSTALL 16u
 #define FOR_INJECT 32u
 #define FOR_WEBHOOK 64u
-#define FOR_ALL (FOR_AGENT | FOR_DRAIN | FOR_RUN | FOR_WAIT | FOR_INSTALL | FOR_INJECT | FOR_WEBHOOK)
+#define FOR_EXPLAIN 128u
+#define FOR_SIDECAR 256u
+#define FOR_ALL (FOR_AGENT | FOR_DRAIN | FOR_RUN | FOR_WAIT | FOR_INSTALL | FOR_INJECT | FOR_WEBHOOK | FOR_EXPLAIN | FOR_SIDECAR)
 
 struct opt_def {
 	const char *name;
@@ -82,26 +91,28 @@ static const struct opt_def opts[] = {
 	{ "sidecar", OPT_SIDECAR, required_argument, "REARGUARD_SIDECARS", FOR_AGENT | FOR_DRAIN | FOR_RUN },
 	{ "app", OPT_APP, required_argument, "REARGUARD_APP", FOR_AGENT },
 	{ "apps", OPT_APPS, required_argument, "REARGUARD_APPS", FOR_AGENT },
-	{ "dir", OPT_DIR, required_argument, "REARGUARD_DIR", FOR_AGENT | FOR_RUN | FOR_WAIT },
+	{ "dir", OPT_DIR, required_argument, "REARGUARD_DIR", FOR_AGENT | FOR_RUN | FOR_WAIT | FOR_SIDECAR },
 	{ "restart-policy", OPT_RESTART_POLICY, required_argument, "REARGUARD_RESTART_POLICY", FOR_AGENT },
 	{ "startup-timeout", OPT_STARTUP_TIMEOUT, required_argument, "REARGUARD_STARTUP_TIMEOUT", FOR_AGENT },
 	{ "sidecar-wait", OPT_SIDECAR_WAIT, required_argument, "REARGUARD_SIDECAR_WAIT", FOR_AGENT },
 	{ "ready-timeout", OPT_READY_TIMEOUT, required_argument, "REARGUARD_READY_TIMEOUT", FOR_AGENT },
-	{ "stop-timeout", OPT_STOP_TIMEOUT, required_argument, "REARGUARD_STOP_TIMEOUT", FOR_AGENT | FOR_DRAIN | FOR_RUN },
+	{ "stop-timeout", OPT_STOP_TIMEOUT, required_argument, "REARGUARD_STOP_TIMEOUT",
+	  FOR_AGENT | FOR_DRAIN | FOR_RUN | FOR_SIDECAR },
 	{ "kill-after", OPT_KILL_AFTER, required_argument, "REARGUARD_KILL_AFTER", FOR_AGENT | FOR_DRAIN | FOR_RUN },
 	{ "term-grace", OPT_TERM_GRACE, required_argument, "REARGUARD_TERM_GRACE", FOR_AGENT },
 	{ "restart-grace", OPT_RESTART_GRACE, required_argument, "REARGUARD_RESTART_GRACE", FOR_AGENT },
 	{ "on-sidecar-exit", OPT_ON_SIDECAR_EXIT, required_argument, "REARGUARD_ON_SIDECAR_EXIT", FOR_AGENT },
 	{ "first", OPT_FIRST, no_argument, "REARGUARD_FIRST", FOR_AGENT },
 	{ "termination-log", OPT_TERMINATION_LOG, required_argument, "REARGUARD_TERMINATION_LOG", FOR_AGENT },
-	{ "name", OPT_NAME, required_argument, "REARGUARD_NAME", FOR_RUN },
+	{ "name", OPT_NAME, required_argument, "REARGUARD_NAME", FOR_RUN | FOR_SIDECAR },
+	{ "stop-signal", OPT_STOP_SIGNAL, required_argument, "REARGUARD_STOP_SIGNAL", FOR_SIDECAR },
 	{ "timeout", OPT_TIMEOUT, required_argument, "REARGUARD_TIMEOUT", FOR_RUN | FOR_WAIT },
 	{ "no-wait", OPT_NO_WAIT, no_argument, "REARGUARD_NO_WAIT", FOR_RUN },
 	{ "drain", OPT_DRAIN, no_argument, "REARGUARD_DRAIN", FOR_RUN },
 	/* inject's --sidecar has no environment twin: REARGUARD_SIDECARS is the agent's list of specs. */
-	{ "sidecar", OPT_NAMED, required_argument, NULL, FOR_INJECT | FOR_WEBHOOK },
+	{ "sidecar", OPT_NAMED, required_argument, NULL, FOR_INJECT | FOR_WEBHOOK | FOR_EXPLAIN },
 	{ "image", OPT_IMAGE, required_argument, "REARGUARD_IMAGE", FOR_INJECT | FOR_WEBHOOK },
-	{ "mesh", OPT_MESH, required_argument, "REARGUARD_MESH", FOR_INJECT | FOR_WEBHOOK },
+	{ "mesh", OPT_MESH, required_argument, "REARGUARD_MESH", FOR_INJECT | FOR_WEBHOOK | FOR_EXPLAIN },
 	{ "gate", OPT_GATE, no_argument, "REARGUARD_GATE", FOR_INJECT | FOR_WEBHOOK },
 	{ "signal-as-root", OPT_SIGNAL_AS_ROOT, no_argument, "REARGUARD_SIGNAL_AS_ROOT", FOR_INJECT | FOR_WEBHOOK },
 	{ "listen", OPT_LISTEN, required_argument, "REARGUARD_LISTEN", FOR_WEBHOOK },
@@ -109,9 +120,16 @@ static const struct opt_def opts[] = {
 	{ "shutdown-delay", OPT_SHUTDOWN_DELAY, required_argument, "REARGUARD_SHUTDOWN_DELAY", FOR_WEBHOOK },
 	{ "tls-cert", OPT_TLS_CERT, required_argument, "REARGUARD_TLS_CERT", FOR_WEBHOOK },
 	{ "tls-key", OPT_TLS_KEY, required_argument, "REARGUARD_TLS_KEY", FOR_WEBHOOK },
-	{ "log-format", OPT_LOG_FORMAT, required_argument, "REARGUARD_LOG_FORMAT", FOR_AGENT | FOR_DRAIN | FOR_RUN | FOR_WEBHOOK },
-	{ "verbose", OPT_VERBOSE, no_argument, "REARGUARD_VERBOSE", FOR_AGENT | FOR_DRAIN | FOR_RUN | FOR_WEBHOOK },
-	{ "quiet", OPT_QUIET, no_argument, "REARGUARD_QUIET", FOR_AGENT | FOR_DRAIN | FOR_RUN | FOR_INJECT | FOR_WEBHOOK },
+	/* explain's own: what it prints, and the time it judges at. */
+	{ "output", OPT_OUTPUT, required_argument, NULL, FOR_EXPLAIN },
+	{ "all", OPT_ALL, no_argument, NULL, FOR_EXPLAIN },
+	{ "audit", OPT_AUDIT, no_argument, NULL, FOR_EXPLAIN },
+	{ "now", OPT_NOW, required_argument, NULL, FOR_EXPLAIN },
+	{ "log-format", OPT_LOG_FORMAT, required_argument, "REARGUARD_LOG_FORMAT",
+	  FOR_AGENT | FOR_DRAIN | FOR_RUN | FOR_WEBHOOK | FOR_SIDECAR },
+	{ "verbose", OPT_VERBOSE, no_argument, "REARGUARD_VERBOSE", FOR_AGENT | FOR_DRAIN | FOR_RUN | FOR_WEBHOOK | FOR_SIDECAR },
+	{ "quiet", OPT_QUIET, no_argument, "REARGUARD_QUIET",
+	  FOR_AGENT | FOR_DRAIN | FOR_RUN | FOR_INJECT | FOR_WEBHOOK | FOR_SIDECAR },
 	{ "help", OPT_HELP, no_argument, NULL, FOR_ALL },
 	{ "version", OPT_VERSION, no_argument, NULL, FOR_AGENT },
 };
@@ -131,12 +149,15 @@ static const struct command drain_cmd = { FOR_DRAIN, "",
 					  "--log-format, --verbose, --quiet",
 					  false, NULL };
 static const struct command run_cmd = { FOR_RUN, "run: ", "see rearguard --help", true, NULL };
+static const struct command sidecar_cmd = { FOR_SIDECAR, "sidecar: ", "see rearguard --help", true, NULL };
 static const struct command wait_cmd = { FOR_WAIT, "wait: ", "see rearguard --help", false, NULL };
 static const struct command install_cmd = { FOR_INSTALL, "install: ", "see rearguard --help", false, NULL };
 static const struct command inject_cmd = { FOR_INJECT, "inject: ", "see rearguard inject --help", false,
 					   options_print_inject_help };
 static const struct command webhook_cmd = { FOR_WEBHOOK, "webhook: ", "see rearguard webhook --help", false,
 					    options_print_webhook_help };
+static const struct command explain_cmd = { FOR_EXPLAIN, "explain: ", "see rearguard explain --help", false,
+					    options_print_explain_help };
 
 static int failf(char *err, size_t errlen, const char *fmt, ...) RG_PRINTF(3, 4);
 
@@ -584,6 +605,21 @@ static int apply_name(char **slot, const char *value, const char *what, char *er
 	return set_string(slot, value, what, err, errlen);
 }
 
+/*
+ * run's and sidecar's --name, else the basename of their command (what
+ * names a report or a sidecar's files), and --dir's default. what: "run:
+ * the command"; names: what the name is for.
+ */
+static int name_and_dir(char **name, char **dir, const char *cmd, const char *what, const char *names, char *err,
+			size_t errlen)
+{
+	if (!*name && apply_name(name, base_name(cmd), what, err, errlen) < 0)
+		return failf(err, errlen, "%s \"%s\" cannot name %s: give --name NAME", what, cmd, names);
+	if (default_dir(dir) < 0)
+		return failf(err, errlen, "out of memory");
+	return 0;
+}
+
 static int apply_run(void *p, int id, const char *value, const char *what, bool from_env, char *err, size_t errlen)
 {
 	struct run_options *o = p;
@@ -664,15 +700,8 @@ static enum options_result parse_run(struct run_options *o, bool foreign, int ar
 		failf(err, errlen, "run: --sidecar is for --drain (the sidecars run stops itself when no agent does)");
 		goto fail;
 	}
-	if (!o->name && apply_name(&o->name, base_name(o->cmd[0]), "run", err, errlen) < 0) {
-		failf(err, errlen, "run: the command \"%s\" cannot name the report apps/NAME: give --name NAME",
-		      o->cmd[0]);
+	if (name_and_dir(&o->name, &o->dir, o->cmd[0], "run: the command", "the report apps/NAME", err, errlen) < 0)
 		goto fail;
-	}
-	if (default_dir(&o->dir) < 0) {
-		failf(err, errlen, "out of memory");
-		goto fail;
-	}
 	return OPTIONS_OK;
 fail:
 	options_free_run(o);
@@ -700,6 +729,86 @@ int options_run_name(int argc, char **argv, char *name, size_t len)
 void options_free_run(struct run_options *o)
 {
 	options_free(&o->drain_opts);
+	free(o->name);
+	free(o->dir);
+	memset(o, 0, sizeof(*o));
+}
+
+static int apply_sidecar(void *p, int id, const char *value, const char *what, bool from_env, char *err,
+			 size_t errlen)
+{
+	struct sidecar_options *o = p;
+	int64_t ms;
+
+	switch (id) {
+	case OPT_NAME:
+		return apply_name(&o->name, value, what, err, errlen);
+	case OPT_DIR:
+		return set_string(&o->dir, value, what, err, errlen);
+	case OPT_STOP_SIGNAL:
+		if (parse_signal(value, &o->stop_signal) < 0 || o->stop_signal == SIGKILL || o->stop_signal == SIGSTOP)
+			return failf(err, errlen, "%s: \"%s\" is not a signal that can stop a program (TERM, QUIT, INT, ...)",
+				     what, value);
+		return 0;
+	case OPT_STOP_TIMEOUT:
+		if (options_duration(what, value, &ms, err, errlen) < 0)
+			return -EINVAL;
+		o->stop_timeout_ms = ms;
+		return 0;
+	default:
+		return apply_log(&o->log_format, &o->log_level, id, value, what, from_env, err, errlen);
+	}
+}
+
+static enum options_result parse_sidecar(struct sidecar_options *o, bool foreign, int argc, char **argv, char *err,
+					 size_t errlen)
+{
+	int first;
+
+	memset(o, 0, sizeof(*o));
+	o->stop_signal = SIGTERM;
+	o->stop_timeout_ms = default_ms(DEFAULT_STOP_TIMEOUT);
+	o->log_format = LOG_TEXT;
+	o->log_level = LOG_INFO;
+	first = drive(&sidecar_cmd, foreign, apply_sidecar, o, argc, argv, err, errlen);
+	if (first < 0) {
+		options_free_sidecar(o);
+		return result_of(first);
+	}
+	if (first >= argc) {
+		failf(err, errlen, "sidecar: no program given (rearguard sidecar [OPTIONS] -- PROGRAM [ARG...])");
+		goto fail;
+	}
+	o->cmd = argv + first;
+	if (name_and_dir(&o->name, &o->dir, o->cmd[0], "sidecar: the program", "the sidecar", err, errlen) < 0)
+		goto fail;
+	return OPTIONS_OK;
+fail:
+	options_free_sidecar(o);
+	return OPTIONS_ERROR;
+}
+
+enum options_result options_parse_sidecar(struct sidecar_options *o, int argc, char **argv, char *err, size_t errlen)
+{
+	return parse_sidecar(o, false, argc, argv, err, errlen);
+}
+
+int options_sidecar_name(int argc, char **argv, char *name, size_t len, int *program)
+{
+	char err[OPTIONS_ERR_MAX];
+	struct sidecar_options o;
+
+	if (argc < 2 || strncmp(base_name(argv[0]), "rearguard", 9) != 0 || strcmp(argv[1], "sidecar") != 0 ||
+	    parse_sidecar(&o, true, argc - 1, argv + 1, err, sizeof(err)) != OPTIONS_OK)
+		return -EINVAL;
+	str_copy(name, o.name, len);
+	*program = (int)(o.cmd - argv);
+	options_free_sidecar(&o);
+	return 0;
+}
+
+void options_free_sidecar(struct sidecar_options *o)
+{
 	free(o->name);
 	free(o->dir);
 	memset(o, 0, sizeof(*o));
@@ -942,5 +1051,89 @@ enum options_result options_parse_webhook(struct webhook_options *o, int argc, c
 		      argv[first]);
 		return OPTIONS_ERROR;
 	}
+	/*
+	 * --mesh says that a namespace's injector will add its proxy after
+	 * inject ran over the template. The webhook sees each pod after the
+	 * injectors whose configurations sort before its own (Istio's,
+	 * Linkerd's) and again, reinvoked, after those that sort after it: the
+	 * proxy is in the pod, or was never going to be (docs/webhook.md).
+	 */
+	if (o->inject.mesh) {
+		failf(err, errlen,
+		      "webhook: %s is for rearguard inject: the webhook sees the mesh's proxy in the pod, where the "
+		      "mesh's injector put it (see docs/webhook.md, \"Ordering with other injectors\")",
+		      o->inject.mesh_from == INJECT_ENV ? "REARGUARD_MESH" : "--mesh");
+		return OPTIONS_ERROR;
+	}
+	return OPTIONS_OK;
+}
+
+/* ---- explain ----------------------------------------------------------------- */
+
+/* --now: an instant as kubectl prints one (RFC 3339, UTC or with an offset), as real time in microseconds. */
+static int parse_now(const char *value, int64_t *us)
+{
+	struct tm tm = {0};
+	int64_t s;
+	char tail[8] = "";
+	int off = 0, n = 0;
+
+	if (sscanf(value, "%4d-%2d-%2dT%2d:%2d:%2d%n", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour, &tm.tm_min,
+		   &tm.tm_sec, &n) != 6 || n != 19)
+		return -EINVAL;
+	str_copy(tail, value + 19, sizeof(tail));
+	if (strcmp(tail, "Z") != 0) {
+		int h, m;
+
+		if (strlen(tail) != 6 || (tail[0] != '+' && tail[0] != '-') || sscanf(tail + 1, "%2d:%2d", &h, &m) != 2)
+			return -EINVAL;
+		off = (h * 60 + m) * 60 * (tail[0] == '+' ? 1 : -1);
+	}
+	tm.tm_year -= 1900;
+	tm.tm_mon -= 1;
+	s = (int64_t)timegm(&tm);
+	if (s < 0)
+		return -EINVAL;
+	*us = (s - off) * 1000000;
+	return 0;
+}
+
+static int apply_explain(void *p, int id, const char *value, const char *what, bool from_env, char *err,
+			 size_t errlen)
+{
+	struct explain_cli *o = p;
+
+	switch (id) {
+	case OPT_OUTPUT:
+		if (strcmp(value, "json") != 0 && strcmp(value, "text") != 0)
+			return failf(err, errlen, "%s%s: \"%s\" is not text or json", explain_cmd.prefix, what, value);
+		o->explain.json = strcmp(value, "json") == 0;
+		return 0;
+	case OPT_ALL:
+		o->explain.all = true;
+		return 0;
+	case OPT_AUDIT:
+		o->explain.audit = true;
+		return 0;
+	case OPT_NOW:
+		if (parse_now(value, &o->explain.now_us) < 0)
+			return failf(err, errlen, "%s%s: \"%s\" is not a time as kubectl prints one (2026-11-29T01:02:03Z)",
+				     explain_cmd.prefix, what, value);
+		return 0;
+	}
+	return apply_inject_option(&o->explain.inject, id, value, what, from_env, explain_cmd.prefix, err, errlen);
+}
+
+enum options_result options_parse_explain(struct explain_cli *o, int argc, char **argv, char *err, size_t errlen)
+{
+	int first;
+
+	memset(o, 0, sizeof(*o));
+	o->explain.now_us = real_us();
+	first = drive(&explain_cmd, false, apply_explain, o, argc, argv, err, errlen);
+	if (first < 0)
+		return result_of(first);
+	o->inputs = argv + first;
+	o->ninputs = argc - first;
 	return OPTIONS_OK;
 }

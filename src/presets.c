@@ -6,6 +6,7 @@
 #include "log.h"
 #include "util.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -114,6 +115,9 @@ const struct spec_preset spec_presets[] = {
 			"config.alpha.linkerd.io/proxy-enable-native-sidecar"},
 	.fix_key = "config.linkerd.io/proxy-admin-shutdown",
 	.fix_value = "enabled",
+	/* The injector turns the annotation into this variable of the proxy's (charts/partials/templates/_proxy.tpl). */
+	.fix_env = "LINKERD2_PROXY_SHUTDOWN_ENDPOINT_ENABLED",
+	.fix_env_value = "true",
 	.first_key = "config.linkerd.io/proxy-await",
 	.first_off = "disabled",
 	.first_default = true,
@@ -127,12 +131,21 @@ const struct spec_preset spec_presets[] = {
 	.ready_flag = "health-check",
 	.forms = {{.names = {"cloud-sql-proxy"}}},
 	.oneshot = {"wait", "shutdown", "completion", "help", "--version", "-v", "--help", "-h"},
+	/*
+	 * --health-check is in every v2 release, --quitquitquit came with
+	 * 2.1.0 and --exit-zero-on-sigterm with 2.6.0 (cmd/root.go's history);
+	 * a flag an older release lacks ends it at once ("unknown flag", exit 1).
+	 */
 	.flags = {{.name = "quitquitquit",
 		   .why = "nothing listens on its stop endpoint, so it will be stopped by SIGTERM",
-		   .stop_endpoint = true},
+		   .stop_endpoint = true,
+		   .since = "2.1.0"},
 		  {.name = "health-check"},
 		  {.name = "exit-zero-on-sigterm",
-		   .why = "a SIGTERM ends it with 143, which fails the pod under restartPolicy Never"}},
+		   .why = "a SIGTERM ends it with 143, which fails the pod under restartPolicy Never",
+		   .since = "2.6.0"}},
+	/* viper's prefix (cmd/root.go, initViper): each flag not given reads CSQL_PROXY_NAME. */
+	.env_prefix = "CSQL_PROXY_",
 	.ports = {{.flag = "admin-port", .urls = PRESET_STOP}, {.flag = "http-port", .urls = PRESET_READY}},
 	.advice = {{.result = -ECONNREFUSED,
 		    .text = "nothing listens on the Cloud SQL Auth Proxy's admin port: start it with --quitquitquit "
@@ -157,6 +170,7 @@ const struct spec_preset spec_presets[] = {
 	.note = "has no stop endpoint: rearguard stops it with SIGTERM (--sidecar cloudsql-v1), after which it exits 0 "
 		"once no connection is open, or 2 if one still is when -term_timeout (default 0) ends; v2 (gcr.io/cloud-sql-connectors/cloud-sql-proxy, see the proxy's "
 		"migration guide) has one, --quitquitquit",
+	.note_short = "has no stop endpoint: it gets SIGTERM, and exits 2 if a connection is open past -term_timeout",
 	.images = {"gce-proxy"},
 	/* 1.17 moved the image to distroless's nonroot (its release notes); earlier ones ran as root. */
 	.uid = "65532",
@@ -207,7 +221,10 @@ const struct spec_preset spec_presets[] = {
 	.title = "consul-dataplane",
 	.match = "consul-dataplane",
 	.stop = "http://127.0.0.1:20600/graceful_shutdown",
-	.ports = {{.annotation = "consul.hashicorp.com/sidecar-proxy-lifecycle-graceful-port", .urls = PRESET_STOP}},
+	/* The injector passes the port as -graceful-port, from the annotation or the chart's default (20600). */
+	.ports = {{.annotation = "consul.hashicorp.com/sidecar-proxy-lifecycle-graceful-port",
+		   .flag = "graceful-port",
+		   .urls = PRESET_STOP}},
 	.forms = {{.names = {"consul-dataplane"}}},
 	.oneshot = {"-version", "--help", "-h"},
 	.containers = {"consul-dataplane"},
@@ -522,6 +539,54 @@ static bool version_of(const char *v, long *major, long *minor)
 	return true;
 }
 
+enum preset_version presets_image_version(const struct spec_preset *p, const char *image, char *out, size_t len)
+{
+	const char *slash, *colon, *at;
+	long major, minor;
+	size_t k, n;
+
+	if (len > 0)
+		out[0] = '\0';
+	for (k = 0; image && k < ARRAY_SIZE(p->images) && p->images[k]; k++)
+		if (presets_image_is(image, p->images[k]))
+			break;
+	if (!image || k == ARRAY_SIZE(p->images) || !p->images[k])
+		return VERSION_UNKNOWN;
+	at = strchr(image, '@');
+	n = at ? (size_t)(at - image) : strlen(image);
+	slash = memrchr(image, '/', n);
+	colon = memrchr(image, ':', n);
+	if (!colon || (slash && colon < slash))
+		return at ? VERSION_UNKNOWN : VERSION_NEWEST; /* a digest may be any version; no tag is latest */
+	snprintf(out, len, "%.*s", (int)(n - (size_t)(colon + 1 - image)), colon + 1);
+	if (strcmp(out, "latest") == 0)
+		return VERSION_NEWEST;
+	return version_of(out, &major, &minor) ? VERSION_KNOWN : VERSION_UNKNOWN;
+}
+
+bool presets_version_at_least(const char *v, const char *since)
+{
+	long a, b;
+	char *end;
+
+	v += *v == 'v';
+	since += *since == 'v';
+	/* MAJOR.MINOR.PATCH, part by part; a part left out ("2") is the newest of its kind. */
+	while (*since) {
+		if (*v < '0' || *v > '9')
+			return *v == '\0';
+		a = strtol(v, &end, 10);
+		v = end;
+		b = strtol(since, &end, 10);
+		since = end;
+		if (a != b)
+			return a > b;
+		v += *v == '.';
+		since += *since == '.';
+	}
+	return true;
+}
+
 const char *presets_image_uid(const struct spec_preset *p, const char *image)
 {
 	const char *slash, *colon, *at;
@@ -553,6 +618,144 @@ const char *presets_image_uid(const struct spec_preset *p, const char *image)
 	return p->uid;
 }
 
+/* Whether a program's name (argv[0]'s basename) is one of a row's forms. */
+static bool known_program(const char *word)
+{
+	const char *name = word ? base_name(word) : NULL;
+	size_t i, k, j;
+
+	for (i = 0; name && i < spec_npresets; i++)
+		for (k = 0; k < ARRAY_SIZE(spec_presets[i].forms); k++)
+			for (j = 0; j < ARRAY_SIZE(spec_presets[i].forms[k].names) && spec_presets[i].forms[k].names[j]; j++)
+				if (strcmp(name, spec_presets[i].forms[k].names[j]) == 0)
+					return true;
+	return false;
+}
+
+/* Whether a word is a shell's option cluster with -c in it (-c, -ec, -xc). */
+static bool shell_c(const char *word)
+{
+	return word && word[0] == '-' && word[1] && word[strspn(word + 1, "abefhmnuvxc") + 1] == '\0' &&
+	       strchr(word, 'c');
+}
+
+static bool is_shell(const char *word)
+{
+	static const char *const shells[] = {"sh", "bash", "ash", "dash", "zsh"};
+	size_t i;
+
+	for (i = 0; word && i < ARRAY_SIZE(shells); i++)
+		if (strcmp(base_name(word), shells[i]) == 0)
+			return true;
+	return false;
+}
+
+/* Programs that exec the rest of their command line, their options first. */
+static bool known_wrapper(const char *word)
+{
+	static const char *const wrappers[] = {"dumb-init", "tini", "tini-static", "catatonit", "kubexit",
+					       "scuttle", "env", "nice", "ionice", "su-exec", "gosu", "setpriv",
+					       "chpst", "watchkiller"};
+	size_t i;
+
+	for (i = 0; word && i < ARRAY_SIZE(wrappers); i++)
+		if (strcmp(base_name(word), wrappers[i]) == 0)
+			return true;
+	return false;
+}
+
+/*
+ * The program after the wrapper argv[from - 1] and its options, in
+ * argv[from..n): its index, or n. After a wrapper rearguard does not know,
+ * the program must be named by its path (/watchkiller /cloud_sql_proxy):
+ * a bare word after an unknown program is an argument (echo vector).
+ */
+static size_t wrapped_at(const char *const *argv, size_t from, size_t n)
+{
+	bool known = from > 0 && known_wrapper(argv[from - 1]);
+	size_t i;
+
+	for (i = from; i < n && argv[i]; i++) {
+		if (known_program(argv[i]) && (known || strchr(argv[i], '/')))
+			return i;
+		if (argv[i][0] != '-')
+			break;
+	}
+	return n;
+}
+
+/* One simple command of a script's words: the program where it or a wrapper in it runs one. */
+static bool script_command(const char **words, size_t n, struct preset_program *out)
+{
+	size_t i = 0, at;
+
+	while (i < n && (strcmp(words[i], "exec") == 0 || (strchr(words[i], '=') && words[i][0] != '=')))
+		i++;
+	if (i == n)
+		return false;
+	at = known_program(words[i]) ? i : wrapped_at(words, i + 1, n);
+	if (at == n)
+		return false;
+	for (out->argc = 0; at < n && out->argc < PRESET_ARGV_MAX; at++)
+		out->argv[out->argc++] = words[at];
+	return true;
+}
+
+int presets_program(const char *const *argv, size_t argc, struct preset_program *out)
+{
+	const char *words[PRESET_ARGV_MAX + 1];
+	size_t at, n, i, start, end;
+
+	memset(out, 0, sizeof(*out));
+	if (argc == 0 || !argv[0])
+		return 0;
+	at = wrapped_at(argv, 1, argc);
+	if (at < argc) {
+		out->at = at;
+		for (; at < argc && out->argc < PRESET_ARGV_MAX; at++)
+			out->argv[out->argc++] = argv[at] ? argv[at] : "";
+		return 1;
+	}
+	/* sh -c SCRIPT, also after a wrapper: tini -- sh -c '...' */
+	for (i = 0; i + 2 < argc && argv[i]; i++) {
+		if (!is_shell(argv[i]) || !shell_c(argv[i + 1]) || !argv[i + 2])
+			continue;
+		n = argv_script(argv[i + 2], out->buf, sizeof(out->buf), words, ARRAY_SIZE(words));
+		for (start = 0; start < n; start = end + 1) {
+			for (end = start; end < n && !argv_script_operator(words[end]); end++)
+				;
+			if (script_command(words + start, end - start, out)) {
+				out->at = i + 2;
+				out->script = true;
+				return 1;
+			}
+		}
+		return 0;
+	}
+	return 0;
+}
+
+/*
+ * What a command line says of its program, also where a wrapper runs it:
+ * 1 a row's sidecar (*found), -1 the program run once (an app), 0 no
+ * program rearguard knows.
+ */
+static int command_says(const char *const *argv, size_t argc, const struct spec_preset **found)
+{
+	struct preset_program prog;
+	char ev[PRESET_EVIDENCE_MAX];
+
+	*found = presets_detect(NULL, argv, argc, ev, sizeof(ev));
+	if (*found)
+		return 1;
+	if (ev[0])
+		return -1;
+	if (!presets_program(argv, argc, &prog))
+		return 0;
+	*found = presets_detect(NULL, prog.argv, prog.argc, ev, sizeof(ev));
+	return *found ? 1 : ev[0] ? -1 : 0;
+}
+
 /*
  * Whether a container of image is row p's sidecar: the image is one of
  * p's, and its command line (with the image's entrypoint, the program
@@ -563,9 +766,8 @@ static bool image_of(const struct spec_preset *p, const char *image, const char 
 		     const struct spec_preset **found)
 {
 	const char *full[64];
-	const char *const *av = argv;
 	char ev[PRESET_EVIDENCE_MAX];
-	size_t k, j, n = argc;
+	size_t k, j, n;
 
 	for (k = 0; k < ARRAY_SIZE(p->images) && p->images[k]; k++) {
 		if (!presets_image_is(image, p->images[k]))
@@ -576,13 +778,14 @@ static bool image_of(const struct spec_preset *p, const char *image, const char 
 			for (j = 1; j < argc && j < ARRAY_SIZE(full); j++)
 				full[j] = argv[j];
 			n = argc == 0 ? 1 : j;
-			av = full;
+			*found = presets_detect(NULL, full, n, ev, sizeof(ev));
+			if (!*found && !ev[0])
+				*found = p;
+			return true; /* NULL: a one-shot run of the sidecar's program, an app */
 		}
-		*found = presets_detect(NULL, av, n, ev, sizeof(ev));
-		if (!*found && ev[0])
-			return true; /* a one-shot run of the sidecar's program: an app */
-		if (!*found)
-			*found = p; /* a wrapper (sh -c ...) around the program: the image says */
+		/* A wrapper (sh -c 'start.sh') around a program it does not name: the image says. */
+		if (command_says(argv, argc, found) == 0)
+			*found = p;
 		return true;
 	}
 	return false;
@@ -591,15 +794,11 @@ static bool image_of(const struct spec_preset *p, const char *image, const char 
 const struct spec_preset *presets_container(const char *name, const char *image, const char *const *argv, size_t argc)
 {
 	const struct spec_preset *found = NULL;
-	char ev[PRESET_EVIDENCE_MAX];
 	size_t i;
 
 	/* The command line first: the program it runs says more than an image or a name. */
-	if (argc > 0 && argv[0]) {
-		found = presets_detect(NULL, argv, argc, ev, sizeof(ev));
-		if (found)
-			return found;
-	}
+	if (argc > 0 && argv[0] && command_says(argv, argc, &found) > 0)
+		return found;
 	for (i = 0; image && i < spec_npresets; i++)
 		if (image_of(&spec_presets[i], image, argv, argc, &found))
 			return found;
@@ -653,9 +852,35 @@ static int spec_add(char *out, size_t len, const char *key, const char *value)
 	return n < 0 || (size_t)n >= len - used ? -ENOSPC : 0;
 }
 
-int presets_spec(const struct spec_preset *p, const char *const *argv, size_t argc,
-		 const char *(*ann)(const void *data, const char *key), const void *data, bool signal_stop, char *out,
-		 size_t len)
+void presets_flag(const struct spec_preset *p, const struct preset_source *src, const char *name, bool boolean,
+		  struct preset_flag_state *out)
+{
+	struct goflag g;
+	const char *v;
+	size_t i, n;
+	bool on;
+
+	memset(out, 0, sizeof(*out));
+	argv_goflag(src->argv, src->argc, name, boolean, &g);
+	out->at = g.at;
+	if (p->env_prefix) {
+		n = (size_t)snprintf(out->env_name, sizeof(out->env_name), "%s%s", p->env_prefix, name);
+		for (i = strlen(p->env_prefix); i < n && i < sizeof(out->env_name); i++)
+			out->env_name[i] = out->env_name[i] == '-' ? '_' : (char)toupper((unsigned char)out->env_name[i]);
+	}
+	if (g.set || !*out->env_name || !src->env || !(v = src->env(src->ctr, out->env_name))) {
+		out->set = g.set;
+		out->on = g.on;
+		out->value = g.value;
+		return;
+	}
+	/* viper reads a boolean as Go's strconv.ParseBool does. */
+	out->set = out->from_env = true;
+	out->on = boolean && argv_gobool(v, &on) == 0 && on;
+	out->value = v;
+}
+
+int presets_spec(const struct spec_preset *p, const struct preset_source *src, bool signal_stop, char *out, size_t len)
 {
 	char url[256];
 	long ready = -1, stop = -1;
@@ -667,14 +892,14 @@ int presets_spec(const struct spec_preset *p, const char *const *argv, size_t ar
 		return -ENOSPC;
 	for (i = 0; i < ARRAY_SIZE(p->ports); i++) {
 		const struct preset_port *pp = &p->ports[i];
+		struct preset_flag_state f;
 		const char *v = NULL;
-		struct goflag f;
 		long port;
 
-		if (pp->annotation && ann)
-			v = ann(data, pp->annotation);
-		if (!v && pp->flag && argc > 0) {
-			argv_goflag(argv, argc, pp->flag, false, &f);
+		if (pp->annotation && src->ann)
+			v = src->ann(src->meta, pp->annotation);
+		if (!v && pp->flag) {
+			presets_flag(p, src, pp->flag, false, &f);
 			v = f.value;
 		}
 		port = port_value(v);
@@ -685,20 +910,20 @@ int presets_spec(const struct spec_preset *p, const char *const *argv, size_t ar
 		if (pp->urls & PRESET_STOP)
 			stop = port;
 	}
-	if (p->ready && p->ready_flag && argc > 0) {
-		struct goflag f;
+	if (p->ready && p->ready_flag && (src->argc > 0 || src->env)) {
+		struct preset_flag_state f;
 
-		argv_goflag(argv, argc, p->ready_flag, true, &f);
+		presets_flag(p, src, p->ready_flag, true, &f);
 		no_ready = !f.on;
 	}
-	if (p->ready && (no_ready || ready == 0))
+	if (p->ready && (no_ready || ready == 0 || src->no_ports))
 		rc = spec_add(out, len, "ready", "");
 	else if (p->ready && ready > 0 && (rc = url_with_port(p->ready, ready, url, sizeof(url))) == 0)
 		rc = spec_add(out, len, "ready", url);
 	if (p->helper)
 		return spec_add(out, len, "native", NULL);
 	if (rc == 0 && strncmp(p->stop, "signal:", 7) != 0) {
-		if (signal_stop || stop == 0)
+		if (signal_stop || stop == 0 || src->no_ports)
 			rc = spec_add(out, len, "stop", "signal:TERM");
 		else if (stop > 0 && (rc = url_with_port(p->stop, stop, url, sizeof(url))) == 0)
 			rc = spec_add(out, len, "stop", url);

@@ -68,6 +68,7 @@ struct preset_flag {
 	const char *name;   /* without dashes */
 	const char *why;    /* what goes wrong without it (a pre-flight warning), or NULL for none */
 	bool stop_endpoint; /* it opens the stop endpoint: without it there is none */
+	const char *since;  /* the first version with it; NULL: every version of the row's program */
 };
 
 /* Where a URL's port is set other than by default. */
@@ -95,6 +96,12 @@ struct spec_preset {
 	const char *match, *ready, *drain;
 	const char *stop;	/* a URL, or signal:NAME */
 	const char *ready_flag; /* the ready URL is served only when this Go boolean flag is on */
+	/*
+	 * Each flag's environment twin is this prefix and the flag's name in
+	 * capitals, '-' as '_' (viper's AutomaticEnv): a flag given on the
+	 * command line wins over it. NULL: the program reads no such variables.
+	 */
+	const char *env_prefix;
 
 	/* Detection of the running sidecar (presets_detect). */
 	struct preset_form forms[2];
@@ -117,6 +124,7 @@ struct spec_preset {
 	} wrong_stop;		/* a stop URL that never ends this program (a warning) */
 	const char *instead_of; /* the row whose spec this program is taken for by mistake */
 	const char *note;	/* what to know when it is found: the upgrade path */
+	const char *note_short; /* the same in a few words, for a pod's warning */
 	const char *uid;	/* the uid its injector or image runs it as, NULL when unknown */
 	const char *uid_key;	/* an annotation that sets that uid */
 	/*
@@ -136,7 +144,13 @@ struct spec_preset {
 	const char *inject_off;		 /* its value that refuses injection (over --mesh) */
 	const char *none_key;		 /* an annotation with value "true" that means no sidecar after all */
 	const char *native_keys[3];	 /* annotations that ask the injector for a native sidecar ("true") */
-	const char *fix_key, *fix_value; /* an annotation the stop endpoint needs */
+	const char *fix_key, *fix_value; /* an annotation the stop endpoint needs, which its injector reads */
+	/*
+	 * Where the injector ran already (its container is in the pod): the
+	 * environment variable of that container the annotation would have
+	 * set, and its value. NULL: the container cannot be fixed after the fact.
+	 */
+	const char *fix_env, *fix_env_value;
 	/*
 	 * Where the injector puts the sidecar: before the apps when first_key
 	 * is absent and first_default, or when the annotation first_key says
@@ -175,6 +189,29 @@ void presets_mesh_words(const char *sep, char *out, size_t len);
 const struct spec_preset *presets_detect(const char *comm, const char *const *argv, size_t argc, char *evidence,
 					 size_t len);
 
+/* The most arguments presets_program gives of a program. */
+#define PRESET_ARGV_MAX 64
+
+/* A known program as a wrapper runs it (presets_program). */
+struct preset_program {
+	const char *argv[PRESET_ARGV_MAX]; /* from the program on (into the command line, or buf) */
+	size_t argc;
+	size_t at;   /* the program's index in the command line, or the script's */
+	bool script; /* the program is in a shell's -c script: its flags cannot be added after the script */
+	char buf[2048];
+};
+
+/*
+ * The known program (a name of a row's forms) a command line runs through
+ * a wrapper: dumb-init [OPTION...] PROGRAM, tini [OPTION...] -- PROGRAM,
+ * /watchkiller PROGRAM, any program that execs the rest (the program
+ * follows the wrapper and its options, words that begin with '-'), or a
+ * simple command of a shell's -c script (sh -c 'exec PROGRAM ...',
+ * 'sleep 1; exec PROGRAM ...'). argv[0] itself is not looked at: that is
+ * presets_detect's. 1 with *out filled, 0 when there is none.
+ */
+int presets_program(const char *const *argv, size_t argc, struct preset_program *out);
+
 /*
  * Which known sidecar a container of a pod template is: by its name, or by
  * its image when its command line (command + args; argv[0] may be NULL when
@@ -182,17 +219,51 @@ const struct spec_preset *presets_detect(const char *comm, const char *const *ar
  */
 const struct spec_preset *presets_container(const char *name, const char *image, const char *const *argv, size_t argc);
 
+/* What configures one sidecar of a pod template: its program's command line, the template's annotations, its env. */
+struct preset_source {
+	const char *const *argv; /* from the program on (argc 0: unknown) */
+	size_t argc;
+	const char *(*ann)(const void *meta, const char *key); /* an annotation's value, NULL when absent */
+	const void *meta;
+	const char *(*env)(const void *ctr, const char *name); /* an environment variable's value, NULL: absent */
+	const void *ctr;
+	bool no_ports; /* its admin ports are the node's (hostNetwork): no readiness URL, a stop by SIGTERM */
+};
+
+/* What a sidecar's configuration says of one of its flags: the command line's, else its environment twin's. */
+struct preset_flag_state {
+	bool set;	   /* given at all */
+	bool on;	   /* a boolean flag: given and true */
+	bool from_env;	   /* by the environment twin (env_name) */
+	size_t at;	   /* the command line's argument that gave it (argc when none) */
+	const char *value; /* its value, NULL for a bare boolean */
+	char env_name[64]; /* the environment twin's name, "" where the row has none */
+};
+
+void presets_flag(const struct spec_preset *p, const struct preset_source *src, const char *name, bool boolean,
+		  struct preset_flag_state *out);
+
 /*
  * The --sidecar SPEC for a sidecar of row p: its name, and its URLs
- * moved where the flags of its command line (argv, argc; 0 when unknown)
- * or the template's annotations (ann(data, key), NULL when absent) put
- * them: "cloudsql,stop=http://127.0.0.1:9192/quitquitquit". With
- * signal_stop, a stop by SIGTERM instead of its stop URL. Returns 0, or
- * -ENOSPC when len is too small.
+ * moved where its flags (the command line's, else their environment
+ * twins) or the template's annotations put them:
+ * "cloudsql,stop=http://127.0.0.1:9192/quitquitquit". With signal_stop, a
+ * stop by SIGTERM instead of its stop URL. Returns 0, or -ENOSPC when len
+ * is too small.
  */
-int presets_spec(const struct spec_preset *p, const char *const *argv, size_t argc,
-		 const char *(*ann)(const void *data, const char *key), const void *data, bool signal_stop, char *out,
-		 size_t len);
+int presets_spec(const struct spec_preset *p, const struct preset_source *src, bool signal_stop, char *out, size_t len);
+
+/* What an image's tag tells of the version of row p's program. */
+enum preset_version {
+	VERSION_UNKNOWN, /* another image, a digest, a tag without a version */
+	VERSION_NEWEST,	 /* one of p's images, untagged or :latest */
+	VERSION_KNOWN,	 /* one of p's images, tagged with a version (out holds it: "2.11.4") */
+};
+
+enum preset_version presets_image_version(const struct spec_preset *p, const char *image, char *out, size_t len);
+
+/* Whether version v ("2.11.4", "v1.33.2-alpine") is at least since ("2.1.0"), part by part. */
+bool presets_version_at_least(const char *v, const char *since);
 
 /*
  * The uid a container of row p's sidecar runs as, by its image, when the

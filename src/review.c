@@ -25,6 +25,7 @@
 #include "review.h"
 
 #include "inject.h"
+#include "injectplan.h"
 #include "json.h"
 #include "log.h"
 #include "util.h"
@@ -349,16 +350,17 @@ struct warnings {
 };
 
 /*
- * Each note is a warning: "rearguard: " and the note without its place in
- * the review's JSON, cut to REVIEW_WARNING_MAX bytes at a UTF-8 boundary
- * ("..." says it was cut).
+ * One warning: "rearguard: " and words about the pod, whole up to
+ * REVIEW_WARNING_MAX bytes (the API server keeps 256 characters of each);
+ * longer ones are cut at a space, with "...". Names come from the request
+ * and may hold any byte: a control character becomes '?'.
  */
 static void add_warning(struct warnings *w, const char *fmt, ...) RG_PRINTF(2, 3);
 
 static void add_warning(struct warnings *w, const char *fmt, ...)
 {
-	char line[1024];
-	size_t n;
+	char line[NOTE_WORDS_MAX + 64];
+	size_t n, cut;
 	va_list ap;
 
 	if (w->n == REVIEW_MAX_WARNINGS)
@@ -369,37 +371,27 @@ static void add_warning(struct warnings *w, const char *fmt, ...)
 	one_line(line);
 	n = strlen(line);
 	if (n > REVIEW_WARNING_MAX) {
-		n = REVIEW_WARNING_MAX - 3;
-		while (n > 0 && ((unsigned char)line[n] & 0xc0) == 0x80)
-			n--;
-		memcpy(line + n, "...", 4);
+		cut = REVIEW_WARNING_MAX - 3;
+		while (cut > REVIEW_WARNING_MAX / 2 && line[cut] != ' ')
+			cut--;
+		if (line[cut] != ' ') /* no space in the second half: cut at a character */
+			for (cut = REVIEW_WARNING_MAX - 3; cut > 0 && ((unsigned char)line[cut] & 0xc0) == 0x80; cut--)
+				;
+		memcpy(line + cut, "...", 4);
 	}
 	snprintf(w->text[w->n++], sizeof(w->text[0]), "%s", line);
 }
 
-static void note(const void *data, bool warning, const char *line)
+/* One of the plan's notes as a warning. */
+static void warn_words(void *data, const char *words)
 {
-	struct warnings *w = *(struct warnings *const *)data; /* note_data is const: a pointer to it */
-	const char *p = line + strspn(line, "0123456789");
+	add_warning(data, "rearguard: %s", words);
+}
 
-	/*
-	 * "LINE:COL: " is where in the review's JSON, which tells a user
-	 * nothing; "warning: " and 'Pod "NAME": ' kubectl says itself (its
-	 * "Warning:" before each, about the object it sent): 120 bytes are
-	 * kept for what the note says.
-	 */
-	if (*p == ':') {
-		p += 1 + strspn(p + 1, "0123456789");
-		if (p[0] == ':' && p[1] == ' ')
-			line = p + 2;
-	}
-	if (warning && strncmp(line, "warning: ", 9) == 0)
-		line += 9;
-	if (strncmp(line, "Pod: ", 5) == 0)
-		line += 5;
-	else if (strncmp(line, "Pod \"", 5) == 0 && (p = strstr(line + 5, "\": ")) != NULL)
-		line = p + 3;
-	add_warning(w, "%s%s", strncmp(line, "rearguard ", 10) == 0 ? "" : "rearguard: ", line);
+/* The plan's notes as warnings about the pod: what was done or why not first, then the rest in order. */
+static void warn_notes(struct warnings *w, const struct inject_plan *plan)
+{
+	inject_plan_words(plan, warn_words, w);
 }
 
 static const char *str_at(const struct ynode *n, const char *path)
@@ -554,56 +546,70 @@ static int invalid(struct review_answer *a, const char *fmt, ...)
 	return 400;
 }
 
+/*
+ * Pods that get no warning: a controller's long-running ones (a
+ * restartPolicy of Always), whose creator reads none and whose log they
+ * would fill.
+ */
+static bool quiet(const struct ynode *pod)
+{
+	const char *policy = str_at(pod, "spec.restartPolicy");
+
+	return !policy || strcmp(policy, "Always") == 0;
+}
+
 /* The pod's change as a patch, into p; its outcome. */
 static int decide(struct ystream *sb, struct ynode *pod_b, const struct inject_options *o, struct patch *p,
 		  struct warnings *w, struct review_answer *a)
 {
 	struct inject_options io = *o;
+	struct inject_plan *plan;
 	struct ynode *ann;
 	bool again = false;
 	char err[512] = "";
 	int rc;
 
+	plan = malloc(sizeof(*plan));
+	if (!plan)
+		return -ENOMEM;
 	/* Marked: the agent is this webhook's, and the pod is injected afresh without it. */
 	if (ydoc_str(ydoc_get(ydoc_path(pod_b, "metadata.annotations"), REVIEW_INJECTED)))
 		again = take_agent_out(pod_b);
-	io.note = note;
-	io.note_data = &w;
+	io.note = NULL;
 	io.counts = NULL;
-	rc = inject_pod(sb, pod_b, &io, err, sizeof(err));
+	rc = inject_pod(sb, pod_b, &io, plan, err, sizeof(err));
 	if (rc < 0)
-		return rc;
+		goto out;
+	/*
+	 * What a first review said is not said again when reinvoked; a pod its
+	 * restartPolicy leaves alone (a Deployment's) says nothing: its creator
+	 * is a controller, whose log the warnings would fill.
+	 */
+	if (!again && !(rc == 0 && quiet(pod_b)))
+		warn_notes(w, plan);
 	if (rc == 0) {
 		a->outcome = REVIEW_UNCHANGED;
-		/*
-		 * A pod its restartPolicy leaves alone (a Deployment's) says nothing:
-		 * its creator is a controller, whose log the warnings would fill.
-		 */
-		if (!again) {
-			const char *policy = str_at(pod_b, "spec.restartPolicy");
-
-			if (!policy || strcmp(policy, "Always") == 0)
-				w->n = 0;
-		} else {
-			w->n = 0; /* what the first review said is not said again */
-		}
-		return 0;
+		rc = 0;
+		goto out;
 	}
 	if (!again) {
 		/* inject made the annotations for kubectl's default container: they are there. */
 		ann = ydoc_path(pod_b, "metadata.annotations");
 		if (!ann || ann->kind != YNODE_MAP ||
-		    ydoc_set(sb, ann, REVIEW_INJECTED, ydoc_scalar(sb, PACKAGE_VERSION, YDOC_TEXT), false) < 0)
-			return -ENOMEM;
+		    ydoc_set(sb, ann, REVIEW_INJECTED, ydoc_scalar(sb, PACKAGE_VERSION, YDOC_TEXT), false) < 0) {
+			rc = -ENOMEM;
+			goto out;
+		}
 	}
 	p->s = sb;
 	diff(p, pod_b, "", 0);
-	if (p->err)
-		return p->err;
-	if (again && p->n == 0)
-		w->n = 0; /* nothing new: the first review said it all */
+	rc = p->err;
+	if (rc == 0 && again && p->n > 0)
+		warn_notes(w, plan); /* something new: said once more, with what it was */
 	a->outcome = p->n > 0 ? REVIEW_PATCHED : REVIEW_UNCHANGED;
-	return 0;
+out:
+	free(plan);
+	return rc;
 }
 
 /*

@@ -27,7 +27,8 @@
 
 #include <stddef.h>
 
-#define REVIEW_WARNING_MAX 120
+/* The API server keeps a warning whole up to 256 characters (and asks for 120 where it can be). */
+#define REVIEW_WARNING_MAX 256
 #define REVIEW_MAX_WARNINGS 16
 /*
  * The values (scalars, mappings, lists) of a review read into a tree at

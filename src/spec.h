@@ -58,6 +58,13 @@ struct sidecar_spec {
 	 * native sidecar of a template.
 	 */
 	bool native;
+	/*
+	 * handles-stop: its program exits 0 on its stop signal (it handles it),
+	 * so rearguard inject and the webhook leave its command as it is rather
+	 * than run it under rearguard sidecar. The agent does not act on it: it
+	 * still looks at what the signal will do, and says so.
+	 */
+	bool handles_stop;
 	/* The URLs taken apart once, here: their paths point into the strings above. */
 	struct url ready_at, drain_at, stop_at;
 };
@@ -69,6 +76,13 @@ struct sidecar_spec {
  * naming the problem into err; spec is then empty (safe to spec_free).
  */
 int spec_parse(const char *text, struct sidecar_spec *spec, char *err, size_t errlen);
+
+/*
+ * The same without compiling its match regex (match is then unusable):
+ * for a reader of a spec known to be good that wants only its URLs and
+ * its stop (inject's pre-flight of signals, once per sidecar of every pod).
+ */
+int spec_read(const char *text, struct sidecar_spec *spec, char *err, size_t errlen);
 
 /* Whether s can name a container of a pod (a DNS label, as Kubernetes requires). */
 bool spec_container_name(const char *s);

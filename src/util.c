@@ -74,6 +74,46 @@ int read_small_at(int dirfd, const char *path, int flags, char *buf, size_t cap,
 	return err;
 }
 
+int read_whole_fd(int fd, size_t max, char **buf, size_t *len)
+{
+	size_t n = 0, cap = 0;
+	char *b = NULL, *grown;
+
+	for (;;) {
+		ssize_t got;
+
+		if (cap - n < 65536 + 1) {
+			cap = cap ? cap * 2 : 65536 * 2;
+			grown = realloc(b, cap);
+			if (!grown) {
+				free(b);
+				return -ENOMEM;
+			}
+			b = grown;
+		}
+		got = read(fd, b + n, cap - n - 1);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0) {
+			int e = errno;
+
+			free(b);
+			return -e;
+		}
+		if (got == 0)
+			break;
+		n += (size_t)got;
+		if (n > max) {
+			free(b);
+			return -EFBIG;
+		}
+	}
+	b[n] = '\0';
+	*buf = b;
+	*len = n;
+	return 0;
+}
+
 int write_all(int fd, const void *buf, size_t len)
 {
 	const char *p = buf;

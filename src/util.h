@@ -44,6 +44,13 @@ int read_small_at(int dirfd, const char *path, int flags, char *buf, size_t cap,
 int read_small_fd(int fd, char *buf, size_t cap, size_t *len, unsigned how);
 
 /*
+ * Every byte of fd up to its end, at most max: a buffer of malloc's in
+ * *buf (NUL-terminated, free it) and its length in *len. -EFBIG when there
+ * is more than max, -ENOMEM, or read's -errno; *buf is untouched then.
+ */
+int read_whole_fd(int fd, size_t max, char **buf, size_t *len);
+
+/*
  * A descriptor held in reserve for the opens that must not fail for want of
  * one: the agent's pidfds may take every descriptor RLIMIT_NOFILE allows.
  * Taken before them (fd_reserve_take) and held to the end; when an open

@@ -51,6 +51,9 @@ struct reader {
 	size_t path_len;
 	char *err;
 	size_t errlen;
+	/* ydoc_parse_json_items: each item of the root's "items", in a stream of its own */
+	int (*item)(void *data, struct ystream *is, struct ynode *n);
+	void *item_data;
 };
 
 static int fail(struct reader *r, const char *what)
@@ -381,16 +384,66 @@ static bool keeps(struct reader *r, const char *key, size_t klen)
 
 static int value(struct reader *r, struct ynode **out, int depth);
 
+/*
+ * The root's "items", for ydoc_parse_json_items: each item read into a
+ * stream of its own, handed over and freed; the list in r->s stays empty.
+ */
+static int items_apart(struct reader *r, struct ynode **out, int depth)
+{
+	struct ystream *keep = r->s, one;
+	struct ynode *n, *item;
+	int rc = new_node(r, YNODE_SEQ, r->at, &n);
+
+	if (rc < 0)
+		return rc;
+	n->style = YAML_FLOW_SEQUENCE_STYLE;
+	r->at++;
+	skip_ws(r);
+	if (r->at < r->len && r->p[r->at] == ']') {
+		r->at++;
+	} else {
+		for (;;) {
+			memset(&one, 0, sizeof(one));
+			one.input = keep->input;
+			one.len = keep->len;
+			r->s = &one;
+			rc = value(r, &item, depth + 1);
+			r->s = keep;
+			if (rc == 0)
+				rc = r->item(r->item_data, &one, item);
+			ydoc_free(&one);
+			if (rc < 0)
+				return rc;
+			skip_ws(r);
+			if (r->at < r->len && r->p[r->at] == ',') {
+				r->at++;
+				skip_ws(r);
+				continue;
+			}
+			if (r->at < r->len && r->p[r->at] == ']') {
+				r->at++;
+				break;
+			}
+			return fail(r, "a ',' or ']' after an item");
+		}
+	}
+	n->end = (uint32_t)r->at;
+	*out = n;
+	return 0;
+}
+
 /* A member's key and value; both are kept when the mapping is and, in keep mode, when its path is. */
 static int member(struct reader *r, bool kept, int depth)
 {
 	size_t outer = r->path_len, at = r->at;
 	struct ynode *key = NULL, *v = NULL;
+	bool items;
 	int rc;
 
 	if (r->at >= r->len || r->p[r->at] != '"')
 		return fail(r, "a member's key must be a string");
 	rc = string(r, NULL);
+	items = r->item && depth == 0 && r->tlen == 5 && memcmp(r->tp, "items", 5) == 0;
 	if (rc == 0 && kept && r->keep && (kept = keeps(r, r->tp, r->tlen)))
 		r->path_len = strlen(r->path);
 	if (rc == 0 && kept)
@@ -402,7 +455,10 @@ static int member(struct reader *r, bool kept, int depth)
 		return fail(r, "a ':' after a member's key");
 	r->at++;
 	skip_ws(r);
-	rc = value(r, kept ? &v : NULL, depth + 1);
+	if (items && kept && r->at < r->len && r->p[r->at] == '[')
+		rc = items_apart(r, &v, depth + 1);
+	else
+		rc = value(r, kept ? &v : NULL, depth + 1);
 	r->path_len = outer;
 	r->path[outer] = '\0';
 	if (rc == 0 && kept && (rc = push(r, key)) == 0)
@@ -475,21 +531,19 @@ static int value(struct reader *r, struct ynode **out, int depth)
 	return literal(r, out);
 }
 
-int ydoc_parse_json_some(const char *input, size_t len, const char *const *keep, size_t max_nodes, struct ystream *s,
-			 char *err, size_t errlen)
+/* The parse, with r's mode set: the budget, the paths kept, the items handed over. */
+static int parse(struct reader *r, const char *input, size_t len, struct ystream *s, char *err, size_t errlen)
 {
-	struct reader r = {.s = s,
-			   .p = input,
-			   .len = len,
-			   .line = 1,
-			   .max_nodes = max_nodes ? max_nodes : SIZE_MAX,
-			   .keep = keep,
-			   .err = err,
-			   .errlen = errlen};
 	struct ynode *root = NULL;
 	struct ydoc *d;
 	int rc;
 
+	r->s = s;
+	r->p = input;
+	r->len = len;
+	r->line = 1;
+	r->err = err;
+	r->errlen = errlen;
 	memset(s, 0, sizeof(*s));
 	s->input = input;
 	s->len = len;
@@ -497,17 +551,17 @@ int ydoc_parse_json_some(const char *input, size_t len, const char *const *keep,
 		snprintf(err, errlen, "1:1: input larger than %zu MiB", YDOC_MAX_INPUT >> 20);
 		return -EINVAL;
 	}
-	skip_ws(&r);
-	rc = value(&r, &root, 0);
+	skip_ws(r);
+	rc = value(r, &root, 0);
 	if (rc == 0) {
-		skip_ws(&r);
-		if (r.at < len)
-			rc = fail(&r, "more after the value");
+		skip_ws(r);
+		if (r->at < len)
+			rc = fail(r, "more after the value");
 	}
 	if (rc == 0 && !(s->docs = calloc(1, sizeof(*s->docs))))
 		rc = -ENOMEM;
-	ybuf_free(&r.text);
-	free(r.stack);
+	ybuf_free(&r->text);
+	free(r->stack);
 	if (rc < 0) {
 		if (rc == -ENOMEM)
 			snprintf(err, errlen, "out of memory");
@@ -522,11 +576,28 @@ int ydoc_parse_json_some(const char *input, size_t len, const char *const *keep,
 	d->body = root->start;
 	d->body_end = root->end;
 	d->json = root->kind != YNODE_SCALAR;
-	d->crlf = r.crlf;
+	d->crlf = r->crlf;
 	return 0;
+}
+
+int ydoc_parse_json_some(const char *input, size_t len, const char *const *keep, size_t max_nodes, struct ystream *s,
+			 char *err, size_t errlen)
+{
+	struct reader r = {.max_nodes = max_nodes ? max_nodes : SIZE_MAX, .keep = keep};
+
+	return parse(&r, input, len, s, err, errlen);
 }
 
 int ydoc_parse_json(const char *input, size_t len, struct ystream *s, char *err, size_t errlen)
 {
 	return ydoc_parse_json_some(input, len, NULL, 0, s, err, errlen);
+}
+
+int ydoc_parse_json_items(const char *input, size_t len, struct ystream *s,
+			  int (*item)(void *data, struct ystream *is, struct ynode *n), void *data, char *err,
+			  size_t errlen)
+{
+	struct reader r = {.max_nodes = SIZE_MAX, .item = item, .item_data = data};
+
+	return parse(&r, input, len, s, err, errlen);
 }

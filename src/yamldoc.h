@@ -122,6 +122,16 @@ int ydoc_parse_json(const char *input, size_t len, struct ystream *s, char *err,
  */
 int ydoc_parse_json_some(const char *input, size_t len, const char *const *keep, size_t max_nodes, struct ystream *s,
 			 char *err, size_t errlen);
+/*
+ * The same for a Kubernetes List, one item at a time: each item of the root
+ * object's "items" list is read into a stream of its own, handed to item()
+ * (is: that stream, n: the item) and freed when it returns; in s the list
+ * stays empty. A List of any length is read in the memory of its largest
+ * item. A negative result of item() stops the read and is returned.
+ */
+int ydoc_parse_json_items(const char *input, size_t len, struct ystream *s,
+			  int (*item)(void *data, struct ystream *is, struct ynode *n), void *data, char *err,
+			  size_t errlen);
 void ydoc_free(struct ystream *s);
 
 /*

@@ -210,3 +210,51 @@ job_pod() {
 	done
 	echo "$p"
 }
+
+# mesh_on CONFIG CONTAINER_JSON: a mesh's injector (tests/cluster/mesh-webhook.py,
+# on the node's address in the cluster's network namespace) that adds the
+# container of the file CONTAINER_JSON to every pod of the test's namespace
+# without one of its name, from the MutatingWebhookConfiguration CONFIG: the
+# API server calls it before rearguard's when CONFIG sorts before
+# "rearguard" (linkerd-...), after when it sorts after (zz-...). Its reviews
+# are lines of $T/mesh.log. Both go at the test's end.
+mesh_on() {
+	local config=$1 container=$2 port=$((30000 + $$ % 2000)) node_ip=10.251.0.1 pid end
+	openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 1 -subj "/CN=$node_ip" \
+		-addext "subjectAltName = IP:$node_ip" -keyout "$T/mesh.key" -out "$T/mesh.crt" 2>/dev/null ||
+		fail "openssl could not make the mesh's certificate"
+	timeout -k 5 900 "$CLUSTER" exec /usr/bin/python3 "$RG_SRCDIR/tests/cluster/mesh-webhook.py" \
+		--listen "$node_ip:$port" --cert "$T/mesh.crt" --key "$T/mesh.key" --container "$container" \
+		--log "$T/mesh.log" --watch $$ 2>"$T/mesh.err" &
+	pid=$!
+	at_exit "kill $pid 2>/dev/null; kubectl delete mutatingwebhookconfiguration $config >/dev/null 2>&1"
+	end=$(($(now_ms) + 30000))
+	# It makes its log once it listens.
+	until [ -f "$T/mesh.log" ]; do
+		kill -0 "$pid" 2>/dev/null || fail "the mesh's webhook exited: $(tail -n 5 "$T/mesh.err")"
+		[ "$(now_ms)" -lt "$end" ] || fail "the mesh's webhook does not listen after 30 s"
+		sleep 0.5
+	done
+	kubectl label namespace "$NS" "rearguard.io/test-mesh=$$" >/dev/null || fail "cannot label $NS"
+	kubectl apply -f - >/dev/null <<-EOF || fail "kubectl apply of the mesh's configuration refused"
+		apiVersion: admissionregistration.k8s.io/v1
+		kind: MutatingWebhookConfiguration
+		metadata:
+		  name: $config
+		webhooks:
+		  - name: mesh.test.rearguard.io
+		    clientConfig:
+		      url: https://$node_ip:$port/inject
+		      caBundle: $(base64 -w0 <"$T/mesh.crt")
+		    rules:
+		      - {operations: [CREATE], apiGroups: [""], apiVersions: [v1], resources: [pods], scope: Namespaced}
+		    namespaceSelector:
+		      matchLabels: {rearguard.io/test-mesh: "$$"}
+		    failurePolicy: Fail
+		    sideEffects: None
+		    admissionReviewVersions: [v1]
+		    timeoutSeconds: 5
+		    reinvocationPolicy: Never
+	EOF
+	say "webhooks in the order the API server calls them: $(kubectl get mutatingwebhookconfigurations -o 'jsonpath={.items[*].metadata.name}')"
+}

@@ -17,50 +17,10 @@ image_proxy docker.io/istio/proxyv2 /usr/local/bin/pilot-agent
 webhook_up shared
 ns_inject "$NS"
 
-# The mesh's certificate: an IP address, the one the API server dials.
-NODE_IP=10.251.0.1
-PORT=$((30000 + $$ % 2000))
-MESH=zz-mesh-$$
-openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 1 -subj "/CN=$NODE_IP" \
-	-addext "subjectAltName = IP:$NODE_IP" -keyout "$T/mesh.key" -out "$T/mesh.crt" 2>/dev/null ||
-	fail "openssl could not make the mesh's certificate"
 /usr/bin/python3 -c 'import json, sys; json.dump({"name": "istio-proxy", "image": sys.argv[1], "imagePullPolicy": "Never",
 	"command": json.loads(sys.argv[2]), "securityContext": {"runAsUser": 1337, "runAsGroup": 1337}}, open(sys.argv[3], "w"))' \
 	"${IMAGE_FOR[docker.io/istio/proxyv2]}" "$ISTIO_PROXY_COMMAND" "$T/proxy.json"
-timeout -k 5 900 "$CLUSTER" exec /usr/bin/python3 "$RG_SRCDIR/tests/cluster/mesh-webhook.py" \
-	--listen "$NODE_IP:$PORT" --cert "$T/mesh.crt" --key "$T/mesh.key" --container "$T/proxy.json" \
-	--log "$T/mesh.log" --watch $$ 2>"$T/mesh.err" &
-mesh_pid=$!
-at_exit "kill $mesh_pid 2>/dev/null; kubectl delete mutatingwebhookconfiguration $MESH >/dev/null 2>&1"
-end=$(($(now_ms) + 30000))
-# It makes its log once it listens.
-until [ -f "$T/mesh.log" ]; do
-	kill -0 "$mesh_pid" 2>/dev/null || fail "the mesh's webhook exited: $(tail -n 5 "$T/mesh.err")"
-	[ "$(now_ms)" -lt "$end" ] || fail "the mesh's webhook does not listen after 30 s"
-	sleep 0.5
-done
-kubectl label namespace "$NS" "rearguard.io/test-mesh=$$" >/dev/null || fail "cannot label $NS"
-kubectl apply -f - >/dev/null <<EOF || fail "kubectl apply of the mesh's configuration refused"
-apiVersion: admissionregistration.k8s.io/v1
-kind: MutatingWebhookConfiguration
-metadata:
-  name: $MESH
-webhooks:
-  - name: mesh.test.rearguard.io
-    clientConfig:
-      url: https://$NODE_IP:$PORT/inject
-      caBundle: $(base64 -w0 <"$T/mesh.crt")
-    rules:
-      - {operations: [CREATE], apiGroups: [""], apiVersions: [v1], resources: [pods], scope: Namespaced}
-    namespaceSelector:
-      matchLabels: {rearguard.io/test-mesh: "$$"}
-    failurePolicy: Fail
-    sideEffects: None
-    admissionReviewVersions: [v1]
-    timeoutSeconds: 5
-    reinvocationPolicy: Never
-EOF
-say "webhooks in the order the API server calls them: $(kubectl get mutatingwebhookconfigurations -o 'jsonpath={.items[*].metadata.name}')"
+mesh_on "zz-mesh-$$" "$T/proxy.json"
 
 # The Job as written: one app, no sidecar, no rearguard.
 START_MS=$(now_ms)

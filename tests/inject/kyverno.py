@@ -8,7 +8,7 @@ way Kyverno documents it: match (kinds, operations, selector,
 namespaceSelector), context variables (JMESPath with Kyverno's split and
 regex_match, {{ }} substituted first), preconditions, and the mutations
 (patchStrategicMerge with +() anchors and lists merged by name,
-patchesJson6902 where add also replaces, foreach with element and
+patchesJson6902 where add also replaces, foreach (either patch) with element and
 elementIndex). Rules apply in order, each to the pod the previous ones
 made.
 
@@ -196,7 +196,11 @@ def apply_policy(policy, pod, ns_labels, ns="default"):
             ctx = context_for(rule, pod, ns)
             for i, element in enumerate(search(fe["list"], ctx) or []):
                 ctx["element"], ctx["elementIndex"] = element, i
-                if preconditions(fe.get("preconditions"), ctx):
+                if not preconditions(fe.get("preconditions"), ctx):
+                    continue
+                if "patchStrategicMerge" in fe:
+                    smp(pod, substitute(fe["patchStrategicMerge"], ctx))
+                if "patchesJson6902" in fe:
                     json_patch(pod, yaml.safe_load(substitute_text(fe["patchesJson6902"], ctx)))
     return pod
 

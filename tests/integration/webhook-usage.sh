@@ -18,9 +18,9 @@ refused() {
 }
 
 help=$("$RG" webhook --help) || fail "--help exit $?"
-for word in --listen --probe-listen --shutdown-delay --tls-cert --tls-key --image --mesh --gate --signal-as-root \
+for word in --listen --probe-listen --shutdown-delay --tls-cert --tls-key --image --gate --signal-as-root \
 	--sidecar --log-format --verbose --quiet REARGUARD_LISTEN REARGUARD_PROBE_LISTEN REARGUARD_SHUTDOWN_DELAY \
-	REARGUARD_TLS_CERT REARGUARD_TLS_KEY REARGUARD_IMAGE REARGUARD_MESH REARGUARD_GATE REARGUARD_SIGNAL_AS_ROOT \
+	REARGUARD_TLS_CERT REARGUARD_TLS_KEY REARGUARD_IMAGE REARGUARD_GATE REARGUARD_SIGNAL_AS_ROOT \
 	REARGUARD_LOG_FORMAT /mutate /healthz /readyz /metrics /etc/rearguard/tls/tls.crt /etc/rearguard/tls/tls.key \
 	:8443 :8081 'Exit status'; do
 	case $help in *"$word"*) ;; *) fail "--help does not mention $word" ;; esac
@@ -42,6 +42,9 @@ refused 2 '--listen: "10.0.0.300" is not an IP address' --listen 10.0.0.300:8443
 refused 2 '--listen: "1.2.3.4:70000" is not ADDR:PORT' --listen 1.2.3.4:70000
 refused 2 '--mesh: "kuma" is not istio or linkerd' --mesh kuma
 REARGUARD_MESH=kuma refused 2 'REARGUARD_MESH: "kuma" is not'
+# The webhook sees the mesh's proxy in the pod: --mesh is inject's alone.
+refused 2 '--mesh is for rearguard inject' "${cert[@]}" --mesh istio
+REARGUARD_MESH=linkerd refused 2 'REARGUARD_MESH is for rearguard inject' "${cert[@]}"
 REARGUARD_GATE=maybe refused 2 'REARGUARD_GATE: "maybe" is not true or false'
 REARGUARD_LISTEN=nowhere refused 2 'REARGUARD_LISTEN: "nowhere" is not ADDR:PORT'
 refused 2 '"kill" is no preset, stop' --sidecar caddy=kill

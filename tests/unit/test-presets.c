@@ -137,6 +137,116 @@ static void container(const char *name, const char *image, const char *cmdline, 
 	       want ? want : "an app");
 }
 
+/* The program a wrapper runs: the row presets_program finds, where it is, and whether in a script. */
+static void wrapped(const char *const *argv, size_t argc, const char *want, size_t at, bool script)
+{
+	struct preset_program prog;
+	char why[PRESET_EVIDENCE_MAX];
+	const struct spec_preset *p = NULL;
+
+	if (presets_program(argv, argc, &prog))
+		p = presets_detect(NULL, prog.argv, prog.argc, why, sizeof(why));
+	is_str(p ? p->name : NULL, want, "%s ... %s: %s", argv[0], argv[argc - 1], want ? want : "no program");
+	if (want) {
+		is_int(prog.at, at, "  the program's place");
+		ok(prog.script == script, "  %s", script ? "in a script" : "in the command line");
+	}
+}
+
+static void wrappers(void)
+{
+	const char *watchkiller[] = {"/watchkiller", "/cloud_sql_proxy", "-instances=a:b:c=tcp:5432"};
+	const char *dumb[] = {"dumb-init", "--single-child", "/cloud_sql_proxy", "-instances=a:b:c"};
+	const char *tini[] = {"/sbin/tini", "-s", "--", "/cloud-sql-proxy", "--port", "5432", "a:b:c"};
+	const char *script[] = {"/bin/sh", "-ec", "sleep 1 && exec /cloud-sql-proxy --quitquitquit 'a:b:c'"};
+	const char *tini_sh[] = {"tini", "--", "sh", "-c", "cd /x; exec tini -- envoy --mode validate"};
+	const char *app[] = {"python3", "app.py", "--backend", "vector"};
+	const char *no_exec[] = {"sh", "-c", "echo vector; ./run.sh"};
+	const char *vars[] = {"sh", "-c", "GOMAXPROCS=1 exec cloud_sql_proxy -instances=a:b:c"};
+	const char *vault[] = {"/bin/sh", "-ec",
+			       "echo ${VAULT_CONFIG?} | base64 -d > /home/vault/config.json && vault agent "
+			       "-config=/home/vault/config.json"};
+
+	wrapped(watchkiller, ARRAY_SIZE(watchkiller), "cloudsql-v1", 1, false);
+	wrapped(dumb, ARRAY_SIZE(dumb), "cloudsql-v1", 2, false);
+	wrapped(tini, ARRAY_SIZE(tini), "cloudsql", 3, false);
+	wrapped(script, ARRAY_SIZE(script), "cloudsql", 2, true);
+	/* A one-shot run behind two wrappers is found, and is no sidecar. */
+	wrapped(tini_sh, ARRAY_SIZE(tini_sh), NULL, 0, false);
+	/* A word that names a program among an app's arguments is no program it runs. */
+	wrapped(app, ARRAY_SIZE(app), NULL, 0, false);
+	wrapped(no_exec, ARRAY_SIZE(no_exec), NULL, 0, false);
+	wrapped(vars, ARRAY_SIZE(vars), "cloudsql-v1", 2, true);
+	/* Vault's injector starts the agent at the end of a pipeline of its script. */
+	wrapped(vault, ARRAY_SIZE(vault), "vault", 2, true);
+}
+
+/* The version an image's tag tells, and the comparison of versions. */
+static void versions(void)
+{
+	const struct spec_preset *v2 = presets_find("cloudsql");
+	char v[64];
+
+	is_int(presets_image_version(v2, "gcr.io/cloud-sql-connectors/cloud-sql-proxy:2.14.1-alpine", v, sizeof(v)),
+	       VERSION_KNOWN, "a tag with a version");
+	is_str(v, "2.14.1-alpine", "  the tag");
+	is_int(presets_image_version(v2, "gcr.io/cloud-sql-connectors/cloud-sql-proxy", v, sizeof(v)), VERSION_NEWEST,
+	       "no tag: the newest");
+	is_int(presets_image_version(v2, "cloud-sql-proxy:latest", v, sizeof(v)), VERSION_NEWEST, ":latest");
+	is_int(presets_image_version(v2, "mirror.example/cloud-sql-proxy@sha256:00ff", v, sizeof(v)), VERSION_UNKNOWN,
+	       "a digest: any version");
+	is_int(presets_image_version(v2, "cloud-sql-proxy:bookworm", v, sizeof(v)), VERSION_UNKNOWN,
+	       "a tag without a version");
+	is_int(presets_image_version(v2, "registry.acme.example/sql-stub:2.14.1", v, sizeof(v)), VERSION_UNKNOWN,
+	       "another image: its tag says nothing of the proxy");
+	ok(presets_version_at_least("2.1.0", "2.1.0"), "2.1.0 >= 2.1.0");
+	ok(presets_version_at_least("v2.14.1-alpine", "2.6.0"), "v2.14.1-alpine >= 2.6.0");
+	ok(!presets_version_at_least("2.0.0", "2.1.0"), "2.0.0 < 2.1.0");
+	ok(!presets_version_at_least("2.5.9", "2.6.0"), "2.5.9 < 2.6.0");
+	ok(presets_version_at_least("10.0", "2.6.0"), "10.0 >= 2.6.0: numbers, not text");
+	ok(presets_version_at_least("2", "2.6.0"), "2: the newest 2.x");
+	ok(!presets_version_at_least("1", "2.1.0"), "1 < 2.1.0");
+}
+
+/* A flag from the command line, else its environment twin, which the command line beats. */
+static const char *env_value;
+static const char *one_env(const void *ctr, const char *name)
+{
+	return strcmp(name, (const char *)ctr) == 0 ? env_value : NULL;
+}
+
+static void environment(void)
+{
+	const struct spec_preset *v2 = presets_find("cloudsql");
+	const char *plain[] = {"/cloud-sql-proxy", "a:b:c"}, *off[] = {"/cloud-sql-proxy", "--quitquitquit=false"};
+	struct preset_source src = {.argv = plain, .argc = 2, .env = one_env, .ctr = "CSQL_PROXY_QUITQUITQUIT"};
+	struct preset_flag_state f;
+	char out[PRESET_SPEC_MAX];
+
+	env_value = "true";
+	presets_flag(v2, &src, "quitquitquit", true, &f);
+	ok(f.on && f.from_env, "CSQL_PROXY_QUITQUITQUIT=true turns --quitquitquit on");
+	is_str(f.env_name, "CSQL_PROXY_QUITQUITQUIT", "  its twin's name");
+	env_value = "yes";
+	presets_flag(v2, &src, "quitquitquit", true, &f);
+	ok(f.set && !f.on, "yes is no Go boolean: off");
+	src.argv = off;
+	env_value = "true";
+	presets_flag(v2, &src, "quitquitquit", true, &f);
+	ok(f.set && !f.on && !f.from_env, "the command line wins over its twin");
+	src.argv = plain;
+	src.ctr = "CSQL_PROXY_ADMIN_PORT";
+	env_value = "9092";
+	ok(presets_spec(v2, &src, false, out, sizeof(out)) == 0, "a spec");
+	is_str(out, "cloudsql,ready=,stop=http://127.0.0.1:9092/quitquitquit", "  the admin port from the environment");
+	src.ctr = "CSQL_PROXY_HTTP_PORT";
+	env_value = "9801";
+	presets_spec(v2, &src, false, out, sizeof(out));
+	is_str(out, "cloudsql,ready=", "  no readiness URL without the health check, wherever its port is");
+	presets_flag(presets_find("istio"), &src, "quitquitquit", true, &f);
+	is_str(f.env_name, "", "a row without twins has none");
+}
+
 static void templates(void)
 {
 	container("istio-proxy", "docker.io/istio/proxyv2:1.22.3", "+proxy sidecar", "istio");
@@ -202,55 +312,65 @@ static const char *ann(const void *data, const char *key)
 	return strcmp(key, (const char *)data) == 0 ? ann_value : NULL;
 }
 
+/* presets_spec from a command line and the annotations, as the tests write them. */
+static int spec(const struct spec_preset *p, const char *const *argv, size_t argc,
+		const char *(*a)(const void *meta, const char *key), const void *meta, bool signal_stop, char *out,
+		size_t len)
+{
+	struct preset_source src = {.argv = argv, .argc = argc, .ann = a, .meta = meta};
+
+	return presets_spec(p, &src, signal_stop, out, len);
+}
+
 static void specs(void)
 {
 	char out[PRESET_SPEC_MAX];
 	const char *bare[] = {"cloud-sql-proxy", "p:r:i"};
 
-	ok(presets_spec(presets_find("cloudsql"), bare, 2, NULL, NULL, false, out, sizeof(out)) == 0, "cloudsql");
+	ok(spec(presets_find("cloudsql"), bare, 2, NULL, NULL, false, out, sizeof(out)) == 0, "cloudsql");
 	is_str(out, "cloudsql,ready=", "without --health-check: no readiness URL");
-	ok(presets_spec(presets_find("linkerd"), NULL, 0, NULL, NULL, true, out, sizeof(out)) == 0, "linkerd");
+	ok(spec(presets_find("linkerd"), NULL, 0, NULL, NULL, true, out, sizeof(out)) == 0, "linkerd");
 	is_str(out, "linkerd,stop=signal:TERM", "a signal stop where the endpoint is off");
-	ok(presets_spec(presets_find("cloudsql-v1"), NULL, 0, NULL, NULL, true, out, sizeof(out)) == 0, "v1");
+	ok(spec(presets_find("cloudsql-v1"), NULL, 0, NULL, NULL, true, out, sizeof(out)) == 0, "v1");
 	is_str(out, "cloudsql-v1", "a signal stop already: nothing to add");
-	ok(presets_spec(presets_find("cloudsql"), bare, 2, NULL, NULL, false, out, 5) == -ENOSPC, "too small");
+	ok(spec(presets_find("cloudsql"), bare, 2, NULL, NULL, false, out, 5) == -ENOSPC, "too small");
 
 	{
 		const char *ports[] = {"cloud-sql-proxy",  "--health-check", "--admin-port", "9192",
 				       "--http-port=9190", "p:r:i"};
 		const char *nohc[] = {"cloud-sql-proxy", "--admin-port=9192", "p:r:i"};
 
-		ok(presets_spec(presets_find("cloudsql"), ports, 6, NULL, NULL, false, out, sizeof(out)) == 0, "ports");
+		ok(spec(presets_find("cloudsql"), ports, 6, NULL, NULL, false, out, sizeof(out)) == 0, "ports");
 		is_str(out, "cloudsql,ready=http://127.0.0.1:9190/startup,stop=http://127.0.0.1:9192/quitquitquit",
 		       "--admin-port moves the stop, --http-port the readiness");
-		ok(presets_spec(presets_find("cloudsql"), nohc, 3, NULL, NULL, false, out, sizeof(out)) == 0,
+		ok(spec(presets_find("cloudsql"), nohc, 3, NULL, NULL, false, out, sizeof(out)) == 0,
 		   "no health");
 		is_str(out, "cloudsql,ready=,stop=http://127.0.0.1:9192/quitquitquit",
 		       "without --health-check there is no readiness endpoint");
 	}
 	ann_value = "15030";
-	ok(presets_spec(presets_find("istio"), NULL, 0, ann, "status.sidecar.istio.io/port", false, out, sizeof(out)) ==
+	ok(spec(presets_find("istio"), NULL, 0, ann, "status.sidecar.istio.io/port", false, out, sizeof(out)) ==
 	       0,
 	   "istio");
 	is_str(out, "istio,stop=http://127.0.0.1:15030/quitquitquit", "the status port annotation moves the stop");
 	ann_value = "0";
-	ok(presets_spec(presets_find("istio"), NULL, 0, ann, "status.sidecar.istio.io/port", false, out, sizeof(out)) ==
+	ok(spec(presets_find("istio"), NULL, 0, ann, "status.sidecar.istio.io/port", false, out, sizeof(out)) ==
 	       0,
 	   "istio");
 	is_str(out, "istio,stop=signal:TERM", "status port 0: no endpoint, a signal");
 	ann_value = "x80";
-	ok(presets_spec(presets_find("istio"), NULL, 0, ann, "status.sidecar.istio.io/port", false, out, sizeof(out)) ==
+	ok(spec(presets_find("istio"), NULL, 0, ann, "status.sidecar.istio.io/port", false, out, sizeof(out)) ==
 	       0,
 	   "istio");
 	is_str(out, "istio", "a port that is no number is not taken");
 	ann_value = "4192";
-	ok(presets_spec(presets_find("linkerd"), NULL, 0, ann, "config.linkerd.io/admin-port", false, out,
+	ok(spec(presets_find("linkerd"), NULL, 0, ann, "config.linkerd.io/admin-port", false, out,
 			sizeof(out)) == 0,
 	   "linkerd");
 	is_str(out, "linkerd,ready=http://127.0.0.1:4192/ready,stop=http://127.0.0.1:4192/shutdown",
 	       "Linkerd's admin port moves both");
 	ann_value = "8100";
-	ok(presets_spec(presets_find("vault"), NULL, 0, ann, "vault.hashicorp.com/agent-cache-listener-port", false,
+	ok(spec(presets_find("vault"), NULL, 0, ann, "vault.hashicorp.com/agent-cache-listener-port", false,
 			out, sizeof(out)) == 0,
 	   "vault");
 	is_str(out, "vault,stop=http://127.0.0.1:8100/agent/v1/quit", "Vault's listener port");
@@ -299,6 +419,9 @@ int main(void)
 	not_ours();
 	templates();
 	specs();
+	wrappers();
+	versions();
+	environment();
 	words();
 	table();
 	return done_testing();

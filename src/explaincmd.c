@@ -1,0 +1,113 @@
+/*
+ * rearguard explain, the subcommand (and kubectl rearguard explain): its
+ * options (options.c's table), the inputs it reads whole, and the report,
+ * written only once every input was read and judged: a bad input is one
+ * line on standard error with its place, and nothing on standard output.
+ * The work is explain.c's; the words are explain-out.c's.
+ */
+#include "config.h"
+
+#include "explain.h"
+
+#include "json.h"
+#include "options.h"
+#include "util.h"
+#include "yamldoc.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* One input, judged into the report; 0, or the exit status after one line on stderr. */
+static int explain_input(struct explain_report *r, const char *path)
+{
+	const char *shown = strcmp(path, "-") == 0 ? "<stdin>" : path;
+	int fd = STDIN_FILENO, rc;
+	char err[512], *in = NULL;
+	struct stat st;
+	size_t len = 0;
+
+	if (strcmp(path, "-") != 0) {
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0) {
+			fprintf(stderr, "rearguard: explain: cannot open %s: %s\n", path, strerror(errno));
+			return 2;
+		}
+		if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+			close(fd);
+			fprintf(stderr, "rearguard: explain: %s is a directory: give its files (kubectl get -o json prints "
+					"one)\n",
+				path);
+			return 2;
+		}
+	}
+	rc = read_whole_fd(fd, YDOC_MAX_INPUT, &in, &len);
+	if (fd != STDIN_FILENO)
+		close(fd);
+	if (rc < 0) {
+		fprintf(stderr, "rearguard: explain: %s: %s\n", shown,
+			rc == -EFBIG ? "larger than 256 MiB" : strerror(-rc));
+		return 2;
+	}
+	rc = explain_buffer(r, in, len, err, sizeof(err));
+	free(in);
+	if (rc < 0) {
+		fprintf(stderr, "rearguard: explain: %s:%s\n", shown, err);
+		return 2;
+	}
+	return 0;
+}
+
+int explain_main(int argc, char **argv)
+{
+	struct explain_report r;
+	struct explain_cli cli;
+	char err[OPTIONS_ERR_MAX], dash[] = "-", *stdin_only[] = {dash};
+	struct ybuf out = {0};
+	struct jbuf j;
+	char **inputs;
+	int n, i, status = 0, rc;
+
+	switch (options_parse_explain(&cli, argc, argv, err, sizeof(err))) {
+	case OPTIONS_EXIT_OK:
+		return 0;
+	case OPTIONS_ERROR:
+		fprintf(stderr, "rearguard: %s\n", err);
+		return 2;
+	case OPTIONS_OK:
+		break;
+	}
+	inputs = cli.ninputs > 0 ? cli.inputs : stdin_only;
+	n = cli.ninputs > 0 ? cli.ninputs : 1;
+	explain_report_init(&r, &cli.explain);
+	for (i = 0; i < n && status == 0; i++)
+		status = explain_input(&r, inputs[i]);
+	if (status == 0 && explain_finish(&r) < 0)
+		status = 2;
+	if (status != 0) {
+		explain_report_free(&r);
+		return status;
+	}
+	if (cli.explain.json) {
+		jbuf_init(&j);
+		explain_json(&r, &j);
+		rc = j.failed ? -ENOMEM : write_all(STDOUT_FILENO, j.buf, j.len);
+		jbuf_free(&j);
+	} else {
+		rc = explain_text(&r, &out);
+		if (rc == 0)
+			rc = write_all(STDOUT_FILENO, out.p ? out.p : "", out.len);
+		ybuf_free(&out);
+	}
+	status = explain_status(&r);
+	explain_report_free(&r);
+	if (rc < 0) {
+		fprintf(stderr, "rearguard: explain: cannot write the report: %s\n", strerror(-rc));
+		return 2;
+	}
+	return status;
+}

@@ -1,0 +1,69 @@
+#!/bin/bash
+# rearguard explain against the cases in cases/: for each CASE.json or
+# CASE.yaml (options in CASE.args, one line of words), the first item of
+# its -o json report must have the verdict, reason and container of
+# CASE.verdict ("hung runs-on cloud-sql-proxy"; "-" for no container), the
+# exit status must be 1 for any verdict but fine and 0 for fine, and the
+# text report must equal CASE.out. A CASE.err instead of CASE.verdict is
+# bad input: exit status 2, nothing on standard output, and one line on
+# standard error that holds CASE.err's text.
+#
+# The cluster-*.json were taken from the 1.20 cluster by
+# tests/cluster/explain.sh (RG_EXPLAIN_CAPTURE), each .verdict written
+# before; the others were written by hand (docs/explain.md says which).
+# RG_BLESS=1 rewrites the CASE.out files from what the binary prints now.
+set -u
+: "${RG_SRCDIR:?RG_SRCDIR is set by make check}" "${RG_BUILDDIR:?}"
+
+bin=$RG_BUILDDIR/rearguard
+cd "$RG_SRCDIR/tests/explain/cases" || exit 1
+tmp=$(mktemp -d /tmp/rg-explain.XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+n=0
+failed=0
+
+check() {
+	n=$((n + 1))
+	if [ "$1" = 0 ]; then
+		printf 'ok %d - %s\n' "$n" "$2"
+	else
+		printf 'not ok %d - %s\n' "$n" "$2"
+		failed=$((failed + 1))
+		[ -z "${3:-}" ] || sed 's/^/#   /' "$3" | head -n 40
+	fi
+}
+
+for input in *.json *.yaml; do
+	[ -f "$input" ] || continue
+	case=${input%.*}
+	args=()
+	# shellcheck disable=SC2207 # the words of one line
+	[ -f "$case.args" ] && args=($(cat "$case.args"))
+	if [ -f "$case.err" ]; then
+		"$bin" explain "${args[@]}" "$input" >"$tmp/out" 2>"$tmp/err"
+		rc=$?
+		[ "$rc" = 2 ] && [ ! -s "$tmp/out" ] && [ "$(wc -l <"$tmp/err")" = 1 ] && grep -qF "$(cat "$case.err")" "$tmp/err"
+		check $? "$case: bad input, exit $rc: $(cat "$tmp/err")" "$tmp/err"
+		continue
+	fi
+	"$bin" explain -o json "${args[@]}" "$input" >"$tmp/json" 2>"$tmp/err"
+	rc=$?
+	want=$(cat "$case.verdict")
+	got=$(/usr/bin/python3 -c '
+import json, sys
+it = json.load(open(sys.argv[1]))["items"][0]
+print(it["verdict"], it["reason"], it["container"] or "-")' "$tmp/json" 2>&1)
+	[ "$got" = "$want" ]
+	check $? "$case: $got" "$tmp/json"
+	case $want in fine*) wrc=0 ;; *) wrc=1 ;; esac
+	[ "$rc" = "$wrc" ]
+	check $? "$case: exit status $rc" "$tmp/err"
+	"$bin" explain "${args[@]}" "$input" >"$tmp/text" 2>"$tmp/err"
+	if [ "${RG_BLESS:-}" ]; then
+		cp "$tmp/text" "$case.out"
+	fi
+	diff -u "$case.out" "$tmp/text" >"$tmp/diff"
+	check $? "$case: the text report" "$tmp/diff"
+done
+echo "1..$n"
+[ "$failed" = 0 ]
