@@ -683,7 +683,8 @@ int review_answer(const char *body, size_t len, const struct inject_options *o, 
 	name_pod(req_a, pod_b, a);
 	if (big) {
 		a->outcome = REVIEW_SKIPPED;
-		add_warning(&w, "rearguard: %s: more than %d values in the review, which no pod needs: allowed unchanged",
+		add_warning(&w,
+			    "rearguard: %s: allowed unchanged: more than %d values in the review, more than a pod has",
 			    a->what, REVIEW_MAX_NODES);
 		ydoc_free(&sa);
 		return write_answer(a, api, NULL, &w);

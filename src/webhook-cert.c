@@ -372,7 +372,7 @@ static void check(void)
 		ev_timer_stop(c.loop, &c.valid);
 	rc = load(&p, err, sizeof(err));
 	if (rc < 0) {
-		/* Once per state of the files: neither the periodic look nor a try again counts the same refusal again. */
+		/* Once per state of the files: neither the periodic look nor a try again counts it again. */
 		if (!again)
 			c.reloads_failed++;
 		memcpy(c.refused, now, sizeof(now));

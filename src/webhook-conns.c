@@ -60,11 +60,11 @@ enum wphase { PHASE_WAITING, PHASE_HEADERS, PHASE_REQUEST };
 
 /* One address and its connections. */
 struct wclient {
-	unsigned char addr[16]; /* IPv6, or IPv4 as ::ffff:a.b.c.d */
-	unsigned active, open;	/* served; served and waiting */
-	struct wconn *head, *tail;	  /* waiting, oldest first */
-	struct wclient *next;		  /* in its bucket, or free */
-	struct wclient *wprev, *wnext;	  /* among the clients with connections waiting */
+	unsigned char addr[16];	       /* IPv6, or IPv4 as ::ffff:a.b.c.d */
+	unsigned active, open;	       /* served; served and waiting */
+	struct wconn *head, *tail;     /* waiting, oldest first */
+	struct wclient *next;	       /* in its bucket, or free */
+	struct wclient *wprev, *wnext; /* among the clients with connections waiting */
 	bool listed;
 };
 
@@ -256,13 +256,15 @@ static void refuse(struct wport *p, int fd, const struct sockaddr_storage *ss, e
 		log_msg(LOG_WARN,
 			FIELDS(LF_STR("port", p->cfg->name), LF_STR("client", from), LF_INT("served", p->active),
 			       LF_INT("waiting", p->waiting), LF_INT("refused", unsaid[port][why])),
-			"connection refused: the port serves its %u connections and has no room to wait", p->cfg->limit);
+			"connection refused: the port serves its %u connections and has no room to wait",
+			p->cfg->limit);
 		break;
 	case WREFUSE_CLIENT:
-		log_msg(LOG_WARN,
-			FIELDS(LF_STR("port", p->cfg->name), LF_STR("client", from), LF_INT("refused", unsaid[port][why])),
-			"connection refused: its address has %u connections open, the most one client may",
-			p->cfg->open_per_client);
+		log_msg(
+		    LOG_WARN,
+		    FIELDS(LF_STR("port", p->cfg->name), LF_STR("client", from), LF_INT("refused", unsaid[port][why])),
+		    "connection refused: its address has %u connections open, the most one client may",
+		    p->cfg->open_per_client);
 		break;
 	case WREFUSES:
 		break;
@@ -420,9 +422,9 @@ static void on_deadline(struct ev_loop *loop, ev_timer *t, int revents)
 	char from[INET6_ADDRSTRLEN + 16];
 
 	describe_addr(&c->addr, from, sizeof(from));
-	log_msg(LOG_DEBUG, FIELDS(LF_STR("port", p->cfg->name), LF_STR("client", from)),
-		"connection closed: %s", why == WCLOSE_REQUEST ? "its request was not read and answered in time"
-							      : "no request's headers came in time");
+	log_msg(LOG_DEBUG, FIELDS(LF_STR("port", p->cfg->name), LF_STR("client", from)), "connection closed: %s",
+		why == WCLOSE_REQUEST ? "its request was not read and answered in time"
+				      : "no request's headers came in time");
 	if (c->phase == PHASE_WAITING) {
 		p->closed[why]++;
 		close(c->fd);
@@ -558,7 +560,7 @@ static void on_mhd_timer(struct ev_loop *loop, ev_timer *t, int revents)
  */
 static bool refuse_without_descriptor(struct wport *p)
 {
-	struct sockaddr_storage ss = { .ss_family = AF_UNSPEC };
+	struct sockaddr_storage ss = {.ss_family = AF_UNSPEC};
 	int fd;
 
 	if (p->reserve.fd < 0)
@@ -644,26 +646,26 @@ static struct MHD_Daemon *start_daemon(struct wport *p)
 {
 	/* The logger first: libmicrohttpd logs the options after it through it. */
 	struct MHD_OptionItem opts[] = {
-		{ MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)on_mhd_log, p },
-		{ MHD_OPTION_CONNECTION_TIMEOUT, BACKSTOP_S, NULL },
-		{ MHD_OPTION_CONNECTION_LIMIT, (intptr_t)p->cfg->limit + 8, NULL }, /* ours comes first */
-		{ MHD_OPTION_CONNECTION_MEMORY_LIMIT, (intptr_t)POOL_BYTES, NULL },
-		{ MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)wroutes_completed, p },
-		{ MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)on_connection, p },
-		{ MHD_OPTION_SIGPIPE_HANDLED_BY_APP, 1, NULL },
-		{ MHD_OPTION_END, 0, NULL }, /* the TLS options, on the webhook's port */
-		{ MHD_OPTION_END, 0, NULL },
-		{ MHD_OPTION_END, 0, NULL },
+	    {MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)on_mhd_log, p},
+	    {MHD_OPTION_CONNECTION_TIMEOUT, BACKSTOP_S, NULL},
+	    {MHD_OPTION_CONNECTION_LIMIT, (intptr_t)p->cfg->limit + 8, NULL}, /* ours comes first */
+	    {MHD_OPTION_CONNECTION_MEMORY_LIMIT, (intptr_t)POOL_BYTES, NULL},
+	    {MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)wroutes_completed, p},
+	    {MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)on_connection, p},
+	    {MHD_OPTION_SIGPIPE_HANDLED_BY_APP, 1, NULL},
+	    {MHD_OPTION_END, 0, NULL}, /* the TLS options, on the webhook's port */
+	    {MHD_OPTION_END, 0, NULL},
+	    {MHD_OPTION_END, 0, NULL},
 	};
 	unsigned flags = MHD_USE_EPOLL | MHD_USE_NO_LISTEN_SOCKET | MHD_USE_ERROR_LOG;
 
 	if (p->cfg->tls) {
 		flags |= MHD_USE_TLS;
 		/* An option of one pointer takes it in ptr_value (libmicrohttpd's MHD_OPTION_ARRAY). */
-		opts[ARRAY_SIZE(opts) - 3] = (struct MHD_OptionItem){ MHD_OPTION_HTTPS_CERT_CALLBACK, 0,
-								      (void *)(uintptr_t)wcert_retrieve };
-		opts[ARRAY_SIZE(opts) - 2] = (struct MHD_OptionItem){ MHD_OPTION_HTTPS_PRIORITIES, 0,
-								      (void *)(uintptr_t)WCERT_PRIORITIES };
+		opts[ARRAY_SIZE(opts) - 3] =
+		    (struct MHD_OptionItem){MHD_OPTION_HTTPS_CERT_CALLBACK, 0, (void *)(uintptr_t)wcert_retrieve};
+		opts[ARRAY_SIZE(opts) - 2] =
+		    (struct MHD_OptionItem){MHD_OPTION_HTTPS_PRIORITIES, 0, (void *)(uintptr_t)WCERT_PRIORITIES};
 	}
 	return MHD_start_daemon(flags, 0, NULL, NULL, wroutes_request, p, MHD_OPTION_ARRAY, opts, MHD_OPTION_END);
 }

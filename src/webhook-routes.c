@@ -264,7 +264,8 @@ static void check_body(struct webhook *w, struct MHD_Connection *conn, struct re
 		return;
 	}
 	if (n + 1 > WEBHOOK_HELD_MAX - w->held) {
-		log_msg(LOG_WARN, FIELDS(LF_INT("length", n), LF_INT("held", w->held), LF_INT("limit", WEBHOOK_HELD_MAX)),
+		log_msg(LOG_WARN,
+			FIELDS(LF_INT("length", n), LF_INT("held", w->held), LF_INT("limit", WEBHOOK_HELD_MAX)),
 			"a review refused (503): the bodies and answers held would pass the limit");
 		refuse(r, MHD_HTTP_SERVICE_UNAVAILABLE, "busy: too many reviews held at once, try again\n", NULL);
 		return;

@@ -108,7 +108,30 @@ static void put(struct jbuf *j, const char *fmt, ...)
 		jbuf_append(j, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
 }
 
-/* What the ports refused and closed, each port and reason a series. */
+/* A counter by port and by one of words: count(port, k) is the k-th word's. */
+static void put_per_port(struct webhook *w, struct jbuf *j, const char *name, const char *help, const char *label,
+			 const char *const *words, size_t nwords, unsigned long (*count)(const struct wport *, size_t))
+{
+	size_t i, k;
+
+	put(j, "# HELP %s %s\n# TYPE %s counter\n", name, help, name);
+	for (i = 0; i < WPORTS; i++)
+		for (k = 0; k < nwords; k++)
+			put(j, "%s{port=\"%s\",%s=\"%s\"} %lu\n", name, port_configs[i].name, label, words[k],
+			    count(&w->ports[i], k));
+}
+
+static unsigned long refused_count(const struct wport *p, size_t k)
+{
+	return p->refused[k];
+}
+
+static unsigned long closed_count(const struct wport *p, size_t k)
+{
+	return p->closed[k];
+}
+
+/* What the ports refused and closed, each port and reason a series, and what they hold. */
 static void write_port_metrics(struct webhook *w, struct jbuf *j)
 {
 	static const char *const refused[WREFUSES] = { [WREFUSE_GLOBAL] = "global", [WREFUSE_CLIENT] = "client" };
@@ -116,20 +139,13 @@ static void write_port_metrics(struct webhook *w, struct jbuf *j)
 						     [WCLOSE_REQUEST] = "request_deadline",
 						     [WCLOSE_MEMORY] = "memory",
 						     [WCLOSE_BODY] = "body_too_large" };
-	size_t i, k;
+	size_t i;
 
-	put(j, "# HELP rearguard_webhook_connections_refused_total Connections closed as they came, by port and limit.\n"
-	       "# TYPE rearguard_webhook_connections_refused_total counter\n");
-	for (i = 0; i < WPORTS; i++)
-		for (k = 0; k < WREFUSES; k++)
-			put(j, "rearguard_webhook_connections_refused_total{port=\"%s\",limit=\"%s\"} %lu\n",
-			    port_configs[i].name, refused[k], w->ports[i].refused[k]);
-	put(j, "# HELP rearguard_webhook_connections_closed_total Connections the server closed before the client, by port and reason.\n"
-	       "# TYPE rearguard_webhook_connections_closed_total counter\n");
-	for (i = 0; i < WPORTS; i++)
-		for (k = 0; k < WCLOSES; k++)
-			put(j, "rearguard_webhook_connections_closed_total{port=\"%s\",reason=\"%s\"} %lu\n",
-			    port_configs[i].name, closed[k], w->ports[i].closed[k]);
+	put_per_port(w, j, "rearguard_webhook_connections_refused_total",
+		     "Connections closed as they came, by port and limit.", "limit", refused, WREFUSES, refused_count);
+	put_per_port(w, j, "rearguard_webhook_connections_closed_total",
+		     "Connections the server closed before the client, by port and reason.", "reason", closed, WCLOSES,
+		     closed_count);
 	put(j, "# HELP rearguard_webhook_connections Connections open, by port and state.\n"
 	       "# TYPE rearguard_webhook_connections gauge\n");
 	for (i = 0; i < WPORTS; i++)
@@ -233,7 +249,8 @@ static void on_signal(struct ev_loop *loop, ev_signal *s, int revents)
 	const char *name = signal_name(s->signum);
 
 	if (w->stopping) {
-		log_msg(LOG_INFO, FIELDS(LF_STR("signal", name)), w->draining ? "already draining" : "the grace is cut short");
+		log_msg(LOG_INFO, FIELDS(LF_STR("signal", name)),
+			w->draining ? "already draining" : "the grace is cut short");
 		drain(w);
 		return;
 	}

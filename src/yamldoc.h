@@ -175,7 +175,7 @@ enum ydoc_scalar_kind { YDOC_TEXT, YDOC_RAW };
 struct ynode *ydoc_scalar(struct ystream *s, const char *value, enum ydoc_scalar_kind k);
 struct ynode *ydoc_new_map(struct ystream *s, bool flow);
 struct ynode *ydoc_new_seq(struct ystream *s, bool flow);
-/* n bytes in s's arena, aligned to align (a power of two, at most 8): freed with the stream. NULL when out of memory. */
+/* n bytes in s's arena, aligned to align (a power of two, at most 8), freed with the stream; NULL: out of memory. */
 void *ydoc_arena_alloc(struct ystream *s, size_t n, size_t align);
 /* A copy of n bytes of p, NUL-terminated, in s's arena: freed with the stream. NULL when out of memory. */
 char *ydoc_strndup(struct ystream *s, const char *p, size_t n);
