@@ -101,6 +101,7 @@ static unsigned long unsaid[WPORTS][WREFUSES];
 
 /* ---- the clients ----------------------------------------------------------------- */
 
+/* The table of a port that may hold n connections: an entry each, and twice as many buckets. */
 static struct wclients *clients_new(size_t n)
 {
 	size_t buckets = 64, i;
@@ -124,6 +125,7 @@ static struct wclients *clients_new(size_t n)
 	return t;
 }
 
+/* The table and its entries, when the port stops (its connections are gone by then). */
 static void clients_free(struct wclients *t)
 {
 	if (t)
@@ -143,6 +145,7 @@ static void key_of(const struct sockaddr_storage *ss, unsigned char key[16])
 	}
 }
 
+/* Where an address hashes. */
 static size_t bucket_of(const struct wclients *t, const unsigned char key[16])
 {
 	uint32_t h = 2166136261u; /* FNV-1a */
@@ -187,6 +190,7 @@ static void client_put(struct wclients *t, struct wclient *c)
 	t->free = c;
 }
 
+/* The clients with connections waiting are listed, so that a turn of the loop finds them without a walk of all. */
 static void waiters_add(struct wclients *t, struct wclient *c)
 {
 	if (c->listed)
@@ -199,6 +203,7 @@ static void waiters_add(struct wclients *t, struct wclient *c)
 	t->waiters = c;
 }
 
+/* A client with no connection waiting any more leaves the list. */
 static void waiters_remove(struct wclients *t, struct wclient *c)
 {
 	if (!c->listed)
@@ -450,6 +455,7 @@ static struct wconn *conn_of(struct MHD_Connection *conn)
 	return info ? info->socket_context : NULL;
 }
 
+/* The request has its headers: from now on its deadline is the whole request's. */
 void wport_request_began(struct MHD_Connection *conn)
 {
 	struct wconn *c = conn_of(conn);
@@ -458,6 +464,7 @@ void wport_request_began(struct MHD_Connection *conn)
 		set_deadline(c, PHASE_REQUEST, ev_now(c->port->w->loop));
 }
 
+/* Back to waiting for a request: the headers' deadline again, from now. */
 void wport_request_ended(struct MHD_Connection *conn)
 {
 	struct wconn *c = conn_of(conn);
@@ -466,6 +473,7 @@ void wport_request_ended(struct MHD_Connection *conn)
 		set_deadline(c, PHASE_HEADERS, ev_now(c->port->w->loop));
 }
 
+/* Closed by a route (MHD_NO): counted once, and no deadline shuts it down again. */
 void wport_count_close(struct MHD_Connection *conn, enum wclose why)
 {
 	struct wconn *c = conn_of(conn);
@@ -530,6 +538,7 @@ static void arm_timer(struct wport *p)
 	ev_timer_start(p->w->loop, &p->mhd_timer);
 }
 
+/* libmicrohttpd's turn: what its descriptors and timeout say, then the connections that may stop waiting. */
 void wport_run(struct wport *p)
 {
 	if (!p->daemon)
@@ -543,11 +552,13 @@ void wport_run(struct wport *p)
 	webhook_drained(p->w);
 }
 
+/* libmicrohttpd's epoll descriptor turned readable: something of its connections is ready. */
 static void on_mhd_io(struct ev_loop *loop, ev_io *io, int revents)
 {
 	wport_run(io->data);
 }
 
+/* libmicrohttpd's timeout: its idle connections looked at. */
 static void on_mhd_timer(struct ev_loop *loop, ev_timer *t, int revents)
 {
 	wport_run(t->data);
@@ -573,6 +584,7 @@ static bool refuse_without_descriptor(struct wport *p)
 	return fd >= 0;
 }
 
+/* New connections: each admitted, up to ACCEPTS_PER_TURN a turn. */
 static void on_accept(struct ev_loop *loop, ev_io *io, int revents)
 {
 	struct wport *p = io->data;
@@ -642,6 +654,11 @@ static int open_listener(struct wport *p, const char *listen_as, const struct so
 	return fd;
 }
 
+/*
+ * The port's daemon: no listening socket of its own (the port accepts),
+ * its limit above the port's so that it never refuses one it is given, TLS
+ * with the certificate's callback on the webhook's port.
+ */
 static struct MHD_Daemon *start_daemon(struct wport *p)
 {
 	/* The logger first: libmicrohttpd logs the options after it through it. */
@@ -703,6 +720,7 @@ int wport_open(struct wport *p, struct webhook *w, const struct wport_config *cf
 	return 0;
 }
 
+/* On the loop: the daemon's descriptor and timer, the listening socket. */
 void wport_watch(struct wport *p)
 {
 	ev_io_start(p->w->loop, &p->mhd_io);
@@ -710,6 +728,7 @@ void wport_watch(struct wport *p)
 	arm_timer(p);
 }
 
+/* The drain: the kernel refuses what comes next. */
 void wport_close_listener(struct wport *p)
 {
 	if (p->fd < 0)
@@ -719,6 +738,7 @@ void wport_close_listener(struct wport *p)
 	p->fd = -1;
 }
 
+/* The end: every connection closed, served or waiting, and the port's memory freed. */
 void wport_stop(struct wport *p)
 {
 	struct wclient *cl;
@@ -743,6 +763,7 @@ void wport_stop(struct wport *p)
 	fd_reserve_drop(&p->reserve);
 }
 
+/* What the drain waits for besides the requests in flight. */
 unsigned wport_waiting(const struct webhook *w)
 {
 	unsigned n = 0;

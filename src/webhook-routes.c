@@ -144,6 +144,7 @@ static void log_review(const struct review_answer *a, unsigned status, int64_t u
 		"review %s", review_outcome_word(a->outcome));
 }
 
+/* POST /mutate: the review answered whole, in this call; its body let go before the answer is sent. */
 static enum MHD_Result answer_review(struct wport *p, struct MHD_Connection *conn, struct request *r)
 {
 	struct webhook *w = p->w;
@@ -167,6 +168,7 @@ static enum MHD_Result answer_review(struct wport *p, struct MHD_Connection *con
 		       NULL);
 }
 
+/* The process runs and its loop turns: the liveness probe's answer. */
 static enum MHD_Result answer_healthz(struct wport *p, struct MHD_Connection *conn, struct request *r)
 {
 	return respond_text(p, conn, MHD_HTTP_OK, "ok\n", NULL);
@@ -180,6 +182,7 @@ static enum MHD_Result answer_readyz(struct wport *p, struct MHD_Connection *con
 	return respond_text(p, conn, MHD_HTTP_OK, "ready\n", NULL);
 }
 
+/* /metrics, written afresh for each request. */
 static enum MHD_Result answer_metrics(struct wport *p, struct MHD_Connection *conn, struct request *r)
 {
 	struct jbuf j;
@@ -230,6 +233,7 @@ static bool json_type(const char *type)
 	return strncasecmp(type, want, n) == 0 && strchr("; \t", type[n]) != NULL;
 }
 
+/* A request refused with its headers: answered once whole, or at once when a body follows. */
 static void refuse(struct request *r, unsigned status, const char *text, const char *allow)
 {
 	r->status = status;

@@ -71,6 +71,7 @@ static const struct wport_config port_configs[WPORTS] = {
 static const double bucket_le[NBUCKETS] = { 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1 };
 static const unsigned statuses[NSTATUSES] = { 200, 400, 404, 405, 413, 415, 500, 503, 0 /* any other */ };
 
+/* An answer's status in /metrics: one of those listed, or other. */
 void webhook_count_status(struct webhook *w, unsigned status)
 {
 	size_t i;
@@ -80,6 +81,7 @@ void webhook_count_status(struct webhook *w, unsigned status)
 	w->m.statuses[i]++;
 }
 
+/* A review answered: its outcome and its time in the histogram. */
 void webhook_observe(struct webhook *w, enum review_outcome outcome, int64_t us)
 {
 	double s = (double)us / 1e6;
@@ -121,6 +123,7 @@ static void put_per_port(struct webhook *w, struct jbuf *j, const char *name, co
 			    count(&w->ports[i], k));
 }
 
+/* put_per_port's readers of the two counters. */
 static unsigned long refused_count(const struct wport *p, size_t k)
 {
 	return p->refused[k];
@@ -164,8 +167,8 @@ void webhook_write_metrics(struct webhook *w, struct jbuf *j)
 	put(j, "# HELP rearguard_webhook_reviews_total AdmissionReviews answered, by outcome.\n"
 	       "# TYPE rearguard_webhook_reviews_total counter\n");
 	for (i = 0; i < REVIEW_OUTCOMES; i++)
-		put(j, "rearguard_webhook_reviews_total{outcome=\"%s\"} %lu\n", review_outcome_word((enum review_outcome)i),
-		    w->m.reviews[i]);
+		put(j, "rearguard_webhook_reviews_total{outcome=\"%s\"} %lu\n",
+		    review_outcome_word((enum review_outcome)i), w->m.reviews[i]);
 	put(j, "# HELP rearguard_webhook_review_duration_seconds From a review's headers to its answer.\n"
 	       "# TYPE rearguard_webhook_review_duration_seconds histogram\n");
 	for (i = 0; i < NBUCKETS; i++) {
@@ -229,11 +232,13 @@ static void drain(struct webhook *w)
 	webhook_drained(w);
 }
 
+/* --shutdown-delay has passed: the drain. */
 static void on_grace(struct ev_loop *loop, ev_timer *t, int revents)
 {
 	drain(t->data);
 }
 
+/* The drain took WEBHOOK_DRAIN_S: what is still in flight is closed with the daemons. */
 static void on_deadline(struct ev_loop *loop, ev_timer *t, int revents)
 {
 	struct webhook *w = t->data;
@@ -243,6 +248,7 @@ static void on_deadline(struct ev_loop *loop, ev_timer *t, int revents)
 	ev_break(loop, EVBREAK_ALL);
 }
 
+/* SIGTERM or SIGINT: the grace, or the drain at once when there is none or it is the second signal. */
 static void on_signal(struct ev_loop *loop, ev_signal *s, int revents)
 {
 	struct webhook *w = s->data;
@@ -322,6 +328,7 @@ static int start(struct webhook *w, char *err, size_t errlen)
 	return 0;
 }
 
+/* Everything on the loop: the ports, the signals, the certificate's watch. */
 static void watch(struct webhook *w)
 {
 	size_t i;
@@ -340,6 +347,7 @@ static void watch(struct webhook *w)
 	wcert_watch(w->loop);
 }
 
+/* The loop has returned: the lifecycle's watchers off (the ports stop on their own). */
 static void unwatch(struct webhook *w)
 {
 	ev_timer_stop(w->loop, &w->grace);
@@ -348,6 +356,7 @@ static void unwatch(struct webhook *w)
 	ev_signal_stop(w->loop, &w->intr);
 }
 
+/* The server from its start to its end: 0, or 1 when it could not start. */
 static int serve(const struct webhook_options *o)
 {
 	struct webhook w;
@@ -386,6 +395,7 @@ static int serve(const struct webhook_options *o)
 	return 0;
 }
 
+/* rearguard webhook: its options, then the server. */
 int webhook_main(int argc, char **argv)
 {
 	struct webhook_options o;
