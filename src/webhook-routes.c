@@ -119,6 +119,12 @@ static enum MHD_Result respond_text(struct wport *p, struct MHD_Connection *conn
 		       allow);
 }
 
+/* What w->held can still take: nothing once the answers held (which are not refused) passed the limit. */
+static size_t held_room(const struct webhook *w)
+{
+	return w->held < WEBHOOK_HELD_MAX ? WEBHOOK_HELD_MAX - w->held : 0;
+}
+
 /* The body is let go as soon as the answer is made: a slow reader holds the answer only. */
 static void drop_body(struct webhook *w, struct request *r)
 {
@@ -267,7 +273,7 @@ static void check_body(struct webhook *w, struct MHD_Connection *conn, struct re
 		refuse(r, MHD_HTTP_CONTENT_TOO_LARGE, "the review is larger than 4 MiB\n", NULL);
 		return;
 	}
-	if (n + 1 > WEBHOOK_HELD_MAX - w->held) {
+	if (n + 1 > held_room(w)) {
 		log_msg(LOG_WARN,
 			FIELDS(LF_INT("length", n), LF_INT("held", w->held), LF_INT("limit", WEBHOOK_HELD_MAX)),
 			"a review refused (503): the bodies and answers held would pass the limit");
@@ -337,7 +343,7 @@ static enum MHD_Result take_body(struct wport *p, struct MHD_Connection *conn, s
 		cap = r->cap ? r->cap : 16384;
 		while (cap < r->len + size + 1)
 			cap *= 2;
-		if (cap - r->cap > WEBHOOK_HELD_MAX - w->held) {
+		if (cap - r->cap > held_room(w)) {
 			log_msg(LOG_WARN, FIELDS(LF_INT("held", w->held), LF_INT("limit", WEBHOOK_HELD_MAX)),
 				"the bodies and answers held would pass the limit: the connection is closed");
 			wport_count_close(conn, WCLOSE_MEMORY);

@@ -6,7 +6,8 @@
 # then 24 at once, each answered 200 or 503 (the bodies held at once are
 # bounded, and a body the memory cannot take is refused whole, before it
 # is read); a review past 4 MiB (a 3 MiB pod of '<', as Go writes it) is
-# refused with 413. Through all of it the server's peak RSS stays within the
+# refused with 413; answers held for clients that do not read them count
+# in the same bound. Through all of it the server's peak RSS stays within the
 # Deployment's memory limit with its margin: 48 MiB of 64. Under
 # AddressSanitizer, whose redzones and quarantine make the RSS larger, three
 # times that.
@@ -77,4 +78,49 @@ bound=$((48 * 1024))
 case $("$RG_BUILDDIR/rearguard" --version) in *asan*) bound=$((3 * bound)) ;; esac
 [ "$hwm" -le "$bound" ] || fail "the server's peak RSS is $hwm kB, more than $bound kB"
 say "the server's peak RSS: $hwm kB (at most $bound kB)"
+
+# Answers held for slow readers count too. Clients that do not read the answers of gated reviews (their
+# containers replaced whole: an answer a third larger than its review) hold them: two of 3 MiB, then one of
+# 4 MiB, whose body fitted beside the first two answers and whose answer takes the held past the 12 MiB. The
+# next review is refused (503) until they go.
+kill "$WH_PID"
+wait "$WH_PID" || true
+"$BIG" gated >"$T/gated.json" || fail "bigreview gated"
+"$BIG" gated 4150000 >"$T/gated-4.json" || fail "bigreview gated 4150000"
+WH_VERBOSE=no wh_start --tls-cert "$T/srv.crt" --tls-key "$T/srv.key" --gate --shutdown-delay 0s
+cat >"$T/unread.py" <<'PY'
+import os, socket, ssl, sys, time
+port, ca, ready, go, reviews = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5:]
+ctx = ssl.create_default_context(cafile=ca)
+held = []
+for review in reviews:
+    body = open(review, "rb").read()
+    s = socket.socket()
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)  # a reader that takes nothing: the answer stays held
+    s.settimeout(60)
+    s.connect(("127.0.0.1", port))
+    s = ctx.wrap_socket(s, server_hostname="localhost")
+    s.sendall(b"POST /mutate HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
+              b"Content-Length: %d\r\n\r\n" % len(body) + body)
+    held.append(s)
+    time.sleep(1)  # one review at a time: its body, then its answer, held
+open(ready, "w").close()
+for _ in range(1200):
+    if os.path.exists(go):
+        break
+    time.sleep(0.05)
+PY
+python3 "$T/unread.py" "$PORT" "$T/ca.crt" "$T/unread-ready" "$T/unread-go" "$T/gated.json" "$T/gated.json" \
+	"$T/gated-4.json" >"$T/unread.log" 2>&1 &
+unread=$!
+STARTED="$STARTED $unread"
+wait_for 120 test -e "$T/unread-ready" || { cat "$T/unread.log"; fail "the slow readers could not send their reviews"; }
+wait_for 60 test "$(metric rearguard_webhook_held_bytes)" -gt $((12 << 20)) ||
+	fail "three unread answers do not hold more than 12 MiB: $(metric rearguard_webhook_held_bytes)"
+[ "$(review "$REVIEW")" = 503 ] || fail "a review beside 12 MiB of answers held was not refused (503)"
+touch "$T/unread-go"
+wait "$unread" || true
+wait_for 60 test "$(metric rearguard_webhook_held_bytes)" = 0 || fail "answers still held after their readers went"
+[ "$(review "$REVIEW")" = 200 ] || fail "a review after the slow readers went was not answered 200"
+say "three unread answers held more than 12 MiB: a review refused (503) until they went"
 echo "PASS: $TEST_NAME"
