@@ -4,7 +4,9 @@
  * (review.c: what inject decides for the pod, as a JSON Patch); the server
  * around it is libmicrohttpd with GnuTLS on the libev loop, its certificate
  * reloaded as it changes (webhook-cert.c), with /healthz, /readyz and
- * /metrics beside, and a drain on SIGTERM.
+ * /metrics beside and on a port of their own for the probes, bounds on
+ * what any client may hold (webhook-conns.c, webhook-routes.c), and a grace
+ * then a drain on SIGTERM (webhook.c; webhook-private.h maps the rooms).
  *
  * Built only where configure found libmicrohttpd and GnuTLS (HAVE_WEBHOOK).
  */
