@@ -57,34 +57,50 @@ struct patch {
 	int err;
 };
 
-/* path + "/" + key, with ~ and / escaped (RFC 6901); false when it does not fit. */
-static bool path_join(char *out, const char *path, const char *key, size_t klen)
+/*
+ * Where a node stands: its parent's place and its key there (a mapping's
+ * member) or its index (a list's item). Places live on the walk's stack;
+ * a path is written only for an operation, not for every node walked.
+ */
+struct place {
+	const struct place *up;
+	const struct ynode *key; /* NULL: index */
+	size_t index;
+};
+
+/* The place as an RFC 6901 pointer (~ and / escaped) at out + *n; false when it does not fit. */
+static bool place_path(const struct place *pl, char *out, size_t *n)
 {
-	size_t n = strlen(path), i;
+	char num[24];
+	size_t i, k;
 
-	if (n + 1 >= PATH_MAX_LEN)
+	if (!pl)
+		return true;
+	if (!place_path(pl->up, out, n) || *n + 1 >= PATH_MAX_LEN)
 		return false;
-	memcpy(out, path, n);
-	out[n++] = '/';
-	for (i = 0; i < klen; i++) {
-		const char *esc = key[i] == '~' ? "~0" : key[i] == '/' ? "~1" : NULL;
+	out[(*n)++] = '/';
+	if (!pl->key) {
+		k = (size_t)snprintf(num, sizeof(num), "%zu", pl->index);
+		if (*n + k >= PATH_MAX_LEN)
+			return false;
+		memcpy(out + *n, num, k);
+		*n += k;
+		return true;
+	}
+	for (i = 0; i < pl->key->len; i++) {
+		char c = pl->key->value[i];
+		const char *esc = c == '~' ? "~0" : c == '/' ? "~1" : NULL;
 
-		if (n + 3 >= PATH_MAX_LEN)
+		if (*n + 3 >= PATH_MAX_LEN)
 			return false;
 		if (esc) {
-			memcpy(out + n, esc, 2);
-			n += 2;
+			memcpy(out + *n, esc, 2);
+			*n += 2;
 		} else {
-			out[n++] = key[i];
+			out[(*n)++] = c;
 		}
 	}
-	out[n] = '\0';
 	return true;
-}
-
-static bool path_index(char *out, const char *path, size_t i)
-{
-	return (size_t)snprintf(out, PATH_MAX_LEN, "%s/%zu", path, i) < PATH_MAX_LEN;
 }
 
 /*
@@ -108,14 +124,20 @@ static int append_json(struct patch *p, const struct ynode *value)
 	return rc;
 }
 
-/* One operation: op "add" or "replace" of value at path. */
-static void op(struct patch *p, const char *name, const char *path, const struct ynode *value)
+/* One operation: op "add" or "replace" of value at the place (a path no patch can say: -EINVAL). */
+static void op(struct patch *p, const char *name, const struct place *at, const struct ynode *value)
 {
-	size_t mark = p->j.len;
+	size_t mark = p->j.len, n = 0;
+	char path[PATH_MAX_LEN];
 	int rc;
 
 	if (p->err)
 		return;
+	if (!place_path(at, path, &n)) {
+		p->err = -EINVAL;
+		return;
+	}
+	path[n] = '\0';
 	jbuf_begin(&p->j, '{');
 	jbuf_key(&p->j, "op");
 	jbuf_str(&p->j, name);
@@ -186,13 +208,13 @@ static bool holds(const struct ynode *a, const struct ynode *b, int depth)
 	}
 }
 
-static void diff(struct patch *p, const struct ynode *n, const char *path, int depth);
+static void diff(struct patch *p, const struct ynode *n, const struct place *at, int depth);
 
 /* new stands where old was read: replaced, unless old holds it already. */
-static void replaced(struct patch *p, const struct ynode *old, const struct ynode *new, const char *path)
+static void replaced(struct patch *p, const struct ynode *old, const struct ynode *new, const struct place *at)
 {
 	if (!holds(old, new, 0))
-		op(p, "replace", path, new);
+		op(p, "replace", at, new);
 }
 
 /* Where item stands in list (by identity), or n when it does not. */
@@ -235,19 +257,19 @@ static size_t find_member(const struct ynode *n, const struct ynode *k, size_t *
  * (its decoder keeps a key's last value, inject read the first).
  */
 static void diff_member(struct patch *p, const struct ynode *map, const struct ynode *k, const struct ynode *v,
-			const char *path, int depth)
+			const struct place *at, int depth)
 {
 	size_t before = p->n;
 
-	diff(p, v, path, depth + 1);
+	diff(p, v, at, depth + 1);
 	if (p->n != before && ydoc_get(map, k->value) != v)
 		p->err = -EINVAL;
 }
 
-static void diff_map(struct patch *p, const struct ynode *n, const char *path, int depth)
+static void diff_map(struct patch *p, const struct ynode *n, const struct place *here, int depth)
 {
 	bool same = n->n == n->orig_n && (n->n == 0 || memcmp(n->items, n->orig, n->n * sizeof(n->items[0])) == 0);
-	char sub[PATH_MAX_LEN];
+	struct place sub = {.up = here};
 	size_t i, at, next = 0;
 
 	/* A member read and no longer there stays: inject takes nothing out. */
@@ -262,20 +284,17 @@ static void diff_map(struct patch *p, const struct ynode *n, const char *path, i
 		/* A scalar as read has nothing to say: no path is made for it. */
 		if (at + 1 < n->orig_n && n->orig[at + 1] == v && v->kind != YNODE_MAP && v->kind != YNODE_SEQ)
 			continue;
-		if (!path_join(sub, path, k->value, k->len)) {
-			p->err = -EINVAL;
-			return;
-		}
+		sub.key = k;
 		if (at >= n->orig_n) {
-			op(p, "add", sub, v);
+			op(p, "add", &sub, v);
 			if (ydoc_get(n, k->value) != v)
 				p->err = -EINVAL;
 		} else if (at + 1 < n->orig_n && n->orig[at + 1] != v) {
-			replaced(p, n->orig[at + 1], v, sub);
+			replaced(p, n->orig[at + 1], v, &sub);
 			if (ydoc_get(n, k->value) != v)
 				p->err = -EINVAL;
 		} else {
-			diff_member(p, n, k, v, sub, depth);
+			diff_member(p, n, k, v, &sub, depth);
 		}
 	}
 }
@@ -285,10 +304,10 @@ static void diff_map(struct patch *p, const struct ynode *n, const char *path, i
  * another's place: one operation each. Otherwise (reordered, taken out)
  * the list is replaced whole.
  */
-static void diff_seq(struct patch *p, const struct ynode *n, const char *path, int depth)
+static void diff_seq(struct patch *p, const struct ynode *n, const struct place *here, int depth)
 {
 	size_t mark = p->j.len, ops = p->n, i = 0, j = 0;
-	char sub[PATH_MAX_LEN];
+	struct place sub = {.up = here};
 
 	while (i < n->n && !p->err) {
 		const struct ynode *item = n->items[i];
@@ -298,16 +317,13 @@ static void diff_seq(struct patch *p, const struct ynode *n, const char *path, i
 			j++;
 			continue;
 		}
-		if (!path_index(sub, path, i)) {
-			p->err = -EINVAL;
-			return;
-		}
+		sub.index = i;
 		if (j < n->orig_n && n->orig[j] == item)
-			diff(p, n->orig[j++], sub, depth + 1);
+			diff(p, n->orig[j++], &sub, depth + 1);
 		else if (item->line == 0 && j < n->orig_n && find(n->items + i + 1, n->n - i - 1, n->orig[j]) == n->n - i - 1)
-			replaced(p, n->orig[j++], item, sub);
+			replaced(p, n->orig[j++], item, &sub);
 		else if (item->line == 0)
-			op(p, "add", sub, item);
+			op(p, "add", &sub, item);
 		else
 			break;
 		i++;
@@ -316,11 +332,11 @@ static void diff_seq(struct patch *p, const struct ynode *n, const char *path, i
 		return;
 	p->j.len = mark;
 	p->n = ops;
-	op(p, "replace", path, n);
+	op(p, "replace", here, n);
 }
 
 /* What inject changed in a node read, against its collections' items as read. */
-static void diff(struct patch *p, const struct ynode *n, const char *path, int depth)
+static void diff(struct patch *p, const struct ynode *n, const struct place *at, int depth)
 {
 	if (p->err)
 		return;
@@ -329,9 +345,9 @@ static void diff(struct patch *p, const struct ynode *n, const char *path, int d
 		return;
 	}
 	if (n->kind == YNODE_MAP)
-		diff_map(p, n, path, depth);
+		diff_map(p, n, at, depth);
 	else if (n->kind == YNODE_SEQ)
-		diff_seq(p, n, path, depth);
+		diff_seq(p, n, at, depth);
 }
 
 /* Names come from the request and may hold any byte: a control character becomes '?', one line stays one. */
@@ -602,7 +618,7 @@ static int decide(struct ystream *sb, struct ynode *pod_b, const struct inject_o
 		}
 	}
 	p->s = sb;
-	diff(p, pod_b, "", 0);
+	diff(p, pod_b, NULL, 0);
 	rc = p->err;
 	if (rc == 0 && again && p->n > 0)
 		warn_notes(w, plan); /* something new: said once more, with what it was */
