@@ -3,12 +3,11 @@
  * on its pod (inject_pod), and the answer written with the change as a
  * JSON Patch.
  *
- * inject changes the review's pod in its tree; every collection read keeps
- * its items as read (yamldoc.h), and the patch is what differs between the
- * two, nodes told apart by identity: a member the pod lacked is added, an
- * item inject put in a list is added at its index, a value put in
- * another's place replaces it. A list whose
- * items inject reordered (--gate) is replaced whole. Nothing inject did not
+ * inject changes the review's pod in its tree, and the patch is what the
+ * change walk finds (yamldoc-changes.c, which inject's text edits use
+ * too): a member the pod lacked is added, an item inject put in a list is
+ * added at its index, a value put in another's place replaces it. A list
+ * whose items inject reordered (--gate) is replaced whole. Nothing inject did not
  * change appears in the patch, so the patch applies to the object as sent
  * whatever else the API server put in it.
  *
@@ -58,18 +57,12 @@ struct patch {
 };
 
 /*
- * Where a node stands: its parent's place and its key there (a mapping's
- * member) or its index (a list's item). Places live on the walk's stack;
- * a path is written only for an operation, not for every node walked.
+ * The place (the change walk's, yamldoc.h) as an RFC 6901 pointer, ~ and
+ * / escaped, at out + *n; false when it does not fit, or when a mapping on
+ * the way has the key twice: the path would be the API server's other
+ * member (its decoder keeps a key's last value, inject read the first).
  */
-struct place {
-	const struct place *up;
-	const struct ynode *key; /* NULL: index */
-	size_t index;
-};
-
-/* The place as an RFC 6901 pointer (~ and / escaped) at out + *n; false when it does not fit. */
-static bool place_path(const struct place *pl, char *out, size_t *n)
+static bool place_path(const struct ydoc_place *pl, char *out, size_t *n)
 {
 	char num[24];
 	size_t i, k;
@@ -87,6 +80,8 @@ static bool place_path(const struct place *pl, char *out, size_t *n)
 		*n += k;
 		return true;
 	}
+	if (pl->key->kind != YNODE_SCALAR || ydoc_get(pl->coll, pl->key->value) != pl->node)
+		return false;
 	for (i = 0; i < pl->key->len; i++) {
 		char c = pl->key->value[i];
 		const char *esc = c == '~' ? "~0" : c == '/' ? "~1" : NULL;
@@ -125,7 +120,7 @@ static int append_json(struct patch *p, const struct ynode *value)
 }
 
 /* One operation: op "add" or "replace" of value at the place (a path no patch can say: -EINVAL). */
-static void op(struct patch *p, const char *name, const struct place *at, const struct ynode *value)
+static void op(struct patch *p, const char *name, const struct ydoc_place *at, const struct ynode *value)
 {
 	size_t mark = p->j.len, n = 0;
 	char path[PATH_MAX_LEN];
@@ -208,146 +203,38 @@ static bool holds(const struct ynode *a, const struct ynode *b, int depth)
 	}
 }
 
-static void diff(struct patch *p, const struct ynode *n, const struct place *at, int depth);
-
-/* new stands where old was read: replaced, unless old holds it already. */
-static void replaced(struct patch *p, const struct ynode *old, const struct ynode *new, const struct place *at)
-{
-	if (!holds(old, new, 0))
-		op(p, "replace", at, new);
-}
-
-/* Where item stands in list (by identity), or n when it does not. */
-static size_t find(struct ynode *const *list, size_t n, const struct ynode *item)
-{
-	size_t i;
-
-	for (i = 0; i < n && list[i] != item; i++)
-		;
-	return i;
-}
-
 /*
- * Where the key k of the mapping n stood among its members as read, or
- * orig_n when it was not read (made here: line 0). inject adds members
- * and replaces values, and keeps the order of the rest: a walk that starts
- * past the last key found (*next) finds each in one pass over the members
- * as read, whatever their number. A key read that the walk does not find
- * (put back out of order, which inject does not do) is looked for from
- * the start.
+ * One change of the pod (the change walk's) as an operation: a member
+ * added, an item put in at its index, a value put in another's place
+ * (unless the old one holds it already: the API server's defaults are no
+ * difference), a list reordered (--gate) replaced whole.
  */
-static size_t find_member(const struct ynode *n, const struct ynode *k, size_t *next)
+static int patch_change(void *data, const struct ydoc_change *c)
 {
-	size_t j;
+	struct patch *p = data;
 
-	if (k->line == 0)
-		return n->orig_n;
-	for (j = *next; j + 1 < n->orig_n && n->orig[j] != k; j += 2)
-		;
-	if (j + 1 < n->orig_n) {
-		*next = j + 2;
-		return j;
+	switch (c->kind) {
+	case YDOC_ADDED:
+		op(p, "add", c->at, c->now);
+		break;
+	case YDOC_REPLACED:
+		if (!holds(c->old, c->now, 0))
+			op(p, "replace", c->at, c->now);
+		break;
+	case YDOC_REWRITTEN:
+		op(p, "replace", c->at, c->now);
+		break;
 	}
-	return find(n->orig, n->orig_n, k);
+	return p->err;
 }
 
-/*
- * A value's changes under key: when there were any, key must name it
- * alone in the mapping, or the path would be the API server's other one
- * (its decoder keeps a key's last value, inject read the first).
- */
-static void diff_member(struct patch *p, const struct ynode *map, const struct ynode *k, const struct ynode *v,
-			const struct place *at, int depth)
+/* What inject changed in the pod, against its collections' items as read. */
+static void diff(struct patch *p, const struct ynode *pod)
 {
-	size_t before = p->n;
+	int rc = ydoc_changes(pod, patch_change, p);
 
-	diff(p, v, at, depth + 1);
-	if (p->n != before && ydoc_get(map, k->value) != v)
-		p->err = -EINVAL;
-}
-
-static void diff_map(struct patch *p, const struct ynode *n, const struct place *here, int depth)
-{
-	bool same = n->n == n->orig_n && (n->n == 0 || memcmp(n->items, n->orig, n->n * sizeof(n->items[0])) == 0);
-	struct place sub = {.up = here};
-	size_t i, at, next = 0;
-
-	/* A member read and no longer there stays: inject takes nothing out. */
-	for (i = 0; i + 1 < n->n && !p->err; i += 2) {
-		const struct ynode *k = n->items[i], *v = n->items[i + 1];
-
-		if (k->kind != YNODE_SCALAR) {
-			p->err = -EINVAL;
-			return;
-		}
-		at = same ? i : find_member(n, k, &next);
-		/* A scalar as read has nothing to say: no path is made for it. */
-		if (at + 1 < n->orig_n && n->orig[at + 1] == v && v->kind != YNODE_MAP && v->kind != YNODE_SEQ)
-			continue;
-		sub.key = k;
-		if (at >= n->orig_n) {
-			op(p, "add", &sub, v);
-			if (ydoc_get(n, k->value) != v)
-				p->err = -EINVAL;
-		} else if (at + 1 < n->orig_n && n->orig[at + 1] != v) {
-			replaced(p, n->orig[at + 1], v, &sub);
-			if (ydoc_get(n, k->value) != v)
-				p->err = -EINVAL;
-		} else {
-			diff_member(p, n, k, v, &sub, depth);
-		}
-	}
-}
-
-/*
- * The items are those read with some put in (at their indexes) or put in
- * another's place: one operation each. Otherwise (reordered, taken out)
- * the list is replaced whole.
- */
-static void diff_seq(struct patch *p, const struct ynode *n, const struct place *here, int depth)
-{
-	size_t mark = p->j.len, ops = p->n, i = 0, j = 0;
-	struct place sub = {.up = here};
-
-	while (i < n->n && !p->err) {
-		const struct ynode *item = n->items[i];
-
-		if (j < n->orig_n && n->orig[j] == item && item->kind != YNODE_MAP && item->kind != YNODE_SEQ) {
-			i++; /* a scalar as read: no path for it */
-			j++;
-			continue;
-		}
-		sub.index = i;
-		if (j < n->orig_n && n->orig[j] == item)
-			diff(p, n->orig[j++], &sub, depth + 1);
-		else if (item->line == 0 && j < n->orig_n && find(n->items + i + 1, n->n - i - 1, n->orig[j]) == n->n - i - 1)
-			replaced(p, n->orig[j++], item, &sub);
-		else if (item->line == 0)
-			op(p, "add", &sub, item);
-		else
-			break;
-		i++;
-	}
-	if (p->err || (i == n->n && j == n->orig_n))
-		return;
-	p->j.len = mark;
-	p->n = ops;
-	op(p, "replace", here, n);
-}
-
-/* What inject changed in a node read, against its collections' items as read. */
-static void diff(struct patch *p, const struct ynode *n, const struct place *at, int depth)
-{
-	if (p->err)
-		return;
-	if (depth > YDOC_MAX_DEPTH) {
-		p->err = -EINVAL;
-		return;
-	}
-	if (n->kind == YNODE_MAP)
-		diff_map(p, n, at, depth);
-	else if (n->kind == YNODE_SEQ)
-		diff_seq(p, n, at, depth);
+	if (rc < 0 && !p->err)
+		p->err = rc == -ELOOP ? -EINVAL : rc;
 }
 
 /* Names come from the request and may hold any byte: a control character becomes '?', one line stays one. */
@@ -618,7 +505,7 @@ static int decide(struct ystream *sb, struct ynode *pod_b, const struct inject_o
 		}
 	}
 	p->s = sb;
-	diff(p, pod_b, NULL, 0);
+	diff(p, pod_b);
 	rc = p->err;
 	if (rc == 0 && again && p->n > 0)
 		warn_notes(w, plan); /* something new: said once more, with what it was */

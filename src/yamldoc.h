@@ -153,6 +153,44 @@ int ydoc_flow_text(const struct ynode *n, bool in_block, struct ybuf *out);
  * cannot say (an alias, a key that is no scalar).
  */
 int ydoc_json(const struct ystream *s, const struct ynode *n, struct ybuf *out);
+/*
+ * yamldoc-changes.c: what changed in a tree since it was read, walked
+ * once for both of its writers (the text edits, the webhook's JSON Patch):
+ *
+ *	static int on(void *data, const struct ydoc_change *c) { ...; return 0; }
+ *	rc = ydoc_changes(root, on, data); // fn's first nonzero return, or -ELOOP (too deep)
+ *
+ * Each change comes with its place: the collection, and the key (a
+ * mapping's member) or index (a sequence's item, as it is now) of the
+ * member or item changed, and so on up to the root, whose place is NULL.
+ * New nodes are those made since the tree was read (line 0).
+ */
+struct ydoc_place {
+	const struct ydoc_place *up;
+	const struct ynode *coll; /* the collection */
+	const struct ynode *key;  /* a mapping's member: its key; NULL: a sequence's item */
+	size_t index;		  /* the item's (or the key's) index among coll's items now */
+	const struct ynode *node; /* the member's value, or the item */
+};
+
+enum ydoc_change_kind {
+	YDOC_ADDED,	/* a new item (in a mapping, the key at items[i] and its value) before the item read orig[j] */
+	YDOC_REPLACED,	/* a mapping's value, or a sequence's item, put where old was read */
+	YDOC_REWRITTEN, /* items read reordered or taken out: no edit says it, coll is new as a whole (at: its own place) */
+};
+
+struct ydoc_change {
+	enum ydoc_change_kind kind;
+	const struct ynode *coll;
+	const struct ydoc_place *at; /* the member's or item's place; the collection's own for YDOC_REWRITTEN */
+	size_t i, j;		     /* the index among items now, and among items as read */
+	const struct ynode *old, *now;
+	bool first_added; /* the collection's first YDOC_ADDED */
+};
+
+typedef int (*ydoc_change_fn)(void *data, const struct ydoc_change *c);
+int ydoc_changes(const struct ynode *root, ydoc_change_fn fn, void *data);
+
 /* Writes one node as a YAML document body (for tests and comparisons). */
 int ydoc_emit(const struct ynode *root, struct ybuf *out);
 
