@@ -434,7 +434,7 @@ static void on_deadline(struct ev_loop *loop, ev_timer *t, int revents)
 		p->closed[why]++;
 		close(c->fd);
 		release(c);
-		webhook_drained(p->w);
+		p->cfg->on_quiet(p->w);
 		return;
 	}
 	if (!c->shut) {
@@ -549,7 +549,7 @@ void wport_run(struct wport *p)
 	if (p->clients->waiters)
 		MHD_run(p->daemon);
 	arm_timer(p);
-	webhook_drained(p->w);
+	p->cfg->on_quiet(p->w);
 }
 
 /* libmicrohttpd's epoll descriptor turned readable: something of its connections is ready. */

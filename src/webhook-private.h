@@ -50,6 +50,8 @@ enum wrefuse {
 };
 
 /* What a port is for, and its limits. */
+struct webhook;
+
 struct wport_config {
 	const char *name; /* the metrics' label: "webhook", "probes" */
 	bool tls;
@@ -58,6 +60,8 @@ struct wport_config {
 	unsigned waiting;	     /* connections waiting, all addresses together */
 	unsigned open_per_client;    /* connections open from one address, served and waiting */
 	double headers_s, request_s; /* the deadlines */
+	/* Called whenever the port may have gone quiet (a connection closed, a turn of libmicrohttpd): the drain's check. */
+	void (*on_quiet)(struct webhook *w);
 };
 
 struct wclients;

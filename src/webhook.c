@@ -53,6 +53,7 @@ static const struct wport_config port_configs[WPORTS] = {
 		.open_per_client = WEBHOOK_OPEN_PER_CLIENT,
 		.headers_s = WEBHOOK_HEADERS_S,
 		.request_s = WEBHOOK_REQUEST_S,
+		.on_quiet = webhook_drained,
 	},
 	[WPORT_PROBES] = {
 		.name = "probes",
@@ -63,6 +64,7 @@ static const struct wport_config port_configs[WPORTS] = {
 		.open_per_client = WEBHOOK_PROBE_PER_CLIENT,
 		.headers_s = WEBHOOK_PROBE_S,
 		.request_s = WEBHOOK_PROBE_S,
+		.on_quiet = webhook_drained,
 	},
 };
 

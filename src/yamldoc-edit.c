@@ -485,3 +485,72 @@ int ydoc_write_edits(const struct ystream *s, struct ydoc *d, struct ybuf *out)
 	ybuf_free(&x.texts);
 	return rc;
 }
+
+/*
+ * The stream written: a document left alone as its bytes, a changed one
+ * as its bytes with the edits, and one whose edits have no place (or
+ * JSON, written as JSON) whole from its tree (yamldoc.c's emitter).
+ */
+int ydoc_write(struct ystream *s, struct ybuf *out)
+{
+	size_t i;
+	int rc;
+
+	for (i = 0; i < s->ndocs; i++) {
+		struct ydoc *d = &s->docs[i];
+		struct ybuf body = {0};
+		size_t pre;
+
+		if (!d->changed || !d->root) {
+			rc = ybuf_add(out, s->input + d->start, d->end - d->start);
+			if (rc < 0)
+				return rc;
+			continue;
+		}
+		if (!d->json) {
+			/* Its own bytes with the changes made as edits, where each has a place. */
+			rc = ydoc_write_edits(s, d, out);
+			if (rc < 0)
+				return rc;
+			if (rc == 0)
+				continue;
+			d->rewritten = true;
+		}
+		/* What precedes the root (comments, directives, "---") stays as it was. */
+		pre = d->body - d->start;
+		while (pre > 0 && (s->input[d->start + pre - 1] == ' ' || s->input[d->start + pre - 1] == '\t'))
+			pre--;
+		rc = ybuf_add(out, s->input + d->start, pre);
+		if (rc == 0 && pre > 0 && s->input[d->start + pre - 1] != '\n')
+			rc = ybuf_add(out, d->crlf ? "\r\n" : "\n", d->crlf ? 2 : 1);
+		if (rc == 0)
+			rc = ydoc_emit_whole(s, d, &body);
+		/* libyaml ends a stream that may continue with "..."; the next document's "---" follows here. */
+		if (rc == 0 && !d->json) {
+			const char *dots = d->crlf ? "...\r\n" : "...\n";
+			size_t n = strlen(dots);
+
+			if (body.len >= n && memcmp(body.p + body.len - n, dots, n) == 0)
+				body.len -= n;
+		}
+		if (rc == 0)
+			rc = ybuf_add(out, body.p ? body.p : "", body.len);
+		/* Whatever followed the root (an explicit "...") stays too. */
+		if (rc == 0 && d->end > d->body_end) {
+			const char *t = s->input + d->body_end;
+			size_t n = d->end - d->body_end, k = 0;
+
+			/* Only an explicit end marker: comments after the root went with the tree. */
+			while (k < n && !((k == 0 || t[k - 1] == '\n') && n - k >= 3 && memcmp(t + k, "...", 3) == 0))
+				k++;
+			if (k < n)
+				rc = ybuf_add(out, t + k, n - k);
+		}
+		ybuf_free(&body);
+		if (rc == -EINVAL)
+			s->failed_line = d->root->line;
+		if (rc < 0)
+			return rc;
+	}
+	return ybuf_add(out, s->input + s->tail, s->len - s->tail);
+}

@@ -135,10 +135,17 @@ int ydoc_parse_json_items(const char *input, size_t len, struct ystream *s,
 void ydoc_free(struct ystream *s);
 
 /*
- * Writes the stream: documents not marked changed as their input bytes.
- * -EINVAL when libyaml cannot write a changed document (failed_line says which).
+ * yamldoc-edit.c: writes the stream: documents not marked changed as their
+ * input bytes. -EINVAL when libyaml cannot write a changed document
+ * (failed_line says which).
  */
 int ydoc_write(struct ystream *s, struct ybuf *out);
+/*
+ * One changed document whole from its tree (libyaml's emitter keeping its
+ * scalars' styles; JSON as JSON), into out: what ydoc_write falls back to.
+ * -EINVAL when libyaml cannot write it.
+ */
+int ydoc_emit_whole(const struct ystream *s, const struct ydoc *d, struct ybuf *out);
 /*
  * yamldoc-edit.c: d written as its input bytes with the tree's changes made
  * as text edits, appended to out. 1 (and out as it was) when an edit has no
