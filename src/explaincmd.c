@@ -7,6 +7,7 @@
  */
 #include "config.h"
 
+#include "commands.h"
 #include "explain.h"
 
 #include "json.h"
@@ -147,28 +148,18 @@ static int explain_input(struct explain_report *r, const char *path)
 	return 0;
 }
 
-int explain_main(int argc, char **argv)
+int explain_main(struct explain_cli *cli)
 {
 	struct explain_report r;
-	struct explain_cli cli;
-	char err[OPTIONS_ERR_MAX], dash[] = "-", *stdin_only[] = {dash};
+	char dash[] = "-", *stdin_only[] = {dash};
 	struct ybuf out = {0};
 	struct jbuf j;
 	char **inputs;
 	int n, i, status = 0, rc;
 
-	switch (options_parse_explain(&cli, argc, argv, err, sizeof(err))) {
-	case OPTIONS_EXIT_OK:
-		return 0;
-	case OPTIONS_ERROR:
-		fprintf(stderr, "rearguard: %s\n", err);
-		return 2;
-	case OPTIONS_OK:
-		break;
-	}
-	inputs = cli.ninputs > 0 ? cli.inputs : stdin_only;
-	n = cli.ninputs > 0 ? cli.ninputs : 1;
-	explain_report_init(&r, &cli.explain);
+	inputs = cli->ninputs > 0 ? cli->inputs : stdin_only;
+	n = cli->ninputs > 0 ? cli->ninputs : 1;
+	explain_report_init(&r, &cli->explain);
 	for (i = 0; i < n && status == 0; i++)
 		status = explain_input(&r, inputs[i]);
 	if (status == 0 && explain_finish(&r) < 0)
@@ -177,7 +168,7 @@ int explain_main(int argc, char **argv)
 		explain_report_free(&r);
 		return status;
 	}
-	if (cli.explain.json) {
+	if (cli->explain.json) {
 		jbuf_init(&j);
 		explain_json(&r, &j);
 		rc = j.failed ? -ENOMEM : write_all(STDOUT_FILENO, j.buf, j.len);

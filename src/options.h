@@ -38,6 +38,14 @@ struct agent_options {
 	char *termination_log;
 	enum log_format log_format;
 	enum log_level log_level;
+	/*
+	 * How the command lines of rearguard run and rearguard sidecar in the
+	 * other containers are read (options_run_name, options_sidecar_name, set
+	 * by the parsers): the agent's library holds no parser of its own.
+	 * NULL: such containers are not told apart.
+	 */
+	int (*run_name)(int argc, char **argv, char *name, size_t len);
+	int (*sidecar_name)(int argc, char **argv, char *name, size_t len, int *program);
 };
 
 enum options_result {

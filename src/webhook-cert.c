@@ -65,18 +65,6 @@ static struct {
 	ev_timer settle, poll, valid; /* valid: at the notBefore of a pair refused as not valid yet */
 } c = { .inotify = -1 };
 
-static int failf(char *err, size_t errlen, const char *fmt, ...) RG_PRINTF(3, 4);
-
-static int failf(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	return -EINVAL;
-}
-
 static void pair_free(struct wcert_pair *p)
 {
 	unsigned i;
@@ -128,7 +116,7 @@ static int describe(struct wcert_pair *p, char *err, size_t errlen)
 	int rc;
 
 	if ((rc = gnutls_x509_crt_init(&crt)) < 0)
-		return failf(err, errlen, "%s", gnutls_strerror(rc));
+		return failf(err, errlen, -EINVAL, "%s", gnutls_strerror(rc));
 	rc = gnutls_x509_crt_import(crt, &p->certs[0].cert, GNUTLS_X509_FMT_DER);
 	if (rc >= 0) {
 		p->not_before = (int64_t)gnutls_x509_crt_get_activation_time(crt);
@@ -142,9 +130,9 @@ static int describe(struct wcert_pair *p, char *err, size_t errlen)
 	}
 	gnutls_x509_crt_deinit(crt);
 	if (rc < 0)
-		return failf(err, errlen, "%s", gnutls_strerror(rc));
+		return failf(err, errlen, -EINVAL, "%s", gnutls_strerror(rc));
 	if (p->not_before == -1 || p->not_after == -1)
-		return failf(err, errlen, "its validity cannot be read");
+		return failf(err, errlen, -EINVAL, "its validity cannot be read");
 	return 0;
 }
 
@@ -157,7 +145,7 @@ static int key_matches(struct wcert_pair *p, char *err, size_t errlen)
 	int rc;
 
 	if ((rc = gnutls_pubkey_init(&pub)) < 0)
-		return failf(err, errlen, "%s", gnutls_strerror(rc));
+		return failf(err, errlen, -EINVAL, "%s", gnutls_strerror(rc));
 	rc = gnutls_pubkey_import_privkey(pub, p->key, 0, 0);
 	if (rc >= 0)
 		rc = gnutls_pubkey_get_key_id(pub, GNUTLS_KEYID_USE_SHA256, b, &nb);
@@ -165,9 +153,9 @@ static int key_matches(struct wcert_pair *p, char *err, size_t errlen)
 	if (rc >= 0)
 		rc = gnutls_pubkey_get_key_id(p->certs[0].pubkey, GNUTLS_KEYID_USE_SHA256, a, &na);
 	if (rc < 0)
-		return failf(err, errlen, "cannot compare the key with the certificate: %s", gnutls_strerror(rc));
+		return failf(err, errlen, -EINVAL, "cannot compare the key with the certificate: %s", gnutls_strerror(rc));
 	if (na != nb || memcmp(a, b, na) != 0)
-		return failf(err, errlen, "the key %s does not match the certificate %s", c.paths[1], c.paths[0]);
+		return failf(err, errlen, -EINVAL, "the key %s does not match the certificate %s", c.paths[1], c.paths[0]);
 	return 0;
 }
 
@@ -184,12 +172,12 @@ static int valid_now(const struct wcert_pair *p, char *err, size_t errlen)
 	if (now < p->not_before) {
 		format_time(p->not_before, when);
 		c.not_before = p->not_before;
-		failf(err, errlen, "the certificate %s is not valid before %s", c.paths[0], when);
+		failf(err, errlen, -EINVAL, "the certificate %s is not valid before %s", c.paths[0], when);
 		return -EAGAIN;
 	}
 	if (now >= p->not_after) {
 		format_time(p->not_after, when);
-		return failf(err, errlen, "the certificate %s expired on %s", c.paths[0], when);
+		return failf(err, errlen, -EINVAL, "the certificate %s expired on %s", c.paths[0], when);
 	}
 	return 0;
 }
@@ -203,13 +191,13 @@ static int import_certs(struct wcert_pair *p, const gnutls_datum_t *pem, char *e
 	if (rc < 0) {
 		p->ncerts = 0;
 		if (rc == GNUTLS_E_SHORT_MEMORY_BUFFER)
-			return failf(err, errlen, "cannot use the certificate %s: more than %d certificates in it",
+			return failf(err, errlen, -EINVAL, "cannot use the certificate %s: more than %d certificates in it",
 				     c.paths[0], CHAIN_MAX);
-		return failf(err, errlen, "cannot use the certificate %s: not a PEM certificate (%s)", c.paths[0],
+		return failf(err, errlen, -EINVAL, "cannot use the certificate %s: not a PEM certificate (%s)", c.paths[0],
 			     gnutls_strerror(rc));
 	}
 	if (p->ncerts == 0)
-		return failf(err, errlen, "cannot use the certificate %s: no certificate in it", c.paths[0]);
+		return failf(err, errlen, -EINVAL, "cannot use the certificate %s: no certificate in it", c.paths[0]);
 	return 0;
 }
 
@@ -220,7 +208,7 @@ static int import_key(struct wcert_pair *p, const gnutls_datum_t *pem, char *err
 	if (rc >= 0)
 		rc = gnutls_privkey_import_x509_raw(p->key, pem, GNUTLS_X509_FMT_PEM, NULL, 0);
 	if (rc < 0)
-		return failf(err, errlen, "cannot use the key %s: not a PEM private key without a password (%s)",
+		return failf(err, errlen, -EINVAL, "cannot use the key %s: not a PEM private key without a password (%s)",
 			     c.paths[1], gnutls_strerror(rc));
 	return 0;
 }
@@ -236,7 +224,7 @@ static int load(struct wcert_pair **out, char *err, size_t errlen)
 	for (i = 0; i < 2 && rc == 0; i++) {
 		rc = read_file(c.paths[i], &pem[i]);
 		if (rc < 0)
-			failf(err, errlen, "cannot read %s %s: %s", i ? "the key" : "the certificate", c.paths[i],
+			failf(err, errlen, -EINVAL, "cannot read %s %s: %s", i ? "the key" : "the certificate", c.paths[i],
 			      rc == -EFBIG ? "larger than 1 MiB" : strerror(-rc));
 	}
 	if (rc == 0)
@@ -244,7 +232,7 @@ static int load(struct wcert_pair **out, char *err, size_t errlen)
 	if (rc == 0)
 		rc = import_key(p, &pem[1], err, errlen);
 	if (rc == 0 && (rc = describe(p, inner, sizeof(inner))) < 0)
-		failf(err, errlen, "cannot use the certificate %s: %s", c.paths[0], inner);
+		failf(err, errlen, -EINVAL, "cannot use the certificate %s: %s", c.paths[0], inner);
 	if (rc == 0)
 		rc = key_matches(p, err, errlen);
 	if (rc == 0)
@@ -255,7 +243,7 @@ static int load(struct wcert_pair **out, char *err, size_t errlen)
 		free(pem[i].data);
 	}
 	if (rc == -ENOMEM || !p)
-		failf(err, errlen, "out of memory");
+		failf(err, errlen, -EINVAL, "out of memory");
 	if (rc < 0) {
 		if (p)
 			pair_free(p);

@@ -358,8 +358,7 @@ static void unwatch(struct webhook *w)
 	ev_signal_stop(w->loop, &w->intr);
 }
 
-/* The server from its start to its end: 0, or 1 when it could not start. */
-static int serve(const struct webhook_options *o)
+int webhook_serve(const struct webhook_options *o)
 {
 	struct webhook w;
 	char err[OPTIONS_ERR_MAX];
@@ -395,23 +394,4 @@ static int serve(const struct webhook_options *o)
 	evlog_stop(&w.log);
 	log_finish(1000);
 	return 0;
-}
-
-/* rearguard webhook: its options, then the server. */
-int webhook_main(int argc, char **argv)
-{
-	struct webhook_options o;
-	char err[OPTIONS_ERR_MAX];
-
-	switch (options_parse_webhook(&o, argc, argv, err, sizeof(err))) {
-	case OPTIONS_EXIT_OK:
-		return 0;
-	case OPTIONS_ERROR:
-		fprintf(stderr, "rearguard: %s\n", err);
-		return 2;
-	case OPTIONS_OK:
-		break;
-	}
-	log_setup(o.log_level, o.log_format, 2);
-	return serve(&o);
 }

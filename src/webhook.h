@@ -13,7 +13,9 @@
 #ifndef RG_WEBHOOK_H
 #define RG_WEBHOOK_H
 
-/* rearguard webhook ...: argv[0] is "webhook". Returns the exit status. */
-int webhook_main(int argc, char **argv);
+struct webhook_options;
+
+/* The server, from its start to its end, with its options parsed: 0, or 1 when it could not start. */
+int webhook_serve(const struct webhook_options *o);
 
 #endif
