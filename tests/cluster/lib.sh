@@ -45,28 +45,25 @@ FOLLOW_PIDS=()
 # The image without its unit tests: the end-to-end tests' build ran them.
 export RG_IMAGE_CHECK=no
 
-# The e2e cleanup (podman images, the scratch directory) runs after the
-# namespace is gone.
-eval "e2e_$(declare -f cleanup)"
-cleanup() {
-	local rc=$? kept
-	trap - EXIT INT TERM
-	set +e
+# cluster_teardown: the tests' finalizers off the pods they kept, the
+# namespace deleted and the test's own images (not the agent's, which the
+# tests share) removed from the cluster's containerd; before the e2e
+# teardown, which removes them from podman.
+cluster_teardown() {
+	local kept
 	for kept in $KEPT_PODS; do
 		let_go "$kept"
 	done
 	if [ -n "$NS_MADE" ] && [ -z "${RG_KEEP:-}" ]; then
 		kubectl delete namespace "$NS" --wait=false >/dev/null 2>&1
 	fi
-	# The test's own images (not the agent's, which the tests share).
 	# shellcheck disable=SC2086
 	[ -z "$LOADED" ] || [ -n "${RG_KEEP:-}" ] ||
 		timeout -k 5 60 ctr --address "$RG_CLUSTER_STATE/containerd/containerd.sock" -n k8s.io \
 			images rm $LOADED >/dev/null 2>&1
 	[ -z "$NS_MADE" ] || [ -z "${RG_KEEP:-}" ] || say "kept namespace $NS"
-	(exit "$rc")
-	e2e_cleanup
 }
+at_exit cluster_teardown
 
 # kubectl ARGS...: Debian's kubectl 1.20 against the cluster, bounded.
 kubectl() {
@@ -104,7 +101,7 @@ cluster_ready() {
 # Skips with the reason when it cannot come up; a failure is remembered for
 # 30 minutes (BUILDDIR/cluster.failed), so that every test does not retry.
 cluster_up() {
-	local rc=0 end
+	local rc=0
 	exec 7>"$RG_BUILDDIR/cluster.lock"
 	flock 7
 	if ! cluster_ready; then
@@ -128,11 +125,7 @@ cluster_up() {
 	NS_MADE=1
 	# Pods need the namespace's default service account, which the
 	# controller-manager makes a moment after the namespace.
-	end=$(($(now_ms) + 60000))
-	until k get serviceaccount default >/dev/null 2>&1; do
-		[ "$(now_ms)" -lt "$end" ] || fail "no default service account in $NS after 60 s"
-		sleep 0.5
-	done
+	WAIT_EVERY=0.5 wait_for 60 k get serviceaccount default || fail "no default service account in $NS after 60 s"
 }
 
 # load_images: every image the test made, and the agent's, into the
@@ -249,16 +242,16 @@ job_wait() {
 	say "job $JOB: $want ($(jq_py "$T/job.json" '[c["type"] + ":" + c.get("reason", "") for c in d["status"]["conditions"]]'))"
 }
 
+# pod_phase: the phase of the Job's pod (pod_json), or None.
+pod_phase() {
+	pod_json
+	jq_py "$T/pods.json" 'd["items"][0]["status"]["phase"] if d["items"] else None'
+}
+
 # pod_wait_running SECONDS: waits until the Job's pod runs.
 pod_wait_running() {
-	local end=$(($(now_ms) + $1 * 1000)) phase
-	while :; do
-		pod_json
-		phase=$(jq_py "$T/pods.json" 'd["items"][0]["status"]["phase"] if d["items"] else None')
-		[ "$phase" = Running ] && break
-		[ "$(now_ms)" -lt "$end" ] || fail "the pod is not running after $1 s (phase $phase)"
-		sleep 0.5
-	done
+	WAIT_EVERY=0.5 wait_for "$1" eval '[ "$(pod_phase)" = Running ]' ||
+		fail "the pod is not running after $1 s (phase $(pod_phase))"
 }
 
 # pod_name: the Job's pod's name (the only one).
@@ -366,9 +359,9 @@ for p in pods:
 PY
 }
 
-# dump_pod: on failure, the Job, its pods, the events and every
+# fail_dump: on failure, the Job, its pods, the events and every
 # container's logs (and those of its previous attempt).
-dump_pod() {
+fail_dump() {
 	local p c
 	[ -n "$NS_MADE" ] || return 0
 	# A test of no Job (manifests.sh) has no Job's evidence.
@@ -507,4 +500,85 @@ PY
 # let_go POD: removes the tests' finalizer from the pod.
 let_go() {
 	k patch pod "$1" --type json -p '[{"op": "remove", "path": "/metadata/finalizers"}]' >/dev/null 2>&1
+}
+
+# The istio-proxy's command, as Istio's injector writes it (argv[1] is
+# "proxy"), for the stand-in pilot-agent.
+ISTIO_PROXY_COMMAND='["/usr/local/bin/pilot-agent", "proxy", "sidecar", "--log", "/dev/stdout", "--ready-after", "300ms"]'
+
+# istio_proxy_json FILE: the istio-proxy container Istio's injector adds
+# (the stand-in pilot-agent of image_proxy docker.io/istio/proxyv2, uid
+# 1337), as JSON in FILE, for mesh_on.
+istio_proxy_json() {
+	/usr/bin/python3 -c 'import json, sys; json.dump({"name": "istio-proxy", "image": sys.argv[1], "imagePullPolicy": "Never",
+		"command": json.loads(sys.argv[2]), "securityContext": {"runAsUser": 1337, "runAsGroup": 1337}}, open(sys.argv[3], "w"))' \
+		"${IMAGE_FOR[docker.io/istio/proxyv2]}" "$ISTIO_PROXY_COMMAND" "$1" || fail "cannot write $1"
+}
+
+MESH_CONFIG=
+MESH_PID=
+# mesh_on CONFIG CONTAINER_JSON [NAMESPACE_SELECTOR]: a mesh's injector
+# (tests/cluster/mesh-webhook.py, on the node's address in the cluster's
+# network namespace, on a port the kernel picks) that adds the container of
+# the file CONTAINER_JSON to every pod without one of its name, from the
+# MutatingWebhookConfiguration CONFIG: the API server calls it before
+# rearguard's when CONFIG sorts before "rearguard" (linkerd-...), after when
+# it sorts after (zz-...). It is sent the pods of the namespaces
+# NAMESPACE_SELECTOR (a YAML flow mapping) selects; by default, those of the
+# test's namespace. Its reviews are lines of MESH_LOG (default $T/mesh.log).
+# It goes at mesh_off, or at the test's end.
+mesh_on() {
+	local selector=${3:-} node_ip=10.251.0.1 port
+	MESH_CONFIG=$1
+	MESH_LOG=${MESH_LOG:-$T/mesh.log}
+	openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 -subj "/CN=$node_ip" \
+		-addext "subjectAltName = IP:$node_ip" -keyout "$T/mesh.key" -out "$T/mesh.crt" 2>/dev/null ||
+		fail "openssl could not make the mesh's certificate"
+	rm -f "$MESH_LOG" "$T/mesh.port"
+	# Its life is the test's (--watch), or until mesh_off.
+	"$CLUSTER" exec /usr/bin/python3 "$RG_SRCDIR/tests/cluster/mesh-webhook.py" --listen "$node_ip:0" \
+		--port-file "$T/mesh.port" --cert "$T/mesh.crt" --key "$T/mesh.key" --container "$2" \
+		--log "$MESH_LOG" --watch $$ 2>"$T/mesh.err" &
+	MESH_PID=$!
+	at_exit mesh_off
+	# It writes its port once it listens.
+	WAIT_EVERY=0.5 wait_for 30 test -s "$T/mesh.port" ||
+		fail "the mesh's webhook does not listen after 30 s: $(tail -n 5 "$T/mesh.err")"
+	port=$(cat "$T/mesh.port")
+	if [ -z "$selector" ]; then
+		kubectl label namespace "$NS" "rearguard.io/test-mesh=$$" >/dev/null || fail "cannot label $NS"
+		selector="{matchLabels: {rearguard.io/test-mesh: \"$$\"}}"
+	fi
+	kubectl apply -f - >/dev/null <<-EOF || fail "kubectl apply of the mesh's configuration refused"
+		apiVersion: admissionregistration.k8s.io/v1
+		kind: MutatingWebhookConfiguration
+		metadata:
+		  name: $MESH_CONFIG
+		webhooks:
+		  - name: mesh.test.rearguard.io
+		    clientConfig:
+		      url: https://$node_ip:$port/inject
+		      caBundle: $(base64 -w0 <"$T/mesh.crt")
+		    rules:
+		      - {operations: [CREATE], apiGroups: [""], apiVersions: [v1], resources: [pods], scope: Namespaced}
+		    namespaceSelector: $selector
+		    failurePolicy: Fail
+		    sideEffects: None
+		    admissionReviewVersions: [v1]
+		    timeoutSeconds: 5
+		    reinvocationPolicy: Never
+	EOF
+	say "the mesh's webhook: $MESH_CONFIG, https://$node_ip:$port/inject, its reviews in $MESH_LOG"
+	say "webhooks in the order the API server calls them: $(kubectl get mutatingwebhookconfigurations -o 'jsonpath={.items[*].metadata.name}')"
+}
+
+# mesh_off: no mesh (mesh_on's configuration and server gone).
+mesh_off() {
+	[ -n "$MESH_CONFIG" ] || return 0
+	kubectl delete mutatingwebhookconfiguration "$MESH_CONFIG" --ignore-not-found >/dev/null 2>&1 || true
+	# The server (tools/cluster exec's child: nsenter execs it), then tools/cluster exec.
+	pkill -P "$MESH_PID" 2>/dev/null || true
+	kill "$MESH_PID" 2>/dev/null || true
+	wait "$MESH_PID" 2>/dev/null || true
+	MESH_CONFIG= MESH_PID=
 }

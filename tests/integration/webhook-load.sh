@@ -48,7 +48,7 @@ PY
 
 python3 "$T/stall.py" "$PORT" "$T/ca.crt" "$REVIEW" "$T/stalled" >"$T/stall.log" 2>&1 &
 staller=$!
-STARTED="$STARTED $staller"
+started "$staller"
 wait_for 120 test -e "$T/stalled" || { cat "$T/stall.log"; fail "the stalled connections could not be opened"; }
 inflight=$(metric rearguard_webhook_requests_in_flight)
 [ "$inflight" -ge 2 ] || fail "in flight is $inflight with 25 requests stalled in their body"
