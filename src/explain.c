@@ -1206,16 +1206,13 @@ static int judge_template(struct judge *j, const struct ynode *obj, bool cron)
 
 /* ---- namespaces ------------------------------------------------------------------------------ */
 
-static struct explain_ns *ns_find(struct explain_report *r, const char *name, bool make)
+/* A new row of the namespaces' table, at its end; NULL when out of memory. */
+static struct explain_ns *ns_append(struct explain_report *r, const char *name)
 {
 	struct explain_ns *n;
 	void *grown;
-	size_t i;
 
-	for (i = 0; i < r->nns; i++)
-		if (strcmp(r->nss[i].name, name) == 0)
-			return &r->nss[i];
-	if (!make || !(grown = array_grow(r->nss, r->nns, &r->nscap, sizeof(*r->nss), 16)))
+	if (!(grown = array_grow(r->nss, r->nns, &r->nscap, sizeof(*r->nss), 16)))
 		return NULL;
 	r->nss = grown;
 	n = &r->nss[r->nns];
@@ -1225,6 +1222,17 @@ static struct explain_ns *ns_find(struct explain_report *r, const char *name, bo
 		return NULL;
 	r->nns++;
 	return n;
+}
+
+/* The row of a namespace, made when make and missing (a Namespace object read: once each). */
+static struct explain_ns *ns_find(struct explain_report *r, const char *name, bool make)
+{
+	size_t i;
+
+	for (i = 0; i < r->nns; i++)
+		if (strcmp(r->nss[i].name, name) == 0)
+			return &r->nss[i];
+	return make ? ns_append(r, name) : NULL;
 }
 
 static int read_namespace(struct explain_report *r, const struct ynode *obj)
@@ -1418,16 +1426,92 @@ int explain_buffer(struct explain_report *r, const char *in, size_t len, char *e
 
 /* ---- once every input is read -------------------------------------------------------------------- */
 
-/* A Job some of whose pods were read is judged by them, not by its template. */
-static bool has_pods(const struct explain_report *r, const struct explain_item *job)
+/* Items ordered by namespace, then by name: a Job's, and its pods' by their Job. */
+static int by_ns_job(const void *a, const void *b)
 {
-	size_t i;
+	const struct explain_item *x = *(const struct explain_item *const *)a, *y = *(const struct explain_item *const *)b;
+	int c = strcmp(x->ns, y->ns);
 
+	return c ? c : strcmp(x->kind == EXPLAIN_POD ? x->job : x->name, y->kind == EXPLAIN_POD ? y->job : y->name);
+}
+
+/*
+ * Drops each Job some of whose pods were read: they are judged, not its
+ * template. The pods are sorted by their Job once and each Job looked up
+ * (n log n: a whole cluster's dump holds tens of thousands of both).
+ */
+static int drop_jobs_with_pods(struct explain_report *r)
+{
+	const struct explain_item **pods = malloc((r->n ? r->n : 1) * sizeof(*pods));
+	size_t i, k = 0, npods = 0;
+
+	if (!pods)
+		return -ENOMEM;
 	for (i = 0; i < r->n; i++)
-		if (r->items[i].kind == EXPLAIN_POD && r->items[i].job && strcmp(r->items[i].job, job->name) == 0 &&
-		    strcmp(r->items[i].ns, job->ns) == 0)
-			return true;
-	return false;
+		if (r->items[i].kind == EXPLAIN_POD && r->items[i].job)
+			pods[npods++] = &r->items[i];
+	qsort(pods, npods, sizeof(*pods), by_ns_job);
+	for (i = 0; i < r->n; i++) {
+		const struct explain_item *job = &r->items[i];
+
+		if (job->kind == EXPLAIN_JOB && bsearch(&job, pods, npods, sizeof(*pods), by_ns_job)) {
+			item_free(&r->items[i]);
+			continue;
+		}
+		r->items[k++] = r->items[i];
+	}
+	r->n = k;
+	free(pods);
+	return 0;
+}
+
+static int ns_by_name(const void *a, const void *b)
+{
+	return strcmp(((const struct explain_ns *)a)->name, ((const struct explain_ns *)b)->name);
+}
+
+static struct explain_ns *ns_lookup(struct explain_report *r, const char *name)
+{
+	struct explain_ns key = {.name = (char *)(uintptr_t)name};
+
+	return r->nns ? bsearch(&key, r->nss, r->nns, sizeof(*r->nss), ns_by_name) : NULL;
+}
+
+/*
+ * Every item's namespace in the table, and the table sorted by name for
+ * the lookups that follow (its rows made now for the namespaces no
+ * Namespace object of the input gave).
+ */
+static int ns_complete(struct explain_report *r)
+{
+	size_t i, had;
+
+	/* (qsort and bsearch take no NULL array, even of none: the table may have no row yet.) */
+	if (r->nns > 1)
+		qsort(r->nss, r->nns, sizeof(*r->nss), ns_by_name);
+	had = r->nns;
+	for (i = 0; i < r->n; i++) {
+		struct explain_ns key = {.name = r->items[i].ns};
+
+		if (r->items[i].reason == EXPLAIN_NOT_A_JOB ||
+		    (had && bsearch(&key, r->nss, had, sizeof(*r->nss), ns_by_name)))
+			continue;
+		/* New rows go after the sorted ones, and are sorted in at the end; the same one made twice is no harm. */
+		if (!ns_append(r, r->items[i].ns))
+			return -ENOMEM;
+	}
+	if (r->nns > 1)
+		qsort(r->nss, r->nns, sizeof(*r->nss), ns_by_name);
+	/* The rows made twice: kept once. */
+	for (i = had = 0; i < r->nns; i++) {
+		if (had > 0 && strcmp(r->nss[had - 1].name, r->nss[i].name) == 0) {
+			free(r->nss[i].name);
+			continue;
+		}
+		r->nss[had++] = r->nss[i];
+	}
+	r->nns = had;
+	return 0;
 }
 
 /* The label fix, worded now that the namespace's label is known. */
@@ -1460,25 +1544,16 @@ static void word_label(struct explain_item *it, const struct explain_ns *n)
 
 int explain_finish(struct explain_report *r)
 {
-	size_t i, k = 0;
+	size_t i;
 
-	for (i = 0; i < r->n; i++) {
-		if (r->items[i].kind == EXPLAIN_JOB && has_pods(r, &r->items[i])) {
-			item_free(&r->items[i]);
-			continue;
-		}
-		r->items[k++] = r->items[i];
-	}
-	r->n = k;
+	if (drop_jobs_with_pods(r) < 0 || ns_complete(r) < 0)
+		return -ENOMEM;
 	for (i = 0; i < r->n; i++) {
 		struct explain_item *it = &r->items[i];
 		struct explain_ns *n;
 
-		if (it->reason == EXPLAIN_NOT_A_JOB)
+		if (it->reason == EXPLAIN_NOT_A_JOB || !(n = ns_lookup(r, it->ns)))
 			continue;
-		n = ns_find(r, it->ns, true);
-		if (!n)
-			return -ENOMEM;
 		if (n->labelled && !it->ns_labelled) {
 			it->ns_labelled = true;
 			if (it->webhook == EXPLAIN_WEBHOOK_ADD && it->kind != EXPLAIN_POD && it->verdict == EXPLAIN_AT_RISK) {
@@ -1504,9 +1579,8 @@ int explain_finish(struct explain_report *r)
 		const struct explain_item *it = &r->items[i];
 		struct explain_ns *n;
 
-		if (it->reason == EXPLAIN_NOT_A_JOB)
+		if (it->reason == EXPLAIN_NOT_A_JOB || !(n = ns_lookup(r, it->ns)))
 			continue;
-		n = ns_find(r, it->ns, false);
 		n->judged++;
 		n->verdicts[it->verdict]++;
 		n->covered += it->agent || (it->reason == EXPLAIN_COVERED);

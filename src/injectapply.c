@@ -279,5 +279,6 @@ int inject_apply(struct ystream *s, struct ynode *tmpl, const struct inject_opti
 		return -ENOMEM;
 	if (ydoc_set(s, spec, "shareProcessNamespace", raw(s, "true"), true) < 0)
 		return -ENOMEM;
-	return add_volume(s, spec);
+	rc = add_volume(s, spec);
+	return rc < 0 ? rc : inject_apply_wraps(s, spec, o, plan);
 }
