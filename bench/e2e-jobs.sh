@@ -11,10 +11,10 @@
 #              pod of the framework's namespaces (those with the label
 #              e2e-framework), and nothing else: a sidecar that never exits
 #   rearguard  the same mesh and rearguard's webhook (tools/cluster webhook,
-#              manifests/webhook) with its namespace entry selecting the
-#              framework's namespaces (in place of the label
-#              rearguard.io/inject=enabled, which they lack); its
-#              reinvocationPolicy: IfNeeded has it see the mesh's proxy
+#              manifests/webhook) with an entry of its configuration that
+#              selects the framework's namespaces (they lack the label
+#              rearguard.io/inject=enabled): a copy of its namespace entry,
+#              whose reinvocationPolicy: IfNeeded has it see the mesh's proxy
 #
 #   RG_BUILDDIR=build-e2e RG_SRCDIR=. bench/e2e-jobs.sh [--nodes N] [--focus REGEX] [CONFIG...]
 #
@@ -31,7 +31,9 @@
 # tests/cluster/webhook-lib.sh (the images of the agent and the webhook,
 # built by tools/image for this build tree, and tools/cluster webhook); that
 # needs a build tree whose rearguard has the webhook. The webhook configurations
-# this script changes are as it found them when it ends.
+# this script changes are as it found them when it ends; the other webhook
+# tests share the webhook with it meanwhile (webhook_up shared): their
+# namespaces are served as before.
 set -euo pipefail
 RG_BUILDDIR=$(cd "${RG_BUILDDIR:?RG_BUILDDIR: the build tree}" && pwd)
 RG_SRCDIR=$(cd "${RG_SRCDIR:?RG_SRCDIR: the source tree}" && pwd)
@@ -58,40 +60,46 @@ MESH=zz-mesh-standin
 MESH_LOG=$out/mesh.log
 # rearguard's entry that selects namespaces, and its selector as installed.
 RG_ENTRY=namespace.rearguard.io
-RG_SELECTOR=
-RG_INDEX=
+# The entry of rearguard's configuration this script adds.
+E2E_ENTRY=e2e.namespace.rearguard.io
 
-# rearguard's selector goes back as it was, before the cluster tests'
+# rearguard's configuration goes back as it was, before the cluster tests'
 # cleanup (namespace, images).
 at_exit rearguard_off
 
-# rearguard_on: rearguard's webhook (installed) with its namespace entry
-# selecting the framework's namespaces.
+# rearguard_on: rearguard's webhook (installed) with an entry of its
+# configuration that selects the framework's namespaces: a copy of its
+# namespace entry, E2E_ENTRY, with that selector. The entries the other
+# tests use stay as they are.
 rearguard_on() {
-	local i n names
-	names=$(kubectl get mutatingwebhookconfiguration rearguard -o 'jsonpath={.webhooks[*].name}') ||
+	kubectl get mutatingwebhookconfiguration rearguard -o json >"$T/config.json" ||
 		fail "no MutatingWebhookConfiguration rearguard"
-	i=0
-	for n in $names; do
-		[ "$n" != "$RG_ENTRY" ] || RG_INDEX=$i
-		i=$((i + 1))
-	done
-	[ -n "$RG_INDEX" ] || fail "rearguard's configuration has no entry $RG_ENTRY ($names)"
-	RG_SELECTOR=$(kubectl get mutatingwebhookconfiguration rearguard -o "jsonpath={.webhooks[$RG_INDEX].namespaceSelector}")
-	kubectl patch mutatingwebhookconfiguration rearguard --type json -p "[{\"op\": \"replace\",
-		\"path\": \"/webhooks/$RG_INDEX/namespaceSelector\",
-		\"value\": {\"matchExpressions\": [{\"key\": \"e2e-framework\", \"operator\": \"Exists\"}]}}]" >/dev/null ||
-		fail "cannot patch rearguard's $RG_ENTRY"
-	say "rearguard's $RG_ENTRY selects the namespaces with the label e2e-framework (was: $RG_SELECTOR)"
+	/usr/bin/python3 - "$T/config.json" "$RG_ENTRY" "$E2E_ENTRY" >"$T/add.json" <<-'PY' ||
+		import json, sys
+		c, entry, e2e = json.load(open(sys.argv[1])), sys.argv[2], sys.argv[3]
+		w = [w for w in c["webhooks"] if w["name"] == entry][0]
+		w["name"] = e2e
+		w["namespaceSelector"] = {"matchExpressions": [{"key": "e2e-framework", "operator": "Exists"}]}
+		json.dump([{"op": "add", "path": "/webhooks/-", "value": w}], sys.stdout)
+	PY
+		fail "rearguard's configuration has no entry $RG_ENTRY"
+	kubectl patch mutatingwebhookconfiguration rearguard --type json -p "$(cat "$T/add.json")" >/dev/null ||
+		fail "cannot add $E2E_ENTRY to rearguard's configuration"
+	say "rearguard's $E2E_ENTRY, a copy of $RG_ENTRY, selects the namespaces with the label e2e-framework"
 }
 
-# rearguard_off: rearguard's namespace entry selects what it did.
+# rearguard_off: no E2E_ENTRY in rearguard's configuration.
 rearguard_off() {
-	[ -n "$RG_SELECTOR" ] || return 0
-	timeout -k 5 60 "$CLUSTER" kubectl patch mutatingwebhookconfiguration rearguard --type json \
-		-p "[{\"op\": \"replace\", \"path\": \"/webhooks/$RG_INDEX/namespaceSelector\", \"value\": $RG_SELECTOR}]" \
-		>/dev/null 2>&1
-	RG_SELECTOR=
+	local i=0 n
+	for n in $(kubectl get mutatingwebhookconfiguration rearguard -o 'jsonpath={.webhooks[*].name}' 2>/dev/null); do
+		if [ "$n" = "$E2E_ENTRY" ]; then
+			kubectl patch mutatingwebhookconfiguration rearguard --type json -p "[{\"op\": \"test\",
+				\"path\": \"/webhooks/$i/name\", \"value\": \"$E2E_ENTRY\"}, {\"op\": \"remove\", \"path\": \"/webhooks/$i\"}]" \
+				>/dev/null 2>&1 || say "could not remove $E2E_ENTRY from rearguard's configuration"
+			return 0
+		fi
+		i=$((i + 1))
+	done
 }
 
 # mesh_framework: the mesh (mesh_on) adds its istio-proxy to the pods of
@@ -143,7 +151,8 @@ image_proxy docker.io/istio/proxyv2 /usr/local/bin/pilot-agent
 # webhook installed: its namespace entry selects none of the framework's
 # namespaces (they lack rearguard.io/inject=enabled) until rearguard_on.
 if [ -n "$with_rearguard" ]; then
-	webhook_up exclusive
+	# Shared: the other webhook tests' namespaces are served as before.
+	webhook_up shared
 else
 	cluster_up
 	load_images
