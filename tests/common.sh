@@ -66,7 +66,8 @@ at_exit() {
 	AT_EXIT+=("$1")
 }
 
-# run_at_exit: the EXIT trap. The test's exit status stays what it was.
+# run_at_exit: the EXIT trap. The test's exit status stays what it was; its
+# time is the log's last line (where CI's time goes).
 run_at_exit() {
 	local rc=$? i
 	trap - EXIT INT TERM
@@ -74,6 +75,7 @@ run_at_exit() {
 	for ((i = ${#AT_EXIT[@]} - 1; i >= 0; i--)); do
 		eval "${AT_EXIT[i]}"
 	done
+	say "$TEST_NAME: exit $rc after $SECONDS s"
 	exit "$rc"
 }
 trap run_at_exit EXIT
