@@ -95,6 +95,20 @@ cluster_ready() {
 	[[ $st == *'Ready: True'* ]]
 }
 
+# The cluster's node is shared by the tests running at once: each holds
+# BUILDDIR/node.lock shared from cluster_up to its end (fd 5).
+NODE_ALONE=
+
+# node_alone: the test has the node to itself from now to its end: it waits
+# until no other test uses the cluster, and none starts meanwhile. For a
+# test whose subject is the node's load (instant.sh: forty pods at once,
+# apps that live milliseconds), to which other tests' pods would add.
+node_alone() {
+	NODE_ALONE=1
+	exec 5>"$RG_BUILDDIR/node.lock"
+	flock 5
+}
+
 # cluster_up: the cluster, up and its node Ready; brought up here when it
 # is not, behind a lock (tools/check takes the same lock while it brings
 # the cluster up beside the build), so that the other tests wait for it.
@@ -111,7 +125,7 @@ cluster_up() {
 		fi
 		say "bringing the cluster up in $RG_CLUSTER_STATE (log: $RG_BUILDDIR/cluster.log)"
 		# Not with the lock: the cluster's processes would hold it as long as they run.
-		timeout -k 10 "${RG_CLUSTER_UP_TIMEOUT:-3600}" "$CLUSTER" up >>"$RG_BUILDDIR/cluster.log" 2>&1 7>&- || rc=$?
+		timeout -k 10 "${RG_CLUSTER_UP_TIMEOUT:-3600}" "$CLUSTER" up >>"$RG_BUILDDIR/cluster.log" 2>&1 5>&- 7>&- || rc=$?
 		if [ "$rc" != 0 ] || ! cluster_ready; then
 			echo "tools/cluster up failed ($rc): $(tail -n 1 "$RG_BUILDDIR/cluster.log")" >"$RG_BUILDDIR/cluster.failed"
 			exec 7>&-
@@ -121,6 +135,11 @@ cluster_up() {
 		touch "$RG_BUILDDIR/cluster.started"
 	fi
 	exec 7>&-
+	# The node, shared with the other tests (unless this one holds it alone).
+	if [ -z "$NODE_ALONE" ]; then
+		exec 5>"$RG_BUILDDIR/node.lock"
+		flock -s 5
+	fi
 	kubectl create namespace "$NS" >/dev/null || fail "cannot create namespace $NS"
 	NS_MADE=1
 	# Pods need the namespace's default service account, which the
@@ -293,7 +312,7 @@ follow_logs() {
 	mkdir -p "$T/logs"
 	for c in "$@"; do
 		timeout -k 5 300 "$CLUSTER" kubectl --namespace "$NS" logs -f "$pod" -c "$c" --timestamps \
-			>"$T/logs/$c" 2>"$T/logs/$c.err" &
+			>"$T/logs/$c" 2>"$T/logs/$c.err" 5>&- &
 		FOLLOW_PIDS+=($!)
 	done
 }
@@ -560,7 +579,7 @@ mesh_on() {
 	# Its life is the test's (--watch), or until mesh_off.
 	"$CLUSTER" exec /usr/bin/python3 "$RG_SRCDIR/tests/cluster/mesh-webhook.py" --listen "$node_ip:0" \
 		--port-file "$T/mesh.port" --cert "$T/mesh.crt" --key "$T/mesh.key" --container "$2" \
-		--log "$MESH_LOG" --watch $$ 2>"$T/mesh.err" &
+		--log "$MESH_LOG" --watch $$ 2>"$T/mesh.err" 5>&- &
 	MESH_PID=$!
 	at_exit mesh_off
 	# It writes its port once it listens.
