@@ -367,7 +367,7 @@ trace_trial() {
 	return 0
 }
 if wanted trace; then
-	trap 'rc=$?; trace_teardown; (exit $rc); cleanup' EXIT
+	at_exit trace_teardown
 	trace_setup
 	for variant in rearguard run-drain; do
 		say "trace: $variant, $trials trials"

@@ -12,22 +12,17 @@
 # the end-to-end ones, exercise a static release binary, not the build
 # under test: CI runs them once, in the plain pass).
 
-set -eu
-
 : "${RG_BUILDDIR:?RG_BUILDDIR is set by make check}"
 : "${RG_SRCDIR:?RG_SRCDIR is set by make check}"
-
-arm64_skip() {
-	printf 'SKIP: %s: %s\n' "$(basename "$0" .sh)" "$*"
-	exit 77
-}
+# shellcheck source=tests/common.sh
+. "$RG_SRCDIR/tests/common.sh"
 
 if [ "${RG_E2E:-yes}" != yes ]; then
-	arm64_skip "configured with --disable-e2e (these tests exercise the static arm64 release binary; CI runs them in the plain build)"
+	skip "configured with --disable-e2e (these tests exercise the static arm64 release binary; CI runs them in the plain build)"
 fi
 for tool in aarch64-linux-gnu-gcc:gcc-aarch64-linux-gnu qemu-aarch64-static:qemu-user-static \
 	dpkg-source:dpkg-dev autoreconf:autoconf libtoolize:libtool; do
-	command -v "${tool%%:*}" >/dev/null 2>&1 || arm64_skip "${tool%%:*} not installed (tools/deps ${tool#*:})"
+	command -v "${tool%%:*}" >/dev/null 2>&1 || skip "${tool%%:*} not installed (tools/deps ${tool#*:})"
 done
 QEMU=$(command -v qemu-aarch64-static)
 ARM64=$RG_BUILDDIR/static-arm64
@@ -48,7 +43,6 @@ arm64_build() {
 	rm -f "$log"
 	if [ "$rc" != 0 ]; then
 		printf '%s\n' "$ARM64_LOG" | tail -n 60
-		printf 'FAIL: %s: container/build-static.sh --arch arm64 %s failed\n' "$(basename "$0" .sh)" "$*"
-		exit 1
+		fail "container/build-static.sh --arch arm64 $* failed"
 	fi
 }

@@ -7,8 +7,7 @@
 . "$RG_SRCDIR/tests/arm64/lib.sh"
 
 arm64_build
-T=$(mktemp -d /tmp/rg-arm64.XXXXXX)
-trap 'rm -rf "$T"' EXIT
+tmp_dir rg-arm64
 case $(file -b "$ARM64/rearguard") in
 *"ARM aarch64"*"statically linked"*) ;;
 *) echo "FAIL: $ARM64/rearguard is not a static aarch64 program: $(file -b "$ARM64/rearguard")"; exit 1 ;;

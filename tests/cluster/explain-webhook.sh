@@ -10,19 +10,11 @@
 . "$RG_SRCDIR/tests/cluster/lib.sh"
 . "$RG_SRCDIR/tests/cluster/webhook-lib.sh"
 
-image_busybox
-image_proxy docker.io/istio/proxyv2 /usr/local/bin/pilot-agent
+istio_images
 webhook_up exclusive
 ns_inject "$NS"
 
-at_exit "kubectl -n $WEBHOOK_NS scale deployment rearguard-webhook --replicas=2 >/dev/null 2>&1"
-kubectl -n "$WEBHOOK_NS" scale deployment rearguard-webhook --replicas=0 >/dev/null || fail "kubectl scale failed"
-end=$(($(now_ms) + 120000))
-until [ -z "$(kubectl -n "$WEBHOOK_NS" get pods -l app.kubernetes.io/name=rearguard-webhook -o name)" ] &&
-	[ -z "$(kubectl -n "$WEBHOOK_NS" get endpoints rearguard-webhook -o 'jsonpath={.subsets[*].addresses[*].ip}')" ]; do
-	[ "$(now_ms)" -lt "$end" ] || fail "the webhook's pods are not gone after 120 s"
-	sleep 1
-done
+webhook_down
 JOB=webhook-missed
 istio_job "$JOB" 'echo migrating; sleep 3600' >"$T/job.yaml"
 k apply -f "$T/job.yaml" >/dev/null || fail "kubectl apply of the Job refused"

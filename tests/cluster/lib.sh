@@ -45,28 +45,25 @@ FOLLOW_PIDS=()
 # The image without its unit tests: the end-to-end tests' build ran them.
 export RG_IMAGE_CHECK=no
 
-# The e2e cleanup (podman images, the scratch directory) runs after the
-# namespace is gone.
-eval "e2e_$(declare -f cleanup)"
-cleanup() {
-	local rc=$? kept
-	trap - EXIT INT TERM
-	set +e
+# cluster_teardown: the tests' finalizers off the pods they kept, the
+# namespace deleted and the test's own images (not the agent's, which the
+# tests share) removed from the cluster's containerd; before the e2e
+# teardown, which removes them from podman.
+cluster_teardown() {
+	local kept
 	for kept in $KEPT_PODS; do
 		let_go "$kept"
 	done
 	if [ -n "$NS_MADE" ] && [ -z "${RG_KEEP:-}" ]; then
 		kubectl delete namespace "$NS" --wait=false >/dev/null 2>&1
 	fi
-	# The test's own images (not the agent's, which the tests share).
 	# shellcheck disable=SC2086
 	[ -z "$LOADED" ] || [ -n "${RG_KEEP:-}" ] ||
 		timeout -k 5 60 ctr --address "$RG_CLUSTER_STATE/containerd/containerd.sock" -n k8s.io \
 			images rm $LOADED >/dev/null 2>&1
 	[ -z "$NS_MADE" ] || [ -z "${RG_KEEP:-}" ] || say "kept namespace $NS"
-	(exit "$rc")
-	e2e_cleanup
 }
+at_exit cluster_teardown
 
 # kubectl ARGS...: Debian's kubectl 1.20 against the cluster, bounded.
 kubectl() {
@@ -98,13 +95,27 @@ cluster_ready() {
 	[[ $st == *'Ready: True'* ]]
 }
 
+# The cluster's node is shared by the tests running at once: each holds
+# BUILDDIR/node.lock shared from cluster_up to its end (fd 5).
+NODE_ALONE=
+
+# node_alone: the test has the node to itself from now to its end: it waits
+# until no other test uses the cluster, and none starts meanwhile. For a
+# test whose subject is the node's load (instant.sh: forty pods at once,
+# apps that live milliseconds), to which other tests' pods would add.
+node_alone() {
+	NODE_ALONE=1
+	exec 5>"$RG_BUILDDIR/node.lock"
+	flock 5
+}
+
 # cluster_up: the cluster, up and its node Ready; brought up here when it
 # is not, behind a lock (tools/check takes the same lock while it brings
 # the cluster up beside the build), so that the other tests wait for it.
 # Skips with the reason when it cannot come up; a failure is remembered for
 # 30 minutes (BUILDDIR/cluster.failed), so that every test does not retry.
 cluster_up() {
-	local rc=0 end
+	local rc=0
 	exec 7>"$RG_BUILDDIR/cluster.lock"
 	flock 7
 	if ! cluster_ready; then
@@ -114,7 +125,7 @@ cluster_up() {
 		fi
 		say "bringing the cluster up in $RG_CLUSTER_STATE (log: $RG_BUILDDIR/cluster.log)"
 		# Not with the lock: the cluster's processes would hold it as long as they run.
-		timeout -k 10 "${RG_CLUSTER_UP_TIMEOUT:-3600}" "$CLUSTER" up >>"$RG_BUILDDIR/cluster.log" 2>&1 7>&- || rc=$?
+		timeout -k 10 "${RG_CLUSTER_UP_TIMEOUT:-3600}" "$CLUSTER" up >>"$RG_BUILDDIR/cluster.log" 2>&1 5>&- 7>&- || rc=$?
 		if [ "$rc" != 0 ] || ! cluster_ready; then
 			echo "tools/cluster up failed ($rc): $(tail -n 1 "$RG_BUILDDIR/cluster.log")" >"$RG_BUILDDIR/cluster.failed"
 			exec 7>&-
@@ -124,15 +135,16 @@ cluster_up() {
 		touch "$RG_BUILDDIR/cluster.started"
 	fi
 	exec 7>&-
+	# The node, shared with the other tests (unless this one holds it alone).
+	if [ -z "$NODE_ALONE" ]; then
+		exec 5>"$RG_BUILDDIR/node.lock"
+		flock -s 5
+	fi
 	kubectl create namespace "$NS" >/dev/null || fail "cannot create namespace $NS"
 	NS_MADE=1
 	# Pods need the namespace's default service account, which the
 	# controller-manager makes a moment after the namespace.
-	end=$(($(now_ms) + 60000))
-	until k get serviceaccount default >/dev/null 2>&1; do
-		[ "$(now_ms)" -lt "$end" ] || fail "no default service account in $NS after 60 s"
-		sleep 0.5
-	done
+	WAIT_EVERY=0.5 wait_for 60 k get serviceaccount default || fail "no default service account in $NS after 60 s"
 }
 
 # load_images: every image the test made, and the agent's, into the
@@ -249,16 +261,16 @@ job_wait() {
 	say "job $JOB: $want ($(jq_py "$T/job.json" '[c["type"] + ":" + c.get("reason", "") for c in d["status"]["conditions"]]'))"
 }
 
+# pod_phase: the phase of the Job's pod (pod_json), or None.
+pod_phase() {
+	pod_json
+	jq_py "$T/pods.json" 'd["items"][0]["status"]["phase"] if d["items"] else None'
+}
+
 # pod_wait_running SECONDS: waits until the Job's pod runs.
 pod_wait_running() {
-	local end=$(($(now_ms) + $1 * 1000)) phase
-	while :; do
-		pod_json
-		phase=$(jq_py "$T/pods.json" 'd["items"][0]["status"]["phase"] if d["items"] else None')
-		[ "$phase" = Running ] && break
-		[ "$(now_ms)" -lt "$end" ] || fail "the pod is not running after $1 s (phase $phase)"
-		sleep 0.5
-	done
+	WAIT_EVERY=0.5 wait_for "$1" eval '[ "$(pod_phase)" = Running ]' ||
+		fail "the pod is not running after $1 s (phase $(pod_phase))"
 }
 
 # pod_name: the Job's pod's name (the only one).
@@ -300,7 +312,7 @@ follow_logs() {
 	mkdir -p "$T/logs"
 	for c in "$@"; do
 		timeout -k 5 300 "$CLUSTER" kubectl --namespace "$NS" logs -f "$pod" -c "$c" --timestamps \
-			>"$T/logs/$c" 2>"$T/logs/$c.err" &
+			>"$T/logs/$c" 2>"$T/logs/$c.err" 5>&- &
 		FOLLOW_PIDS+=($!)
 	done
 }
@@ -366,9 +378,9 @@ for p in pods:
 PY
 }
 
-# dump_pod: on failure, the Job, its pods, the events and every
+# fail_dump: on failure, the Job, its pods, the events and every
 # container's logs (and those of its previous attempt).
-dump_pod() {
+fail_dump() {
 	local p c
 	[ -n "$NS_MADE" ] || return 0
 	# A test of no Job (manifests.sh) has no Job's evidence.
@@ -482,29 +494,132 @@ keep_pod() {
 
 # kept_last POD SECONDS: waits (at most SECONDS) until the deleted pod shows
 # every container terminated, puts that state in $T/pods.json (as pod_json
-# would), then lets the pod go and waits until it is gone.
+# would), then lets the pod go and waits until it is gone. Returns 1 (the
+# pod let go as well) when the kubelet lost their end: the 1.20 kubelet
+# removes a deleted pod's exited containers at once, and when that comes
+# before it has reported them terminated (a slow status sync on a busy
+# node), the pod ends with its containers "waiting", their exit codes gone.
 kept_last() {
-	local end=$(($(now_ms) + $2 * 1000))
-	until k get pod "$1" -o json >"$T/kept.json" 2>/dev/null && /usr/bin/python3 - "$T/kept.json" <<'PY'
-import json, sys
-p = json.load(open(sys.argv[1]))
-cs = p["status"].get("containerStatuses", [])
-sys.exit(0 if p["metadata"].get("deletionTimestamp") and cs and all("terminated" in c["state"] for c in cs) else 1)
-PY
-	do
-		[ "$(now_ms)" -lt "$end" ] || fail "the deleted pod $1 did not show every container terminated within $2 s"
-		sleep 0.5
-	done
+	KEPT_LOST=
+	WAIT_EVERY=0.5 wait_for "$2" kept_state "$1" ||
+		fail "the deleted pod $1 did not show every container terminated within $2 s"
 	/usr/bin/python3 -c 'import json, sys; json.dump({"items": [json.load(open(sys.argv[1]))]}, open(sys.argv[2], "w"))' \
 		"$T/kept.json" "$T/pods.json"
 	let_go "$1"
-	while k get pod "$1" >/dev/null 2>&1; do
-		[ "$(now_ms)" -lt "$end" ] || fail "the pod $1 was not gone within $2 s"
-		sleep 0.5
-	done
+	WAIT_EVERY=0.5 wait_for "$2" pod_gone "$1" || fail "the pod $1 was not gone within $2 s"
+	[ -n "$KEPT_LOST" ] || return 0
+	say "the kubelet removed the containers of the deleted pod $1 before it reported their end"
+	return 1
+}
+
+# pod_gone POD: the pod is no more.
+pod_gone() {
+	! k get pod "$1" >/dev/null 2>&1
+}
+
+# kept_state POD: the deleted pod's state, in $T/kept.json, shows every
+# container terminated; or the pod is over with a container that never
+# was (KEPT_LOST set: see kept_last).
+kept_state() {
+	k get pod "$1" -o json >"$T/kept.json" 2>/dev/null || return 1
+	/usr/bin/python3 - "$T/kept.json" <<-'PY' && return 0
+		import json, sys
+		p = json.load(open(sys.argv[1]))
+		cs = p["status"].get("containerStatuses", [])
+		sys.exit(0 if p["metadata"].get("deletionTimestamp") and cs and all("terminated" in c["state"] for c in cs) else 1)
+	PY
+	/usr/bin/python3 - "$T/kept.json" <<-'PY' || return 1
+		import json, sys
+		p = json.load(open(sys.argv[1]))
+		cs = p["status"].get("containerStatuses", [])
+		over = p["metadata"].get("deletionTimestamp") and p["status"].get("phase") in ("Succeeded", "Failed")
+		sys.exit(0 if over and cs and not any("running" in c["state"] for c in cs) else 1)
+	PY
+	KEPT_LOST=1
 }
 
 # let_go POD: removes the tests' finalizer from the pod.
 let_go() {
 	k patch pod "$1" --type json -p '[{"op": "remove", "path": "/metadata/finalizers"}]' >/dev/null 2>&1
+}
+
+# The istio-proxy's command, as Istio's injector writes it (argv[1] is
+# "proxy"), for the stand-in pilot-agent.
+ISTIO_PROXY_COMMAND='["/usr/local/bin/pilot-agent", "proxy", "sidecar", "--log", "/dev/stdout", "--ready-after", "300ms"]'
+
+# istio_proxy_json FILE: the istio-proxy container Istio's injector adds
+# (the stand-in pilot-agent of image_proxy docker.io/istio/proxyv2, uid
+# 1337), as JSON in FILE, for mesh_on.
+istio_proxy_json() {
+	/usr/bin/python3 -c 'import json, sys; json.dump({"name": "istio-proxy", "image": sys.argv[1], "imagePullPolicy": "Never",
+		"command": json.loads(sys.argv[2]), "securityContext": {"runAsUser": 1337, "runAsGroup": 1337}}, open(sys.argv[3], "w"))' \
+		"${IMAGE_FOR[docker.io/istio/proxyv2]}" "$ISTIO_PROXY_COMMAND" "$1" || fail "cannot write $1"
+}
+
+MESH_CONFIG=
+MESH_PID=
+# mesh_on CONFIG CONTAINER_JSON [NAMESPACE_SELECTOR]: a mesh's injector
+# (tests/cluster/mesh-webhook.py, on the node's address in the cluster's
+# network namespace, on a port the kernel picks) that adds the container of
+# the file CONTAINER_JSON to every pod without one of its name, from the
+# MutatingWebhookConfiguration CONFIG: the API server calls it before
+# rearguard's when CONFIG sorts before "rearguard" (linkerd-...), after when
+# it sorts after (zz-...). It is sent the pods of the namespaces
+# NAMESPACE_SELECTOR (a YAML flow mapping) selects; by default, those of the
+# test's namespace. Its reviews are lines of MESH_LOG (default $T/mesh.log).
+# It goes at mesh_off, or at the test's end.
+mesh_on() {
+	local selector=${3:-} node_ip=10.251.0.1 port
+	MESH_CONFIG=$1
+	MESH_LOG=${MESH_LOG:-$T/mesh.log}
+	openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 -subj "/CN=$node_ip" \
+		-addext "subjectAltName = IP:$node_ip" -keyout "$T/mesh.key" -out "$T/mesh.crt" 2>/dev/null ||
+		fail "openssl could not make the mesh's certificate"
+	rm -f "$MESH_LOG" "$T/mesh.port"
+	# Its life is the test's (--watch), or until mesh_off.
+	"$CLUSTER" exec /usr/bin/python3 "$RG_SRCDIR/tests/cluster/mesh-webhook.py" --listen "$node_ip:0" \
+		--port-file "$T/mesh.port" --cert "$T/mesh.crt" --key "$T/mesh.key" --container "$2" \
+		--log "$MESH_LOG" --watch $$ 2>"$T/mesh.err" 5>&- &
+	MESH_PID=$!
+	at_exit mesh_off
+	# It writes its port once it listens.
+	WAIT_EVERY=0.5 wait_for 30 test -s "$T/mesh.port" ||
+		fail "the mesh's webhook does not listen after 30 s: $(tail -n 5 "$T/mesh.err")"
+	port=$(cat "$T/mesh.port")
+	if [ -z "$selector" ]; then
+		kubectl label namespace "$NS" "rearguard.io/test-mesh=$$" >/dev/null || fail "cannot label $NS"
+		selector="{matchLabels: {rearguard.io/test-mesh: \"$$\"}}"
+	fi
+	kubectl apply -f - >/dev/null <<-EOF || fail "kubectl apply of the mesh's configuration refused"
+		apiVersion: admissionregistration.k8s.io/v1
+		kind: MutatingWebhookConfiguration
+		metadata:
+		  name: $MESH_CONFIG
+		webhooks:
+		  - name: mesh.test.rearguard.io
+		    clientConfig:
+		      url: https://$node_ip:$port/inject
+		      caBundle: $(base64 -w0 <"$T/mesh.crt")
+		    rules:
+		      - {operations: [CREATE], apiGroups: [""], apiVersions: [v1], resources: [pods], scope: Namespaced}
+		    namespaceSelector: $selector
+		    failurePolicy: Fail
+		    sideEffects: None
+		    admissionReviewVersions: [v1]
+		    timeoutSeconds: 5
+		    reinvocationPolicy: Never
+	EOF
+	say "the mesh's webhook: $MESH_CONFIG, https://$node_ip:$port/inject, its reviews in $MESH_LOG"
+	say "webhooks in the order the API server calls them: $(kubectl get mutatingwebhookconfigurations -o 'jsonpath={.items[*].metadata.name}')"
+}
+
+# mesh_off: no mesh (mesh_on's configuration and server gone).
+mesh_off() {
+	[ -n "$MESH_CONFIG" ] || return 0
+	kubectl delete mutatingwebhookconfiguration "$MESH_CONFIG" --ignore-not-found >/dev/null 2>&1 || true
+	# The server (tools/cluster exec's child: nsenter execs it), then tools/cluster exec.
+	pkill -P "$MESH_PID" 2>/dev/null || true
+	kill "$MESH_PID" 2>/dev/null || true
+	wait "$MESH_PID" 2>/dev/null || true
+	MESH_CONFIG= MESH_PID=
 }

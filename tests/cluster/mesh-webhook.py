@@ -2,7 +2,7 @@
 """A service mesh's sidecar injector, standing in for Istio's in tests.
 
     mesh-webhook.py --listen ADDR:PORT --cert CRT --key KEY --container JSON
-                    --log FILE [--watch PID]
+                    --log FILE [--port-file FILE] [--watch PID]
 
 An HTTPS mutating admission webhook (AdmissionReview v1 and v1beta1) that
 adds one container, the one the file JSON holds (an istio-proxy running the
@@ -14,8 +14,10 @@ MutatingWebhookConfiguration's business (its namespaceSelector).
 
 It never denies. Every review is a line of FILE: the pod's name (or
 generateName), its containers as they came and what was done. FILE is
-made once the server listens, so that a caller can wait for it. With
---watch PID it exits when the process PID does (the test that started it).
+made once the server listens, so that a caller can wait for it; so is the
+--port-file, which holds the port it listens on (the kernel's pick for
+PORT 0). With --watch PID it exits when the process PID does (the test that
+started it).
 """
 
 import argparse
@@ -36,6 +38,7 @@ def parse_args():
     p.add_argument("--key", required=True, help="its key (PEM)")
     p.add_argument("--container", required=True, help="a JSON file: the container to add")
     p.add_argument("--log", required=True, help="a file: one line per review")
+    p.add_argument("--port-file", help="a file: the port it listens on, once it does")
     p.add_argument("--watch", type=int, help="exit when this process does")
     return p.parse_args()
 
@@ -108,6 +111,10 @@ def main():
     ctx.load_cert_chain(args.cert, args.key)
     server.socket = ctx.wrap_socket(server.socket, server_side=True)
     open(args.log, "a").close()
+    if args.port_file:
+        with open(args.port_file + ".tmp", "w") as f:
+            f.write("%d\n" % server.server_address[1])
+        os.rename(args.port_file + ".tmp", args.port_file)
     server.serve_forever()
 
 

@@ -13,16 +13,14 @@
 #
 # Skipped (exit 77) without root or without podman and busybox-static (the
 # image of the pods is made from /bin/busybox).
-set -euo pipefail
-
-srcdir=${RG_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
+set -o pipefail
+RG_SRCDIR=${RG_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 TEST_NAME=cluster-smoke
-skip() { printf 'SKIP: %s: %s\n' "$TEST_NAME" "$*"; exit 77; }
-say() { printf '# %s\n' "$*"; }
-fail() {
-	printf 'FAIL: %s: %s\n' "$TEST_NAME" "$*"
+# shellcheck source=tests/common.sh
+. "$RG_SRCDIR/tests/common.sh"
+# fail_dump: the namespace's pods and Jobs.
+fail_dump() {
 	[ -z "${ns:-}" ] || kc -n "$ns" get pods,jobs -o wide 2>&1 | sed 's/^/  | /' || true
-	exit 1
 }
 
 [ "$(id -u)" = 0 ] || skip "needs root (tools/cluster runs namespaces, cgroups and mounts)"
@@ -36,11 +34,12 @@ if [ -z "$state" ]; then
 	own=yes
 	state=$(mktemp -d /var/tmp/rg-cluster-smoke.XXXXXX)
 fi
-cluster() { timeout -k 10 900 "$srcdir/tools/cluster" --state "$state" "$@"; }
+cluster() { timeout -k 10 900 "$RG_SRCDIR/tools/cluster" --state "$state" "$@"; }
 kc() { cluster kubectl "$@"; }
 image=localhost/rg-cluster-smoke-busybox:$$
 ns=
-work=$(mktemp -d)
+tmp_dir rg-cluster-smoke
+work=$T
 
 # The host's side of things the cluster could leave behind.
 snapshot() {
@@ -60,9 +59,8 @@ snapshot() {
 	return 0
 }
 
-cleanup() {
-	local rc=$?
-	trap - EXIT INT TERM
+# smoke_teardown: the namespace, or the cluster of its own, and the image gone.
+smoke_teardown() {
 	if [ -n "$ns" ] && [ "$own" = no ]; then
 		kc delete namespace "$ns" --wait=false >/dev/null 2>&1 || true
 	fi
@@ -71,21 +69,8 @@ cleanup() {
 		rm -rf "$state"
 	fi
 	podman rmi -f "$image" >/dev/null 2>&1 || true
-	rm -rf "$work"
-	exit "$rc"
 }
-trap cleanup EXIT INT TERM
-
-# wait_until SECONDS WHAT CMD...: until CMD succeeds.
-wait_until() {
-	local limit=$1 what=$2 end
-	shift 2
-	end=$(($(date +%s) + limit))
-	until "$@" >/dev/null 2>&1; do
-		[ "$(date +%s)" -lt "$end" ] || fail "no $what after $limit s"
-		sleep 1
-	done
-}
+at_exit smoke_teardown
 
 before=
 if [ "$own" = yes ]; then
@@ -108,7 +93,7 @@ cluster load "$image" 2>/dev/null || fail "tools/cluster load $image failed"
 
 ns=smoke-$$
 kc create namespace "$ns" >/dev/null || fail "cannot create namespace $ns"
-wait_until 60 "default ServiceAccount in $ns" kc -n "$ns" get serviceaccount default
+WAIT_EVERY=1 wait_for 60 kc -n "$ns" get serviceaccount default || fail "no default ServiceAccount in $ns after 60 s"
 
 # containers INDENT NAME=COMMAND...: containers of the pods' image, COMMAND
 # a JSON array.
@@ -146,7 +131,7 @@ app_done() {
 	[ "$(kc -n "$ns" get pods -l job-name=stuck \
 		-o 'jsonpath={.items[0].status.containerStatuses[?(@.name=="app")].state.terminated.exitCode}')" = 0 ]
 }
-wait_until 180 "end of the app container of Job stuck" app_done
+WAIT_EVERY=1 wait_for 180 app_done || fail "no end of the app container of Job stuck after 180 s"
 active=$(kc -n "$ns" get job stuck -o 'jsonpath={.status.active}')
 succeeded=$(kc -n "$ns" get job stuck -o 'jsonpath={.status.succeeded}')
 if [ "$active" != 1 ] || [ -n "$succeeded" ]; then

@@ -15,19 +15,11 @@
 . "$RG_SRCDIR/tests/cluster/lib.sh"
 . "$RG_SRCDIR/tests/cluster/webhook-lib.sh"
 
-image_busybox
-image_proxy docker.io/istio/proxyv2 /usr/local/bin/pilot-agent
+istio_images
 webhook_up exclusive
 ns_inject "$NS"
 
-at_exit "kubectl -n $WEBHOOK_NS scale deployment rearguard-webhook --replicas=2 >/dev/null 2>&1"
-kubectl -n "$WEBHOOK_NS" scale deployment rearguard-webhook --replicas=0 >/dev/null || fail "kubectl scale failed"
-end=$(($(now_ms) + 120000))
-until [ -z "$(kubectl -n "$WEBHOOK_NS" get pods -l app.kubernetes.io/name=rearguard-webhook -o name)" ] &&
-	[ -z "$(kubectl -n "$WEBHOOK_NS" get endpoints rearguard-webhook -o 'jsonpath={.subsets[*].addresses[*].ip}')" ]; do
-	[ "$(now_ms)" -lt "$end" ] || fail "the webhook's pods are not gone after 120 s"
-	sleep 1
-done
+webhook_down
 say "webhook scaled to 0: no pod, endpoints of the Service: none"
 
 # Ignore: the Job's pod is created, as written.
@@ -41,17 +33,7 @@ say "namespace entry (failurePolicy: Ignore): pod $pod created: $got"
 k delete job migrate --wait=false >/dev/null 2>&1 || true
 
 # Fail: the labelled pod is refused.
-cat >"$T/pod.yaml" <<EOF
-apiVersion: v1
-kind: Pod
-metadata:
-  name: asked
-  labels: {rearguard.io/inject: enabled}
-spec:
-  restartPolicy: Never
-  containers:
-    - {name: app, image: ${IMAGE_FOR[busybox]}, imagePullPolicy: Never, command: ["true"]}
-EOF
+labelled_pod asked >"$T/pod.yaml"
 if k apply -f "$T/pod.yaml" >"$T/refused.out" 2>&1; then
 	fail "a pod labelled rearguard.io/inject=enabled was admitted with no webhook running: $(cat "$T/refused.out")"
 fi

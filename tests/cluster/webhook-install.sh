@@ -23,8 +23,7 @@
 . "$RG_SRCDIR/tests/cluster/lib.sh"
 . "$RG_SRCDIR/tests/cluster/webhook-lib.sh"
 
-image_busybox
-image_proxy docker.io/istio/proxyv2 /usr/local/bin/pilot-agent
+istio_images
 webhook_up exclusive
 
 # webhook_as_found: the webhook with this tree's images again (a new
@@ -85,22 +84,7 @@ say "PodDisruptionBudget applied as policy/v1beta1"
 
 # A labelled pod, created for real: the API server stores what the webhook made of it.
 agent=localhost/rearguard:$ARCH
-cat >"$T/pod.yaml" <<EOF
-apiVersion: v1
-kind: Pod
-metadata:
-  name: asked
-  labels: {rearguard.io/inject: enabled}
-spec:
-  restartPolicy: Never
-  nodeSelector: {rearguard.io/test-nowhere: "true"}
-  containers:
-    - {name: app, image: ${IMAGE_FOR[busybox]}, imagePullPolicy: Never, command: ["true"]}
-    - name: istio-proxy
-      image: ${IMAGE_FOR[docker.io/istio/proxyv2]}
-      imagePullPolicy: Never
-      command: $ISTIO_PROXY_COMMAND
-EOF
+labelled_pod asked nowhere istio >"$T/pod.yaml"
 k create -f "$T/pod.yaml" >"$T/create.out" 2>&1 || fail "the labelled pod was refused: $(cat "$T/create.out")"
 sed 's/^/#   /' "$T/create.out"
 got=$(pod_containers "$NS" asked)

@@ -15,8 +15,7 @@
 . "$RG_SRCDIR/tests/cluster/lib.sh"
 . "$RG_SRCDIR/tests/cluster/webhook-lib.sh"
 
-image_busybox
-image_proxy docker.io/istio/proxyv2 /usr/local/bin/pilot-agent
+istio_images
 webhook_up shared
 ns_inject "$NS"
 extra_ns off

@@ -20,69 +20,22 @@
 
 WEBHOOK_NS=rearguard-system
 EXTRA_NS=
-# Commands the cleanup runs first (at_exit).
-AT_EXIT=()
 
 # Skipped, not failed, when the tree's rearguard has no webhook (configure
 # found no libmicrohttpd or GnuTLS): the image would have none either.
 "$RG_BUILDDIR/rearguard" webhook --help >/dev/null 2>&1 ||
 	skip "this build's rearguard has no webhook (configure found no libmicrohttpd and GnuTLS: tools/deps libmicrohttpd-dev libgnutls28-dev)"
 
-# The extra namespaces go with the test's own.
-eval "cluster_$(declare -f cleanup)"
-cleanup() {
-	local rc=$? n c
-	for c in "${AT_EXIT[@]}"; do
-		eval "$c" || true
+# extra_ns_teardown: the test's other namespaces (extra_ns) deleted,
+# before its own.
+extra_ns_teardown() {
+	local n
+	[ -z "${RG_KEEP:-}" ] || return 0
+	for n in $EXTRA_NS; do
+		kubectl delete namespace "$n" --wait=false >/dev/null 2>&1
 	done
-	if [ -z "${RG_KEEP:-}" ]; then
-		for n in $EXTRA_NS; do
-			timeout -k 5 60 "$CLUSTER" kubectl delete namespace "$n" --wait=false >/dev/null 2>&1
-		done
-	fi
-	(exit "$rc")
-	cluster_cleanup
 }
-trap cleanup EXIT
-
-# at_exit COMMAND: COMMAND (a string, eval'd) runs at the test's end, also
-# on failure, before the namespaces go.
-at_exit() {
-	AT_EXIT+=("$1")
-}
-
-# image_webhook: the webhook's image, container/Dockerfile.webhook built
-# for this machine by tools/image --webhook and named after this build
-# tree, in WEBHOOK_IMAGE; rebuilt when a file of the source tree is newer
-# than the last build (as the agent's image, tests/e2e/lib.sh).
-image_webhook() {
-	local stamp=$RG_BUILDDIR/image-webhook-$ARCH.stamp started newer rc=0
-	WEBHOOK_IMAGE=localhost/rearguard-e2e/webhook:$ARCH-$(printf '%s' "$RG_BUILDDIR" | cksum | cut -d' ' -f1)
-	exec 8>"$RG_BUILDDIR/image-webhook-$ARCH.lock"
-	flock 8
-	if [ "$(cat "$stamp" 2>/dev/null)" = "$WEBHOOK_IMAGE" ] && podman image exists "$WEBHOOK_IMAGE"; then
-		newer=$(find "$RG_SRCDIR" \( -name .git -o -path "$RG_BUILDDIR" \
-			-o -type d \( -name build -o -name 'build-*' -o -name autom4te.cache \) \) -prune \
-			-o ! -type d -newer "$stamp" -print -quit)
-		if [ -z "$newer" ]; then
-			exec 8>&-
-			return 0
-		fi
-		say "rebuilding the webhook's image: $newer changed"
-	fi
-	started=$(date +%s)
-	RG_IMAGE_TIMEOUT=2400 timeout -k 10 2500 "$RG_SRCDIR/tools/image" --webhook --arch "$ARCH" \
-		--tag "$WEBHOOK_IMAGE" >"$RG_BUILDDIR/image-webhook-$ARCH.log" 2>&1 || rc=$?
-	if [ "$rc" != 0 ]; then
-		exec 8>&-
-		tail -n 40 "$RG_BUILDDIR/image-webhook-$ARCH.log"
-		fail "tools/image --webhook failed (log: $RG_BUILDDIR/image-webhook-$ARCH.log)"
-	fi
-	say "$(grep '^tools/image: .* built in' "$RG_BUILDDIR/image-webhook-$ARCH.log" | tail -n 1)"
-	echo "$WEBHOOK_IMAGE" >"$stamp"
-	touch -d "@$started" "$stamp"
-	exec 8>&-
-}
+at_exit extra_ns_teardown
 
 # webhook_installed: the webhook runs with this tree's images (the
 # webhook's as built last: tools/cluster webhook notes its id), both
@@ -100,9 +53,9 @@ webhook_installed() {
 # tools/cluster webhook unless it runs already with these images; then
 # the webhook lock, shared or held alone.
 webhook_up() {
-	local mode=$1 end
+	local mode=$1
 	image_agent
-	image_webhook
+	built_image webhook "$ARCH"
 	cluster_up
 	load_images
 	exec 6>"$RG_BUILDDIR/webhook.lock"
@@ -126,11 +79,7 @@ webhook_up() {
 		flock 6
 	fi
 	# Held: both replicas ready (a test before may have just scaled it back).
-	end=$(($(now_ms) + 300000))
-	until webhook_installed; do
-		[ "$(now_ms)" -lt "$end" ] || fail "the webhook's Deployment is not ready (2 replicas) after 300 s"
-		sleep 1
-	done
+	WAIT_EVERY=1 wait_for 300 webhook_installed || fail "the webhook's Deployment is not ready (2 replicas) after 300 s"
 }
 
 # ns_inject [NAMESPACE]: the namespace (default the test's) labelled
@@ -143,26 +92,24 @@ ns_inject() {
 # extra_ns SUFFIX: another namespace of the test's, NS-SUFFIX (deleted with
 # it), in EXTRA; waits for its default service account.
 extra_ns() {
-	local end
 	EXTRA=${NS:0:$((62 - ${#1}))}-$1
 	kubectl create namespace "$EXTRA" >/dev/null || fail "cannot create namespace $EXTRA"
 	EXTRA_NS="$EXTRA_NS $EXTRA"
-	end=$(($(now_ms) + 60000))
-	until kubectl -n "$EXTRA" get serviceaccount default >/dev/null 2>&1; do
-		[ "$(now_ms)" -lt "$end" ] || fail "no default service account in $EXTRA after 60 s"
-		sleep 0.5
-	done
+	WAIT_EVERY=0.5 wait_for 60 kubectl -n "$EXTRA" get serviceaccount default ||
+		fail "no default service account in $EXTRA after 60 s"
 }
 
-# The istio-proxy's command, as Istio's injector writes it (argv[1] is
-# "proxy"), for the stand-in pilot-agent.
-ISTIO_PROXY_COMMAND='["/usr/local/bin/pilot-agent", "proxy", "sidecar", "--log", "/dev/stdout", "--ready-after", "300ms"]'
+# istio_images: the images of istio_job: busybox for the app, the stand-in
+# pilot-agent for the istio-proxy.
+istio_images() {
+	image_busybox
+	image_proxy docker.io/istio/proxyv2 /usr/local/bin/pilot-agent
+}
 
-# istio_job NAME [COMMAND]: a Job as a mesh leaves it for rearguard to
-# find: an app (busybox, COMMAND; default a few seconds' work) and a plain
-# istio-proxy (the stand-in pilot-agent), no rearguard, restartPolicy
-# Never, on stdout.
-istio_job() {
+# app_job NAME [COMMAND] [APP]: a Job of one app, container APP (default
+# migrate: busybox running COMMAND, default a few seconds' work), with no
+# sidecar and no rearguard, restartPolicy Never, on stdout.
+app_job() {
 	local cmd=${2:-'echo migrating; sleep 3; echo done'}
 	cat <<-EOF
 		apiVersion: batch/v1
@@ -175,16 +122,84 @@ istio_job() {
 		    spec:
 		      restartPolicy: Never
 		      containers:
-		        - name: migrate
+		        - name: ${3:-migrate}
 		          image: ${IMAGE_FOR[busybox]}
 		          imagePullPolicy: Never
 		          command: ["sh", "-c", "$cmd"]
+	EOF
+}
+
+# istio_job NAME [COMMAND]: a Job as a mesh leaves it for rearguard to
+# find: app_job's, with a plain istio-proxy (the stand-in pilot-agent)
+# beside the app.
+istio_job() {
+	app_job "$@"
+	cat <<-EOF
 		        - name: istio-proxy
 		          image: ${IMAGE_FOR[docker.io/istio/proxyv2]}
 		          imagePullPolicy: Never
 		          command: $ISTIO_PROXY_COMMAND
 		          securityContext: {runAsUser: 1337, runAsGroup: 1337}
 	EOF
+}
+
+# labelled_pod NAME [nowhere] [istio]: a pod labelled
+# rearguard.io/inject=enabled (what the configuration's pod entry sends to
+# the webhook) with one app (busybox, true), on stdout; "nowhere" gives it a
+# node selector no node has (it never runs: its admission is what is
+# tested), "istio" a plain istio-proxy beside the app.
+labelled_pod() {
+	local name=$1 nowhere= istio=
+	shift
+	while [ "$#" -gt 0 ]; do
+		case $1 in
+		nowhere) nowhere=1 ;;
+		istio) istio=1 ;;
+		*) fail "labelled_pod: $1?" ;;
+		esac
+		shift
+	done
+	printf 'apiVersion: v1\nkind: Pod\nmetadata:\n  name: %s\n  labels: {rearguard.io/inject: enabled}\n' "$name"
+	printf 'spec:\n  restartPolicy: Never\n'
+	[ -z "$nowhere" ] || printf '  nodeSelector: {rearguard.io/test-nowhere: "true"}\n'
+	printf '  containers:\n    - {name: app, image: %s, imagePullPolicy: Never, command: ["true"]}\n' \
+		"${IMAGE_FOR[busybox]}"
+	[ -z "$istio" ] || printf '    - {name: istio-proxy, image: %s, imagePullPolicy: Never, command: %s}\n' \
+		"${IMAGE_FOR[docker.io/istio/proxyv2]}" "$ISTIO_PROXY_COMMAND"
+}
+
+# webhook_down: the webhook scaled to zero replicas, once its pods and its
+# Service's endpoints are gone; scaled back to two at the test's end, also
+# on failure. Needs the webhook held alone (webhook_up exclusive).
+webhook_down() {
+	at_exit "kubectl -n $WEBHOOK_NS scale deployment rearguard-webhook --replicas=2 >/dev/null 2>&1"
+	kubectl -n "$WEBHOOK_NS" scale deployment rearguard-webhook --replicas=0 >/dev/null || fail "kubectl scale failed"
+	WAIT_EVERY=1 wait_for 120 webhook_gone || fail "the webhook's pods are not gone after 120 s"
+}
+
+# webhook_gone: no pod of the webhook, no endpoint of its Service.
+webhook_gone() {
+	[ -z "$(kubectl -n "$WEBHOOK_NS" get pods -l app.kubernetes.io/name=rearguard-webhook -o name)" ] &&
+		[ -z "$(kubectl -n "$WEBHOOK_NS" get endpoints rearguard-webhook -o 'jsonpath={.subsets[*].addresses[*].ip}')" ]
+}
+
+# mesh_job_done JOB APP PROXY WHAT: the app-only Job JOB of $T/job.yaml
+# (its app container APP) applied and Complete within 240 s, its evidence
+# printed under WHAT; the mesh's webhook (mesh_on) added PROXY to its pod,
+# rearguard's the agent: the pod holds the agent, APP and PROXY, marked
+# rearguard.io/injected.
+mesh_job_done() {
+	local got
+	START_MS=$(now_ms)
+	k apply -f "$T/job.yaml" >/dev/null || fail "kubectl apply of the Job refused"
+	job_wait Complete 240 "$1"
+	evidence "$4"
+	say "the mesh's webhook saw: $(paste -sd';' "$MESH_LOG")"
+	grep -q "added $3" "$MESH_LOG" || fail "the mesh's webhook added no proxy"
+	got=$(pod_containers "$NS" "$(pod_name)")
+	say "pod $(pod_name): $got"
+	[[ $got == "rearguard $2 $3 | injected="[^-]* ]] ||
+		fail "the pod: $got, want the agent, the app and the mesh's proxy"
 }
 
 # pod_containers NAMESPACE POD: the pod's containers' names and its
@@ -201,60 +216,8 @@ pod_containers() {
 
 # job_pod NAMESPACE JOB SECONDS: the Job's pod's name, once it has one.
 job_pod() {
-	local end=$(($(now_ms) + $3 * 1000)) p
-	while :; do
-		p=$(kubectl -n "$1" get pods -l "job-name=$2" -o 'jsonpath={.items[0].metadata.name}' 2>/dev/null) || true
-		[ -z "$p" ] || break
-		[ "$(now_ms)" -lt "$end" ] || fail "job $2 in $1: no pod within $3 s ($(kubectl -n "$1" describe job "$2" | tail -n 5))"
-		sleep 0.5
-	done
-	echo "$p"
-}
-
-# mesh_on CONFIG CONTAINER_JSON: a mesh's injector (tests/cluster/mesh-webhook.py,
-# on the node's address in the cluster's network namespace) that adds the
-# container of the file CONTAINER_JSON to every pod of the test's namespace
-# without one of its name, from the MutatingWebhookConfiguration CONFIG: the
-# API server calls it before rearguard's when CONFIG sorts before
-# "rearguard" (linkerd-...), after when it sorts after (zz-...). Its reviews
-# are lines of $T/mesh.log. Both go at the test's end.
-mesh_on() {
-	local config=$1 container=$2 port=$((30000 + $$ % 2000)) node_ip=10.251.0.1 pid end
-	openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 1 -subj "/CN=$node_ip" \
-		-addext "subjectAltName = IP:$node_ip" -keyout "$T/mesh.key" -out "$T/mesh.crt" 2>/dev/null ||
-		fail "openssl could not make the mesh's certificate"
-	timeout -k 5 900 "$CLUSTER" exec /usr/bin/python3 "$RG_SRCDIR/tests/cluster/mesh-webhook.py" \
-		--listen "$node_ip:$port" --cert "$T/mesh.crt" --key "$T/mesh.key" --container "$container" \
-		--log "$T/mesh.log" --watch $$ 2>"$T/mesh.err" &
-	pid=$!
-	at_exit "kill $pid 2>/dev/null; kubectl delete mutatingwebhookconfiguration $config >/dev/null 2>&1"
-	end=$(($(now_ms) + 30000))
-	# It makes its log once it listens.
-	until [ -f "$T/mesh.log" ]; do
-		kill -0 "$pid" 2>/dev/null || fail "the mesh's webhook exited: $(tail -n 5 "$T/mesh.err")"
-		[ "$(now_ms)" -lt "$end" ] || fail "the mesh's webhook does not listen after 30 s"
-		sleep 0.5
-	done
-	kubectl label namespace "$NS" "rearguard.io/test-mesh=$$" >/dev/null || fail "cannot label $NS"
-	kubectl apply -f - >/dev/null <<-EOF || fail "kubectl apply of the mesh's configuration refused"
-		apiVersion: admissionregistration.k8s.io/v1
-		kind: MutatingWebhookConfiguration
-		metadata:
-		  name: $config
-		webhooks:
-		  - name: mesh.test.rearguard.io
-		    clientConfig:
-		      url: https://$node_ip:$port/inject
-		      caBundle: $(base64 -w0 <"$T/mesh.crt")
-		    rules:
-		      - {operations: [CREATE], apiGroups: [""], apiVersions: [v1], resources: [pods], scope: Namespaced}
-		    namespaceSelector:
-		      matchLabels: {rearguard.io/test-mesh: "$$"}
-		    failurePolicy: Fail
-		    sideEffects: None
-		    admissionReviewVersions: [v1]
-		    timeoutSeconds: 5
-		    reinvocationPolicy: Never
-	EOF
-	say "webhooks in the order the API server calls them: $(kubectl get mutatingwebhookconfigurations -o 'jsonpath={.items[*].metadata.name}')"
+	local get=(kubectl -n "$1" get pods -l "job-name=$2" -o 'jsonpath={.items[0].metadata.name}')
+	WAIT_EVERY=0.5 wait_for "$3" eval '[ -n "$("${get[@]}" 2>/dev/null)" ]' ||
+		fail "job $2 in $1: no pod within $3 s ($(kubectl -n "$1" describe job "$2" | tail -n 5))"
+	"${get[@]}"
 }

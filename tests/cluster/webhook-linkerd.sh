@@ -28,32 +28,9 @@ ns_inject "$NS"
 mesh_on "linkerd-test-$$" "$T/proxy.json"
 
 # The Job as written: one app, no sidecar, no rearguard.
-START_MS=$(now_ms)
-cat >"$T/job.yaml" <<YAML
-apiVersion: batch/v1
-kind: Job
-metadata:
-  name: export
-spec:
-  backoffLimit: 0
-  template:
-    spec:
-      restartPolicy: Never
-      containers:
-        - name: export
-          image: ${IMAGE_FOR[busybox]}
-          imagePullPolicy: Never
-          command: ["sh", "-c", "echo exporting; sleep 3; echo done"]
-YAML
-k apply -f "$T/job.yaml" >/dev/null || fail "kubectl apply of the Job refused"
-job_wait Complete 240 export
-evidence "an app-only Job; a Linkerd-like injector (before rearguard) adds linkerd-proxy as uid 2102, shutdown off by env"
-say "the mesh's webhook saw: $(paste -sd';' "$T/mesh.log")"
-grep -q 'added linkerd-proxy' "$T/mesh.log" || fail "the mesh's webhook added no proxy"
-got=$(pod_containers "$NS" "$(pod_name)")
-say "pod $(pod_name): $got"
-[[ $got == "rearguard export linkerd-proxy | injected="[^-]* ]] ||
-	fail "the pod: $got, want the agent, the app and the mesh's proxy"
+app_job export 'echo exporting; sleep 3; echo done' export >"$T/job.yaml"
+mesh_job_done export export linkerd-proxy \
+	"an app-only Job; a Linkerd-like injector (before rearguard) adds linkerd-proxy as uid 2102, shutdown off by env"
 enabled=$(k get pod "$(pod_name)" \
 	-o 'jsonpath={.spec.containers[?(@.name=="linkerd-proxy")].env[?(@.name=="LINKERD2_PROXY_SHUTDOWN_ENDPOINT_ENABLED")].value}')
 say "the proxy's LINKERD2_PROXY_SHUTDOWN_ENDPOINT_ENABLED as the API server stored it: $enabled"

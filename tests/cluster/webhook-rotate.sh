@@ -53,18 +53,7 @@ n=0 after=0 seen=
 while [ "$n" -lt 50 ] || [ -z "$seen" ] || [ "$after" -lt 10 ]; do
 	[ "$(now_ms)" -lt "$end" ] || fail "after 300 s and $n pods: replicas serve $(serials), want $new"
 	n=$((n + 1))
-	cat >"$T/pod.yaml" <<-EOF
-		apiVersion: v1
-		kind: Pod
-		metadata:
-		  name: during-$n
-		  labels: {rearguard.io/inject: enabled}
-		spec:
-		  restartPolicy: Never
-		  nodeSelector: {rearguard.io/test-nowhere: "true"}
-		  containers:
-		    - {name: app, image: ${IMAGE_FOR[busybox]}, imagePullPolicy: Never, command: ["true"]}
-	EOF
+	labelled_pod "during-$n" nowhere >"$T/pod.yaml"
 	k create -f "$T/pod.yaml" >"$T/create.out" 2>&1 ||
 		fail "pod $n ($(($(now_ms) - start)) ms after the rotation) refused: $(cat "$T/create.out")"
 	[ -z "$seen" ] || after=$((after + 1))

@@ -11,7 +11,7 @@ command -v qemu-aarch64-static >/dev/null 2>&1 || skip "qemu-aarch64-static not 
 # check_image ARCH FILE-WORD: the built image's configuration and content.
 check_image() {
 	local arch=$1 word=$2 img dir files cfg
-	built_image "$arch"
+	built_image agent "$arch"
 	img=$BUILT_IMAGE
 	cfg=$(podman image inspect --format '{{.Os}}/{{.Architecture}} {{.Config.User}} {{json .Config.Entrypoint}}' "$img") ||
 		fail "cannot inspect $img"

@@ -18,30 +18,22 @@
 # configuration. Skipped (exit 77) with the reason when podman, debootstrap
 # or the static toolchain is missing, or when configured with --disable-e2e.
 
-set -eu
-
 : "${RG_BUILDDIR:?RG_BUILDDIR is set by make check}"
 : "${RG_SRCDIR:?RG_SRCDIR is set by make check}"
+# shellcheck source=tests/common.sh
+. "$RG_SRCDIR/tests/common.sh"
 
-TEST_NAME=$(basename "$0" .sh)
 ID=$(printf '%s-%s' "$TEST_NAME" "$$" | tr 'A-Z_' 'a-z-')
 POD=rge2e-$ID
 IMAGES=
-T=
 declare -A IMAGE_FOR # repository in the manifest -> local image
 
-say() { printf '# %s\n' "$*"; }
 # Every podman call has a limit: a stuck storage lock or runtime must fail
 # the test (and let its cleanup run), not hang it.
 podman() { timeout -k 10 "${RG_PODMAN_TIMEOUT:-300}" "$(type -P podman)" "$@"; }
-skip() { printf 'SKIP: %s: %s\n' "$TEST_NAME" "$*"; exit 77; }
-fail() {
-	printf 'FAIL: %s: %s\n' "$TEST_NAME" "$*"
-	dump_pod
-	exit 1
-}
 
-dump_pod() {
+# fail_dump: every container of the pod, its state and the end of its log.
+fail_dump() {
 	local c
 	[ -n "$T" ] && [ -f "$T/pod.yaml" ] || return 0
 	for c in $(podman ps -a --filter "pod=$POD" --format '{{.Names}}' 2>/dev/null); do
@@ -50,10 +42,10 @@ dump_pod() {
 	done
 }
 
-cleanup() {
-	local rc=$? v
-	trap - EXIT INT TERM
-	if [ -n "$T" ] && [ -f "$T/pod.yaml" ]; then
+# e2e_teardown: the pod, its volumes and the test's images removed.
+e2e_teardown() {
+	local v
+	if [ -f "$T/pod.yaml" ]; then
 		podman pod rm -f "$POD" >/dev/null 2>&1 || true
 		for v in $(podman volume ls -q --filter "name=$POD-" 2>/dev/null); do
 			podman volume rm -f "$v" >/dev/null 2>&1 || true
@@ -61,10 +53,6 @@ cleanup() {
 	fi
 	# shellcheck disable=SC2086
 	[ -z "$IMAGES" ] || podman rmi -f $IMAGES >/dev/null 2>&1 || true
-	if [ -n "$T" ]; then
-		if [ "${RG_KEEP:-}" ]; then say "kept $T"; else rm -rf "$T"; fi
-	fi
-	exit "$rc"
 }
 
 if [ "${RG_E2E:-yes}" != yes ]; then
@@ -84,9 +72,8 @@ done
 export CONTAINERS_CONF=$RG_SRCDIR/tests/e2e/containers.conf
 podman info >/dev/null 2>&1 || skip "podman does not work here: $(podman info 2>&1 | tail -n 1)"
 
-T=$(mktemp -d /tmp/rg-e2e.XXXXXX)
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+tmp_dir rg-e2e
+at_exit e2e_teardown
 
 # The static stand-ins, built once for all tests (the script caches and
 # locks), for this machine. The libraries are kept in RG_STATIC_CACHE
@@ -100,10 +87,6 @@ STATIC_CACHE=()
 "$RG_SRCDIR/container/build-static.sh" --arch "$ARCH" "${STATIC_CACHE[@]}" "$STATIC" >"$T/build-static.log" 2>&1 ||
 	{ tail -n 30 "$T/build-static.log"; fail "container/build-static.sh failed"; }
 
-now_ms() {
-	date +%s%3N
-}
-
 # image REPOSITORY NAME DIR CHANGE...: a local image of DIR's content (podman
 # import, no registry), standing in for REPOSITORY in the manifests.
 image() {
@@ -116,55 +99,73 @@ image() {
 	IMAGE_FOR[$repo]=$name
 }
 
-# built_image ARCH: the image container/Dockerfile builds for ARCH (amd64,
-# arm64), made by tools/image and named after this build tree; its name goes
-# to BUILT_IMAGE. Built once: later calls (tests run in parallel, behind a
-# lock) reuse it while no file of the source tree is newer than the build
-# (files, not directories: autogen.sh's temporary files do not count).
-# The first test builds it; podman's layer cache keeps the Debian base and
-# the packages for the next build, and the static libraries are those of
-# the stand-ins and tests/arm64 (tools/image hands their cache to the build).
+# built_image KIND ARCH: the image tools/image builds for ARCH (amd64,
+# arm64), named after this build tree: KIND agent is container/Dockerfile
+# (its name goes to BUILT_IMAGE), webhook container/Dockerfile.webhook
+# (tools/image --webhook; to WEBHOOK_IMAGE). Built once: later calls (tests
+# run in parallel, behind a lock) reuse it while no file of the source tree
+# is newer than the build (files, not directories: autogen.sh's temporary
+# files do not count). The first test builds it; podman's layer cache keeps
+# the Debian base and the packages for the next build, and the agent's
+# static libraries are those of the stand-ins and tests/arm64 (tools/image
+# hands their cache to the build). The log is BUILDDIR/image-ARCH.log
+# (image-webhook-ARCH.log).
 built_image() {
-	local arch=$1 stamp=$RG_BUILDDIR/image-$1.stamp started newer rc=0 check
-	BUILT_IMAGE=localhost/rearguard-e2e/image:$arch-$(printf '%s' "$RG_BUILDDIR" | cksum | cut -d' ' -f1)
-	exec 8>"$RG_BUILDDIR/image-$arch.lock"
+	local kind=$1 arch=$2 file tag started newer rc=0 opts=()
+	case $kind in
+	agent)
+		file=image-$arch
+		tag=localhost/rearguard-e2e/image:$arch
+		# The arm64 build's unit tests under qemu are tests/arm64/unit.sh's:
+		# not twice. The amd64 build runs its static suite, natively, as the
+		# only run of the unit tests on musl for amd64. The cluster tests'
+		# image (RG_IMAGE_CHECK=no) leaves them out too: the end-to-end
+		# tests' build ran them.
+		[ "$arch" != arm64 ] && [ "${RG_IMAGE_CHECK:-yes}" = yes ] || opts=(--no-check)
+		;;
+	webhook)
+		file=image-webhook-$arch
+		tag=localhost/rearguard-e2e/webhook:$arch
+		opts=(--webhook)
+		;;
+	*) fail "built_image: no image of kind $kind" ;;
+	esac
+	tag=$tag-$(printf '%s' "$RG_BUILDDIR" | cksum | cut -d' ' -f1)
+	exec 8>"$RG_BUILDDIR/$file.lock"
 	flock 8
-	if [ "$(cat "$stamp" 2>/dev/null)" = "$BUILT_IMAGE" ] && podman image exists "$BUILT_IMAGE"; then
+	if [ "$(cat "$RG_BUILDDIR/$file.stamp" 2>/dev/null)" = "$tag" ] && podman image exists "$tag"; then
 		newer=$(find "$RG_SRCDIR" \( -name .git -o -path "$RG_BUILDDIR" \
 			-o -type d \( -name build -o -name 'build-*' -o -name autom4te.cache \) \) -prune \
-			-o ! -type d -newer "$stamp" -print -quit)
-		if [ -z "$newer" ]; then
+			-o ! -type d -newer "$RG_BUILDDIR/$file.stamp" -print -quit)
+		[ -z "$newer" ] || say "rebuilding the $kind image for $arch: $newer changed"
+	else
+		newer=yes
+	fi
+	if [ -n "$newer" ]; then
+		started=$(date +%s)
+		RG_IMAGE_TIMEOUT=2400 timeout -k 10 2500 "$RG_SRCDIR/tools/image" "${opts[@]}" --arch "$arch" --tag "$tag" \
+			>"$RG_BUILDDIR/$file.log" 2>&1 || rc=$?
+		if [ "$rc" != 0 ]; then
 			exec 8>&-
-			return 0
+			tail -n 40 "$RG_BUILDDIR/$file.log"
+			fail "tools/image ${opts[*]} --arch $arch failed (log: $RG_BUILDDIR/$file.log)"
 		fi
-		say "rebuilding the $arch image: $newer changed"
+		say "$(grep '^tools/image: .* built in' "$RG_BUILDDIR/$file.log" | tail -n 1)"
+		# The stamp's time is the build's start: an edit during the build counts.
+		echo "$tag" >"$RG_BUILDDIR/$file.stamp"
+		touch -d "@$started" "$RG_BUILDDIR/$file.stamp"
 	fi
-	started=$(date +%s)
-	# The arm64 build's unit tests under qemu are tests/arm64/unit.sh's:
-	# not twice. The amd64 build runs its static suite, natively, as the
-	# only run of the unit tests on musl for amd64.
-	# The cluster tests' image (RG_IMAGE_CHECK=no) leaves them out too: the
-	# end-to-end tests' build ran them.
-	check=()
-	[ "$arch" != arm64 ] && [ "${RG_IMAGE_CHECK:-yes}" = yes ] || check=(--no-check)
-	RG_IMAGE_TIMEOUT=2400 timeout -k 10 2500 "$RG_SRCDIR/tools/image" --arch "$arch" --tag "$BUILT_IMAGE" "${check[@]}" \
-		>"$RG_BUILDDIR/image-$arch.log" 2>&1 || rc=$?
-	if [ "$rc" != 0 ]; then
-		exec 8>&-
-		tail -n 40 "$RG_BUILDDIR/image-$arch.log"
-		fail "tools/image --arch $arch failed (log: $RG_BUILDDIR/image-$arch.log)"
-	fi
-	say "$(grep '^tools/image: .* built in' "$RG_BUILDDIR/image-$arch.log" | tail -n 1)"
-	# The stamp's time is the build's start: an edit during the build counts.
-	echo "$BUILT_IMAGE" >"$stamp"
-	touch -d "@$started" "$stamp"
 	exec 8>&-
+	case $kind in
+	agent) BUILT_IMAGE=$tag ;;
+	webhook) WEBHOOK_IMAGE=$tag ;;
+	esac
 }
 
 # image_agent: the agent's image, container/Dockerfile built for this
 # machine's architecture (scratch, the static binary, uid 65532).
 image_agent() {
-	built_image "$ARCH"
+	built_image agent "$ARCH"
 	IMAGE_FOR[registry.example.com/rearguard]=$BUILT_IMAGE
 }
 
@@ -339,11 +340,7 @@ volume_file() {
 
 # wait_file SECONDS PATH: waits until PATH exists.
 wait_file() {
-	local end=$(($(now_ms) + $1 * 1000))
-	until [ -e "$2" ]; do
-		[ "$(now_ms)" -lt "$end" ] || fail "$2 did not appear within $1 s"
-		sleep 0.1
-	done
+	WAIT_EVERY=0.1 wait_for "$1" test -e "$2" || fail "$2 did not appear within $1 s"
 }
 
 # pod_wait SECONDS: waits until every container of the pod has exited;

@@ -12,8 +12,7 @@ pod_start
 fake_start proxy 1002 fluent-bit
 fake_start app 1001 job --run 60s
 : >"$EMPTYDIR/drain"
-ctr_start agent 1002 "$BIN/rearguard" -s 'match=fluent-bit' --apps 1 --dir "$EMPTYDIR" \
-	--termination-log "$RUN/termination-log"
+shipper_agent
 expect_exit agent 10 0
 summary_is drain-file reason
 ctr_running app || fail "the app should still run"
@@ -22,8 +21,7 @@ new_pod
 fake_start proxy 1002 fluent-bit
 ctr_start app 1001 /bin/sh -c "mkdir -p \"$EMPTYDIR/apps\"; echo 0 >\"$EMPTYDIR/apps/job\"; exec \"$BIN/helper\" --run 60s"
 wait_for 5 test -s "$EMPTYDIR/apps/job" || fail "the app did not report"
-ctr_start agent 1002 "$BIN/rearguard" -s 'match=fluent-bit' --apps 1 --dir "$EMPTYDIR" \
-	--termination-log "$RUN/termination-log"
+shipper_agent
 expect_exit agent 10 0
 summary_is apps-done reason
 summary_is 0 apps 0 exit_code

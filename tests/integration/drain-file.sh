@@ -5,12 +5,7 @@
 # returns as soon as apps-done is there.
 . "$RG_SRCDIR/tests/integration/lib.sh"
 
-alias_bin fluent-bit job
-pod_start
-fake_start proxy 1002 fluent-bit
-ctr_start agent 1002 "$BIN/rearguard" -s 'match=fluent-bit' --apps 1 --dir "$EMPTYDIR" \
-	--termination-log "$RUN/termination-log"
-agent_scanned
+shipper_pod
 fake_start app 1001 job --run 60s
 # A sidecar's preStop hook, waiting for the agent's decision.
 ctr_start prestop 1002 "$BIN/rearguard" wait apps-done --timeout 20s --dir "$EMPTYDIR"

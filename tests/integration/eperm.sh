@@ -6,8 +6,7 @@
 alias_bin fluent-bit job
 pod_start
 fake_start proxy 1337 fluent-bit
-ctr_start agent 1002 "$BIN/rearguard" -s 'match=fluent-bit' --apps 1 --dir "$EMPTYDIR" \
-	--termination-log "$RUN/termination-log"
+shipper_agent
 agent_scanned
 ctr_start app 1001 "$BIN/job" --run 200ms
 

@@ -7,7 +7,7 @@
 alias_bin job
 # A tiny emptyDir of its own, mounted before the pod's mount namespace is made.
 mount -t tmpfs -o size=64k,mode=0777 rg-full "$EMPTYDIR" 2>/dev/null || skip "cannot mount a tmpfs here"
-ON_CLEANUP='umount -l "$EMPTYDIR"'
+at_exit 'umount -l "$EMPTYDIR"'
 dd if=/dev/zero of="$EMPTYDIR/filler" bs=4k count=64 2>/dev/null || true
 [ "$(df --output=avail -k "$EMPTYDIR" | tail -n 1 | tr -d ' ')" = 0 ] || fail "the volume is not full"
 pod_start

@@ -3,12 +3,7 @@
 # reads at most 4 KiB of it and still stops the sidecar right after the app.
 . "$RG_SRCDIR/tests/integration/lib.sh"
 
-alias_bin fluent-bit job
-pod_start
-fake_start proxy 1002 fluent-bit
-ctr_start agent 1002 "$BIN/rearguard" -s 'match=fluent-bit' --apps 1 --dir "$EMPTYDIR" \
-	--termination-log "$RUN/termination-log"
-agent_scanned
+shipper_pod
 fake_start app 1001 job --run 2s
 agent=$(ctr_pid agent)
 before=$(awk '/^rchar/ {print $2}' "/proc/$agent/io")

@@ -10,28 +10,22 @@
 # Each container is a child of the pod's PID namespace with parent pid 0, in
 # its own mount namespace and cgroup (cgroup v2 and the v1 pids hierarchy),
 # running as its own uid. $EMPTYDIR is the shared volume. Everything started
-# is killed on exit, also on failure. Without root or namespaces: exit 77.
-
-set -eu
+# is killed on exit, also on failure (at_exit, tests/common.sh, runs what a
+# test set up outside the pod first). Without root or namespaces: exit 77.
 
 : "${RG_BUILDDIR:?RG_BUILDDIR is set by make check}"
 : "${RG_SRCDIR:?RG_SRCDIR is set by make check}"
+# shellcheck source=tests/common.sh
+. "$RG_SRCDIR/tests/common.sh"
 
-TEST_NAME=$(basename "$0" .sh)
 PAUSE=
 LAUNCHERS=
 CGROUP_DIRS=
 
-say() { printf '# %s\n' "$*"; }
-skip() { printf 'SKIP: %s: %s\n' "$TEST_NAME" "$*"; exit "${RG_SKIP_STATUS:-77}"; }
-fail() {
-	printf 'FAIL: %s: %s\n' "$TEST_NAME" "$*"
-	dump_logs
-	exit 1
-}
-
-dump_logs() {
+# fail_dump: the end of every log of the test's directory.
+fail_dump() {
 	local f
+	[ -n "$T" ] || return 0
 	for f in "$T"/*.log; do
 		[ -f "$f" ] || continue
 		printf '%s\n' "---- $(basename "$f")"
@@ -50,13 +44,11 @@ kill_ours() {
 	done
 }
 
-cleanup() {
-	local rc=$? d
-	trap - EXIT INT TERM
-	# What a test set up outside the pod and must undo first (a mount, say).
-	[ -z "${ON_CLEANUP:-}" ] || eval "$ON_CLEANUP" || true
+# pod_teardown: the pod and its containers killed, their cgroups removed.
+pod_teardown() {
+	local d
 	# Killing a PID namespace's init kills everything in it.
-	[ -n "$PAUSE" ] && kill_ours "$PAUSE"
+	[ -z "$PAUSE" ] || kill_ours "$PAUSE"
 	# The launchers outside the pod exit once their child is gone; make sure.
 	kill_ours $LAUNCHERS
 	for d in $CGROUP_DIRS; do
@@ -65,12 +57,6 @@ cleanup() {
 		rmdir "$d"/* 2>/dev/null || true
 		rmdir "$d" 2>/dev/null || say "cgroup $d left behind"
 	done
-	if [ "${RG_KEEP:-}" ]; then
-		say "kept $T"
-	else
-		rm -rf "$T"
-	fi
-	exit "$rc"
 }
 
 [ "$(id -u)" = 0 ] || skip "needs root to build pods out of namespaces"
@@ -78,9 +64,8 @@ for tool in unshare nsenter ip; do
 	command -v "$tool" >/dev/null 2>&1 || skip "$tool not installed"
 done
 
-T=$(mktemp -d /tmp/rg-test.XXXXXX)
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+tmp_dir rg-test
+at_exit pod_teardown
 # Other uids must reach the binaries and the shared volume.
 chmod 755 "$T"
 BIN=$T/bin
@@ -120,11 +105,6 @@ done
 alias_bin() {
 	local name
 	for name in "$@"; do ln -sf fake "$BIN/$name"; done
-}
-
-# now_ms: wall-clock milliseconds, the clock of the fake processes' event log.
-now_ms() {
-	date +%s%3N
 }
 
 # cgroup_args NAME: --cgroup options that put a container into its own cgroups.
@@ -281,6 +261,26 @@ idle_nofile_limit() {
 	say "idle: $idle_fds fds, the lowest free $idle_free; RLIMIT_NOFILE $NOFILE_LIMIT"
 }
 
+# shipper_agent [ARG...]: the agent most tests run, with ARGs added: the fake log shipper
+# fluent-bit its one sidecar, stopped with SIGTERM, one app, --dir $EMPTYDIR; as container
+# AGENT_NAME (default agent), uid AGENT_UID (default 1002). Its summary goes to
+# $RUN/termination-log, or to termination-logN for a container agentN (an agent started again).
+shipper_agent() {
+	local name=${AGENT_NAME:-agent}
+	ctr_start "$name" "${AGENT_UID:-1002}" "$BIN/rearguard" -s 'match=fluent-bit' --apps 1 --dir "$EMPTYDIR" \
+		--termination-log "$RUN/termination-log${name#agent}" "$@"
+}
+
+# shipper_pod [SHIPPER_ARG...]: a new pod with the fake log shipper (container proxy, uid 1002,
+# run with SHIPPER_ARGs) and shipper_agent, once it has scanned the pod; the fake app is $BIN/job.
+shipper_pod() {
+	alias_bin fluent-bit job
+	pod_start
+	fake_start proxy 1002 fluent-bit "$@"
+	shipper_agent
+	agent_scanned
+}
+
 # ctr_exec NAME UID CMD...: a process entering container NAME later (kubectl exec).
 ctr_exec() {
 	local name=$1 uid=$2 args= d
@@ -409,17 +409,6 @@ ctr_wait() {
 # ctr_running NAME: whether the container's main process still runs.
 ctr_running() {
 	[ ! -e "$T/$1.exit" ] && kill -0 "$(ctr_pid "$1")" 2>/dev/null
-}
-
-# wait_for SECONDS CMD...: polls CMD every 20ms until it succeeds; fails after SECONDS.
-wait_for() {
-	local limit=$1 end
-	shift
-	end=$(($(now_ms) + limit * 1000))
-	while ! "$@" >/dev/null 2>&1; do
-		[ "$(now_ms)" -lt "$end" ] || return 1
-		sleep 0.02
-	done
 }
 
 # event_ms NAME EVENT: time (ms) of the first EVENT logged by fake process NAME; empty if none.

@@ -6,8 +6,7 @@
 alias_bin fluent-bit job
 pod_start
 fake_start proxy 65532 fluent-bit
-ctr_start agent 65532 "$BIN/rearguard" -s 'match=fluent-bit' --apps 1 --dir "$EMPTYDIR" \
-	--termination-log "$RUN/termination-log"
+AGENT_UID=65532 shipper_agent
 agent_scanned
 caps=$(awk '/^CapEff/ {print $2}' "/proc/$(ctr_pid agent)/status")
 [ "$caps" = 0000000000000000 ] || fail "agent has capabilities: $caps"

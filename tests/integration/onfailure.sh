@@ -8,8 +8,7 @@
 alias_bin fluent-bit job
 pod_start
 fake_start proxy 1002 fluent-bit
-ctr_start agent 1002 "$BIN/rearguard" -s 'match=fluent-bit' --apps 1 --restart-policy OnFailure \
-	--restart-grace 30s --dir "$EMPTYDIR" --termination-log "$RUN/termination-log"
+shipper_agent --restart-policy OnFailure --restart-grace 30s
 agent_scanned
 ctr_start app 1001 "$BIN/job" --run 300ms --exit 3 --name attempt1 --log "$EVENTS"
 expect_exit app 5 3
@@ -29,8 +28,7 @@ summary_is 0 apps 1 exit_code
 # Second pod: no restart comes.
 new_pod
 fake_start proxy 1002 fluent-bit
-ctr_start agent 1002 "$BIN/rearguard" -s 'match=fluent-bit' --apps 1 --restart-policy OnFailure \
-	--restart-grace 1s --dir "$EMPTYDIR" --termination-log "$RUN/termination-log"
+shipper_agent --restart-policy OnFailure --restart-grace 1s
 agent_scanned
 ctr_start app 1001 "$BIN/job" --run 200ms --exit 4 --log "$EVENTS"
 expect_exit agent 10 0

@@ -17,8 +17,7 @@ pod_start
 for round in 1 2 3; do
 	[ "$round" = 1 ] || new_pod
 	fake_start proxy 1002 fluent-bit
-	ctr_start agent 1002 "$BIN/rearguard" -s 'match=fluent-bit' --apps 1 --restart-policy OnFailure \
-		--restart-grace 60s --dir "$EMPTYDIR" --termination-log "$RUN/termination-log"
+	shipper_agent --restart-policy OnFailure --restart-grace 60s
 	agent_scanned
 	ctr_start app 1001 "$BIN/job" --children 1 --run 400ms --exit 3 --name attempt1 --log "$EVENTS"
 	# The helper: the app container's other process (its cgroup lists it, also once the root is gone).

@@ -26,7 +26,8 @@ preset() {
 	standin_start proxy "$uid" "$proxy" --ready-after 700ms "$@"
 	if [ "$ready_by" = - ]; then
 		wait_for 5 test -e "$EMPTYDIR/ready" || fail "$preset: no ready file"
-		grep -q "sidecar ready (no ready URL: its process is running) sidecar=$preset" "$T/agent.log" ||
+		# The log line is written when the agent's log is flushed, which may come after the file.
+		wait_for 5 grep -q "sidecar ready (no ready URL: its process is running) sidecar=$preset" "$T/agent.log" ||
 			fail "$preset: not ready by its process"
 	else
 		ready_file_after "$ready_by" 5

@@ -13,8 +13,7 @@ pod_start
 chown 1002:1002 "$EMPTYDIR"
 chmod 0755 "$EMPTYDIR"
 fake_start proxy 1002 fluent-bit
-ctr_start agent 1002 "$BIN/rearguard" -s 'match=fluent-bit' --apps 1 --dir "$EMPTYDIR" \
-	--termination-log "$RUN/termination-log"
+shipper_agent
 agent_scanned
 [ "$(stat -c %a "$EMPTYDIR/apps")" = 1777 ] || fail "apps/ is mode $(stat -c %a "$EMPTYDIR/apps"), want 1777"
 ctr_start app 1001 /bin/sh -c "\"$BIN/helper\" --run 60s --log \"$EVENTS\" &
@@ -41,8 +40,7 @@ summary_is 0 apps 0 exit_code
 # that the kernel's code (the shell's, right after the report) arrives before the end.
 new_pod
 fake_start proxy 1002 fluent-bit --on TERM:delay:1s:0
-ctr_start agent 1002 "$BIN/rearguard" -s 'match=fluent-bit' --apps 1 --dir "$EMPTYDIR" \
-	--termination-log "$RUN/termination-log"
+shipper_agent
 agent_scanned
 ctr_start app 1001 /bin/sh -c "\"$BIN/job\" --run 300ms --exit 0 --log \"$EVENTS\"; echo 3 >\"$EMPTYDIR/apps/job\""
 expect_exit agent 10 0

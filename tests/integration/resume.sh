@@ -6,12 +6,7 @@
 # the summary in its own termination log.
 . "$RG_SRCDIR/tests/integration/lib.sh"
 
-alias_bin fluent-bit job
-pod_start
-fake_start proxy 1002 fluent-bit --on TERM:delay:2s:0
-ctr_start agent 1002 "$BIN/rearguard" -s 'match=fluent-bit' --apps 1 --dir "$EMPTYDIR" \
-	--termination-log "$RUN/termination-log"
-agent_scanned
+shipper_pod --on TERM:delay:2s:0
 ctr_start app 1001 "$BIN/job" --run 300ms --log "$EVENTS"
 wait_for 10 test -e "$EMPTYDIR/apps-done" || fail "no apps-done"
 kill -KILL "$(ctr_pid agent)"
@@ -19,8 +14,7 @@ expect_exit agent 5 137
 ctr_running proxy || fail "the sidecar should still be draining"
 [ ! -e "$EMPTYDIR/done" ] || fail "done written before the drain ended"
 
-ctr_start agent2 1002 "$BIN/rearguard" -s 'match=fluent-bit' --apps 1 --dir "$EMPTYDIR" \
-	--termination-log "$RUN/termination-log2"
+AGENT_NAME=agent2 shipper_agent
 expect_exit agent2 10 0
 expect_exit proxy 2 0
 grep -q "apps-done found: an earlier run of rearguard had decided the apps are done" "$T/agent2.log" ||
@@ -30,8 +24,7 @@ grep -q "apps-done found: an earlier run of rearguard had decided the apps are d
 [ -s "$EMPTYDIR/done" ] || fail "no done after the resumed drain"
 
 t0=$(now_ms)
-ctr_start agent3 1002 "$BIN/rearguard" -s 'match=fluent-bit' --apps 1 --dir "$EMPTYDIR" \
-	--termination-log "$RUN/termination-log3"
+AGENT_NAME=agent3 shipper_agent
 expect_exit agent3 5 0
 assert_between "$(($(now_ms) - t0))" 0 2000 "ms for an agent that finds done"
 grep -q "done found: an earlier run of rearguard finished the drain" "$T/agent3.log" || fail "not explained"

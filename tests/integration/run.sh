@@ -14,8 +14,7 @@ sleep 0.5
 [ -z "$(event_ms job started)" ] || fail "the job started before ready"
 grep -q "waiting for ready" "$T/app.log" || fail "the wait is not logged"
 # The agent writes ready once the sidecar (no ready URL) is seen.
-ctr_start agent 1002 "$BIN/rearguard" -s 'match=fluent-bit' --apps 1 --dir "$EMPTYDIR" \
-	--termination-log "$RUN/termination-log"
+shipper_agent
 wait_for 5 test -e "$RUN/job.up" || fail "the job did not start after the agent's ready"
 grep -q "wrote the ready file" "$T/agent.log" || fail "the agent did not write ready"
 

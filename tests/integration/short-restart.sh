@@ -12,8 +12,7 @@ pod_start
 for round in 1 2 3; do
 	[ "$round" = 1 ] || new_pod
 	fake_start proxy 1002 fluent-bit
-	ctr_start agent 1002 "$BIN/rearguard" -s 'match=fluent-bit' --apps 1 --restart-policy OnFailure \
-		--restart-grace 60s --dir "$EMPTYDIR" --termination-log "$RUN/termination-log"
+	shipper_agent --restart-policy OnFailure --restart-grace 60s
 	agent_scanned
 	ctr_start app 1001 "$BIN/job" --run 200ms --exit 3 --name attempt1 --log "$EVENTS"
 	expect_exit app 5 3

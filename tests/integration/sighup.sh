@@ -4,12 +4,7 @@
 # drain file written meanwhile is acted upon, the agent itself goes on.
 . "$RG_SRCDIR/tests/integration/lib.sh"
 
-alias_bin fluent-bit job
-pod_start
-fake_start proxy 1002 fluent-bit
-ctr_start agent 1002 "$BIN/rearguard" -s 'match=fluent-bit' --apps 1 --dir "$EMPTYDIR" \
-	--termination-log "$RUN/termination-log"
-agent_scanned
+shipper_pod
 fake_start app 1001 job --run 60s
 # Seen as it appears, or first pending (still the runtime's init) and then as an app.
 wait_for 5 grep -qE "container (appeared|role changed).*role=app" "$T/agent.log" || fail "the app was not seen"

@@ -25,8 +25,7 @@ expect_exit r 5 124
 rm "$EMPTYDIR/apps/r" # its report (124): not what this test is about
 
 fake_start proxy 1002 fluent-bit
-ctr_start agent 1002 "$BIN/rearguard" -s 'match=fluent-bit' --apps 1 --dir "$EMPTYDIR" \
-	--termination-log "$RUN/termination-log"
+shipper_agent
 agent_scanned
 fake_start app 1001 job --run 2500ms
 # One more, renamed into place while the agent runs: an event that makes it look.

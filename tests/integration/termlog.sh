@@ -106,8 +106,7 @@ PY
 put_atomic "$EMPTYDIR/done" "$(cat "$RUN/done.long")"
 fake_start proxy 1002 fluent-bit
 t0=$(now_ms)
-ctr_start agent3 1002 "$BIN/rearguard" -s 'match=fluent-bit' --apps 1 --dir "$EMPTYDIR" \
-	--termination-log "$RUN/termination-log3"
+AGENT_NAME=agent3 shipper_agent
 expect_exit agent3 5 0
 assert_between "$(($(now_ms) - t0))" 0 3000 "ms for an agent that finds a long done"
 grep -q "done found" "$T/agent3.log" || fail "the agent did not say it found done"

@@ -113,7 +113,7 @@ PY
 python3 "$T/unread.py" "$PORT" "$T/ca.crt" "$T/unread-ready" "$T/unread-go" "$T/gated.json" "$T/gated.json" \
 	"$T/gated-4.json" >"$T/unread.log" 2>&1 &
 unread=$!
-STARTED="$STARTED $unread"
+started "$unread"
 wait_for 120 test -e "$T/unread-ready" || { cat "$T/unread.log"; fail "the slow readers could not send their reviews"; }
 wait_for 60 test "$(metric rearguard_webhook_held_bytes)" -gt $((12 << 20)) ||
 	fail "three unread answers do not hold more than 12 MiB: $(metric rearguard_webhook_held_bytes)"

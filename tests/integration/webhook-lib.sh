@@ -15,26 +15,23 @@
 # Everything started is killed on exit, also on failure. Without openssl,
 # curl or python3: exit 77.
 
-set -eu
-
 : "${RG_BUILDDIR:?RG_BUILDDIR is set by make check}"
 : "${RG_SRCDIR:?RG_SRCDIR is set by make check}"
+# shellcheck source=tests/common.sh
+. "$RG_SRCDIR/tests/common.sh"
 
-TEST_NAME=$(basename "$0" .sh)
 WH_PID=
 PORT=
 PROBE_PORT=
-STARTED=
 # The AdmissionReview of an Istio Job's pod (the benchmark's), which the webhook patches.
 # shellcheck disable=SC2034 # the tests use it
 REVIEW=$RG_SRCDIR/bench/webhook-review.json
+# Polls of a server's answers, not of a file.
+WAIT_EVERY=0.05
 
-say() { printf '# %s\n' "$*"; }
-skip() { printf 'SKIP: %s: %s\n' "$TEST_NAME" "$*"; exit "${RG_SKIP_STATUS:-77}"; }
-fail() {
-	printf 'FAIL: %s: %s\n' "$TEST_NAME" "$*"
+# fail_dump: the end of the webhook's log.
+fail_dump() {
 	[ ! -f "$T/webhook.log" ] || { echo "---- webhook.log"; tail -n 60 "$T/webhook.log"; }
-	exit 1
 }
 
 "$RG_BUILDDIR/rearguard" webhook --help >/dev/null 2>&1 || skip "this build has no webhook (libmicrohttpd, GnuTLS)"
@@ -42,30 +39,11 @@ for tool in openssl curl python3; do
 	command -v "$tool" >/dev/null 2>&1 || skip "$tool not installed"
 done
 
-T=$(mktemp -d /tmp/rg-webhook.XXXXXX)
-cleanup() {
-	local rc=$? pid
-	trap - EXIT INT TERM
-	for pid in $STARTED; do
-		{ kill -9 "$pid" && wait "$pid"; } 2>/dev/null || true
-	done
-	if [ "${RG_KEEP:-}" ]; then say "kept $T"; else rm -rf "$T"; fi
-	exit "$rc"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+tmp_dir rg-webhook
 
-now_ms() { date +%s%3N; }
-
-# wait_for SECONDS CMD...: polls CMD every 50 ms until it succeeds; fails after SECONDS.
-wait_for() {
-	local limit=$1 end
-	shift
-	end=$(($(now_ms) + limit * 1000))
-	while ! "$@" >/dev/null 2>&1; do
-		[ "$(now_ms)" -lt "$end" ] || return 1
-		sleep 0.05
-	done
+# started PID: the process PID is killed (and reaped) at the end.
+started() {
+	at_exit "{ kill -9 $1 && wait $1; } 2>/dev/null || true"
 }
 
 # make_ca: a CA of the test's own.
@@ -115,7 +93,7 @@ wh_start() {
 	"$RG_BUILDDIR/rearguard" webhook --listen 127.0.0.1:0 --probe-listen 127.0.0.1:0 "$verbose" "$@" \
 		>>"$T/webhook.log" 2>&1 &
 	WH_PID=$!
-	STARTED="$STARTED $WH_PID"
+	started "$WH_PID"
 	wait_for 60 grep -q 'listening address=' "$T/webhook.log" || fail "the webhook did not start listening"
 	PORT=$(sed -n 's/.*listening address=127\.0\.0\.1:\([0-9]*\).*/\1/p' "$T/webhook.log" | head -n 1)
 	PROBE_PORT=$(sed -n 's/.*listening .*probes=127\.0\.0\.1:\([0-9]*\).*/\1/p' "$T/webhook.log" | head -n 1)

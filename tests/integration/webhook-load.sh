@@ -68,7 +68,7 @@ PY
 
 python3 "$T/slow.py" "$PORT" "$T/ca.crt" "$T/slow-ready" "$T/slow-done" >"$T/slow.log" 2>&1 &
 slow=$!
-STARTED="$STARTED $slow"
+started "$slow"
 wait_for 120 test -e "$T/slow-ready" || { cat "$T/slow.log"; fail "the slow connections could not be opened"; }
 
 # within_1s CMD...: CMD's output; fails when it took 1 s or more.
@@ -115,7 +115,7 @@ for _ in range(1200):
 PY
 python3 "$T/fill.py" "$PORT" "$T/fill-ready" "$T/fill-go" >"$T/fill.log" 2>&1 &
 fill=$!
-STARTED="$STARTED $fill"
+started "$fill"
 wait_for 60 test -e "$T/fill-ready" || { cat "$T/fill.log"; fail "the silent connections could not be opened"; }
 wait_for 20 test "$(metric "rearguard_webhook_connections{$webhook,state=\"served\"}")" = 128 ||
 	fail "the port does not serve 128 at once"

@@ -85,7 +85,7 @@ PY
 
 python3 "$T/client.py" "$PORT" "$T/ca.crt" "$REVIEW" "$T/ready" "$T/go1" "$T/go2" >"$T/client.log" 2>&1 &
 client=$!
-STARTED="$STARTED $client"
+started "$client"
 wait_for 60 test -e "$T/ready" || { cat "$T/client.log"; fail "the client did not get its requests in flight"; }
 [ "$(metric rearguard_webhook_requests_in_flight)" = 2 ] || fail "in flight is not 2 (the half-sent review and /metrics)"
 kill -TERM "$WH_PID"

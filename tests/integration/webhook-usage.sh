@@ -90,7 +90,7 @@ for addr in '[::]:0' '0.0.0.0:0' ':0' '[::1]:0'; do
 	[ "$addr" != '[::1]:0' ] || [ -e /proc/net/if_inet6 ] || continue
 	"$RG" webhook "${cert[@]}" --shutdown-delay 0s --listen "$addr" >"$T/listen.log" 2>&1 &
 	pid=$!
-	STARTED="$STARTED $pid"
+	started "$pid"
 	wait_for 60 grep -q 'listening address=' "$T/listen.log" || fail "--listen $addr: $(cat "$T/listen.log")"
 	kill "$pid"
 	wait "$pid" || fail "--listen $addr: exit $? on SIGTERM"
