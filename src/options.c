@@ -339,12 +339,9 @@ static int apply(struct agent_options *cfg, int id, const char *value, const cha
 	case OPT_DIR:
 		return set_string(&cfg->dir, value, what, err, errlen);
 	case OPT_RESTART_POLICY:
-		if (strcmp(value, "Never") == 0)
-			cfg->policy = POLICY_NEVER;
-		else if (strcmp(value, "OnFailure") == 0)
-			cfg->policy = POLICY_ON_FAILURE;
-		else
-			return failf(err, errlen, "%s: \"%s\" is not Never or OnFailure (the pod's restartPolicy)", what, value);
+		if (decide_policy_parse(value, &cfg->policy) < 0)
+			return failf(err, errlen, "%s: \"%s\" is not Never, OnFailure or Always (the pod's restartPolicy)",
+				     what, value);
 		return 0;
 	case OPT_STARTUP_TIMEOUT:
 		return options_duration(what, value, &cfg->startup_timeout_ms, err, errlen);
@@ -716,7 +713,7 @@ void options_free_run(struct run_options *o)
 
 enum options_result options_parse_wait(struct wait_options *o, int argc, char **argv, char *err, size_t errlen)
 {
-	static const char *const conditions[] = { "ready", "apps-done", "done" };
+	static const char *const conditions[] = { "ready", "apps-done", "done", WAIT_STOPPED };
 	size_t i;
 	int first;
 
@@ -728,14 +725,14 @@ enum options_result options_parse_wait(struct wait_options *o, int argc, char **
 		return result_of(first);
 	}
 	if (first >= argc) {
-		failf(err, errlen, "wait: which condition? ready, apps-done or done");
+		failf(err, errlen, "wait: which condition? ready, apps-done, done or stopped");
 		goto fail;
 	}
 	for (i = 0; i < ARRAY_SIZE(conditions); i++)
 		if (strcmp(argv[first], conditions[i]) == 0)
 			o->condition = conditions[i];
 	if (!o->condition) {
-		failf(err, errlen, "wait: unknown condition \"%s\" (ready, apps-done or done)", argv[first]);
+		failf(err, errlen, "wait: unknown condition \"%s\" (ready, apps-done, done or stopped)", argv[first]);
 		goto fail;
 	}
 	if (first + 1 < argc) {
