@@ -142,21 +142,18 @@ void child_open(struct child *c, struct ev_loop *loop, const struct run_options 
 			"cannot remove the report of an earlier attempt");
 }
 
-/* posix_spawnp with a fresh signal state and the stderr rearguard was given. */
-static int spawn(pid_t *pid, char **cmd)
+int child_spawn(pid_t *pid, char **cmd)
 {
 	posix_spawn_file_actions_t fa;
 	posix_spawnattr_t attr;
 	sigset_t none, deflt;
 	int err, stderr_fd = log_inherited_fd();
-	size_t i;
 
+	/* Every signal as in a fresh process: whatever rearguard catches or ignores, the command does not. */
 	sigemptyset(&none);
-	sigemptyset(&deflt);
-	for (i = 0; i < ARRAY_SIZE(forwarded); i++)
-		sigaddset(&deflt, forwarded[i]);
-	sigaddset(&deflt, SIGPIPE);
-	sigaddset(&deflt, SIGCHLD);
+	sigfillset(&deflt);
+	sigdelset(&deflt, SIGKILL);
+	sigdelset(&deflt, SIGSTOP);
 	err = posix_spawn_file_actions_init(&fa);
 	if (err)
 		return err;
@@ -189,7 +186,7 @@ void child_start(struct child *c)
 	if (c->started || c->over)
 		return;
 	c->started = true;
-	err = spawn(&pid, cmd);
+	err = child_spawn(&pid, cmd);
 	if (err) {
 		int code = child_spawn_code(cmd[0], err);
 

@@ -56,6 +56,12 @@ struct child {
 /* The exit code for a command cmd that could not be started (posix_spawnp's error err). */
 int child_spawn_code(const char *cmd, int err);
 
+/*
+ * posix_spawnp of cmd with the signal state of a fresh process (nothing
+ * blocked, every signal's default action) and the stderr rearguard was
+ * given (log_inherited_fd). 0, or the error number posix_spawnp gave.
+ */
+int child_spawn(pid_t *pid, char **cmd);
 /* Takes the signals, and removes the report of an earlier attempt of this container (OnFailure). */
 void child_open(struct child *c, struct ev_loop *loop, const struct run_options *o, child_end_fn *on_end,
 		void *data);

@@ -158,6 +158,8 @@ struct sidecar_stop {
 	int64_t deadline_us;    /* of the current state: drain-time, --stop-timeout, --kill-after */
 	int64_t stop_sent_us, gone_us; /* 0: not yet */
 	struct sidecar_catch catch;
+	enum decide_fate fate;  /* what the stop signal did to the roots (DECIDE_EV_FATE) */
+	char program[32];       /* how its program ended under rearguard sidecar (DECIDE_EV_PROGRAM), "" */
 	/* HTTP while stopping: one request or probe in flight at a time. */
 	bool http_inflight;
 	enum stop_answer answer;
@@ -401,6 +403,8 @@ bool dside_status(struct decide *d, size_t k, int code, int64_t now);
 bool dside_gone(struct decide *d, size_t k, int64_t now);
 bool dside_no_endpoint(struct decide *d, size_t k);
 bool dside_catches(struct decide *d, size_t k, int result);
+bool dside_fate(struct decide *d, size_t k, int fate);
+bool dside_program(struct decide *d, size_t k, int code, const char *how);
 bool dside_signal_result(struct decide *d, size_t k, int err, int64_t now);
 bool dside_http_result(struct decide *d, size_t k, enum decide_http_purpose purpose, int result, int64_t now);
 

@@ -435,6 +435,7 @@ static void start_stop(struct decide *d, size_t k, int64_t now, struct decide_ac
 		return;
 	}
 	signal_action(d, k, cfg->stop_signal, act);
+	act->first = true;
 }
 
 /* The first request to the sidecar: -> DRAINING with its drain, else -> STOPPING. */
@@ -1037,6 +1038,49 @@ bool dside_catches(struct decide *d, size_t k, int result)
 	return true;
 }
 
+/*
+ * What the stop signal did to the sidecar's roots, looked at just before it
+ * went: said when it fails the pod (no handler: 128 + the signal; ignored:
+ * 137 after the timeouts), with the fix, and kept for the summary.
+ */
+bool dside_fate(struct decide *d, size_t k, int fate)
+{
+	struct sidecar_stop *st = &d->sidecars[k].stop;
+
+	if (fate <= DECIDE_FATE_NONE || fate > DECIDE_FATE_DIES || st->fate != DECIDE_FATE_NONE)
+		return false;
+	st->fate = (enum decide_fate)fate;
+	SAY_SC(d, k, .kind = NOTE_STOP_FATE, .signo = st->last_signal, .result = fate,
+	       .code = fate == DECIDE_FATE_DIES ? 128 + st->last_signal : fate == DECIDE_FATE_IGNORES ? 137 : 0,
+	       .flag = d->cfg.policy == POLICY_NEVER);
+	return true;
+}
+
+/* Its program under rearguard sidecar ended: how, for the summary (its container's code comes from the kernel). */
+bool dside_program(struct decide *d, size_t k, int code, const char *how)
+{
+	struct sidecar_stop *st = &d->sidecars[k].stop;
+
+	if (!how || !*how || strlen(how) >= sizeof(st->program) || strcmp(st->program, how) == 0)
+		return false;
+	str_copy(st->program, how, sizeof(st->program));
+	SAY_SC(d, k, .kind = NOTE_PROGRAM_ENDED, .text = st->program, .code = code);
+	return true;
+}
+
+const char *decide_fate_word(enum decide_fate fate)
+{
+	switch (fate) {
+	case DECIDE_FATE_NONE: return NULL;
+	case DECIDE_FATE_WRAPPED: return "wrapped";
+	case DECIDE_FATE_HANDLES: return "handles";
+	case DECIDE_FATE_UNKNOWN: return "unknown";
+	case DECIDE_FATE_IGNORES: return "ignores";
+	case DECIDE_FATE_DIES: return "dies";
+	}
+	return NULL;
+}
+
 /* ---- views -------------------------------------------------------------------- */
 
 static const char *outcome(const struct sidecar_stop *st, bool seen)
@@ -1109,6 +1153,8 @@ bool decide_sidecar_view(const struct decide *d, size_t k, struct decide_sidecar
 	v->gone_us = sc->stop.gone_us;
 	v->deadline_us = sc->stop.deadline_us;
 	v->exit_code = sc->exit.code;
+	v->fate = sc->stop.fate;
+	v->program = sc->stop.program[0] ? sc->stop.program : NULL;
 	v->requests = sc->stop.requests;
 	memcpy(v->statuses, sc->stop.statuses, sizeof(v->statuses));
 	return true;

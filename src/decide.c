@@ -742,6 +742,8 @@ static const char *const event_names[] = {
 	[DECIDE_EV_NO_ENDPOINT] = "no-endpoint",
 	[DECIDE_EV_CATCHES] = "catches",
 	[DECIDE_EV_SIGNAL_RESULT] = "signal-result",
+	[DECIDE_EV_FATE] = "fate",
+	[DECIDE_EV_PROGRAM] = "program",
 	[DECIDE_EV_HTTP_RESULT] = "http-result",
 	[DECIDE_EV_WRITTEN] = "written",
 	[DECIDE_EV_FOUND] = "found",
@@ -773,6 +775,8 @@ static enum event_needs event_needs(enum decide_event_kind kind)
 	case DECIDE_EV_NO_ENDPOINT:
 	case DECIDE_EV_CATCHES:
 	case DECIDE_EV_SIGNAL_RESULT:
+	case DECIDE_EV_FATE:
+	case DECIDE_EV_PROGRAM:
 	case DECIDE_EV_HTTP_RESULT:
 		return NEEDS_SIDECAR;
 	case DECIDE_EV_APP_SEEN:
@@ -816,6 +820,8 @@ static bool dispatch(struct decide *d, const struct decide_event *ev, int64_t no
 	case DECIDE_EV_NO_ENDPOINT: return dside_no_endpoint(d, ev->sidecar);
 	case DECIDE_EV_CATCHES: return dside_catches(d, ev->sidecar, ev->result);
 	case DECIDE_EV_SIGNAL_RESULT: return dside_signal_result(d, ev->sidecar, ev->result, now);
+	case DECIDE_EV_FATE: return dside_fate(d, ev->sidecar, ev->result);
+	case DECIDE_EV_PROGRAM: return dside_program(d, ev->sidecar, ev->code, ev->name);
 	case DECIDE_EV_HTTP_RESULT: return dside_http_result(d, ev->sidecar, ev->purpose, ev->result, now);
 	case DECIDE_EV_APP_SEEN: return dapps_seen(d, ev->id, ev->name, now);
 	case DECIDE_EV_APP_EXITED: return dapps_exited(d, ev->id, now);

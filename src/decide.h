@@ -89,6 +89,23 @@ struct decide_sidecar_config {
 	enum decide_confirm confirm;
 };
 
+/*
+ * What a sidecar's stop signal does to the main process of its containers,
+ * looked at just before it is sent (DECIDE_SIGNAL with first): the worst of
+ * its roots', in this order from the least to the most harmful.
+ */
+enum decide_fate {
+	DECIDE_FATE_NONE,    /* not looked at: an HTTP stop, or no signal sent yet */
+	DECIDE_FATE_WRAPPED, /* it runs under rearguard sidecar: its container exits 0 of the stop */
+	DECIDE_FATE_HANDLES, /* it catches (or blocks) the signal: its own code will say how it went */
+	DECIDE_FATE_UNKNOWN, /* its status could not be read */
+	DECIDE_FATE_IGNORES, /* it ignores the signal: only the SIGKILL after the timeouts ends it (137) */
+	DECIDE_FATE_DIES,    /* no handler: it dies of the signal, and its container exits 128 + the signal */
+};
+
+/* The fate's word for the summary: "wrapped", "handles", "unknown", "ignores", "dies"; NULL for none. */
+const char *decide_fate_word(enum decide_fate fate);
+
 /* Where decide's notes go: a function and its data. No sink: they go nowhere. */
 typedef void decide_sink_fn(void *data, const struct decide_note *note);
 
@@ -201,6 +218,12 @@ struct decide_action {
 	bool rescan_first;
 	bool check_exits;       /* DECIDE_APPS_DONE: see there */
 	bool urgent;            /* a stop on its way: let it out before anything else is done */
+	/*
+	 * DECIDE_SIGNAL: the stop signal itself, not an escalation: what it will
+	 * do to the roots is looked at first (/proc/PID/status, or whether they
+	 * run under rearguard sidecar), and told after it as DECIDE_EV_FATE.
+	 */
+	bool first;
 };
 
 /* How a native sidecar's container was known. */
@@ -240,6 +263,11 @@ enum decide_event_kind {
 	DECIDE_EV_NO_ENDPOINT,     /* sidecar: pre-flight found its stop endpoint missing, and said so */
 	DECIDE_EV_CATCHES,         /* sidecar, result: the outcome of DECIDE_CATCHES */
 	DECIDE_EV_SIGNAL_RESULT,   /* sidecar, result: the outcome of DECIDE_SIGNAL: 0 or -errno */
+	DECIDE_EV_FATE,            /* sidecar, result: what DECIDE_SIGNAL's stop signal does to its roots
+				      (enum decide_fate), looked at just before it went */
+	DECIDE_EV_PROGRAM,         /* sidecar, code, name: its program under rearguard sidecar ended: the
+				      container's code, and how the program ended (exited:N, signal:NAME,
+				      timeout), as the wrapper's report (sidecars/NAME) says */
 	DECIDE_EV_HTTP_RESULT,     /* sidecar, purpose, result: the outcome of DECIDE_HTTP */
 	DECIDE_EV_WRITTEN,         /* file, result: the outcome of DECIDE_WRITE: 0 or -errno */
 	DECIDE_EV_FOUND,           /* file: left by an earlier run (apps-done: drain now; done: exit now) */
@@ -558,6 +586,8 @@ struct decide_sidecar_view {
 	int64_t stop_sent_us, gone_us; /* 0: not yet */
 	int64_t deadline_us;    /* the current step's, while stopping */
 	int exit_code;          /* its containers' roots': the first non-zero, else 0; or DECIDE_CODE_* */
+	enum decide_fate fate;  /* what its stop signal did to its roots, as looked at before it went */
+	const char *program;    /* under rearguard sidecar: how its program ended (exited:N, ...), NULL */
 	unsigned requests;      /* drain and stop requests made */
 	int statuses[DECIDE_STATUSES_MAX]; /* the first ones' results: status or -errno */
 };
@@ -657,6 +687,9 @@ enum decide_note_kind {
 	NOTE_CATCHES_UNKNOWN,      /* sidecar, signo, result */
 	NOTE_CATCHES_NOT,          /* sidecar, signo, us: the wait */
 	NOTE_CATCHES_WAIT,         /* sidecar, signo, us: the wait, limit: seen ago */
+	NOTE_STOP_FATE,            /* sidecar, signo, result: the fate (enum decide_fate), code: the exit
+				      code it makes, flag: under Never */
+	NOTE_PROGRAM_ENDED,        /* sidecar, text: how its program ended, code: the container's */
 	/* the sidecars' exits */
 	NOTE_SIDECAR_EXITED_EARLY, /* sidecar, container, pid; flag: after the apps were done */
 	NOTE_SIDECAR_CODE,         /* sidecar, code, text: the fix */

@@ -107,6 +107,7 @@ static void on_sidecar_event(void *data, const struct decide_event *ev)
 static void sidecar_gone(struct engine *e, size_t k)
 {
 	pod_check_sidecar(&e->pod, k);
+	stopper_reports(&e->sidecars[k]);
 	engine_tell(e, &(const struct decide_event){ .kind = DECIDE_EV_SIDECAR_GONE, .sidecar = k });
 }
 
@@ -213,8 +214,10 @@ static void stop_watch(struct engine *e, const struct decide_action *act)
 		sidecar_gone(e, k);
 }
 
-static void signal_sidecar(struct engine *e, size_t k, int sig, bool all)
+static void signal_sidecar(struct engine *e, size_t k, int sig, bool all, bool first)
 {
+	/* The stop signal: what it will do to the main processes is read before it goes (microseconds). */
+	int fate = first ? stopper_fate(&e->sidecars[k], sig) : DECIDE_FATE_NONE;
 	unsigned sent = 0;
 	int err = stopper_signal(&e->sidecars[k], sig, all, &sent);
 
@@ -223,6 +226,8 @@ static void signal_sidecar(struct engine *e, size_t k, int sig, bool all)
 		       LF_STR("error", err ? strerror(-err) : NULL)),
 		"sent SIG%s", signal_name(sig));
 	engine_tell(e, &(const struct decide_event){ .kind = DECIDE_EV_SIGNAL_RESULT, .sidecar = k, .result = err });
+	if (fate != DECIDE_FATE_NONE && sent)
+		engine_tell(e, &(const struct decide_event){ .kind = DECIDE_EV_FATE, .sidecar = k, .result = fate });
 }
 
 /*
@@ -336,7 +341,7 @@ static void carry_out(struct engine *e, const struct decide_action *act)
 		stop_watch(e, act);
 		break;
 	case DECIDE_SIGNAL:
-		signal_sidecar(e, act->sidecar, act->signo, act->all);
+		signal_sidecar(e, act->sidecar, act->signo, act->all, act->first);
 		break;
 	case DECIDE_SIGNAL_APP:
 		signal_app(e, act);
@@ -555,6 +560,7 @@ static int prepare_sidecars(struct engine *e)
 			.spare = e->own,
 			.nspare = e->nown,
 			.can_kill = e->can_kill,
+			.dir = e->opt->dir,
 			.on_event = on_sidecar_event,
 			.on_empty = on_sidecar_empty,
 			.data = e,

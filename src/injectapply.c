@@ -243,18 +243,25 @@ int inject_apply(struct ystream *s, struct ynode *tmpl, const struct inject_opti
 {
 	struct applying a = {.s = s, .tmpl = tmpl, .meta = ydoc_get(tmpl, "metadata")};
 	struct ynode *spec = ydoc_get(tmpl, "spec"), *ctrs = ydoc_get(spec, "containers"), *agent, *last = NULL;
-	size_t i, added = 0, at = 0;
+	size_t i, pass, added = 0, at = 0;
 	int rc;
 
 	if (!plan->change)
 		return 0;
 	if (a.meta && ydoc_is_null(a.meta))
 		a.meta = NULL;
-	for (i = 0; i < plan->nfixes; i++) {
-		rc = apply_fix(&a, &plan->fixes[i], &last, &added);
-		if (rc < 0)
-			return rc;
-	}
+	/*
+	 * The arguments turned on in place first: their slots point into the
+	 * lists as read, which a flag put in would shift under them.
+	 */
+	for (pass = 0; pass < 2; pass++)
+		for (i = 0; i < plan->nfixes; i++) {
+			if ((plan->fixes[i].kind == FIX_FLAG_ADD) != (pass == 1))
+				continue;
+			rc = apply_fix(&a, &plan->fixes[i], &last, &added);
+			if (rc < 0)
+				return rc;
+		}
 	if (plan->gate)
 		at = gate_order(ctrs, &plan->f);
 	/*
@@ -272,5 +279,6 @@ int inject_apply(struct ystream *s, struct ynode *tmpl, const struct inject_opti
 		return -ENOMEM;
 	if (ydoc_set(s, spec, "shareProcessNamespace", raw(s, "true"), true) < 0)
 		return -ENOMEM;
-	return add_volume(s, spec);
+	rc = add_volume(s, spec);
+	return rc < 0 ? rc : inject_apply_wraps(s, spec, o, plan);
 }

@@ -48,6 +48,17 @@ const char *inject_uid_of(const char *v);
 /* A container's name, or NULL. */
 const char *inject_name(const struct ynode *c);
 
+/* ---- injectwrap.c: sidecars under rearguard sidecar ---- */
+
+struct planning;
+/* Where the program is in a command line that runs it under rearguard sidecar; 0 when it does not. */
+size_t inject_wrapped_at(const char *const *argv, size_t argc);
+/* Marks the sidecars whose stop may fail the pod and whose command can be wrapped; says the others. */
+void inject_plan_wraps(struct planning *pl, struct found *f);
+/* The wrappers, their mounts, the binary's volume and its init container. 0 or -ENOMEM. */
+int inject_apply_wraps(struct ystream *s, struct ynode *spec, const struct inject_options *o,
+		       const struct inject_plan *plan);
+
 /* ---- injectplan.c: the plan being made ---- */
 
 struct planning {

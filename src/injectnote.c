@@ -313,10 +313,33 @@ static void for_template(struct out *o, const struct inject_note *n)
 	case NOTE_SHELL:
 		label(o, n);
 		put(o, " is stopped by SIG%s, which reaches its %s -c, not the program the script starts: the program "
-		       "runs on until SIGKILL; begin the script with exec (%s -c 'exec PROGRAM ...'), give the sidecar an "
-		       "HTTP stop, or stop every process of it (" INJECT_SIDECARS ": \"%s=%s%sstop=signal-all:%s\")",
-		    signal_name(n->sig), n->a, n->a, or(n->ctr, "?"), n->p ? n->p->name : "", n->p ? "," : "",
-		    signal_name(n->sig));
+		       "runs on until SIGKILL; begin the script with exec (%s -c 'exec PROGRAM ...'), and have the program "
+		       "end with 0 on SIG%s or run under rearguard sidecar (inject does that where its command is given), "
+		       "give the sidecar an HTTP stop, or stop every process of it (" INJECT_SIDECARS
+		       ": \"%s=%s%sstop=signal-all:%s\")",
+		    signal_name(n->sig), n->a, n->a, signal_name(n->sig), or(n->ctr, "?"), n->p ? n->p->name : "",
+		    n->p ? "," : "", signal_name(n->sig));
+		break;
+	case NOTE_WRAPPED:
+		put(o, "container %s: its command now runs under rearguard sidecar (installed by the init container "
+		       "rearguard-install), so that SIG%s, its stop, ends it with 0, as a native sidecar's stop does not "
+		       "fail the pod; where its program exits 0 on SIG%s itself, mark it handles-stop in " INJECT_SIDECARS
+		       " (\"%s=handles-stop\") and it is left as it is",
+		    n->ctr, signal_name(n->sig), signal_name(n->sig), n->ctr);
+		break;
+	case NOTE_WRAP_NO_COMMAND:
+		put(o, "container %s is stopped by SIG%s and its spec gives no command (its image's entrypoint runs), so it "
+		       "cannot run under rearguard sidecar: a program without a handler for SIG%s dies of it, and its exit "
+		       "code %d fails the pod under restartPolicy Never (OnFailure restarts it); write its command into "
+		       "the spec (then inject again), or make its program exit 0 on SIG%s and mark it handles-stop in "
+		       INJECT_SIDECARS " (\"%s=handles-stop\")",
+		    n->ctr, signal_name(n->sig), signal_name(n->sig), 128 + n->sig, signal_name(n->sig), n->ctr);
+		break;
+	case NOTE_WRAP_MOUNT:
+		put(o, "container %s mounts another volume at %s, where rearguard sidecar would go, so its command is not "
+		       "wrapped: a program without a handler for SIG%s dies of it, and its exit code %d fails the pod under "
+		       "restartPolicy Never; free the path, or make its program exit 0 on SIG%s",
+		    n->ctr, n->a, signal_name(n->sig), 128 + n->sig, signal_name(n->sig));
 		break;
 	case NOTE_SIGNAL_UID:
 		label(o, n);
@@ -514,8 +537,23 @@ static void for_pod(struct out *o, const struct inject_note *n)
 		break;
 	case NOTE_SHELL:
 		label(o, n);
-		put(o, ": SIG%s reaches its %s -c, not the program: begin the script with exec", signal_name(n->sig),
-		    n->a);
+		put(o, ": SIG%s reaches its %s -c, not the program: begin the script with exec, and have the program end "
+		       "with 0 on SIG%s or run under rearguard sidecar",
+		    signal_name(n->sig), n->a, signal_name(n->sig));
+		break;
+	case NOTE_WRAPPED:
+		put(o, "container %s runs under rearguard sidecar: its stop by SIG%s ends it with 0", n->ctr,
+		    signal_name(n->sig));
+		break;
+	case NOTE_WRAP_NO_COMMAND:
+		put(o, "container %s gives no command, so it cannot run under rearguard sidecar: if its program dies of "
+		       "SIG%s (%d), that fails the pod; write its command, or make its program exit 0 on SIG%s",
+		    n->ctr, signal_name(n->sig), 128 + n->sig, signal_name(n->sig));
+		break;
+	case NOTE_WRAP_MOUNT:
+		put(o, "container %s mounts another volume at %s: it cannot run under rearguard sidecar, and if its "
+		       "program dies of SIG%s (%d), that fails the pod",
+		    n->ctr, n->a, signal_name(n->sig), 128 + n->sig);
 		break;
 	case NOTE_SIGNAL_UID:
 		label(o, n);
@@ -617,6 +655,9 @@ bool inject_note_leaves(enum inject_note_kind kind)
 	case NOTE_VERSION_UNKNOWN:
 	case NOTE_FLAG_TOO_NEW:
 	case NOTE_SHELL:
+	case NOTE_WRAPPED:
+	case NOTE_WRAP_NO_COMMAND:
+	case NOTE_WRAP_MOUNT:
 	case NOTE_SIGNAL_UID:
 	case NOTE_SIGNAL_ROOT:
 	case NOTE_REQUEST_ROOT:

@@ -86,6 +86,9 @@ enum inject_note_kind {
 	NOTE_VERSION_UNKNOWN,  /* p, ctr, a: the image, words: the flags not added, which older versions lack */
 	NOTE_FLAG_TOO_NEW,     /* p, ctr, a: the flag, b: the first version with it, c: the image's version */
 	NOTE_SHELL,	       /* p (may be NULL), ctr, a: the shell, sig: the stop signal */
+	NOTE_WRAPPED,	       /* ctr, sig: its stop signal: its command now runs under rearguard sidecar */
+	NOTE_WRAP_NO_COMMAND,  /* ctr, sig: a sidecar whose stop may fail the pod, without a command to wrap */
+	NOTE_WRAP_MOUNT,       /* ctr, sig, a: the path another volume holds in it, where the wrapper goes */
 	NOTE_SIGNAL_UID,       /* p, ctr (NULL: an injected one), a: its uid, flag: stopped by a signal */
 	NOTE_SIGNAL_ROOT,      /* p, ctr, a: why it is or may be root (words), b: its image */
 	NOTE_REQUEST_ROOT,     /* p, ctr, a: why it is or may be root: a request is its stop, a signal the fallback */

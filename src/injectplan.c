@@ -400,6 +400,7 @@ int inject_plan(struct ystream *s, struct ynode *tmpl, enum inject_where where, 
 	rc = inject_plan_sidecars(&pl, meta, &plan->f);
 	if (rc < 0)
 		return rc;
+	inject_plan_wraps(&pl, &plan->f);
 	inject_check_signals(&pl, meta, spec, &plan->f);
 	plan->gate = o->gate && !plan->no_ports && inject_can_gate(&pl, meta, &plan->f);
 	plan->app = inject_name(ctrs->items[plan->f.first_app]);

@@ -50,6 +50,8 @@ struct sidecar {
 	bool native;		     /* a native sidecar, or a helper: the agent recognises it, never stops it */
 	const char *named;	     /* a named one's SPEC (what follows CONTAINER=), "" for none */
 	bool signal_stop;	     /* its stop endpoint cannot be had: stopped by SIGTERM */
+	bool wrapped;		     /* its command runs under rearguard sidecar (injectwrap.c) */
+	bool wrap_words;	     /* ...and the wrapper's words are to be put before it (not there yet) */
 	const char *self_stops;	     /* the wrapper that stops it once the apps are done (watchkiller, kubexit), or NULL */
 	char spec[PRESET_SPEC_MAX];
 };

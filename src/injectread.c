@@ -72,7 +72,7 @@ const char *inject_annotation(const void *meta, const char *key)
 size_t inject_argv(const struct ynode *c, const char **argv, struct ynode ***slots)
 {
 	const struct ynode *cmd = ydoc_get(c, "command"), *args = ydoc_get(c, "args");
-	size_t n = 0, i;
+	size_t n = 0, i, skip;
 
 	if (cmd && cmd->kind == YNODE_SEQ && cmd->n > 0) {
 		for (i = 0; i < cmd->n && n < MAX_ARGV; i++) {
@@ -91,7 +91,17 @@ size_t inject_argv(const struct ynode *c, const char **argv, struct ynode ***slo
 				slots[n] = &args->items[i];
 			argv[n++] = ydoc_str(args->items[i]) ? ydoc_str(args->items[i]) : "";
 		}
-	return n == 1 && !argv[0] ? 0 : n;
+	if (n == 1 && !argv[0])
+		return 0;
+	/* Under rearguard sidecar: the command line its program sees. */
+	skip = inject_wrapped_at(argv, n);
+	if (skip) {
+		memmove(argv, argv + skip, (n - skip) * sizeof(argv[0]));
+		if (slots)
+			memmove(slots, slots + skip, (n - skip) * sizeof(slots[0]));
+		n -= skip;
+	}
+	return n;
 }
 
 /*

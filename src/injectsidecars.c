@@ -466,6 +466,8 @@ static int named_spec(const char *ctr, const char *const *argv, size_t argc, con
 	else if (!*spec || strncmp(spec, "signal:", 7) == 0 || strncmp(spec, "signal-all:", 11) == 0 ||
 		 strncasecmp(spec, "http", 4) == 0)
 		n = snprintf(out, len, "name=%s,match=%s%s%s", ctr, match, *spec ? ",stop=" : "", spec);
+	else if (spec_key_at(spec)) /* a word without a value (handles-stop): the default stop */
+		n = snprintf(out, len, "name=%s,match=%s,%s", ctr, match, spec);
 	else
 		return -EINVAL;
 	if (n < 0 || (size_t)n >= len)
@@ -614,7 +616,6 @@ struct cmdline {
 static void cmdline_read(struct cmdline *cl, struct planning *pl, const struct ynode *c)
 {
 	const struct ynode *cmd = ydoc_get(c, "command");
-	struct preset_program prog;
 
 	memset(cl, 0, sizeof(*cl));
 	cl->pl = pl;
@@ -626,11 +627,11 @@ static void cmdline_read(struct cmdline *cl, struct planning *pl, const struct y
 		cl->slots[0] = NULL;
 		cl->argc = 1;
 	}
-	if (cl->argv[0] && !presets_detect(NULL, cl->argv, cl->argc, NULL, 0) && presets_program(cl->argv, cl->argc, &prog)) {
-		if (prog.script)
-			cl->script = prog;
-		else
-			cl->prog = prog.at;
+	/* Read in place: a script's words point into its own buf, which a copy would leave behind. */
+	if (cl->argv[0] && !presets_detect(NULL, cl->argv, cl->argc, NULL, 0) &&
+	    presets_program(cl->argv, cl->argc, &cl->script) && !cl->script.script) {
+		cl->prog = cl->script.at;
+		memset(&cl->script, 0, sizeof(cl->script));
 	}
 	cl->next = cl->prog < cl->args_at ? cl->args_at : cl->prog + 1;
 	cl->first = cl->next - cl->args_at;
@@ -993,6 +994,16 @@ void inject_check_signals(struct planning *pl, const struct ynode *meta, const s
 
 			if (sc->native || spec_read(sc->spec, &s, why, sizeof(why)) < 0)
 				continue;
+			/* Under rearguard sidecar the stop goes through the volume: no uid needed. */
+			if (sc->wrapped) {
+				if (pass == 1 && !s.signal_all && (shell = shell_without_exec(argv, argc))) {
+					nt = sidecar_note(pl, NOTE_SHELL, WARN, sc);
+					nt->a = shell;
+					nt->sig = s.stop_signal;
+				}
+				spec_free(&s);
+				continue;
+			}
 			signal = !s.stop_url;
 			all = s.signal_all;
 			sig = s.stop_signal;

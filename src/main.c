@@ -19,6 +19,7 @@
 #include "log.h"
 #include "options.h"
 #include "run.h"
+#include "sidecar.h"
 #include "util.h"
 #include "webhook.h"
 #include "wrap.h"
@@ -85,6 +86,20 @@ static int run_cmd(int argc, char **argv)
 	log_setup(opt.log_level, opt.log_format, 2);
 	rc = opt.drain ? wrap_main(&opt) : run_main(&opt);
 	options_free_run(&opt);
+	return rc;
+}
+
+static int sidecar_cmd(int argc, char **argv)
+{
+	struct sidecar_options opt;
+	char err[OPTIONS_ERR_MAX];
+	int rc = parsed(options_parse_sidecar(&opt, argc, argv, err, sizeof(err)), err);
+
+	if (rc >= 0)
+		return rc;
+	log_setup(opt.log_level, opt.log_format, 2);
+	rc = sidecar_main(&opt);
+	options_free_sidecar(&opt);
 	return rc;
 }
 
@@ -191,6 +206,8 @@ int main(int argc, char **argv)
 	}
 	if (strcmp(cmd, "run") == 0)
 		return run_cmd(argc - 1, argv + 1);
+	if (strcmp(cmd, "sidecar") == 0)
+		return sidecar_cmd(argc - 1, argv + 1);
 	if (strcmp(cmd, "wait") == 0)
 		return wait_cmd(argc - 1, argv + 1);
 	if (strcmp(cmd, "install") == 0)

@@ -174,6 +174,68 @@ static const char *apps_stop_not(enum decide_apps_kept kept)
 	return "the pod is being deleted: the kubelet stops the apps itself";
 }
 
+
+const char *notes_fate_fix(enum decide_fate fate)
+{
+	switch (fate) {
+	case DECIDE_FATE_DIES:
+		return "run its command under rearguard sidecar (rearguard inject and the webhook do where the pod "
+		       "spec gives the command), make its program exit 0 on the signal, or stop it with a signal it "
+		       "handles (stop=signal:NAME)";
+	case DECIDE_FATE_IGNORES:
+		return "run its command under rearguard sidecar (rearguard inject and the webhook do where the pod "
+		       "spec gives the command), or stop it with a signal it handles (stop=signal:NAME)";
+	case DECIDE_FATE_NONE:
+	case DECIDE_FATE_WRAPPED:
+	case DECIDE_FATE_HANDLES:
+	case DECIDE_FATE_UNKNOWN:
+		break;
+	}
+	return NULL;
+}
+
+/* What the stop signal does to the sidecar's main process, said as it goes: before its code says it. */
+static void fate_note(const struct decide_note *n, const char *sig)
+{
+	const char *meaning = n->flag ? "which fails the pod under restartPolicy Never"
+				      : "on which the kubelet restarts it under OnFailure, and the pod does not complete";
+
+	switch ((enum decide_fate)n->result) {
+	case DECIDE_FATE_DIES:
+		log_msg(LOG_WARN,
+			FIELDS(LF_STR("sidecar", n->sidecar), LF_STR("signal", sig), LF_INT("exit_code", n->code),
+			       LF_STR("fix", notes_fate_fix(DECIDE_FATE_DIES))),
+			"%s's main process has no handler for SIG%s: it dies of it and its container exits %d, %s",
+			n->sidecar, sig, n->code, meaning);
+		return;
+	case DECIDE_FATE_IGNORES:
+		log_msg(LOG_WARN,
+			FIELDS(LF_STR("sidecar", n->sidecar), LF_STR("signal", sig), LF_INT("exit_code", n->code),
+			       LF_STR("fix", notes_fate_fix(DECIDE_FATE_IGNORES))),
+			"%s's main process ignores SIG%s: it ends only at SIGKILL, once --stop-timeout and --kill-after "
+			"have passed, and its container exits %d, %s",
+			n->sidecar, sig, n->code, meaning);
+		return;
+	case DECIDE_FATE_WRAPPED:
+		log_msg(LOG_INFO, FIELDS(LF_STR("sidecar", n->sidecar), LF_STR("signal", sig)),
+			"%s runs under rearguard sidecar: its container exits 0 when its program ends of the stop",
+			n->sidecar);
+		return;
+	case DECIDE_FATE_HANDLES:
+		log_msg(LOG_DEBUG, FIELDS(LF_STR("sidecar", n->sidecar), LF_STR("signal", sig)),
+			"%s's main process handles SIG%s", n->sidecar, sig);
+		return;
+	case DECIDE_FATE_UNKNOWN:
+		log_msg(LOG_DEBUG, FIELDS(LF_STR("sidecar", n->sidecar), LF_STR("signal", sig)),
+			"cannot tell what SIG%s does to %s's main process", sig, n->sidecar);
+		return;
+	case DECIDE_FATE_NONE:
+		break;
+	}
+	log_msg(LOG_DEBUG, FIELDS(LF_STR("sidecar", n->sidecar)), "what the stop signal does to %s was not looked at",
+		n->sidecar);
+}
+
 /*
  * Each note of decide as the line users read. The switch names every kind
  * and has no default: a kind added to decide.h without its words here is
@@ -515,6 +577,15 @@ void notes_log(void *data, const struct decide_note *n)
 		    FIELDS(LF_STR("sidecar", n->sidecar), LF_STR("signal", sig), LF_DURATION("waited", n->limit_us)),
 		    "%s does not catch SIG%s %s after its start: stopping anyway (it may die of the signal)",
 		    n->sidecar, sig, dur(n->us, d1));
+		return;
+	case NOTE_STOP_FATE:
+		fate_note(n, sig);
+		return;
+	case NOTE_PROGRAM_ENDED:
+		log_msg(n->code ? LOG_WARN : LOG_INFO,
+			FIELDS(LF_STR("sidecar", n->sidecar), LF_STR("program", n->text), LF_INT("exit_code", n->code)),
+			"%s's program under rearguard sidecar ended (%s): its container exits %d", n->sidecar, n->text,
+			n->code);
 		return;
 	case NOTE_CATCHES_WAIT:
 		log_msg(LOG_INFO,

@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <ev.h>
 #include <getopt.h>
+#include <signal.h>
 #include <netinet/in.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -60,6 +61,7 @@ enum {
 	OPT_ALL = 512,
 	OPT_AUDIT,
 	OPT_NOW,
+	OPT_STOP_SIGNAL,
 };
 
 /* Which commands take an option. */
@@ -71,7 +73,8 @@ enum {
 #define FOR_INJECT 32u
 #define FOR_WEBHOOK 64u
 #define FOR_EXPLAIN 128u
-#define FOR_ALL (FOR_AGENT | FOR_DRAIN | FOR_RUN | FOR_WAIT | FOR_INSTALL | FOR_INJECT | FOR_WEBHOOK | FOR_EXPLAIN)
+#define FOR_SIDECAR 256u
+#define FOR_ALL (FOR_AGENT | FOR_DRAIN | FOR_RUN | FOR_WAIT | FOR_INSTALL | FOR_INJECT | FOR_WEBHOOK | FOR_EXPLAIN | FOR_SIDECAR)
 
 struct opt_def {
 	const char *name;
@@ -86,19 +89,21 @@ static const struct opt_def opts[] = {
 	{ "sidecar", OPT_SIDECAR, required_argument, "REARGUARD_SIDECARS", FOR_AGENT | FOR_DRAIN | FOR_RUN },
 	{ "app", OPT_APP, required_argument, "REARGUARD_APP", FOR_AGENT },
 	{ "apps", OPT_APPS, required_argument, "REARGUARD_APPS", FOR_AGENT },
-	{ "dir", OPT_DIR, required_argument, "REARGUARD_DIR", FOR_AGENT | FOR_RUN | FOR_WAIT },
+	{ "dir", OPT_DIR, required_argument, "REARGUARD_DIR", FOR_AGENT | FOR_RUN | FOR_WAIT | FOR_SIDECAR },
 	{ "restart-policy", OPT_RESTART_POLICY, required_argument, "REARGUARD_RESTART_POLICY", FOR_AGENT },
 	{ "startup-timeout", OPT_STARTUP_TIMEOUT, required_argument, "REARGUARD_STARTUP_TIMEOUT", FOR_AGENT },
 	{ "sidecar-wait", OPT_SIDECAR_WAIT, required_argument, "REARGUARD_SIDECAR_WAIT", FOR_AGENT },
 	{ "ready-timeout", OPT_READY_TIMEOUT, required_argument, "REARGUARD_READY_TIMEOUT", FOR_AGENT },
-	{ "stop-timeout", OPT_STOP_TIMEOUT, required_argument, "REARGUARD_STOP_TIMEOUT", FOR_AGENT | FOR_DRAIN | FOR_RUN },
+	{ "stop-timeout", OPT_STOP_TIMEOUT, required_argument, "REARGUARD_STOP_TIMEOUT",
+	  FOR_AGENT | FOR_DRAIN | FOR_RUN | FOR_SIDECAR },
 	{ "kill-after", OPT_KILL_AFTER, required_argument, "REARGUARD_KILL_AFTER", FOR_AGENT | FOR_DRAIN | FOR_RUN },
 	{ "term-grace", OPT_TERM_GRACE, required_argument, "REARGUARD_TERM_GRACE", FOR_AGENT },
 	{ "restart-grace", OPT_RESTART_GRACE, required_argument, "REARGUARD_RESTART_GRACE", FOR_AGENT },
 	{ "on-sidecar-exit", OPT_ON_SIDECAR_EXIT, required_argument, "REARGUARD_ON_SIDECAR_EXIT", FOR_AGENT },
 	{ "first", OPT_FIRST, no_argument, "REARGUARD_FIRST", FOR_AGENT },
 	{ "termination-log", OPT_TERMINATION_LOG, required_argument, "REARGUARD_TERMINATION_LOG", FOR_AGENT },
-	{ "name", OPT_NAME, required_argument, "REARGUARD_NAME", FOR_RUN },
+	{ "name", OPT_NAME, required_argument, "REARGUARD_NAME", FOR_RUN | FOR_SIDECAR },
+	{ "stop-signal", OPT_STOP_SIGNAL, required_argument, "REARGUARD_STOP_SIGNAL", FOR_SIDECAR },
 	{ "timeout", OPT_TIMEOUT, required_argument, "REARGUARD_TIMEOUT", FOR_RUN | FOR_WAIT },
 	{ "no-wait", OPT_NO_WAIT, no_argument, "REARGUARD_NO_WAIT", FOR_RUN },
 	{ "drain", OPT_DRAIN, no_argument, "REARGUARD_DRAIN", FOR_RUN },
@@ -116,9 +121,11 @@ static const struct opt_def opts[] = {
 	{ "all", OPT_ALL, no_argument, NULL, FOR_EXPLAIN },
 	{ "audit", OPT_AUDIT, no_argument, NULL, FOR_EXPLAIN },
 	{ "now", OPT_NOW, required_argument, NULL, FOR_EXPLAIN },
-	{ "log-format", OPT_LOG_FORMAT, required_argument, "REARGUARD_LOG_FORMAT", FOR_AGENT | FOR_DRAIN | FOR_RUN | FOR_WEBHOOK },
-	{ "verbose", OPT_VERBOSE, no_argument, "REARGUARD_VERBOSE", FOR_AGENT | FOR_DRAIN | FOR_RUN | FOR_WEBHOOK },
-	{ "quiet", OPT_QUIET, no_argument, "REARGUARD_QUIET", FOR_AGENT | FOR_DRAIN | FOR_RUN | FOR_INJECT | FOR_WEBHOOK },
+	{ "log-format", OPT_LOG_FORMAT, required_argument, "REARGUARD_LOG_FORMAT",
+	  FOR_AGENT | FOR_DRAIN | FOR_RUN | FOR_WEBHOOK | FOR_SIDECAR },
+	{ "verbose", OPT_VERBOSE, no_argument, "REARGUARD_VERBOSE", FOR_AGENT | FOR_DRAIN | FOR_RUN | FOR_WEBHOOK | FOR_SIDECAR },
+	{ "quiet", OPT_QUIET, no_argument, "REARGUARD_QUIET",
+	  FOR_AGENT | FOR_DRAIN | FOR_RUN | FOR_INJECT | FOR_WEBHOOK | FOR_SIDECAR },
 	{ "help", OPT_HELP, no_argument, NULL, FOR_ALL },
 	{ "version", OPT_VERSION, no_argument, NULL, FOR_AGENT },
 };
@@ -138,6 +145,7 @@ static const struct command drain_cmd = { FOR_DRAIN, "",
 					  "--log-format, --verbose, --quiet",
 					  false, NULL };
 static const struct command run_cmd = { FOR_RUN, "run: ", "see rearguard --help", true, NULL };
+static const struct command sidecar_cmd = { FOR_SIDECAR, "sidecar: ", "see rearguard --help", true, NULL };
 static const struct command wait_cmd = { FOR_WAIT, "wait: ", "see rearguard --help", false, NULL };
 static const struct command install_cmd = { FOR_INSTALL, "install: ", "see rearguard --help", false, NULL };
 static const struct command inject_cmd = { FOR_INJECT, "inject: ", "see rearguard inject --help", false,
@@ -590,6 +598,21 @@ static int apply_name(char **slot, const char *value, const char *what, char *er
 	return set_string(slot, value, what, err, errlen);
 }
 
+/*
+ * run's and sidecar's --name, else the basename of their command (what
+ * names a report or a sidecar's files), and --dir's default. what: "run:
+ * the command"; names: what the name is for.
+ */
+static int name_and_dir(char **name, char **dir, const char *cmd, const char *what, const char *names, char *err,
+			size_t errlen)
+{
+	if (!*name && apply_name(name, base_name(cmd), what, err, errlen) < 0)
+		return failf(err, errlen, "%s \"%s\" cannot name %s: give --name NAME", what, cmd, names);
+	if (default_dir(dir) < 0)
+		return failf(err, errlen, "out of memory");
+	return 0;
+}
+
 static int apply_run(void *p, int id, const char *value, const char *what, bool from_env, char *err, size_t errlen)
 {
 	struct run_options *o = p;
@@ -670,15 +693,8 @@ static enum options_result parse_run(struct run_options *o, bool foreign, int ar
 		failf(err, errlen, "run: --sidecar is for --drain (the sidecars run stops itself when no agent does)");
 		goto fail;
 	}
-	if (!o->name && apply_name(&o->name, base_name(o->cmd[0]), "run", err, errlen) < 0) {
-		failf(err, errlen, "run: the command \"%s\" cannot name the report apps/NAME: give --name NAME",
-		      o->cmd[0]);
+	if (name_and_dir(&o->name, &o->dir, o->cmd[0], "run: the command", "the report apps/NAME", err, errlen) < 0)
 		goto fail;
-	}
-	if (default_dir(&o->dir) < 0) {
-		failf(err, errlen, "out of memory");
-		goto fail;
-	}
 	return OPTIONS_OK;
 fail:
 	options_free_run(o);
@@ -706,6 +722,86 @@ int options_run_name(int argc, char **argv, char *name, size_t len)
 void options_free_run(struct run_options *o)
 {
 	options_free(&o->drain_opts);
+	free(o->name);
+	free(o->dir);
+	memset(o, 0, sizeof(*o));
+}
+
+static int apply_sidecar(void *p, int id, const char *value, const char *what, bool from_env, char *err,
+			 size_t errlen)
+{
+	struct sidecar_options *o = p;
+	int64_t ms;
+
+	switch (id) {
+	case OPT_NAME:
+		return apply_name(&o->name, value, what, err, errlen);
+	case OPT_DIR:
+		return set_string(&o->dir, value, what, err, errlen);
+	case OPT_STOP_SIGNAL:
+		if (parse_signal(value, &o->stop_signal) < 0 || o->stop_signal == SIGKILL || o->stop_signal == SIGSTOP)
+			return failf(err, errlen, "%s: \"%s\" is not a signal that can stop a program (TERM, QUIT, INT, ...)",
+				     what, value);
+		return 0;
+	case OPT_STOP_TIMEOUT:
+		if (options_duration(what, value, &ms, err, errlen) < 0)
+			return -EINVAL;
+		o->stop_timeout_ms = ms;
+		return 0;
+	default:
+		return apply_log(&o->log_format, &o->log_level, id, value, what, from_env, err, errlen);
+	}
+}
+
+static enum options_result parse_sidecar(struct sidecar_options *o, bool foreign, int argc, char **argv, char *err,
+					 size_t errlen)
+{
+	int first;
+
+	memset(o, 0, sizeof(*o));
+	o->stop_signal = SIGTERM;
+	o->stop_timeout_ms = default_ms(DEFAULT_STOP_TIMEOUT);
+	o->log_format = LOG_TEXT;
+	o->log_level = LOG_INFO;
+	first = drive(&sidecar_cmd, foreign, apply_sidecar, o, argc, argv, err, errlen);
+	if (first < 0) {
+		options_free_sidecar(o);
+		return result_of(first);
+	}
+	if (first >= argc) {
+		failf(err, errlen, "sidecar: no program given (rearguard sidecar [OPTIONS] -- PROGRAM [ARG...])");
+		goto fail;
+	}
+	o->cmd = argv + first;
+	if (name_and_dir(&o->name, &o->dir, o->cmd[0], "sidecar: the program", "the sidecar", err, errlen) < 0)
+		goto fail;
+	return OPTIONS_OK;
+fail:
+	options_free_sidecar(o);
+	return OPTIONS_ERROR;
+}
+
+enum options_result options_parse_sidecar(struct sidecar_options *o, int argc, char **argv, char *err, size_t errlen)
+{
+	return parse_sidecar(o, false, argc, argv, err, errlen);
+}
+
+int options_sidecar_name(int argc, char **argv, char *name, size_t len, int *program)
+{
+	char err[OPTIONS_ERR_MAX];
+	struct sidecar_options o;
+
+	if (argc < 2 || strncmp(base_name(argv[0]), "rearguard", 9) != 0 || strcmp(argv[1], "sidecar") != 0 ||
+	    parse_sidecar(&o, true, argc - 1, argv + 1, err, sizeof(err)) != OPTIONS_OK)
+		return -EINVAL;
+	str_copy(name, o.name, len);
+	*program = (int)(o.cmd - argv);
+	options_free_sidecar(&o);
+	return 0;
+}
+
+void options_free_sidecar(struct sidecar_options *o)
+{
 	free(o->name);
 	free(o->dir);
 	memset(o, 0, sizeof(*o));

@@ -70,6 +70,17 @@ struct run_options {
 	char **cmd;           /* CMD [ARG...], NULL-terminated: points into argv */
 };
 
+/* rearguard sidecar [OPTIONS] -- PROGRAM [ARG...] */
+struct sidecar_options {
+	char *name;              /* --name, else the basename of PROGRAM: sidecars/NAME, sidecars/NAME.stop */
+	char *dir;
+	int stop_signal;         /* the signal that stops the program (besides SIGTERM) */
+	int64_t stop_timeout_ms; /* after the stop, the program gets this long; then SIGKILL */
+	enum log_format log_format;
+	enum log_level log_level;
+	char **cmd;              /* PROGRAM [ARG...], NULL-terminated: points into argv */
+};
+
 /* rearguard wait CONDITION [--timeout DUR] [--dir DIR] */
 /* rearguard wait's condition for a sidecar's preStop hook: this container's main process ends, or done. */
 #define WAIT_STOPPED "stopped"
@@ -89,6 +100,14 @@ void options_free_run(struct run_options *o);
  * not ours to read. -EINVAL when it is not such a command line.
  */
 int options_run_name(int argc, char **argv, char *name, size_t len);
+enum options_result options_parse_sidecar(struct sidecar_options *o, int argc, char **argv, char *err, size_t errlen);
+void options_free_sidecar(struct sidecar_options *o);
+/*
+ * The sidecar name another process's command line (rearguard sidecar ...)
+ * has: --name, else PROGRAM's basename, and where PROGRAM is in argv.
+ * -EINVAL when it is not the command line of rearguard sidecar.
+ */
+int options_sidecar_name(int argc, char **argv, char *name, size_t len, int *program);
 enum options_result options_parse_wait(struct wait_options *o, int argc, char **argv, char *err, size_t errlen);
 void options_free_wait(struct wait_options *o);
 /* rearguard install DIR: *dir points into argv. */

@@ -11,6 +11,7 @@
 #include "util.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -87,26 +88,41 @@ int podscan_uids(const struct podscan *ps, pid_t pid, uint64_t start, uid_t *rui
 	return 0;
 }
 
-int podscan_catches(const struct podscan *ps, pid_t pid, uint64_t start, int signo)
+/* The three signal masks of pid's status, if it still is that process; the state too (state may be NULL). */
+static int sigmasks(const struct podscan *ps, pid_t pid, uint64_t start, uint64_t *caught, uint64_t *ignored,
+		    uint64_t *blocked, char *state)
 {
-	uint64_t caught, ignored, blocked, now_start, bit;
+	uint64_t now_start;
 	char buf[8192];
 	bool zombie;
 	size_t len;
 	int rc;
 
-	if (signo < 1 || signo > 64)
-		return -EINVAL;
 	rc = podscan_read_pid_file(ps, buf, sizeof(buf), pid, "status", &len);
 	if (rc < 0)
 		return rc == -ENOENT ? -ESRCH : rc;
-	if (proc_status_sigmask(buf, len, "SigCgt", &caught) < 0 ||
-	    proc_status_sigmask(buf, len, "SigIgn", &ignored) < 0 ||
-	    proc_status_sigmask(buf, len, "SigBlk", &blocked) < 0)
+	if (proc_status_sigmask(buf, len, "SigCgt", caught) < 0 || proc_status_sigmask(buf, len, "SigIgn", ignored) < 0 ||
+	    proc_status_sigmask(buf, len, "SigBlk", blocked) < 0)
 		return -EINVAL;
 	rc = podscan_start_time(ps, pid, &now_start, &zombie);
 	if (rc == -ENOENT || (rc == 0 && (now_start != start || zombie)))
 		return -ESRCH;
+	if (rc < 0)
+		return rc;
+	if (state)
+		*state = proc_status_state(buf, len);
+	return 0;
+}
+
+int podscan_catches(const struct podscan *ps, pid_t pid, uint64_t start, int signo)
+{
+	uint64_t caught, ignored, blocked, bit;
+	char state;
+	int rc;
+
+	if (signo < 1 || signo > 64)
+		return -EINVAL;
+	rc = sigmasks(ps, pid, start, &caught, &ignored, &blocked, &state);
 	if (rc < 0)
 		return rc;
 	bit = 1ull << (signo - 1);
@@ -118,9 +134,34 @@ int podscan_catches(const struct podscan *ps, pid_t pid, uint64_t start, int sig
 	 * starting may have its handler and yet not act on the signal (nginx
 	 * notices a QUIT that came before its master loop only at the next one).
 	 */
-	if (proc_status_state(buf, len) != 'S')
+	if (state != 'S')
 		return 0;
 	return (caught | blocked) & bit ? 1 : PODSCAN_IGNORES;
+}
+
+/* Whether signo's default action ends a process (SIGCHLD, SIGURG, SIGWINCH, SIGCONT and the stops do not). */
+static bool ends_by_default(int signo)
+{
+	return signo != SIGCHLD && signo != SIGCONT && signo != SIGURG && signo != SIGWINCH && signo != SIGSTOP &&
+	       signo != SIGTSTP && signo != SIGTTIN && signo != SIGTTOU;
+}
+
+int podscan_fate(const struct podscan *ps, pid_t pid, uint64_t start, int signo)
+{
+	uint64_t caught, ignored, blocked, bit;
+	int rc;
+
+	if (signo < 1 || signo > 64)
+		return -EINVAL;
+	rc = sigmasks(ps, pid, start, &caught, &ignored, &blocked, NULL);
+	if (rc < 0)
+		return rc;
+	bit = 1ull << (signo - 1);
+	if ((caught | blocked) & bit)
+		return PODSCAN_FATE_HANDLES;
+	if (ignored & bit || !ends_by_default(signo))
+		return PODSCAN_FATE_IGNORES;
+	return PODSCAN_FATE_DIES;
 }
 
 size_t podscan_ancestors(const struct podscan *ps, pid_t pid, pid_t *out, size_t cap)

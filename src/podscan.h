@@ -199,6 +199,17 @@ int podscan_uids(const struct podscan *ps, pid_t pid, uint64_t start, uid_t *rui
 #define PODSCAN_IGNORES 2
 int podscan_catches(const struct podscan *ps, pid_t pid, uint64_t start, int signo);
 
+/*
+ * What pid (if it still has the start time) does with signo, read from
+ * the SigCgt, SigIgn and SigBlk masks of its status: PODSCAN_FATE_* below,
+ * or -ESRCH when it is gone, or -errno. Unlike podscan_catches, whatever
+ * its state: this is what the signal will do to it now.
+ */
+#define PODSCAN_FATE_HANDLES 1 /* it catches or blocks it */
+#define PODSCAN_FATE_IGNORES 2 /* it ignores it: the signal does nothing */
+#define PODSCAN_FATE_DIES 3    /* neither, and the default action ends a process: it dies of it */
+int podscan_fate(const struct podscan *ps, pid_t pid, uint64_t start, int signo);
+
 /* pid and its ancestors up to (not including) pid 1, at most cap of them; returns how many. */
 size_t podscan_ancestors(const struct podscan *ps, pid_t pid, pid_t *out, size_t cap);
 

@@ -74,6 +74,9 @@ void preflight_sidecar(const struct sidecar_spec *spec, const struct preflight_f
 	char msg[512];
 
 	row_rules(spec, f, found, data);
+	/* rearguard sidecar takes its stop from the volume, and passes it on as its program's parent. */
+	if (f->wrapped)
+		return;
 	if (f->uids_known && !may_signal(f)) {
 		/* A signal stop cannot work; an HTTP stop still can, but its escalation cannot. */
 		snprintf(msg, sizeof(msg),

@@ -45,6 +45,7 @@ struct preflight_facts {
 	uid_t my_ruid, my_euid;     /* the agent's */
 	bool can_kill;              /* the agent has CAP_KILL */
 	bool handles_stop;          /* the main process catches or blocks the stop signal (a shell's trap) */
+	bool wrapped;               /* the main process is rearguard sidecar: its stop comes through the volume */
 };
 
 typedef void preflight_fn(void *data, enum preflight_kind kind, const char *message);

@@ -3,6 +3,7 @@
 #include "protocol.h"
 
 #include "log.h"
+#include "parse.h"
 #include "util.h"
 
 #include <dirent.h>
@@ -605,4 +606,106 @@ int protocol_remove_report(const char *dir, const char *name)
 		rc = -errno;
 	close(fd);
 	return rc;
+}
+
+/* ---- sidecars/: rearguard sidecar and the agent ---------------------------- */
+
+int protocol_sidecars_dir(const char *dir, bool create)
+{
+	int dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), fd;
+	bool made = false;
+
+	if (dirfd < 0)
+		return -errno;
+	fd = openat(dirfd, PROTOCOL_SIDECARS, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 && errno == ENOENT && create) {
+		if (mkdirat(dirfd, PROTOCOL_SIDECARS, PROTOCOL_APPS_MODE) == 0)
+			made = true;
+		fd = openat(dirfd, PROTOCOL_SIDECARS, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	}
+	if (fd < 0)
+		fd = -errno;
+	else if (made)
+		(void)fchmod(fd, PROTOCOL_APPS_MODE); /* whatever the umask: every uid's wrapper writes here */
+	close(dirfd);
+	return fd;
+}
+
+int protocol_write_stop(const char *dir, const char *name, int signo)
+{
+	char file[PROTOCOL_NAME_MAX + sizeof(PROTOCOL_STOP_SUFFIX)], text[24];
+	int fd, rc;
+
+	if (!protocol_name_ok(name))
+		return -EINVAL;
+	fd = protocol_sidecars_dir(dir, true);
+	if (fd < 0)
+		return fd;
+	snprintf(file, sizeof(file), "%s%s", name, PROTOCOL_STOP_SUFFIX);
+	snprintf(text, sizeof(text), "%s\n", signal_name(signo));
+	rc = write_atomic_at(fd, file, text, strlen(text), PROTOCOL_FILE_MODE, NULL);
+	close(fd);
+	return rc;
+}
+
+/* How a program ended, as the wrapper words it: exited:N, signal:NAME or timeout. */
+static bool how_ok(const char *how)
+{
+	unsigned long n;
+	int sig;
+
+	if (strcmp(how, "timeout") == 0)
+		return true;
+	if (strncmp(how, "exited:", 7) == 0)
+		return parse_uint(how + 7, 0, PROTOCOL_CODE_MAX, &n) == 0;
+	if (strncmp(how, "signal:", 7) == 0)
+		return parse_signal(how + 7, &sig) == 0 && strcmp(signal_name(sig), how + 7) == 0;
+	return false;
+}
+
+int protocol_parse_end(const char *buf, size_t len, int *code, char *how, size_t cap, const char **why)
+{
+	char text[16 + PROTOCOL_HOW_MAX], *sp;
+	unsigned long n;
+
+	if (len > 0 && buf[len - 1] == '\n')
+		len--;
+	if (len == 0 || len >= sizeof(text) || memchr(buf, '\0', len)) {
+		*why = len == 0 ? "empty" : "not one short line";
+		return -EINVAL;
+	}
+	memcpy(text, buf, len);
+	text[len] = '\0';
+	sp = strchr(text, ' ');
+	if (!sp || sp == text) {
+		*why = "not CODE HOW";
+		return -EINVAL;
+	}
+	*sp = '\0';
+	if (parse_uint(text, 0, PROTOCOL_CODE_MAX, &n) < 0 || !how_ok(sp + 1) || strlen(sp + 1) >= cap) {
+		*why = "not CODE HOW (exited:N, signal:NAME or timeout)";
+		return -EINVAL;
+	}
+	*code = (int)n;
+	str_copy(how, sp + 1, cap);
+	return 0;
+}
+
+int protocol_read_end(const char *dir, const char *name, int *code, char *how, size_t cap)
+{
+	char buf[64];
+	const char *why;
+	size_t len = 0;
+	int fd, rc;
+
+	if (!protocol_name_ok(name))
+		return -EINVAL;
+	fd = protocol_sidecars_dir(dir, false);
+	if (fd < 0)
+		return fd;
+	rc = read_small_at(fd, name, O_NOFOLLOW | O_NONBLOCK, buf, sizeof(buf), &len);
+	close(fd);
+	if (rc < 0)
+		return rc;
+	return protocol_parse_end(buf, len, code, how, cap, &why);
 }

@@ -109,6 +109,33 @@ int protocol_write(struct protocol *p, const char *name, const void *data, size_
 int protocol_write_report(const char *dir, const char *name, int code);
 int protocol_remove_report(const char *dir, const char *name);
 
+/*
+ * sidecars/, for rearguard sidecar (the wrapper of a sidecar's program)
+ * and the agent:
+ *
+ *	sidecars/NAME.stop  written by the agent: send the signal named in it
+ *	                    ("TERM\n") to the program; written again for each
+ *	                    escalation (TERM, KILL)
+ *	sidecars/NAME       written by the wrapper when its program ended:
+ *	                    "CODE HOW\n", the container's exit code and how the
+ *	                    program ended (exited:N, signal:NAME, timeout)
+ *
+ * The directory's fd, created (mode 1777, as apps/) when create is set and
+ * it is missing; -errno.
+ */
+#define PROTOCOL_SIDECARS "sidecars"
+#define PROTOCOL_STOP_SUFFIX ".stop"
+#define PROTOCOL_HOW_MAX 32 /* "signal:RTMIN+30", "exited:255", "timeout" */
+int protocol_sidecars_dir(const char *dir, bool create);
+/* Writes sidecars/NAME.stop naming signo. */
+int protocol_write_stop(const char *dir, const char *name, int signo);
+/*
+ * Reads sidecars/NAME: 0 with the code and how, -ENOENT when the wrapper
+ * wrote none, -EINVAL when it is malformed.
+ */
+int protocol_read_end(const char *dir, const char *name, int *code, char *how, size_t cap);
+/* Parses "CODE HOW\n" of sidecars/NAME; -EINVAL and why when it is not that. */
+int protocol_parse_end(const char *buf, size_t len, int *code, char *how, size_t cap, const char **why);
 /* Whether name is usable as apps/NAME: 1 to PROTOCOL_NAME_MAX printable characters, no '/', no leading '.'. */
 bool protocol_name_ok(const char *name);
 

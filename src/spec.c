@@ -66,10 +66,22 @@ int regex_compile_whole(regex_t *re, const char *src, char *err, size_t errlen)
 	return 0;
 }
 
-/* Whether s is the word native, the key without a value, up to the next comma. */
+/* Whether s is word, a key without a value (native, handles-stop), up to the next comma. */
+static bool bare_at(const char *s, const char *word)
+{
+	size_t n = strlen(word);
+
+	return strncmp(s, word, n) == 0 && (s[n] == ',' || s[n] == '\0');
+}
+
 static bool native_at(const char *s)
 {
-	return strncmp(s, "native", 6) == 0 && (s[6] == ',' || s[6] == '\0');
+	return bare_at(s, "native");
+}
+
+static bool handles_at(const char *s)
+{
+	return bare_at(s, "handles-stop");
 }
 
 /* Whether s starts like "word=" or is native: where a value ends and the next key begins. */
@@ -77,7 +89,7 @@ static bool key_like(const char *s)
 {
 	const char *p = s;
 
-	if (native_at(s))
+	if (native_at(s) || handles_at(s))
 		return true;
 	if (*p < 'a' || *p > 'z')
 		return false;
@@ -101,7 +113,7 @@ static size_t key_at(const char *s)
 
 bool spec_key_at(const char *s)
 {
-	return key_at(s) > 0 || native_at(s);
+	return key_at(s) > 0 || native_at(s) || handles_at(s);
 }
 
 static int set_url(char **slot, struct url *parts, const char *key, const char *value, const char *text, char *err,
@@ -248,7 +260,7 @@ bool spec_container_name(const char *s)
 /* Both parsers: compile says whether the match regex is compiled too. */
 static int parse_spec(const char *text, struct sidecar_spec *spec, char *err, size_t errlen, bool compile)
 {
-	bool seen_native = false;
+	bool seen_native = false, seen_handles = false;
 	unsigned seen = 0;
 	const char *p = text;
 	char rerr[256];
@@ -265,7 +277,7 @@ static int parse_spec(const char *text, struct sidecar_spec *spec, char *err, si
 		size_t n = comma ? (size_t)(comma - p) : strlen(p);
 
 		if (memchr(p, '=', n)) {
-			fail(err, errlen, text, "unknown key \"%.*s\" (keys: name, container, match, ready, drain, drain-time, stop, native)",
+			fail(err, errlen, text, "unknown key \"%.*s\" (keys: name, container, match, ready, drain, drain-time, stop, native, handles-stop)",
 			     (int)(strchr(p, '=') - p), p);
 			rc = -EINVAL;
 			goto out;
@@ -293,6 +305,17 @@ static int parse_spec(const char *text, struct sidecar_spec *spec, char *err, si
 			p += p[6] == ',' ? 7 : 6;
 			continue;
 		}
+		if (handles_at(p)) {
+			if (seen_handles) {
+				fail(err, errlen, text, "handles-stop given twice");
+				rc = -EINVAL;
+				goto out;
+			}
+			seen_handles = true;
+			spec->handles_stop = true;
+			p += strlen("handles-stop") + (p[strlen("handles-stop")] == ',');
+			continue;
+		}
 		if (!klen) {
 			const char *eq = strchr(p, '=');
 
@@ -301,8 +324,13 @@ static int parse_spec(const char *text, struct sidecar_spec *spec, char *err, si
 				rc = -EINVAL;
 				goto out;
 			}
+			if (eq && eq - p == 12 && strncmp(p, "handles-stop", 12) == 0) {
+				fail(err, errlen, text, "handles-stop takes no value (write handles-stop, not handles-stop=...)");
+				rc = -EINVAL;
+				goto out;
+			}
 
-			fail(err, errlen, text, "unknown key \"%.*s\" (keys: name, container, match, ready, drain, drain-time, stop, native)",
+			fail(err, errlen, text, "unknown key \"%.*s\" (keys: name, container, match, ready, drain, drain-time, stop, native, handles-stop)",
 			     eq ? (int)(eq - p) : (int)strlen(p), p);
 			rc = -EINVAL;
 			goto out;

@@ -58,6 +58,13 @@ struct sidecar_spec {
 	 * native sidecar of a template.
 	 */
 	bool native;
+	/*
+	 * handles-stop: its program exits 0 on its stop signal (it handles it),
+	 * so rearguard inject and the webhook leave its command as it is rather
+	 * than run it under rearguard sidecar. The agent does not act on it: it
+	 * still looks at what the signal will do, and says so.
+	 */
+	bool handles_stop;
 	/* The URLs taken apart once, here: their paths point into the strings above. */
 	struct url ready_at, drain_at, stop_at;
 };

@@ -4,7 +4,9 @@
 
 #include "argv.h"
 #include "log.h"
+#include "options.h"
 #include "podscan.h"
+#include "protocol.h"
 #include "spec.h"
 #include "util.h"
 
@@ -199,6 +201,28 @@ static void on_finding(void *data, enum preflight_kind kind, const char *message
 	}
 }
 
+/* The container runs rearguard sidecar: its name is kept, so that its stop goes through the volume. */
+static int note_wrapped(struct stopper *st, const struct podscan_container *c, size_t argc, char **argv,
+			int *program)
+{
+	struct stopper_wrapped *w;
+	char name[sizeof(w->name)];
+
+	if (!st->cfg.dir || options_sidecar_name((int)argc, argv, name, sizeof(name), program) < 0)
+		return -EINVAL;
+	if (st->nwrapped == STOPPER_WRAPPED_MAX)
+		return -ENOSPC;
+	w = &st->wrapped[st->nwrapped++];
+	w->pid = c->root;
+	w->start = c->root_start;
+	str_copy(w->name, name, sizeof(w->name));
+	log_msg(LOG_INFO, FIELDS(LF_STR("sidecar", st->cfg.spec->name), LF_INT("pid", c->root), LF_STR("name", name)),
+		"pre-flight: the sidecar runs under rearguard sidecar: its stop goes to %s/%s/%s%s, and its container "
+		"exits 0 when its program ends of it",
+		st->cfg.dir, PROTOCOL_SIDECARS, name, PROTOCOL_STOP_SUFFIX);
+	return 0;
+}
+
 void stopper_check(struct stopper *st, const struct podscan_container *c)
 {
 	struct preflight_facts f = {
@@ -210,8 +234,9 @@ void stopper_check(struct stopper *st, const struct podscan_container *c)
 	};
 	char cmdline[4096], *argv[64];
 	size_t n = 0;
-	int rc;
+	int rc, program;
 
+	f.argc = 0;
 	rc = podscan_cmdline(st->cfg.ps, c->root, c->root_start, cmdline, sizeof(cmdline), &n);
 	if (rc == 0) {
 		f.argc = argv_split(cmdline, n, argv, ARRAY_SIZE(argv));
@@ -225,6 +250,13 @@ void stopper_check(struct stopper *st, const struct podscan_container *c)
 		 */
 		log_msg(LOG_INFO, FIELDS(LF_STR("sidecar", st->cfg.spec->name), LF_INT("pid", c->root)),
 			"pre-flight: the command line is not read once the drain has begun: its flags are not checked");
+	}
+	/* Under rearguard sidecar, the flags to check are its program's. */
+	if (f.argv && note_wrapped(st, c, f.argc, argv, &program) == 0) {
+		f.wrapped = true;
+		f.argv += program;
+		f.argc -= (size_t)program;
+		f.name = base_name(f.argv[0]);
 	}
 	f.uids_known = podscan_uids(st->cfg.ps, c->root, c->root_start, &f.ruid, &f.suid) == 0;
 	f.handles_stop = podscan_catches(st->cfg.ps, c->root, c->root_start, st->cfg.spec->stop_signal) == 1;
@@ -358,24 +390,69 @@ static void kill_one(struct stopper_proc *p, int sig, unsigned *sent, int *err)
 	*err = pidwatch_worse(*err, rc);
 }
 
+/* The wrapped container whose main process is pid (of that start time), or NULL. */
+static const struct stopper_wrapped *wrapped_root(const struct stopper *st, pid_t pid, uint64_t start)
+{
+	size_t i;
+
+	for (i = 0; i < st->nwrapped; i++)
+		if (st->wrapped[i].pid == pid && st->wrapped[i].start == start)
+			return &st->wrapped[i];
+	return NULL;
+}
+
+/* A signal for a wrapped root, as a request on the volume; its own signal if the file cannot be written. */
+static bool ask_wrapper(const struct stopper *st, const struct stopper_wrapped *w, int sig, unsigned *sent)
+{
+	int rc = protocol_write_stop(st->cfg.dir, w->name, sig);
+
+	if (rc == 0) {
+		(*sent)++;
+		return true;
+	}
+	log_msg(LOG_WARN, FIELDS(LF_STR("sidecar", st->cfg.spec->name), LF_STR("name", w->name),
+				 LF_STR("error", strerror(-rc))),
+		"cannot write the stop request for rearguard sidecar: signalling it instead");
+	return false;
+}
+
+/* Whether pid (of that start time) is a wrapped root that took its signal from the volume. */
+static bool asked_root(const struct stopper *st, const bool *asked, pid_t pid, uint64_t start)
+{
+	const struct stopper_wrapped *w = wrapped_root(st, pid, start);
+
+	return w && asked[w - st->wrapped];
+}
+
 int stopper_signal(struct stopper *st, int sig, bool all, unsigned *sent)
 {
 	struct podscan *ps = st->cfg.ps;
+	bool asked[STOPPER_WRAPPED_MAX] = { false }, any = false;
 	int err = 0;
 	size_t i;
 
 	*sent = 0;
+	/* A wrapped container's main process takes its signals from the volume, and passes them on itself. */
+	for (i = 0; i < st->nwrapped; i++) {
+		struct stopper_proc *p = find(st, st->wrapped[i].pid, st->wrapped[i].start);
+
+		if (!p || (!p->pw.exited && p->pw.active))
+			any |= asked[i] = ask_wrapper(st, &st->wrapped[i], sig, sent);
+	}
 	if (all) {
 		for (i = 0; i < st->n; i++)
-			kill_one(st->procs[i], sig, sent, &err);
-		return err;
+			if (!asked_root(st, asked, st->procs[i]->pw.pid, st->procs[i]->pw.start))
+				kill_one(st->procs[i], sig, sent, &err);
+		/* The wrapper passes it on to its program where the agent may not. */
+		return any && err == -EPERM ? 0 : err;
 	}
 	/* The roots: known from the last refresh, watched now if they are not yet. */
 	for (i = 0; i < podscan_count(ps); i++) {
 		const struct podscan_container *c = podscan_container(ps, i);
 		struct stopper_proc *p;
 
-		if (!holds_sidecar(st, c) || c->root <= 0 || c->root_gone || spared(st, c->root))
+		if (!holds_sidecar(st, c) || c->root <= 0 || c->root_gone || spared(st, c->root) ||
+		    asked_root(st, asked, c->root, c->root_start))
 			continue;
 		p = find(st, c->root, c->root_start);
 		if (!p && !watch(st, c->root, c->root_start)) {
@@ -387,6 +464,57 @@ int stopper_signal(struct stopper *st, int sig, bool all, unsigned *sent)
 			kill_one(p, sig, sent, &err);
 	}
 	return err;
+}
+
+int stopper_fate(struct stopper *st, int sig)
+{
+	struct podscan *ps = st->cfg.ps;
+	int fate = DECIDE_FATE_NONE;
+	size_t i;
+
+	for (i = 0; i < podscan_count(ps); i++) {
+		const struct podscan_container *c = podscan_container(ps, i);
+		int f, rc;
+
+		if (!holds_sidecar(st, c) || c->root <= 0 || c->root_gone || spared(st, c->root))
+			continue;
+		if (wrapped_root(st, c->root, c->root_start)) {
+			f = DECIDE_FATE_WRAPPED;
+		} else {
+			rc = podscan_fate(ps, c->root, c->root_start, sig);
+			if (rc == -ESRCH)
+				continue;
+			f = rc == PODSCAN_FATE_DIES      ? DECIDE_FATE_DIES
+			    : rc == PODSCAN_FATE_IGNORES ? DECIDE_FATE_IGNORES
+			    : rc == PODSCAN_FATE_HANDLES ? DECIDE_FATE_HANDLES
+							 : DECIDE_FATE_UNKNOWN;
+		}
+		if (f > fate)
+			fate = f;
+	}
+	return fate;
+}
+
+void stopper_reports(struct stopper *st)
+{
+	char how[PROTOCOL_HOW_MAX];
+	size_t i;
+	int code, rc;
+
+	for (i = 0; i < st->nwrapped; i++) {
+		rc = protocol_read_end(st->cfg.dir, st->wrapped[i].name, &code, how, sizeof(how));
+		if (rc < 0) {
+			log_msg(rc == -ENOENT ? LOG_DEBUG : LOG_WARN,
+				FIELDS(LF_STR("sidecar", st->cfg.spec->name), LF_STR("name", st->wrapped[i].name),
+				       LF_STR("error", strerror(-rc))),
+				"no report of rearguard sidecar: how its program ended is not known");
+			continue;
+		}
+		st->cfg.on_event(st->cfg.data, &(const struct decide_event){ .kind = DECIDE_EV_PROGRAM,
+									      .sidecar = st->cfg.index,
+									      .code = code,
+									      .name = how });
+	}
 }
 
 void stopper_poll(struct stopper *st)

@@ -31,6 +31,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 struct podscan_container;
@@ -47,6 +48,7 @@ struct stopper_config {
 	const pid_t *spare;    /* never watched nor signalled: this process and its ancestors */
 	size_t nspare;
 	bool can_kill;         /* the agent has CAP_KILL (for pre-flight) */
+	const char *dir;       /* the file protocol's directory (sidecars/NAME.stop), NULL: none */
 	/* What its I/O brought: a request's result, a pre-flight finding decide needs. */
 	void (*on_event)(void *data, const struct decide_event *ev);
 	/* Every process it watches has exited: time to look again. */
@@ -55,6 +57,18 @@ struct stopper_config {
 };
 
 struct stopper_proc;
+
+/*
+ * A container of the sidecar whose main process is rearguard sidecar: its
+ * signals go to sidecars/NAME.stop (no uid or capability needed), and its
+ * report, sidecars/NAME, says how its program ended.
+ */
+struct stopper_wrapped {
+	pid_t pid;
+	uint64_t start;
+	char name[64];
+};
+#define STOPPER_WRAPPED_MAX 4
 
 /* Its fields are its own: the others go through the functions below. */
 struct stopper {
@@ -68,6 +82,8 @@ struct stopper {
 	bool said[PREFLIGHT_NKINDS]; /* pre-flight warnings logged */
 	struct http_request ready, drain, stop, gone, check;
 	const char *gone_url; /* the URL gone was built for (decide's choice), NULL */
+	struct stopper_wrapped wrapped[STOPPER_WRAPPED_MAX];
+	size_t nwrapped;
 };
 
 void stopper_init(struct stopper *st, const struct stopper_config *cfg);
@@ -97,6 +113,16 @@ unsigned stopper_live(const struct stopper *st);
  * -errno that matters most (-EPERM first); *sent: how many got it.
  */
 int stopper_signal(struct stopper *st, int sig, bool all, unsigned *sent);
+/*
+ * What sig will do to the roots of the sidecar's containers (enum
+ * decide_fate): the worst of theirs, read from /proc just before it is sent.
+ */
+int stopper_fate(struct stopper *st, int sig);
+/*
+ * Reads the report of each wrapped container (sidecars/NAME) and tells
+ * decide how its program ended (DECIDE_EV_PROGRAM).
+ */
+void stopper_reports(struct stopper *st);
 /* Looks at the processes watched by polling (DECIDE_POLL); how many are polled. */
 void stopper_poll(struct stopper *st);
 unsigned stopper_polled(const struct stopper *st);

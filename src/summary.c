@@ -4,6 +4,7 @@
 
 #include "decide.h"
 #include "log.h"
+#include "notes.h"
 #include "options.h"
 #include "parse.h"
 #include "util.h"
@@ -102,6 +103,25 @@ static void sidecar_json(struct jbuf *j, const struct decide_view *dv, const str
 	jbuf_key(j, "exit_code");
 	if (sc->exit_code >= 0)
 		jbuf_int(j, sc->exit_code);
+	else
+		jbuf_null(j);
+	/*
+	 * What its stop signal did to its main process, looked at before it
+	 * went, with the fix where that fails the pod; how its program ended
+	 * under rearguard sidecar (whose own code is exit_code).
+	 */
+	jbuf_key(j, "signal_fate");
+	if (decide_fate_word(sc->fate))
+		jbuf_str(j, decide_fate_word(sc->fate));
+	else
+		jbuf_null(j);
+	if (notes_fate_fix(sc->fate)) {
+		jbuf_key(j, "fix");
+		jbuf_str(j, notes_fate_fix(sc->fate));
+	}
+	jbuf_key(j, "program");
+	if (sc->program)
+		jbuf_str(j, sc->program);
 	else
 		jbuf_null(j);
 	/* Drain and stop requests, and what each got: a status, or why none came. */

@@ -85,6 +85,9 @@ for path in files:
     if not docs:
         problem(rel, "empty")
     for doc in docs:
+        # A kustomization's JSON 6902 patch: a list of operations, no object.
+        if isinstance(doc, list) and doc and all(isinstance(o, dict) and "op" in o and "path" in o for o in doc):
+            continue
         if not isinstance(doc, dict) or "kind" not in doc and "apiVersion" not in doc and "spec" not in doc:
             problem(rel, "a document without kind")
             continue

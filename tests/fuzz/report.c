@@ -3,6 +3,8 @@
  * any name and any content. An exit code is digits and an optional newline,
  * 0 to 255, and nothing else; a name is printable, without '/' and without
  * a leading dot. Both are checked against a plain reading of those rules.
+ * The same bytes as sidecars/NAME, which rearguard sidecar writes and any
+ * uid may too: "CODE HOW", read back the same when written again.
  */
 #include "config.h"
 
@@ -10,6 +12,7 @@
 #include "protocol.h"
 
 #include <errno.h>
+#include <stdio.h>
 
 /* The rule as docs/protocol.md states it; value is -1 for too big. */
 static int expected_code(const char *buf, size_t len)
@@ -57,6 +60,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		FUZZ_CHECK(want < 0);
 		FUZZ_CHECK(code == -7);
 		FUZZ_CHECK(why && *why && !strchr(why, '\n'));
+	}
+	/* sidecars/NAME: a code and how, or one line of why; written back, the same. */
+	{
+		char how[PROTOCOL_HOW_MAX], again[PROTOCOL_HOW_MAX], text[64];
+		int end = -7, end2 = -7;
+
+		how[0] = '\0';
+		rc = protocol_parse_end(buf, size, &end, how, sizeof(how), &why);
+		if (rc == 0) {
+			FUZZ_CHECK(end >= 0 && end <= PROTOCOL_CODE_MAX && *how && !strchr(how, ' '));
+			snprintf(text, sizeof(text), "%d %s\n", end, how);
+			FUZZ_CHECK(protocol_parse_end(text, strlen(text), &end2, again, sizeof(again), &why) == 0);
+			FUZZ_CHECK(end2 == end && strcmp(again, how) == 0);
+		} else {
+			FUZZ_CHECK(rc == -EINVAL && end == -7 && why && *why && !strchr(why, '\n'));
+		}
 	}
 	name = fuzz_rest(&in);
 	FUZZ_CHECK(!!protocol_name_ok(name) == expected_name_ok(name));

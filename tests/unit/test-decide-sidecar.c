@@ -77,6 +77,45 @@ static void escalation(void)
 	is_int(noted(NOTE_KILL_FAILED), 1, "a note says so");
 }
 
+/*
+ * The stop signal, and only it, asks what it will do to the roots first;
+ * what that was is noted once, with the code it makes, and kept for the
+ * summary. A wrapped sidecar's program's end, told after, is kept too.
+ */
+static void fates(void)
+{
+	setup(POLICY_NEVER, 1, 2);
+	decide_drain_now(d, REASON_DRAIN_COMMAND, T);
+	is_int(next(), DECIDE_APPS_DONE, "draining");
+	is_int(next(), DECIDE_WATCH, "watch");
+	is_int(next(), DECIDE_SIGNAL, "the stop signal");
+	ok(last.first, "the stop itself: what it does is looked at first");
+	decide_signal_result(d, 1, 0, T);
+	ok(DECIDE_TELL(d, T, .kind = DECIDE_EV_FATE, .sidecar = 1, .result = DECIDE_FATE_DIES), "its fate told");
+	is_int(sc(1).fate, DECIDE_FATE_DIES, "kept for the summary");
+	is_str(decide_fate_word(sc(1).fate), "dies", "as a word");
+	ok(noted(NOTE_STOP_FATE) && note(NOTE_STOP_FATE)->code == 128 + SIGINT && note(NOTE_STOP_FATE)->flag,
+	   "noted: 128 + its stop signal (SIGINT), under Never");
+	ok(!DECIDE_TELL(d, T, .kind = DECIDE_EV_FATE, .sidecar = 1, .result = DECIDE_FATE_HANDLES), "told once");
+	ok(!DECIDE_TELL(d, T, .kind = DECIDE_EV_FATE, .sidecar = 0, .result = 99), "no such fate");
+	T += 20 * S;
+	is_int(next(), DECIDE_SIGNAL, "--stop-timeout passed: escalate");
+	ok(!last.first, "an escalation is no stop: not looked at");
+	T += MS;
+	decide_sidecar_gone(d, 1, T);
+	is_int(next(), DECIDE_WATCH, "the other sidecar");
+	is_int(next(), DECIDE_SIGNAL, "its stop");
+	ok(last.first, "looked at too");
+	decide_signal_result(d, 0, 0, T);
+	ok(DECIDE_TELL(d, T, .kind = DECIDE_EV_FATE, .sidecar = 0, .result = DECIDE_FATE_IGNORES), "it ignores it");
+	is_int(note(NOTE_STOP_FATE)->code, 137, "noted: 137, the SIGKILL after the timeouts");
+	ok(DECIDE_TELL(d, T, .kind = DECIDE_EV_PROGRAM, .sidecar = 0, .code = 0, .name = "timeout"),
+	   "its wrapper's report");
+	is_str(sc(0).program, "timeout", "kept for the summary");
+	ok(!DECIDE_TELL(d, T, .kind = DECIDE_EV_PROGRAM, .sidecar = 0, .code = 0), "a report says how");
+	ok(sc(1).program == NULL, "none for the other");
+}
+
 static void terminated_by_sigterm(void)
 {
 	drained(2);
@@ -832,6 +871,7 @@ static void sidecar_dies(void)
 int main(void)
 {
 	escalation();
+	fates();
 	terminated_by_sigterm();
 	eperm();
 	not_found();

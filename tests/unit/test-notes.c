@@ -215,6 +215,28 @@ int main(void)
 	SAYS("event changes nothing: ignored event=signal-result", .kind = NOTE_IGNORED,
 	     .event = DECIDE_EV_SIGNAL_RESULT);
 
+	/* What the stop signal will do, said before its code says it. */
+	SAYS("web's main process has no handler for SIGTERM: it dies of it and its container exits 143, which fails "
+	     "the pod under restartPolicy Never sidecar=web signal=TERM exit_code=143 fix=\"run its command under "
+	     "rearguard sidecar (rearguard inject and the webhook do where the pod spec gives the command), make its "
+	     "program exit 0 on the signal, or stop it with a signal it handles (stop=signal:NAME)\"",
+	     .kind = NOTE_STOP_FATE, .sidecar = "web", .signo = SIGTERM, .result = DECIDE_FATE_DIES, .code = 143,
+	     .flag = true);
+	ok(strstr(line(&(const struct decide_note){ .kind = NOTE_STOP_FATE, .sidecar = "deaf", .signo = SIGTERM,
+						    .result = DECIDE_FATE_IGNORES, .code = 137 }),
+		  "deaf's main process ignores SIGTERM: it ends only at SIGKILL, once --stop-timeout and --kill-after "
+		  "have passed, and its container exits 137, on which the kubelet restarts it under OnFailure") != NULL,
+	   "ignores: 137 after both timeouts, and OnFailure's meaning");
+	SAYS("web runs under rearguard sidecar: its container exits 0 when its program ends of the stop sidecar=web "
+	     "signal=TERM",
+	     .kind = NOTE_STOP_FATE, .sidecar = "web", .signo = SIGTERM, .result = DECIDE_FATE_WRAPPED);
+	SAYS("web's program under rearguard sidecar ended (signal:TERM): its container exits 0 sidecar=web "
+	     "program=signal:TERM exit_code=0",
+	     .kind = NOTE_PROGRAM_ENDED, .sidecar = "web", .text = "signal:TERM", .code = 0);
+	ok(notes_fate_fix(DECIDE_FATE_DIES) && notes_fate_fix(DECIDE_FATE_IGNORES) && !notes_fate_fix(DECIDE_FATE_HANDLES) &&
+		   !notes_fate_fix(DECIDE_FATE_WRAPPED) && !notes_fate_fix(DECIDE_FATE_NONE),
+	   "a fix where the signal fails the pod, none elsewhere");
+
 	/* Every kind is a line of its own words. */
 	for (kind = 0; kind <= NOTE_IGNORED; kind++) {
 		const char *text = line(&(const struct decide_note){ .kind = kind, .reason = REASON_APPS_DONE });

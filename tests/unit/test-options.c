@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -155,6 +156,78 @@ static void run_names(void)
 	is_int(run_name(name, "rearguard", "run", "--help", NULL), -EINVAL, "--help is not a name (and prints nothing)");
 	is_int(run_name(name, "rearguard", "run", "--bogus", "--", "job", NULL), -EINVAL, "a command line run refuses");
 	is_str(name, "", "name untouched");
+}
+
+static int sidecar_name(char *name, int *program, ...)
+{
+	char *argv[16];
+	int argc;
+	va_list ap;
+
+	va_start(ap, program);
+	argc = words(argv, ap);
+	va_end(ap);
+	name[0] = '\0';
+	return options_sidecar_name(argc, argv, name, DECIDE_NAME_MAX, program);
+}
+
+static int sidecar_parse(struct sidecar_options *o, ...)
+{
+	static char *argv[16]; /* o->cmd points into it */
+	int argc;
+	va_list ap;
+
+	va_start(ap, o);
+	argc = words(argv, ap);
+	va_end(ap);
+	err[0] = '\0';
+	return options_parse_sidecar(o, argc, argv, err, sizeof(err));
+}
+
+/* rearguard sidecar: its options, and its name as the agent reads it from its command line. */
+static void sidecars(void)
+{
+	char name[DECIDE_NAME_MAX];
+	struct sidecar_options o;
+	int program = -1;
+
+	is_int(sidecar_parse(&o, "sidecar", "--", "/bin/busybox", "httpd", "-f", NULL), OPTIONS_OK, "a program");
+	is_str(o.name, "busybox", "named by its basename");
+	is_int(o.stop_signal, SIGTERM, "stopped by SIGTERM by default");
+	is_int(o.stop_timeout_ms, 20000, "the agent's --stop-timeout by default");
+	is_str(o.dir, "/var/run/rearguard", "the default dir");
+	is_str(o.cmd[0], "/bin/busybox", "the program");
+	is_str(o.cmd[2], "-f", "with its own options");
+	options_free_sidecar(&o);
+	is_int(sidecar_parse(&o, "sidecar", "--name", "web", "--stop-signal", "QUIT", "--stop-timeout", "3s", "-d",
+			     "/v", "nginx", "-g", "daemon off;", NULL),
+	       OPTIONS_OK, "every option, and a program without --");
+	is_str(o.name, "web", "--name");
+	is_int(o.stop_signal, SIGQUIT, "--stop-signal QUIT");
+	is_int(o.stop_timeout_ms, 3000, "--stop-timeout 3s");
+	is_str(o.cmd[1], "-g", "the program's options are its own");
+	options_free_sidecar(&o);
+	is_int(sidecar_parse(&o, "sidecar", "--stop-signal", "KILL", "--", "x", NULL), OPTIONS_ERROR, "KILL stops nothing gracefully");
+	ok(strstr(err, "--stop-signal") != NULL, "the error names the option: %s", err);
+	is_int(sidecar_parse(&o, "sidecar", NULL), OPTIONS_ERROR, "no program");
+	is_str(err, "sidecar: no program given (rearguard sidecar [OPTIONS] -- PROGRAM [ARG...])", "said so");
+	setenv("REARGUARD_STOP_SIGNAL", "INT", 1);
+	is_int(sidecar_parse(&o, "sidecar", "x", NULL), OPTIONS_OK, "its environment twin");
+	is_int(o.stop_signal, SIGINT, "REARGUARD_STOP_SIGNAL");
+	options_free_sidecar(&o);
+	unsetenv("REARGUARD_STOP_SIGNAL");
+
+	is_int(sidecar_name(name, &program, "/opt/rearguard/rearguard", "sidecar", "--name", "web", "--", "httpd", "-f",
+			    NULL),
+	       0, "the agent reads a wrapper's command line");
+	is_str(name, "web", "its --name");
+	is_int(program, 5, "and where its program is");
+	is_int(sidecar_name(name, &program, "rearguard", "sidecar", "/usr/bin/tail", "-F", "x", NULL), 0, "no --name");
+	is_str(name, "tail", "named after its program");
+	is_int(program, 2, "the program right after sidecar");
+	is_int(sidecar_name(name, &program, "sh", "sidecar", "x", NULL), -EINVAL, "not rearguard");
+	is_int(sidecar_name(name, &program, "rearguard", "run", "x", NULL), -EINVAL, "rearguard run is no wrapper");
+	is_int(sidecar_name(name, &program, "rearguard", "sidecar", "--help", NULL), -EINVAL, "--help names nothing");
 }
 
 static void subcommands(void)
@@ -498,6 +571,7 @@ int main(void)
 	env_refused("REARGUARD_APP", "[", "invalid regex");
 	subcommands();
 	run_names();
+	sidecars();
 	drain_options();
 	rescans();
 	return done_testing();

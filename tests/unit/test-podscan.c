@@ -771,6 +771,20 @@ static void catches(void)
 	is_int(podscan_catches(ps, 8, 800, SIGTERM), -ESRCH, "no such pid: gone");
 	put(7, "status", "Name:\tx\n", 8);
 	is_int(podscan_catches(ps, 7, 700, SIGTERM), -EINVAL, "no masks: an error");
+	/* What the stop signal will do now, whatever the state: the agent's look before it sends it. */
+	put(7, "status", none, strlen(none));
+	is_int(podscan_fate(ps, 7, 700, SIGTERM), PODSCAN_FATE_DIES, "no handler: it dies of SIGTERM");
+	is_int(podscan_fate(ps, 7, 700, SIGWINCH), PODSCAN_FATE_IGNORES, "SIGWINCH's default ends nothing");
+	put(7, "status", caught, strlen(caught));
+	is_int(podscan_fate(ps, 7, 700, SIGTERM), PODSCAN_FATE_HANDLES, "SigCgt: it handles it");
+	is_int(podscan_fate(ps, 7, 700, SIGQUIT), PODSCAN_FATE_DIES, "but dies of SIGQUIT");
+	is_int(podscan_fate(ps, 7, 700, SIGPIPE), PODSCAN_FATE_IGNORES, "SigIgn: it ignores it");
+	put(7, "status", busy, strlen(busy));
+	is_int(podscan_fate(ps, 7, 700, SIGTERM), PODSCAN_FATE_HANDLES, "still starting, but its handler is there");
+	put(7, "status", blocked, strlen(blocked));
+	is_int(podscan_fate(ps, 7, 700, SIGTERM), PODSCAN_FATE_HANDLES, "blocked: it waits for it (signalfd)");
+	is_int(podscan_fate(ps, 7, 701, SIGTERM), -ESRCH, "another process under the pid: gone");
+	is_int(podscan_fate(ps, 7, 700, 0), -EINVAL, "no signal 0");
 	podscan_free(ps);
 }
 

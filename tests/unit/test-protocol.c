@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -149,6 +150,58 @@ static int decode_file(int wd, uint32_t mask, const char *name)
 	struct protocol_event ev;
 
 	return decode_kind(wd, mask, name, &ev) == PROTOCOL_EV_FILE ? (int)ev.file : -1;
+}
+
+/* sidecars/: the wrapper's report and the agent's stop request. */
+static void sidecar_files(void)
+{
+	char dir[] = "/tmp/rg-protocol-sc.XXXXXX", how[PROTOCOL_HOW_MAX], path[128], buf[64];
+	const char *why = NULL;
+	struct stat st;
+	int code = -1, fd;
+	ssize_t n;
+
+	is_int(protocol_parse_end("0 signal:TERM\n", 14, &code, how, sizeof(how), &why), 0, "0 signal:TERM");
+	is_int(code, 0, "its code");
+	is_str(how, "signal:TERM", "how");
+	is_int(protocol_parse_end("143 exited:143", 14, &code, how, sizeof(how), &why), 0, "no newline");
+	is_str(how, "exited:143", "exited:N");
+	is_int(protocol_parse_end("0 timeout\n", 10, &code, how, sizeof(how), &why), 0, "timeout");
+	is_int(protocol_parse_end("0 signal:BOGUS\n", 15, &code, how, sizeof(how), &why), -EINVAL, "no such signal");
+	is_int(protocol_parse_end("0 exited:256\n", 13, &code, how, sizeof(how), &why), -EINVAL, "no such code");
+	is_int(protocol_parse_end("256 timeout\n", 12, &code, how, sizeof(how), &why), -EINVAL, "no such exit code");
+	is_int(protocol_parse_end("0\n", 2, &code, how, sizeof(how), &why), -EINVAL, "no how");
+	is_int(protocol_parse_end("", 0, &code, how, sizeof(how), &why), -EINVAL, "empty");
+	is_int(protocol_parse_end("0 signal:TERM\0x", 15, &code, how, sizeof(how), &why), -EINVAL, "binary");
+
+	if (!mkdtemp(dir))
+		abort();
+	is_int(protocol_read_end(dir, "web", &code, how, sizeof(how)), -ENOENT, "no sidecars/ yet");
+	is_int(protocol_write_stop(dir, "web", SIGTERM), 0, "the stop request written");
+	snprintf(path, sizeof(path), "%s/sidecars", dir);
+	ok(stat(path, &st) == 0 && (st.st_mode & 07777) == 01777, "sidecars/ made 1777, whatever the umask");
+	snprintf(path, sizeof(path), "%s/sidecars/web.stop", dir);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+	buf[n > 0 ? n : 0] = '\0';
+	if (fd >= 0)
+		close(fd);
+	is_str(buf, "TERM\n", "it names the signal");
+	is_int(protocol_write_stop(dir, ".x", SIGTERM), -EINVAL, "no hidden names");
+	is_int(protocol_read_end(dir, "web", &code, how, sizeof(how)), -ENOENT, "no report yet");
+	snprintf(path, sizeof(path), "%s/sidecars/web", dir);
+	fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+	if (fd < 0 || write(fd, "0 timeout\n", 10) != 10)
+		abort();
+	close(fd);
+	is_int(protocol_read_end(dir, "web", &code, how, sizeof(how)), 0, "the wrapper's report");
+	is_str(how, "timeout", "read");
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/sidecars/web.stop", dir);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/sidecars", dir);
+	rmdir(path);
+	rmdir(dir);
 }
 
 static void decoding(void)
@@ -502,6 +555,7 @@ int main(void)
 	parsing();
 	names();
 	decoding();
+	sidecar_files();
 	watching();
 	reserve();
 	ev_loop_destroy(loop);

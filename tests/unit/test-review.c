@@ -262,6 +262,36 @@ static void istio_job(void)
 	free(p);
 }
 
+/*
+ * A sidecar no preset knows, stopped by SIGTERM, with its command given:
+ * the webhook wraps it as inject does (the patch puts the wrapper's words
+ * before the command, mounts, the binary's volume and its installer), and a
+ * second review changes nothing; one without a command is only said.
+ */
+static void wrapped(void)
+{
+	static const char web[] =
+	    "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"generateName\":\"report-\",\"annotations\":"
+	    "{\"rearguard.io/sidecars\":\"web,entry\"}},\"spec\":{\"restartPolicy\":\"OnFailure\",\"containers\":["
+	    "{\"name\":\"report\",\"image\":\"busybox\",\"command\":[\"sh\",\"-c\",\"true\"]},"
+	    "{\"name\":\"web\",\"image\":\"busybox\",\"command\":[\"sh\",\"-c\",\"exec busybox httpd -f\"]},"
+	    "{\"name\":\"entry\",\"image\":\"registry.acme.example/entry:1\"}]}}";
+	struct result r;
+	char *body = review_of("v1", "Pod", "CREATE", web);
+
+	if (review(body, &opts, &r) && r.patch) {
+		ok(strstr(r.patch, "{\"op\":\"add\",\"path\":\"/spec/containers/2/command/0\",\"value\":"
+				   "\"/opt/rearguard/rearguard\"}") != NULL,
+		   "the wrapper's words go before web's command, one by one");
+		ok(strstr(r.patch, "\"path\":\"/spec/initContainers\"") && strstr(r.patch, "rearguard-install"),
+		   "the installer is added");
+		ok(r.warnings >= 2, "what was wrapped and what could not be is said (%zu)", r.warnings);
+	}
+	result_free(&r);
+	free(body);
+	free(check_pod("a wrapped sidecar", web, &opts, true));
+}
+
 /* Another injector added a proxy after the first review: the reinvocation gives it its spec and fixes. */
 static void reinvocation(void)
 {
@@ -621,6 +651,7 @@ static void golden(void)
 int main(void)
 {
 	istio_job();
+	wrapped();
 	reinvocation();
 	skips();
 	invalid();

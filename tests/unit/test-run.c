@@ -3,15 +3,18 @@
 #include "log.h"
 #include "options.h"
 #include "run.h"
+#include "sidecar.h"
 #include "tap.h"
 #include "util.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static char dir[] = "/tmp/rg-run.XXXXXX";
@@ -63,6 +66,23 @@ int main(void)
 	log_setup(LOG_DEBUG, LOG_TEXT, fileno(log_file));
 	if (!mkdtemp(dir))
 		abort();
+
+	/* rearguard sidecar: how its program's end becomes the container's code (wait statuses, built by hand). */
+#define EXITED(n) ((n) << 8)
+#define KILLED(s) (s)
+	is_int(sidecar_code(EXITED(0), false, 0), 0, "exit 0 before any stop: 0");
+	is_int(sidecar_code(EXITED(1), false, 0), 1, "exit 1 before any stop: untouched");
+	is_int(sidecar_code(KILLED(SIGSEGV), false, 0), 139, "a crash before any stop: 139, as a shell says it");
+	is_int(sidecar_code(KILLED(SIGTERM), false, 0), 143, "SIGTERM before the stop began (passed on): 143");
+	is_int(sidecar_code(KILLED(SIGTERM), true, 1ull << (SIGTERM - 1)), 0, "dies of the stop signal it was sent: 0");
+	is_int(sidecar_code(KILLED(SIGQUIT), true, 1ull << (SIGQUIT - 1)), 0, "of QUIT, the stop of nginx: 0");
+	is_int(sidecar_code(KILLED(SIGQUIT), true, 1ull << (SIGTERM - 1)), 131, "of a signal it was not sent: untouched");
+	is_int(sidecar_code(KILLED(SIGKILL), true, 0), 0, "SIGKILL during the stop (the timeout's): 0");
+	is_int(sidecar_code(KILLED(SIGSEGV), true, 1ull << (SIGTERM - 1)), 139, "a crash during the stop: 139");
+	is_int(sidecar_code(EXITED(143), true, 1ull << (SIGTERM - 1)), 0, "exit 143 after SIGTERM (the JVM's way): 0");
+	is_int(sidecar_code(EXITED(143), false, 0), 143, "exit 143 with no stop: untouched");
+	is_int(sidecar_code(EXITED(1), true, 1ull << (SIGTERM - 1)), 1, "exit 1 during the stop: untouched");
+	is_int(sidecar_code(EXITED(0), true, 1ull << (SIGTERM - 1)), 0, "exit 0 of the stop: 0");
 
 	/* How a failure to start maps to an exit code, as in a shell. */
 	is_int(child_spawn_code("job", ENOENT), RUN_NOT_FOUND, "ENOENT: 127");

@@ -120,6 +120,19 @@ static void native(void)
 	refused("istio,native=true", "native takes no value");
 	refused("istio,native,native", "native given twice");
 	refused("native", "match=REGEX is required");
+	/* handles-stop: inject leaves its command alone; the agent parses it and goes on as ever. */
+	is_int(parse("name=web,match=nginx,stop=signal:QUIT,handles-stop", &s), 0, "handles-stop last");
+	ok(s.handles_stop && s.stop_signal == SIGQUIT && !s.native, "handles its stop signal");
+	spec_free(&s);
+	is_int(parse("name=web,match=a{1,3},handles-stop,native", &s), 0, "handles-stop among other keys");
+	ok(s.handles_stop && s.native, "both words");
+	is_str(s.match_src, "a{1,3}", "handles-stop is no part of the regex before it");
+	spec_free(&s);
+	is_int(parse("match=handles-stopper", &s), 0, "a value that starts with the word");
+	ok(!s.handles_stop, "is a value");
+	spec_free(&s);
+	refused("match=x,handles-stop=yes", "handles-stop takes no value");
+	refused("match=x,handles-stop,handles-stop", "handles-stop given twice");
 }
 
 static void advice(void)

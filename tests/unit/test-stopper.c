@@ -17,6 +17,7 @@
 #include "fakepod.h"
 
 #include <ev.h>
+#include <fcntl.h>
 
 static struct ev_loop *loop;
 static FILE *log_file;
@@ -59,6 +60,111 @@ static bool logged(const char *needle)
 	n = pread(fileno(log_file), buf, sizeof(buf) - 1, 0);
 	buf[n > 0 ? n : 0] = '\0';
 	return strstr(buf, needle) != NULL;
+}
+
+/*
+ * A sidecar under rearguard sidecar (its root's command line says so) and
+ * one that is not: what the stop signal will do to each, read before it
+ * goes; the wrapped one's signal as a request on the volume, its root and
+ * its program left alone by the agent; its report, read when it is gone.
+ */
+static void wrapped(void)
+{
+	static const char wrapper[] = "/opt/rearguard/rearguard\0sidecar\0--name\0web\0--\0busybox\0httpd\0-f";
+	static const char none[] = "Name:\ttail\nState:\tS (sleeping)\nSigBlk:\t0000000000000000\n"
+				   "SigIgn:\t0000000000000000\nSigCgt:\t0000000000000000\n";
+	static const char ignored[] = "Name:\ttail\nState:\tS (sleeping)\nSigBlk:\t0000000000000000\n"
+				      "SigIgn:\t0000000000004000\nSigCgt:\t0000000000000000\n";
+	char dir[] = "/tmp/rg-stopper-wrap.XXXXXX", path[128], text[32];
+	struct sidecar_spec specs[2];
+	struct stopper sw, st;
+	struct pod_config cfg;
+	const struct decide_event *ev;
+	struct pod pod;
+	int w_rel, p_rel, t_rel, fd;
+	pid_t w, prog, t;
+	unsigned sent;
+	ssize_t n;
+
+	if (!mkdtemp(dir))
+		bail_out("mkdtemp");
+	fake_spec(&specs[0], "name=web,match=busybox");
+	fake_spec(&specs[1], "name=tailer,match=tail");
+	fake_pod_base();
+	w = fake_child(CHILD_WAITS, &w_rel);
+	fake_proc(w, 0, "rearguard", CG("/web"), NULL);
+	fake_cmdline(w, wrapper, sizeof(wrapper));
+	prog = fake_child(CHILD_WAITS, &p_rel);
+	fake_proc(prog, w, "busybox", NULL, "busybox");
+	t = fake_child(CHILD_WAITS, &t_rel);
+	fake_proc(t, 0, "tail", CG("/tailer"), "/usr/bin/tail");
+	fake_pod_config(&cfg, loop, &specs[0]);
+	cfg.sidecars = specs;
+	cfg.nsidecars = 2;
+	cfg.on_event = ignore;
+	if (pod_open(&pod, &cfg) < 0)
+		bail_out("no pod");
+	{
+		struct stopper_config wc = { .loop = loop, .ps = pod.ps, .spec = &specs[0], .index = 0, .dir = dir,
+					     .on_event = on_event, .on_empty = on_empty };
+		struct stopper_config tc = { .loop = loop, .ps = pod.ps, .spec = &specs[1], .index = 1, .dir = dir,
+					     .on_event = on_event, .on_empty = on_empty };
+
+		stopper_init(&sw, &wc);
+		stopper_init(&st, &tc);
+	}
+	stopper_check(&sw, fake_container_of(&pod, w));
+	ok(logged("pre-flight: the sidecar runs under rearguard sidecar"), "the wrapper is known by its command line");
+	is_int(stopper_fate(&sw, SIGTERM), DECIDE_FATE_WRAPPED, "its stop ends its container with 0");
+	is_int(stopper_signal(&sw, SIGTERM, false, &sent), 0, "its stop signal");
+	is_int(sent, 1, "one request");
+	snprintf(path, sizeof(path), "%s/sidecars/web.stop", dir);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	n = fd >= 0 ? read(fd, text, sizeof(text) - 1) : -1;
+	text[n > 0 ? n : 0] = '\0';
+	if (fd >= 0)
+		close(fd);
+	is_str(text, "TERM\n", "written to sidecars/web.stop, its --name");
+	ok(!fake_dead(w) && !fake_dead(prog), "neither the wrapper nor its program got a signal of ours");
+	is_int(stopper_collect(&sw), 2, "the wrapper and its program are watched");
+	is_int(stopper_signal(&sw, SIGKILL, true, &sent), 0, "SIGKILL to every process: asked of the wrapper too");
+	ok(!fake_dead(w), "the wrapper itself is never killed by the agent");
+	FAKE_RUN_UNTIL(loop, fake_dead(prog));
+	ok(fake_dead(prog), "its program is (the wrapper says 0 for a SIGKILL during the stop)");
+	snprintf(path, sizeof(path), "%s/sidecars/web", dir);
+	fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+	if (fd < 0 || write(fd, "0 signal:TERM\n", 14) != 14)
+		bail_out("cannot write the report");
+	close(fd);
+	nevents = 0;
+	stopper_reports(&sw);
+	ev = find(DECIDE_EV_PROGRAM, 0);
+	ok(ev && ev->sidecar == 0 && ev->code == 0 && ev->name && strcmp(ev->name, "signal:TERM") == 0,
+	   "its report: how its program ended, for decide");
+
+	/* Not wrapped: its masks say. */
+	stopper_check(&st, fake_container_of(&pod, t));
+	is_int(stopper_fate(&st, SIGTERM), DECIDE_FATE_HANDLES, "SigCgt has SIGTERM: it handles it");
+	fake_put(t, "status", none, sizeof(none) - 1);
+	is_int(stopper_fate(&st, SIGTERM), DECIDE_FATE_DIES, "no handler: it will die of it");
+	fake_put(t, "status", ignored, sizeof(ignored) - 1);
+	is_int(stopper_fate(&st, SIGTERM), DECIDE_FATE_IGNORES, "SigIgn: it will not stop");
+	is_int(stopper_signal(&st, SIGTERM, false, &sent), 0, "its stop signal goes as a signal");
+	is_int(sent, 1, "to its root");
+	snprintf(path, sizeof(path), "%s/sidecars/tailer.stop", dir);
+	ok(access(path, F_OK) < 0, "no request on the volume");
+
+	fake_release(w_rel, 0);
+	close(t_rel); /* it had its SIGTERM */
+	close(p_rel);
+	stopper_free(&sw);
+	stopper_free(&st);
+	pod_close(&pod);
+	spec_free(&specs[0]);
+	spec_free(&specs[1]);
+	snprintf(path, sizeof(path), "rm -rf '%s'", dir);
+	if (system(path) != 0)
+		bail_out("rm");
 }
 
 int main(void)
@@ -183,6 +289,7 @@ int main(void)
 	ok(!find(DECIDE_EV_NO_ENDPOINT, 0), "after podscan_names_only: no flag judged, for none was read");
 	ok(logged("pre-flight: the command line is not read once the drain has begun"), "the log says why");
 
+	wrapped();
 	fake_release(spared_rel, 0);
 	fake_release(sql_rel, 0);
 	close(root_rel);

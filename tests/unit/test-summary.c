@@ -181,6 +181,18 @@ int main(void)
 	   "the sidecar's own exit code is in its entry");
 	ok(strstr(full.buf, "\"name\":\"istio\"") && strstr(full.buf, "\"ready_after_ms\":null,\"exit_code\":null"),
 	   "a sidecar whose code is not known: null");
+	ok(strstr(full.buf, "\"signal_fate\":null,\"program\":null") != NULL,
+	   "no stop signal looked at, no wrapper: null, and no fix");
+	ok(strstr(full.buf, "\"fix\"") == NULL, "no fix where nothing fails of the stop");
+	jbuf_free(&full);
+	DECIDE_TELL(d, 2 * US_PER_S, .kind = DECIDE_EV_FATE, .sidecar = 1, .result = DECIDE_FATE_DIES);
+	DECIDE_TELL(d, 2 * US_PER_S, .kind = DECIDE_EV_PROGRAM, .sidecar = 0, .code = 0, .name = "signal:TERM");
+	jbuf_init(&full);
+	summary_build(&full, d, &opt, 3 * US_PER_S);
+	ok(strstr(full.buf, "\"exit_code\":143,\"signal_fate\":\"dies\",\"fix\":\"run its command under rearguard "
+			    "sidecar") != NULL,
+	   "a sidecar that dies of its stop signal: said, with the fix");
+	ok(strstr(full.buf, "\"program\":\"signal:TERM\"") != NULL, "a wrapped program's end");
 	jbuf_init(&term);
 	summary_termination(&term, full.buf, full.len, SUMMARY_TERMINATION_MAX);
 	ok(full.len <= SUMMARY_TERMINATION_MAX && term.len == full.len && memcmp(term.buf, full.buf, full.len) == 0,
