@@ -52,6 +52,7 @@ enum {
 	OPT_IMAGE,
 	OPT_MESH,
 	OPT_GATE,
+	OPT_SERVICES,
 	OPT_SIGNAL_AS_ROOT,
 	OPT_NAMED, /* inject's and the webhook's --sidecar CONTAINER[=SPEC], not the agent's */
 	OPT_LISTEN,
@@ -112,6 +113,7 @@ static const struct opt_def opts[] = {
 	{ "image", OPT_IMAGE, required_argument, "REARGUARD_IMAGE", FOR_INJECT | FOR_WEBHOOK },
 	{ "mesh", OPT_MESH, required_argument, "REARGUARD_MESH", FOR_INJECT | FOR_WEBHOOK | FOR_EXPLAIN },
 	{ "gate", OPT_GATE, no_argument, "REARGUARD_GATE", FOR_INJECT | FOR_WEBHOOK },
+	{ "services", OPT_SERVICES, no_argument, "REARGUARD_SERVICES", FOR_INJECT },
 	{ "signal-as-root", OPT_SIGNAL_AS_ROOT, no_argument, "REARGUARD_SIGNAL_AS_ROOT", FOR_INJECT | FOR_WEBHOOK },
 	{ "listen", OPT_LISTEN, required_argument, "REARGUARD_LISTEN", FOR_WEBHOOK },
 	{ "tls-cert", OPT_TLS_CERT, required_argument, "REARGUARD_TLS_CERT", FOR_WEBHOOK },
@@ -906,11 +908,12 @@ static int apply_inject_option(struct inject_options *o, int id, const char *val
 		o->named[o->nnamed++] = value;
 		return 0;
 	case OPT_GATE:
+	case OPT_SERVICES:
 	case OPT_SIGNAL_AS_ROOT:
 		if (from_env && parse_bool(value, &on) < 0)
 			return failf(err, errlen, "%s%s: \"%s\" is not true or false", prefix, what, value);
-		*(id == OPT_GATE ? &o->gate : &o->signal_as_root) = on;
-		*(id == OPT_GATE ? &o->gate_from : &o->signal_as_root_from) = from;
+		*(id == OPT_GATE ? &o->gate : id == OPT_SERVICES ? &o->services : &o->signal_as_root) = on;
+		*(id == OPT_GATE ? &o->gate_from : id == OPT_SERVICES ? &o->services_from : &o->signal_as_root_from) = from;
 		return 0;
 	}
 	return failf(err, errlen, "internal error: option %d", id);

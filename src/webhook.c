@@ -56,7 +56,13 @@
 static const double bucket_le[] = { 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1 };
 #define NBUCKETS (sizeof(bucket_le) / sizeof(bucket_le[0]))
 
-enum route { ROUTE_MUTATE, ROUTE_HEALTHZ, ROUTE_READYZ, ROUTE_METRICS };
+/*
+ * ROUTE_MUTATE_SERVICES is the reviews of a namespace labelled
+ * rearguard.io/inject=services: its pods are asked for as long-running
+ * pods too, which the pod itself cannot say (the configuration's entry for
+ * those namespaces calls this path).
+ */
+enum route { ROUTE_MUTATE, ROUTE_MUTATE_SERVICES, ROUTE_HEALTHZ, ROUTE_READYZ, ROUTE_METRICS };
 
 /* One request, from its headers to its end (MHD's req_cls). */
 struct request {
@@ -215,15 +221,18 @@ static void log_review(const struct review_answer *a, unsigned status, int64_t u
 		"review %s", review_outcome_word(a->outcome));
 }
 
+/* A review's answer: through /mutate/services, every pod is asked for as a long-running one may be. */
 static enum MHD_Result answer_review(struct webhook *w, struct MHD_Connection *conn, struct request *r)
 {
+	struct inject_options o = w->opts->inject;
 	struct review_answer a;
 	enum MHD_Result rc;
 	int64_t us;
 	int status;
 
 	memset(&a, 0, sizeof(a));
-	status = review_answer(r->body ? r->body : "", r->len, &w->opts->inject, &a);
+	o.services = r->route == ROUTE_MUTATE_SERVICES;
+	status = review_answer(r->body ? r->body : "", r->len, &o, &a);
 	if (status < 0) {
 		log_msg(LOG_ERROR, FIELDS(LF_STR("error", strerror(-status))), "review not answered");
 		return respond_text(w, conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n", NULL);
@@ -286,6 +295,7 @@ static void classify(struct MHD_Connection *conn, const char *url, const char *m
 		enum route route;
 	} routes[] = {
 		{ "/mutate", ROUTE_MUTATE },
+		{ "/mutate/services", ROUTE_MUTATE_SERVICES },
 		{ "/healthz", ROUTE_HEALTHZ },
 		{ "/readyz", ROUTE_READYZ },
 		{ "/metrics", ROUTE_METRICS },
@@ -299,7 +309,7 @@ static void classify(struct MHD_Connection *conn, const char *url, const char *m
 		return;
 	}
 	r->route = routes[i].route;
-	if (r->route == ROUTE_MUTATE)
+	if (r->route == ROUTE_MUTATE || r->route == ROUTE_MUTATE_SERVICES)
 		check_review(conn, method, r);
 	else if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 && strcmp(method, MHD_HTTP_METHOD_HEAD) != 0)
 		refuse(r, MHD_HTTP_METHOD_NOT_ALLOWED, "GET it\n", "GET, HEAD");
@@ -358,6 +368,7 @@ static enum MHD_Result answer(struct webhook *w, struct MHD_Connection *conn, st
 		return respond_text(w, conn, r->status, r->text, r->allow);
 	switch (r->route) {
 	case ROUTE_MUTATE:
+	case ROUTE_MUTATE_SERVICES:
 		return answer_review(w, conn, r);
 	case ROUTE_HEALTHZ:
 		return respond_text(w, conn, MHD_HTTP_OK, "ok\n", NULL);

@@ -20,7 +20,7 @@ refused() {
 help=$("$RG" webhook --help) || fail "--help exit $?"
 for word in --listen --tls-cert --tls-key --image --gate --signal-as-root --sidecar --log-format \
 	--verbose --quiet REARGUARD_LISTEN REARGUARD_TLS_CERT REARGUARD_TLS_KEY REARGUARD_IMAGE \
-	REARGUARD_GATE REARGUARD_SIGNAL_AS_ROOT REARGUARD_LOG_FORMAT /mutate /healthz /readyz /metrics \
+	REARGUARD_GATE REARGUARD_SIGNAL_AS_ROOT REARGUARD_LOG_FORMAT /mutate /mutate/services /healthz /readyz /metrics \
 	/etc/rearguard/tls/tls.crt /etc/rearguard/tls/tls.key :8443 'Exit status'; do
 	case $help in *"$word"*) ;; *) fail "--help does not mention $word" ;; esac
 done
