@@ -95,9 +95,10 @@ void await_stop(struct ev_loop *loop, struct await *w)
  * with the pod's shared PID namespace it sees that process: the earliest
  * there with parent pid 0), or until done appears (rearguard stopped what
  * it could: the kubelet's stop follows for whatever is left), or the
- * timeout. Returning as the main process exits, before the runtime ends
- * the container's other processes, the hook ends 0: the kubelet records
- * no failed hook, and its SIGTERM finds nothing to stop.
+ * timeout. Returning as the main process exits, the hook is usually gone
+ * before the runtime ends the container's other processes, and ends 0;
+ * when the runtime is first, the kubelet records a failed hook (137), and
+ * nothing else differs. Either way its SIGTERM finds nothing to stop.
  */
 struct hold {
 	struct podscan *ps;
