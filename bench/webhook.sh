@@ -50,13 +50,16 @@ client_cpus=0
 threads=$((cpus > 1 ? cpus - 1 : 1))
 [ "$threads" -gt 4 ] && threads=4
 
-taskset -c "$server_cpu" "$RG_BUILDDIR/rearguard" webhook -q --listen 127.0.0.1:0 --tls-cert "$T/tls.crt" \
-	--tls-key "$T/tls.key" --image registry.example.com/rearguard:bench >"$T/server.log" 2>&1 &
+taskset -c "$server_cpu" "$RG_BUILDDIR/rearguard" webhook -q --listen 127.0.0.1:0 --probe-listen 127.0.0.1:0 \
+	--tls-cert "$T/tls.crt" --tls-key "$T/tls.key" --image registry.example.com/rearguard:bench >"$T/server.log" 2>&1 &
 server=$!
-# -q hides the "listening" line: the port is the process's listening socket's.
+# -q hides the "listening" line: the ports are the process's listening sockets', the webhook's the one that
+# does not answer plain HTTP (the probes' does).
 port=
 for _ in $(seq 200); do
-	port=$(ss -Htlnp 2>/dev/null | awk -v p="pid=$server," 'index($0, p) { n = split($4, a, ":"); print a[n]; exit }')
+	for p in $(ss -Htlnp 2>/dev/null | awk -v p="pid=$server," 'index($0, p) { n = split($4, a, ":"); print a[n] }'); do
+		curl -s -o /dev/null --max-time 5 "http://127.0.0.1:$p/healthz" || port=$p
+	done
 	[ -n "$port" ] && break
 	sleep 0.05
 done

@@ -253,14 +253,14 @@ static void signal_app(struct engine *e, const struct decide_action *act)
 
 static void start_request(struct engine *e, const struct decide_action *act)
 {
-	struct rg_error err = { 0 };
+	char err[RG_ERR_MAX] = "";
 	int rc = stopper_request(&e->sidecars[act->sidecar], act->purpose, act->url, act->connect_timeout_us,
-				 act->timeout_us, &err);
+				 act->timeout_us, err, sizeof(err));
 
 	if (rc < 0) {
 		log_msg(LOG_ERROR,
 			FIELDS(LF_STR("sidecar", sidecar_name(e, act->sidecar)), LF_STR("url", act->url),
-			       LF_STR("error", err.code ? err.msg : strerror(-rc))),
+			       LF_STR("error", err[0] ? err : strerror(-rc))),
 			"cannot start an HTTP request");
 		engine_tell(e, &(const struct decide_event){ .kind = DECIDE_EV_HTTP_RESULT, .sidecar = act->sidecar,
 							     .purpose = act->purpose, .result = rc });
@@ -561,6 +561,7 @@ static int prepare_sidecars(struct engine *e)
 			.nspare = e->nown,
 			.can_kill = e->can_kill,
 			.dir = e->opt->dir,
+			.sidecar_name = e->opt->sidecar_name,
 			.on_event = on_sidecar_event,
 			.on_empty = on_sidecar_empty,
 			.data = e,
@@ -570,13 +571,13 @@ static int prepare_sidecars(struct engine *e)
 	}
 	/* libcurl's set-up takes milliseconds: after the first scan, never before a stop request. */
 	for (k = 0; k < e->opt->nsidecars; k++) {
-		struct rg_error err = { 0 };
+		char err[RG_ERR_MAX] = "";
 
-		rc = stopper_prepare(&e->sidecars[k], &err);
+		rc = stopper_prepare(&e->sidecars[k], err, sizeof(err));
 		if (rc < 0) {
 			log_msg(LOG_WARN,
 				FIELDS(LF_STR("sidecar", sidecar_name(e, k)),
-				       LF_STR("error", err.code ? err.msg : strerror(-rc))),
+				       LF_STR("error", err[0] ? err : strerror(-rc))),
 				"cannot set up libcurl yet: trying again at the first request");
 			break;
 		}
@@ -608,7 +609,7 @@ static int open_pod(struct engine *e)
 		.apps = e->mode->apps,
 		.first = e->mode->first && e->mode->first(e),
 		.native_restarted = native_restarted,
-		.run_name = options_run_name,
+		.run_name = opt->run_name,
 		.on_event = on_pod_event,
 		.on_sidecar = on_sidecar,
 		.data = e,

@@ -22,8 +22,9 @@
 #include "defaults.h"
 #include "json.h"
 #include "log.h"
-#include "parse.h"
 #include "injectplan.h"
+#include "injectread.h"
+#include "parse.h"
 #include "presets.h"
 #include "review.h"
 #include "util.h"
@@ -38,16 +39,8 @@
 #include <time.h>
 
 #define AGENT_LABEL "rearguard.io/inject"
-#define MAX_ARGV 64
 
 /* ---- small readers of the tree ---------------------------------------------- */
-
-static bool is_str(const struct ynode *n, const char *value)
-{
-	const char *v = ydoc_str(n);
-
-	return v && strcmp(v, value) == 0;
-}
 
 static const char *str_at(const struct ynode *n, const char *path)
 {
@@ -60,14 +53,6 @@ static const struct ynode *seq_at(const struct ynode *n, const char *key)
 	const struct ynode *s = ydoc_get(n, key);
 
 	return s && s->kind == YNODE_SEQ ? s : NULL;
-}
-
-/* A label or annotation, annotations first (where the injectors look first). */
-static const char *meta_value(const struct ynode *meta, const char *key)
-{
-	const char *v = ydoc_value(ydoc_get(ydoc_get(meta, "annotations"), key));
-
-	return v ? v : ydoc_value(ydoc_get(ydoc_get(meta, "labels"), key));
 }
 
 /* RFC 3339 as kubectl prints it ("2026-11-29T01:02:03Z", fractions and offsets too): seconds, or -1. */
@@ -297,14 +282,9 @@ static bool named(const struct pod *p, const char *name)
 /* The container= keys of the agent's REARGUARD_SIDECARS: the containers it stops whatever they run. */
 static void agent_names(struct pod *p, const struct ynode *agent)
 {
-	const struct ynode *env = seq_at(agent, "env");
-	const char *v = NULL, *k;
-	size_t i;
+	const char *k;
 
-	for (i = 0; env && i < env->n && !v; i++)
-		if (is_str(ydoc_get(env->items[i], "name"), "REARGUARD_SIDECARS"))
-			v = ydoc_value(ydoc_get(env->items[i], "value"));
-	for (k = v; k && (k = strstr(k, "container=")) != NULL; k += 10)
+	for (k = inject_env(agent, "REARGUARD_SIDECARS"); k && (k = strstr(k, "container=")) != NULL; k += 10)
 		if (p->nnames < ARRAY_SIZE(p->names))
 			p->names[p->nnames++] = k + 10;
 }
@@ -312,29 +292,7 @@ static void agent_names(struct pod *p, const struct ynode *agent)
 /* An environment variable of the agent's container, or NULL. */
 static const char *agent_env(const struct ctr *agent, const char *name)
 {
-	const struct ynode *env = agent ? seq_at(agent->spec, "env") : NULL;
-	size_t i;
-
-	for (i = 0; env && i < env->n; i++)
-		if (is_str(ydoc_get(env->items[i], "name"), name))
-			return ydoc_value(ydoc_get(env->items[i], "value"));
-	return NULL;
-}
-
-/* A container's command + args as an argv (argv[0] NULL when the image's entrypoint runs). */
-static size_t argv_of(const struct ynode *c, const char **argv)
-{
-	const struct ynode *cmd = seq_at(c, "command"), *args = seq_at(c, "args");
-	size_t n = 0, i;
-
-	if (cmd && cmd->n > 0)
-		for (i = 0; i < cmd->n && n < MAX_ARGV; i++)
-			argv[n++] = ydoc_str(cmd->items[i]) ? ydoc_str(cmd->items[i]) : "";
-	else
-		argv[n++] = NULL;
-	for (i = 0; args && i < args->n && n < MAX_ARGV; i++)
-		argv[n++] = ydoc_str(args->items[i]) ? ydoc_str(args->items[i]) : "";
-	return n == 1 && !argv[0] ? 0 : n;
+	return agent ? inject_env(agent->spec, name) : NULL;
 }
 
 /* Its status, from the list of statuses by name. */
@@ -346,7 +304,7 @@ static void read_status(struct ctr *c, const struct ynode *statuses)
 
 	c->code = -1;
 	for (i = 0; statuses && i < statuses->n && !st; i++)
-		if (is_str(ydoc_get(statuses->items[i], "name"), c->name))
+		if (inject_is(ydoc_get(statuses->items[i], "name"), c->name))
 			st = statuses->items[i];
 	if (!st)
 		return;
@@ -394,10 +352,10 @@ static int read_containers(struct pod *p)
 		x->spec = c;
 		x->name = ydoc_str(ydoc_get(c, "name"));
 		x->image = ydoc_value(ydoc_get(c, "image"));
-		argc = argv_of(c, argv);
+		argc = inject_argv(c, argv, NULL);
 		x->p = presets_container(x->name, x->image, argv, argc);
 		if (i < ni) {
-			x->role = is_str(ydoc_get(c, "restartPolicy"), "Always") ? ROLE_NATIVE : ROLE_INIT;
+			x->role = inject_is(ydoc_get(c, "restartPolicy"), "Always") ? ROLE_NATIVE : ROLE_INIT;
 			read_status(x, st_init);
 			p->ninit = k + 1;
 		} else {
@@ -409,7 +367,7 @@ static int read_containers(struct pod *p)
 		k++;
 	}
 	p->n = k;
-	add_names(p, meta_value(p->meta, INJECT_SIDECARS));
+	add_names(p, inject_meta_value(p->meta, INJECT_SIDECARS));
 	if (p->agent)
 		agent_names(p, p->agent->spec);
 	for (i = p->ninit; i < p->n; i++) {
@@ -531,7 +489,7 @@ static const struct spec_preset *injected(const struct ynode *meta)
 
 	for (i = 0; i < spec_npresets; i++) {
 		const struct spec_preset *p = &spec_presets[i];
-		const char *v = p->inject_key ? meta_value(meta, p->inject_key) : NULL;
+		const char *v = p->inject_key ? inject_meta_value(meta, p->inject_key) : NULL;
 
 		if (!v || (p->inject_off && strcmp(v, p->inject_off) == 0))
 			continue;
@@ -622,8 +580,8 @@ static bool has_gate(const struct ctr *agent)
 	size_t i;
 
 	for (i = 0; cmd && i < cmd->n; i++) {
-		wait |= is_str(cmd->items[i], "wait");
-		ready |= is_str(cmd->items[i], "ready");
+		wait |= inject_is(cmd->items[i], "wait");
+		ready |= inject_is(cmd->items[i], "ready");
 	}
 	return wait && ready;
 }
@@ -671,7 +629,7 @@ static void judge_agent(struct judge *j, struct explain_item *it, struct pod *p,
 			say(it, "the apps finished at %s; %s still runs, and so does the agent, %lld s later: longer than "
 				"its --stop-timeout and --kill-after (%lld s in all)",
 			    done_at, d, (long long)(now - done), (long long)limit);
-			if (!is_str(ydoc_get(p->spec, "shareProcessNamespace"), "true")) {
+			if (!inject_is(ydoc_get(p->spec, "shareProcessNamespace"), "true")) {
 				say(it, "shareProcessNamespace is not true: the agent cannot see the other containers' processes");
 				fix(it, EXPLAIN_FIX_SHARE,
 				    "shareProcessNamespace: true in the pod template (rearguard inject sets it)");
@@ -732,7 +690,7 @@ static void judge_agent(struct judge *j, struct explain_item *it, struct pod *p,
 		say(it, "the agent gave up waiting for the apps (reason startup-timeout): it saw fewer than "
 			"REARGUARD_APPS=%s within --startup-timeout",
 		    rc ? rc : "?");
-		if (!is_str(ydoc_get(p->spec, "shareProcessNamespace"), "true"))
+		if (!inject_is(ydoc_get(p->spec, "shareProcessNamespace"), "true"))
 			fix(it, EXPLAIN_FIX_SHARE,
 			    "shareProcessNamespace: true in the pod template: without it the agent sees no other container");
 		fix(it, EXPLAIN_FIX_APPS,
@@ -957,7 +915,7 @@ static int judge_pod(struct judge *j, const struct ynode *obj)
 		p.ns = "default";
 	owners = seq_at(p.meta, "ownerReferences");
 	for (i = 0; owners && i < owners->n && !p.job; i++)
-		if (is_str(ydoc_get(owners->items[i], "kind"), "Job"))
+		if (inject_is(ydoc_get(owners->items[i], "kind"), "Job"))
 			p.job = ydoc_value(ydoc_get(owners->items[i], "name"));
 	p.policy = ydoc_value(ydoc_get(p.spec, "restartPolicy"));
 	p.phase = str_at(p.status, "phase");
@@ -973,7 +931,7 @@ static int judge_pod(struct judge *j, const struct ynode *obj)
 			natives = true;
 	it->native = natives;
 	it->agent = p.agent != NULL;
-	v = meta_value(p.meta, AGENT_LABEL);
+	v = inject_meta_value(p.meta, AGENT_LABEL);
 	it->ns_labelled = v && strcmp(v, "enabled") == 0;
 	if (!p.job_pod) {
 		it->reason = EXPLAIN_NOT_A_JOB;
@@ -1090,7 +1048,7 @@ static int judge_pod(struct judge *j, const struct ynode *obj)
 			"will never complete",
 		    d, p.job ? "Job" : "pod");
 	}
-	if (it->ns_labelled && it->webhook == EXPLAIN_WEBHOOK_ADD && !meta_value(p.meta, REVIEW_INJECTED))
+	if (it->ns_labelled && it->webhook == EXPLAIN_WEBHOOK_ADD && !inject_meta_value(p.meta, REVIEW_INJECTED))
 		say(it, "it is labelled %s=enabled but has no %s annotation: the webhook did not see it", AGENT_LABEL,
 		    REVIEW_INJECTED);
 	fixes_plain(it, runs_on ? runs_on : plain, &p, p.job ? "Job" : "pod");
@@ -1116,15 +1074,15 @@ static int judge_template(struct judge *j, const struct ynode *obj, bool cron)
 	if (!ns)
 		ns = "default";
 	for (i = 0; owners && i < owners->n && !owner; i++)
-		if (is_str(ydoc_get(owners->items[i], "kind"), "CronJob"))
+		if (inject_is(ydoc_get(owners->items[i], "kind"), "CronJob"))
 			owner = ydoc_value(ydoc_get(owners->items[i], "name"));
 	it = item_new(j->r, cron ? EXPLAIN_CRONJOB : EXPLAIN_JOB, ns, str_at(obj, "metadata.name"), owner);
 	if (!it)
 		return -ENOMEM;
 	for (i = 0; conds && i < conds->n; i++)
-		if ((is_str(ydoc_get(conds->items[i], "type"), "Complete") ||
-		     is_str(ydoc_get(conds->items[i], "type"), "Failed")) &&
-		    is_str(ydoc_get(conds->items[i], "status"), "True")) {
+		if ((inject_is(ydoc_get(conds->items[i], "type"), "Complete") ||
+		     inject_is(ydoc_get(conds->items[i], "type"), "Failed")) &&
+		    inject_is(ydoc_get(conds->items[i], "status"), "True")) {
 			it->reason = EXPLAIN_COMPLETED;
 			say(it, "the Job ended (%s)", ydoc_str(ydoc_get(conds->items[i], "type")));
 			return 0;
@@ -1137,7 +1095,7 @@ static int judge_template(struct judge *j, const struct ynode *obj, bool cron)
 	if (rc < 0)
 		return rc;
 	it->agent = p.agent != NULL;
-	v = meta_value(p.meta, AGENT_LABEL);
+	v = inject_meta_value(p.meta, AGENT_LABEL);
 	it->ns_labelled = v && strcmp(v, "enabled") == 0;
 	for (i = 0; i < p.n; i++) {
 		if (p.c[i].role == ROLE_NATIVE)
@@ -1187,7 +1145,7 @@ static int judge_template(struct judge *j, const struct ynode *obj, bool cron)
 			say(it, "its pod template has %s and no rearguard: each pod will run on after its apps exit, and "
 				"the Job never completes",
 			    d);
-			if (cron && is_str(ydoc_path(obj, "spec.concurrencyPolicy"), "Forbid"))
+			if (cron && inject_is(ydoc_path(obj, "spec.concurrencyPolicy"), "Forbid"))
 				say(it, "concurrencyPolicy: Forbid: once one Job hangs, no later one starts");
 			p.job = cron ? NULL : it->name;
 			if (plain)
@@ -1206,16 +1164,13 @@ static int judge_template(struct judge *j, const struct ynode *obj, bool cron)
 
 /* ---- namespaces ------------------------------------------------------------------------------ */
 
-static struct explain_ns *ns_find(struct explain_report *r, const char *name, bool make)
+/* A new row of the namespaces' table, at its end; NULL when out of memory. */
+static struct explain_ns *ns_append(struct explain_report *r, const char *name)
 {
 	struct explain_ns *n;
 	void *grown;
-	size_t i;
 
-	for (i = 0; i < r->nns; i++)
-		if (strcmp(r->nss[i].name, name) == 0)
-			return &r->nss[i];
-	if (!make || !(grown = array_grow(r->nss, r->nns, &r->nscap, sizeof(*r->nss), 16)))
+	if (!(grown = array_grow(r->nss, r->nns, &r->nscap, sizeof(*r->nss), 16)))
 		return NULL;
 	r->nss = grown;
 	n = &r->nss[r->nns];
@@ -1225,6 +1180,17 @@ static struct explain_ns *ns_find(struct explain_report *r, const char *name, bo
 		return NULL;
 	r->nns++;
 	return n;
+}
+
+/* The row of a namespace, made when make and missing (a Namespace object read: once each). */
+static struct explain_ns *ns_find(struct explain_report *r, const char *name, bool make)
+{
+	size_t i;
+
+	for (i = 0; i < r->nns; i++)
+		if (strcmp(r->nss[i].name, name) == 0)
+			return &r->nss[i];
+	return make ? ns_append(r, name) : NULL;
 }
 
 static int read_namespace(struct explain_report *r, const struct ynode *obj)
@@ -1418,16 +1384,92 @@ int explain_buffer(struct explain_report *r, const char *in, size_t len, char *e
 
 /* ---- once every input is read -------------------------------------------------------------------- */
 
-/* A Job some of whose pods were read is judged by them, not by its template. */
-static bool has_pods(const struct explain_report *r, const struct explain_item *job)
+/* Items ordered by namespace, then by name: a Job's, and its pods' by their Job. */
+static int by_ns_job(const void *a, const void *b)
 {
-	size_t i;
+	const struct explain_item *x = *(const struct explain_item *const *)a, *y = *(const struct explain_item *const *)b;
+	int c = strcmp(x->ns, y->ns);
 
+	return c ? c : strcmp(x->kind == EXPLAIN_POD ? x->job : x->name, y->kind == EXPLAIN_POD ? y->job : y->name);
+}
+
+/*
+ * Drops each Job some of whose pods were read: they are judged, not its
+ * template. The pods are sorted by their Job once and each Job looked up
+ * (n log n: a whole cluster's dump holds tens of thousands of both).
+ */
+static int drop_jobs_with_pods(struct explain_report *r)
+{
+	const struct explain_item **pods = malloc((r->n ? r->n : 1) * sizeof(*pods));
+	size_t i, k = 0, npods = 0;
+
+	if (!pods)
+		return -ENOMEM;
 	for (i = 0; i < r->n; i++)
-		if (r->items[i].kind == EXPLAIN_POD && r->items[i].job && strcmp(r->items[i].job, job->name) == 0 &&
-		    strcmp(r->items[i].ns, job->ns) == 0)
-			return true;
-	return false;
+		if (r->items[i].kind == EXPLAIN_POD && r->items[i].job)
+			pods[npods++] = &r->items[i];
+	qsort(pods, npods, sizeof(*pods), by_ns_job);
+	for (i = 0; i < r->n; i++) {
+		const struct explain_item *job = &r->items[i];
+
+		if (job->kind == EXPLAIN_JOB && bsearch(&job, pods, npods, sizeof(*pods), by_ns_job)) {
+			item_free(&r->items[i]);
+			continue;
+		}
+		r->items[k++] = r->items[i];
+	}
+	r->n = k;
+	free(pods);
+	return 0;
+}
+
+static int ns_by_name(const void *a, const void *b)
+{
+	return strcmp(((const struct explain_ns *)a)->name, ((const struct explain_ns *)b)->name);
+}
+
+static struct explain_ns *ns_lookup(struct explain_report *r, const char *name)
+{
+	struct explain_ns key = {.name = (char *)(uintptr_t)name};
+
+	return r->nns ? bsearch(&key, r->nss, r->nns, sizeof(*r->nss), ns_by_name) : NULL;
+}
+
+/*
+ * Every item's namespace in the table, and the table sorted by name for
+ * the lookups that follow (its rows made now for the namespaces no
+ * Namespace object of the input gave).
+ */
+static int ns_complete(struct explain_report *r)
+{
+	size_t i, had;
+
+	/* (qsort and bsearch take no NULL array, even of none: the table may have no row yet.) */
+	if (r->nns > 1)
+		qsort(r->nss, r->nns, sizeof(*r->nss), ns_by_name);
+	had = r->nns;
+	for (i = 0; i < r->n; i++) {
+		struct explain_ns key = {.name = r->items[i].ns};
+
+		if (r->items[i].reason == EXPLAIN_NOT_A_JOB ||
+		    (had && bsearch(&key, r->nss, had, sizeof(*r->nss), ns_by_name)))
+			continue;
+		/* New rows go after the sorted ones, and are sorted in at the end; the same one made twice is no harm. */
+		if (!ns_append(r, r->items[i].ns))
+			return -ENOMEM;
+	}
+	if (r->nns > 1)
+		qsort(r->nss, r->nns, sizeof(*r->nss), ns_by_name);
+	/* The rows made twice: kept once. */
+	for (i = had = 0; i < r->nns; i++) {
+		if (had > 0 && strcmp(r->nss[had - 1].name, r->nss[i].name) == 0) {
+			free(r->nss[i].name);
+			continue;
+		}
+		r->nss[had++] = r->nss[i];
+	}
+	r->nns = had;
+	return 0;
 }
 
 /* The label fix, worded now that the namespace's label is known. */
@@ -1460,25 +1502,16 @@ static void word_label(struct explain_item *it, const struct explain_ns *n)
 
 int explain_finish(struct explain_report *r)
 {
-	size_t i, k = 0;
+	size_t i;
 
-	for (i = 0; i < r->n; i++) {
-		if (r->items[i].kind == EXPLAIN_JOB && has_pods(r, &r->items[i])) {
-			item_free(&r->items[i]);
-			continue;
-		}
-		r->items[k++] = r->items[i];
-	}
-	r->n = k;
+	if (drop_jobs_with_pods(r) < 0 || ns_complete(r) < 0)
+		return -ENOMEM;
 	for (i = 0; i < r->n; i++) {
 		struct explain_item *it = &r->items[i];
 		struct explain_ns *n;
 
-		if (it->reason == EXPLAIN_NOT_A_JOB)
+		if (it->reason == EXPLAIN_NOT_A_JOB || !(n = ns_lookup(r, it->ns)))
 			continue;
-		n = ns_find(r, it->ns, true);
-		if (!n)
-			return -ENOMEM;
 		if (n->labelled && !it->ns_labelled) {
 			it->ns_labelled = true;
 			if (it->webhook == EXPLAIN_WEBHOOK_ADD && it->kind != EXPLAIN_POD && it->verdict == EXPLAIN_AT_RISK) {
@@ -1504,9 +1537,8 @@ int explain_finish(struct explain_report *r)
 		const struct explain_item *it = &r->items[i];
 		struct explain_ns *n;
 
-		if (it->reason == EXPLAIN_NOT_A_JOB)
+		if (it->reason == EXPLAIN_NOT_A_JOB || !(n = ns_lookup(r, it->ns)))
 			continue;
-		n = ns_find(r, it->ns, false);
 		n->judged++;
 		n->verdicts[it->verdict]++;
 		n->covered += it->agent || (it->reason == EXPLAIN_COVERED);

@@ -223,7 +223,4 @@ struct explain_summary {
 /* Parses a termination message; 0, or -EINVAL when it is no summary (s->read false). */
 int explain_summary_read(const char *msg, size_t len, struct explain_summary *s);
 
-/* explain-cmd.c: rearguard explain ...; argv[0] is "explain". Returns the exit status. */
-int explain_main(int argc, char **argv);
-
 #endif

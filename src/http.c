@@ -136,7 +136,7 @@ int http_new(struct ev_loop *loop, struct http **out)
 	return 0;
 }
 
-int http_prepare(struct http *h, struct rg_error *err)
+int http_prepare(struct http *h, char *err, size_t errlen)
 {
 	CURLcode rc;
 
@@ -145,12 +145,12 @@ int http_prepare(struct http *h, struct rg_error *err)
 	if (!h->global) {
 		rc = curl_global_init(CURL_GLOBAL_DEFAULT);
 		if (rc != CURLE_OK)
-			return rg_error_set(err, -EIO, "curl_global_init: %s", curl_easy_strerror(rc));
+			return failf(err, errlen, -EIO, "curl_global_init: %s", curl_easy_strerror(rc));
 		h->global = true;
 	}
 	h->multi = curl_multi_init();
 	if (!h->multi)
-		return rg_error_set(err, -ENOMEM, "curl_multi_init: out of memory");
+		return failf(err, errlen, -ENOMEM, "curl_multi_init: out of memory");
 	curl_multi_setopt(h->multi, CURLMOPT_SOCKETFUNCTION, on_socket);
 	curl_multi_setopt(h->multi, CURLMOPT_SOCKETDATA, h);
 	curl_multi_setopt(h->multi, CURLMOPT_TIMERFUNCTION, on_curl_timer);
@@ -285,7 +285,7 @@ static long ms_of(int64_t us)
 }
 
 int http_request_init(struct http *h, struct http_request *r, enum http_method method, const char *url,
-		      const struct url *parts, struct rg_error *err)
+		      const struct url *parts, char *err, size_t errlen)
 {
 	CURLcode rc = CURLE_OK;
 	const char *what = NULL; /* the option libcurl refused */
@@ -293,12 +293,12 @@ int http_request_init(struct http *h, struct http_request *r, enum http_method m
 	int prep;
 
 	http_request_free(r);
-	prep = http_prepare(h, err);
+	prep = http_prepare(h, err, errlen);
 	if (prep < 0)
 		return prep;
 	easy = curl_easy_init();
 	if (!easy)
-		return rg_error_set(err, -ENOMEM, "curl_easy_init: out of memory");
+		return failf(err, errlen, -ENOMEM, "curl_easy_init: out of memory");
 	r->h = h;
 	if (strcasecmp(parts->host, "localhost") == 0) {
 		char entry[URL_HOST_MAX + 32];
@@ -308,7 +308,7 @@ int http_request_init(struct http *h, struct http_request *r, enum http_method m
 		r->resolve = curl_slist_append(NULL, entry);
 		if (!r->resolve) {
 			curl_easy_cleanup(easy);
-			return rg_error_set(err, -ENOMEM, "curl_slist_append: out of memory");
+			return failf(err, errlen, -ENOMEM, "curl_slist_append: out of memory");
 		}
 	}
 
@@ -364,13 +364,13 @@ int http_request_init(struct http *h, struct http_request *r, enum http_method m
 		curl_easy_cleanup(easy);
 		curl_slist_free_all(r->resolve);
 		r->resolve = NULL;
-		return rg_error_set(err, -EIO, "curl_easy_setopt %s: %s", what, curl_easy_strerror(rc));
+		return failf(err, errlen, -EIO, "curl_easy_setopt %s: %s", what, curl_easy_strerror(rc));
 	}
 	r->easy = easy;
 	return 0;
 }
 
-int http_request_start(struct http_request *r, int64_t connect_timeout_us, int64_t timeout_us, struct rg_error *err)
+int http_request_start(struct http_request *r, int64_t connect_timeout_us, int64_t timeout_us, char *err, size_t errlen)
 {
 	struct http *h = r->h;
 	CURLcode rc = CURLE_OK;
@@ -378,7 +378,7 @@ int http_request_start(struct http_request *r, int64_t connect_timeout_us, int64
 	int running;
 
 	if (!r->easy)
-		return rg_error_set(err, -EINVAL, "the request was never built");
+		return failf(err, errlen, -EINVAL, "the request was never built");
 	http_request_cancel(r);
 	r->err = 0;
 	r->status = 0;
@@ -391,10 +391,10 @@ int http_request_start(struct http_request *r, int64_t connect_timeout_us, int64
 		rc = curl_easy_setopt(r->easy, CURLOPT_TIMEOUT_MS, ms_of(timeout_us));
 	r->started_us = mono_us();
 	if (rc != CURLE_OK)
-		return rg_error_set(err, -EIO, "curl_easy_setopt of the timeouts: %s", curl_easy_strerror(rc));
+		return failf(err, errlen, -EIO, "curl_easy_setopt of the timeouts: %s", curl_easy_strerror(rc));
 	mrc = curl_multi_add_handle(h->multi, r->easy);
 	if (mrc != CURLM_OK)
-		return rg_error_set(err, -EIO, "curl_multi_add_handle: %s", curl_multi_strerror(mrc));
+		return failf(err, errlen, -EIO, "curl_multi_add_handle: %s", curl_multi_strerror(mrc));
 	r->running = true;
 	r->prev = NULL;
 	r->next = h->active;

@@ -9,11 +9,11 @@
  *	http_new(loop, &h);            cheap: libcurl is set up by http_prepare
  *	                               or the first request
  *	r->done = on_done; r->data = ...;
- *	http_request_init(h, r, HTTP_POST, spec->stop_url, &spec->stop_at, &err);
+ *	http_request_init(h, r, HTTP_POST, spec->stop_url, &spec->stop_at, err, sizeof(err));
  *	...                            the request is built once, ahead of time
- *	http_request_start(r, connect_timeout_us, timeout_us, &err);
+ *	http_request_start(r, connect_timeout_us, timeout_us, err, sizeof(err));
  *	... on_done(r) runs from the loop: r->err == 0 and r->status, or r->err ...
- *	http_request_start(r, ..., &err); the same request again (a retry, a poll)
+ *	http_request_start(r, ...);     the same request again (a retry, a poll)
  *	http_request_free(r);          cancels it first; done is not called
  *	http_free(h);
  *
@@ -88,7 +88,7 @@ int http_new(struct ev_loop *loop, struct http **out);
 void http_free(struct http *h);
 
 /* Sets libcurl up now (a few ms) rather than at the first request. */
-int http_prepare(struct http *h, struct rg_error *err);
+int http_prepare(struct http *h, char *err, size_t errlen);
 
 /*
  * Builds the request: url is an http:// URL that url_parse() accepted,
@@ -96,13 +96,13 @@ int http_prepare(struct http *h, struct rg_error *err);
  * where it is until http_request_free().
  */
 int http_request_init(struct http *h, struct http_request *r, enum http_method method, const char *url,
-		      const struct url *parts, struct rg_error *err);
+		      const struct url *parts, char *err, size_t errlen);
 
 /*
  * Starts r (cancelling it first when it runs). -EINVAL before a
  * successful http_request_init; -EIO when libcurl refuses.
  */
-int http_request_start(struct http_request *r, int64_t connect_timeout_us, int64_t timeout_us, struct rg_error *err);
+int http_request_start(struct http_request *r, int64_t connect_timeout_us, int64_t timeout_us, char *err, size_t errlen);
 
 /* Whether r was built (http_request_init succeeded): it only has to be started. */
 bool http_request_built(const struct http_request *r);

@@ -6,7 +6,7 @@
  *	                 [--signal-as-root] [--sidecar CONTAINER[=SPEC]]... [-q]
  *	                 [FILE|DIR|-]...
  *
- * inject_main() is the subcommand (options, reading, writing); the work is
+ * inject_main() (injectcmd.c) is the subcommand (reading, writing); the work is
  * inject_buffer(), which runs in memory with no I/O at all, so that tests
  * and fuzzers can call it:
  *
@@ -101,8 +101,5 @@ bool inject_is_agent(const struct ynode *c);
  * with one line in err.
  */
 int inject_check_named(const char *named, char *err, size_t errlen);
-
-/* rearguard inject ...: argv[0] is "inject". Returns the exit status. */
-int inject_main(int argc, char **argv);
 
 #endif

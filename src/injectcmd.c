@@ -7,6 +7,7 @@
  */
 #include "config.h"
 
+#include "commands.h"
 #include "inject.h"
 
 #include "log.h"
@@ -159,29 +160,19 @@ static int append_output(struct ybuf *all, const char *out, size_t len)
 	return rc ? rc : ybuf_add(all, out, len);
 }
 
-int inject_main(int argc, char **argv)
+int inject_main(struct inject_cli *cli)
 {
 	struct inject_counts counts = {0};
 	struct notes notes = {0};
 	struct ybuf all = {0};
-	struct inject_cli cli;
 	char dash_arg[] = "-", *dash[] = {dash_arg}, *inputs[MAX_INPUTS];
 	char err[1024];
-	struct inject_options *o = &cli.inject;
+	struct inject_options *o = &cli->inject;
 	size_t n = 0, i;
 	int rc, status = 0;
 
-	switch (options_parse_inject(&cli, argc, argv, err, sizeof(err))) {
-	case OPTIONS_EXIT_OK:
-		return 0;
-	case OPTIONS_ERROR:
-		fprintf(stderr, "rearguard: %s\n", err);
-		return 2;
-	case OPTIONS_OK:
-		break;
-	}
-	notes.quiet = cli.quiet;
-	rc = cli.ninputs > 0 ? expand(cli.inputs, cli.ninputs, inputs, &n) : expand(dash, 1, inputs, &n);
+	notes.quiet = cli->quiet;
+	rc = cli->ninputs > 0 ? expand(cli->inputs, cli->ninputs, inputs, &n) : expand(dash, 1, inputs, &n);
 	if (rc < 0) {
 		for (i = 0; i < n; i++)
 			free(inputs[i]);

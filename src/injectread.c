@@ -8,6 +8,8 @@
 
 #include "injectint.h"
 
+#include "util.h"
+
 #include <string.h>
 
 bool inject_is(const struct ynode *n, const char *value)
@@ -62,6 +64,35 @@ const char *inject_meta_value(const struct ynode *meta, const char *key)
 const char *inject_annotation(const void *meta, const char *key)
 {
 	return ydoc_str(ydoc_get(ydoc_get(meta, "annotations"), key));
+}
+
+/* rearguard sidecar's options that take a value (as options.c has them), for reading a command it wraps. */
+static bool takes_value(const char *word)
+{
+	static const char *const with[] = {"--name", "--dir", "-d", "--stop-signal", "--stop-timeout", "--log-format"};
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(with); i++)
+		if (strcmp(word, with[i]) == 0)
+			return true;
+	return false;
+}
+
+size_t inject_wrapped_at(const char *const *argv, size_t argc)
+{
+	size_t i;
+
+	if (argc < 3 || !argv[0] || strcmp(base_name(argv[0]), "rearguard") != 0 || strcmp(argv[1], "sidecar") != 0)
+		return 0;
+	for (i = 2; i < argc; i++) {
+		if (strcmp(argv[i], "--") == 0)
+			return i + 1 < argc ? i + 1 : 0;
+		if (argv[i][0] != '-')
+			return i;
+		if (takes_value(argv[i]))
+			i++;
+	}
+	return 0;
 }
 
 /*

@@ -27,35 +27,6 @@
 #include <stdio.h>
 #include <string.h>
 
-/* rearguard sidecar's options that take a value (as options.c has them), for reading a command it wraps. */
-static bool takes_value(const char *word)
-{
-	static const char *const with[] = {"--name", "--dir", "-d", "--stop-signal", "--stop-timeout", "--log-format"};
-	size_t i;
-
-	for (i = 0; i < ARRAY_SIZE(with); i++)
-		if (strcmp(word, with[i]) == 0)
-			return true;
-	return false;
-}
-
-size_t inject_wrapped_at(const char *const *argv, size_t argc)
-{
-	size_t i;
-
-	if (argc < 3 || !argv[0] || strcmp(base_name(argv[0]), "rearguard") != 0 || strcmp(argv[1], "sidecar") != 0)
-		return 0;
-	for (i = 2; i < argc; i++) {
-		if (strcmp(argv[i], "--") == 0)
-			return i + 1 < argc ? i + 1 : 0;
-		if (argv[i][0] != '-')
-			return i;
-		if (takes_value(argv[i]))
-			i++;
-	}
-	return 0;
-}
-
 /*
  * Programs no preset knows that end with 0 on these signals, as their
  * source says: nginx's master, on TERM and INT (fast) or QUIT (graceful),

@@ -1,20 +1,20 @@
 /*
  * rearguard: native-sidecar behaviour for pods that cannot have it.
  *
- * main() picks the subcommand, parses its options (every error is one line
- * and exit 2), sets up logging and hands over to the module's *_main: the
- * agent (the default), drain, run or run --drain (the wrapper), wait,
- * install, inject, webhook, explain; presets prints the preset table. Each
- * subcommand here is a *_cmd. Called kubectl-rearguard (the kubectl
+ * main() picks the subcommand from one table, parses its options (every
+ * error is one line and exit 2: parsed(), the one place an options result
+ * becomes an exit status), sets up logging and hands over to the module's
+ * *_main: the agent (the default), drain, run or run --drain (the wrapper),
+ * sidecar, wait, install, inject, webhook, explain; presets prints the
+ * preset table. Each subcommand here is a *_cmd. Called kubectl-rearguard (the kubectl
  * plugin), it runs the same commands but never the agent.
  */
 #include "config.h"
 
 #include "agent.h"
 #include "await.h"
+#include "commands.h"
 #include "drain.h"
-#include "explain.h"
-#include "inject.h"
 #include "install.h"
 #include "log.h"
 #include "options.h"
@@ -136,14 +136,57 @@ static int install_cmd(int argc, char **argv)
 	return 0;
 }
 
+static int inject_cmd(int argc, char **argv)
+{
+	struct inject_cli opt;
+	char err[OPTIONS_ERR_MAX];
+	int rc = parsed(options_parse_inject(&opt, argc, argv, err, sizeof(err)), err);
+
+	return rc >= 0 ? rc : inject_main(&opt);
+}
+
+static int explain_cmd(int argc, char **argv)
+{
+	struct explain_cli opt;
+	char err[OPTIONS_ERR_MAX];
+	int rc = parsed(options_parse_explain(&opt, argc, argv, err, sizeof(err)), err);
+
+	return rc >= 0 ? rc : explain_main(&opt);
+}
+
 /* rearguard webhook: only where the build has libmicrohttpd and GnuTLS (not the static agent's). */
 static int webhook_cmd(int argc, char **argv)
 {
 #if HAVE_WEBHOOK
-	return webhook_main(argc, argv);
+	struct webhook_options opt;
+	char err[OPTIONS_ERR_MAX];
+	int rc = parsed(options_parse_webhook(&opt, argc, argv, err, sizeof(err)), err);
+
+	if (rc >= 0)
+		return rc;
+	log_setup(opt.log_level, opt.log_format, 2);
+	return webhook_serve(&opt);
 #else
+	(void)argc;
+	(void)argv;
 	return usage_error("webhook: this build has no webhook (it was built without libmicrohttpd and GnuTLS)");
 #endif
+}
+
+static int version_cmd(int argc, char **argv)
+{
+	(void)argc;
+	(void)argv;
+	options_print_version();
+	return 0;
+}
+
+static int help_cmd(int argc, char **argv)
+{
+	(void)argc;
+	(void)argv;
+	options_print_help();
+	return 0;
 }
 
 /* rearguard presets: the table of known sidecars, for tools/presets and for a user's eyes. */
@@ -182,46 +225,41 @@ static int plugin_cmd(const char *cmd)
 	return usage_error("the kubectl plugin runs commands, not the agent (kubectl rearguard explain --help)");
 }
 
+/* The subcommands, each given its own name as argv[0]. */
+static const struct command {
+	const char *name;
+	int (*run)(int argc, char **argv);
+} commands[] = {
+	{ "agent", agent_cmd },
+	{ "drain", drain_cmd },
+	{ "run", run_cmd },
+	{ "sidecar", sidecar_cmd },
+	{ "wait", wait_cmd },
+	{ "install", install_cmd },
+	{ "inject", inject_cmd },
+	{ "webhook", webhook_cmd },
+	{ "explain", explain_cmd },
+	{ "presets", presets_cmd },
+	{ "version", version_cmd },
+	{ "help", help_cmd },
+};
+
 int main(int argc, char **argv)
 {
 	const char *cmd = argc > 1 ? argv[1] : NULL;
 	char msg[256];
+	size_t i;
 
 	if (argc > 0 && strcmp(base_name(argv[0]), "kubectl-rearguard") == 0 &&
 	    (!cmd || cmd[0] == '-' || strcmp(cmd, "agent") == 0))
 		return plugin_cmd(cmd);
 	if (!cmd || cmd[0] == '-')
 		return agent_cmd(argc, argv);
-	if (strcmp(cmd, "agent") == 0)
-		return agent_cmd(argc - 1, argv + 1);
-	if (strcmp(cmd, "drain") == 0)
-		return drain_cmd(argc - 1, argv + 1);
-	if (strcmp(cmd, "version") == 0) {
-		options_print_version();
-		return 0;
-	}
-	if (strcmp(cmd, "help") == 0) {
-		options_print_help();
-		return 0;
-	}
-	if (strcmp(cmd, "run") == 0)
-		return run_cmd(argc - 1, argv + 1);
-	if (strcmp(cmd, "sidecar") == 0)
-		return sidecar_cmd(argc - 1, argv + 1);
-	if (strcmp(cmd, "wait") == 0)
-		return wait_cmd(argc - 1, argv + 1);
-	if (strcmp(cmd, "install") == 0)
-		return install_cmd(argc - 1, argv + 1);
-	if (strcmp(cmd, "inject") == 0)
-		return inject_main(argc - 1, argv + 1);
-	if (strcmp(cmd, "webhook") == 0)
-		return webhook_cmd(argc - 1, argv + 1);
-	if (strcmp(cmd, "presets") == 0)
-		return presets_cmd(argc - 1, argv + 1);
-	if (strcmp(cmd, "explain") == 0)
-		return explain_main(argc - 1, argv + 1);
+	for (i = 0; i < ARRAY_SIZE(commands); i++)
+		if (strcmp(cmd, commands[i].name) == 0)
+			return commands[i].run(argc - 1, argv + 1);
 	snprintf(msg, sizeof(msg),
-		 "unknown command '%.64s' (commands: agent, run, wait, drain, install, inject, webhook, explain, "
-		 "presets, version)", cmd);
+		 "unknown command '%.64s' (commands: agent, run, sidecar, wait, drain, install, inject, webhook, "
+		 "explain, presets, version)", cmd);
 	return usage_error(msg);
 }

@@ -56,6 +56,8 @@ enum {
 	OPT_SIGNAL_AS_ROOT,
 	OPT_NAMED, /* inject's and the webhook's --sidecar CONTAINER[=SPEC], not the agent's */
 	OPT_LISTEN,
+	OPT_PROBE_LISTEN,
+	OPT_SHUTDOWN_DELAY,
 	OPT_TLS_CERT,
 	OPT_TLS_KEY,
 	OPT_OUTPUT = 'o',
@@ -116,6 +118,8 @@ static const struct opt_def opts[] = {
 	{ "services", OPT_SERVICES, no_argument, "REARGUARD_SERVICES", FOR_INJECT },
 	{ "signal-as-root", OPT_SIGNAL_AS_ROOT, no_argument, "REARGUARD_SIGNAL_AS_ROOT", FOR_INJECT | FOR_WEBHOOK },
 	{ "listen", OPT_LISTEN, required_argument, "REARGUARD_LISTEN", FOR_WEBHOOK },
+	{ "probe-listen", OPT_PROBE_LISTEN, required_argument, "REARGUARD_PROBE_LISTEN", FOR_WEBHOOK },
+	{ "shutdown-delay", OPT_SHUTDOWN_DELAY, required_argument, "REARGUARD_SHUTDOWN_DELAY", FOR_WEBHOOK },
 	{ "tls-cert", OPT_TLS_CERT, required_argument, "REARGUARD_TLS_CERT", FOR_WEBHOOK },
 	{ "tls-key", OPT_TLS_KEY, required_argument, "REARGUARD_TLS_KEY", FOR_WEBHOOK },
 	/* explain's own: what it prints, and the time it judges at. */
@@ -157,26 +161,14 @@ static const struct command webhook_cmd = { FOR_WEBHOOK, "webhook: ", "see rearg
 static const struct command explain_cmd = { FOR_EXPLAIN, "explain: ", "see rearguard explain --help", false,
 					    options_print_explain_help };
 
-static int failf(char *err, size_t errlen, const char *fmt, ...) RG_PRINTF(3, 4);
-
-static int failf(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	return -EINVAL;
-}
-
 int options_duration(const char *what, const char *value, int64_t *ms, char *err, size_t errlen)
 {
 	int rc = parse_duration_ms(value, ms);
 
 	if (rc == -ERANGE)
-		return failf(err, errlen, "%s: duration \"%s\" is too long (at most 720h)", what, value);
+		return failf(err, errlen, -EINVAL, "%s: duration \"%s\" is too long (at most 720h)", what, value);
 	if (rc < 0)
-		return failf(err, errlen, "%s: invalid duration \"%s\" (examples: 250ms, 30s, 5m, 1h)", what, value);
+		return failf(err, errlen, -EINVAL, "%s: invalid duration \"%s\" (examples: 250ms, 30s, 5m, 1h)", what, value);
 	return 0;
 }
 
@@ -194,7 +186,7 @@ static int add_sidecar(struct agent_options *cfg, const char *text, char *err, s
 		return -EINVAL;
 	for (i = 0; i < cfg->nsidecars; i++) {
 		if (strcmp(cfg->sidecars[i].name, spec.name) == 0) {
-			failf(err, errlen, "sidecar spec \"%s\": name \"%s\" is used twice (give each name=...)", text,
+			failf(err, errlen, -EINVAL, "sidecar spec \"%s\": name \"%s\" is used twice (give each name=...)", text,
 			      spec.name);
 			spec_free(&spec);
 			return -EINVAL;
@@ -203,7 +195,7 @@ static int add_sidecar(struct agent_options *cfg, const char *text, char *err, s
 	grown = realloc(cfg->sidecars, (cfg->nsidecars + 1) * sizeof(*grown));
 	if (!grown) {
 		spec_free(&spec);
-		return failf(err, errlen, "out of memory");
+		return failf(err, errlen, -EINVAL, "out of memory");
 	}
 	cfg->sidecars = grown;
 	cfg->sidecars[cfg->nsidecars++] = spec;
@@ -250,10 +242,10 @@ static int add_detected(struct agent_options *cfg, char *err, size_t errlen)
 static int set_string(char **slot, const char *value, const char *what, char *err, size_t errlen)
 {
 	if (*value == '\0')
-		return failf(err, errlen, "%s: needs a value", what);
+		return failf(err, errlen, -EINVAL, "%s: needs a value", what);
 	free(*slot);
 	*slot = strdup(value);
-	return *slot ? 0 : failf(err, errlen, "out of memory");
+	return *slot ? 0 : failf(err, errlen, -EINVAL, "out of memory");
 }
 
 /* A flag: set on the command line; true or false from the environment. */
@@ -264,7 +256,7 @@ static int set_flag(bool *slot, const char *value, const char *what, bool from_e
 		return 0;
 	}
 	if (parse_bool(value, slot) < 0)
-		return failf(err, errlen, "%s: \"%s\" is not a boolean (true or false)", what, value);
+		return failf(err, errlen, -EINVAL, "%s: \"%s\" is not a boolean (true or false)", what, value);
 	return 0;
 }
 
@@ -280,7 +272,7 @@ static int apply_log(enum log_format *format, enum log_level *level, int id, con
 		else if (strcmp(value, "json") == 0)
 			*format = LOG_JSON;
 		else
-			return failf(err, errlen, "%s: \"%s\" is not text or json", what, value);
+			return failf(err, errlen, -EINVAL, "%s: \"%s\" is not text or json", what, value);
 		return 0;
 	}
 	if (set_flag(&flag, value, what, from_env, err, errlen) < 0)
@@ -306,7 +298,7 @@ static int apply(struct agent_options *cfg, int id, const char *value, const cha
 			int rc = 0;
 
 			if (!copy)
-				return failf(err, errlen, "out of memory");
+				return failf(err, errlen, -EINVAL, "out of memory");
 			for (one = strtok_r(copy, ";", &save); one && rc == 0; one = strtok_r(NULL, ";", &save)) {
 				char *end;
 
@@ -333,24 +325,24 @@ static int apply(struct agent_options *cfg, int id, const char *value, const cha
 			cfg->app_src = NULL;
 		}
 		if (*value == '\0')
-			return failf(err, errlen, "%s: needs a regex", what);
+			return failf(err, errlen, -EINVAL, "%s: needs a regex", what);
 		if (regex_compile_whole(&cfg->app_re, value, rerr, sizeof(rerr)) < 0)
-			return failf(err, errlen, "%s: invalid regex \"%s\": %s", what, value, rerr);
+			return failf(err, errlen, -EINVAL, "%s: invalid regex \"%s\": %s", what, value, rerr);
 		cfg->app_src = strdup(value);
 		if (!cfg->app_src) {
 			regfree(&cfg->app_re);
-			return failf(err, errlen, "out of memory");
+			return failf(err, errlen, -EINVAL, "out of memory");
 		}
 		return 0;
 	case OPT_APPS:
 		if (parse_uint(value, 1, 1000, &cfg->apps) < 0)
-			return failf(err, errlen, "%s: \"%s\" is not a number of app containers from 1 to 1000", what, value);
+			return failf(err, errlen, -EINVAL, "%s: \"%s\" is not a number of app containers from 1 to 1000", what, value);
 		return 0;
 	case OPT_DIR:
 		return set_string(&cfg->dir, value, what, err, errlen);
 	case OPT_RESTART_POLICY:
 		if (decide_policy_parse(value, &cfg->policy) < 0)
-			return failf(err, errlen, "%s: \"%s\" is not Never, OnFailure or Always (the pod's restartPolicy)",
+			return failf(err, errlen, -EINVAL, "%s: \"%s\" is not Never, OnFailure or Always (the pod's restartPolicy)",
 				     what, value);
 		return 0;
 	case OPT_STARTUP_TIMEOUT:
@@ -377,14 +369,14 @@ static int apply(struct agent_options *cfg, int id, const char *value, const cha
 		else if (strcmp(value, "fail") == 0)
 			cfg->on_sidecar_exit = SIDECAR_EXIT_FAIL;
 		else
-			return failf(err, errlen, "%s: \"%s\" is not warn or fail", what, value);
+			return failf(err, errlen, -EINVAL, "%s: \"%s\" is not warn or fail", what, value);
 		return 0;
 	case OPT_LOG_FORMAT:
 	case OPT_VERBOSE:
 	case OPT_QUIET:
 		return apply_log(&cfg->log_format, &cfg->log_level, id, value, what, from_env, err, errlen);
 	}
-	return failf(err, errlen, "internal error: option %d", id);
+	return failf(err, errlen, -EINVAL, "internal error: option %d", id);
 }
 
 /* A default duration from defaults.h: written there as a user writes one, and checked by the tests. */
@@ -410,6 +402,8 @@ static void defaults(struct agent_options *cfg)
 	cfg->restart_grace_ms = default_ms(DEFAULT_RESTART_GRACE);
 	cfg->log_format = LOG_TEXT;
 	cfg->log_level = LOG_INFO;
+	cfg->run_name = options_run_name;
+	cfg->sidecar_name = options_sidecar_name;
 }
 
 /* The shared volume's mount point unless --dir or REARGUARD_DIR named one. */
@@ -478,7 +472,7 @@ static int drive(const struct command *cmd, bool foreign, opt_apply *set, void *
 		case OPT_HELP:
 		case OPT_VERSION:
 			if (foreign) {
-				failf(err, errlen, "%s%s", cmd->prefix, argv[optind - 1]);
+				failf(err, errlen, -EINVAL, "%s%s", cmd->prefix, argv[optind - 1]);
 				return -1;
 			}
 			if (c == OPT_HELP && cmd->help)
@@ -490,13 +484,13 @@ static int drive(const struct command *cmd, bool foreign, opt_apply *set, void *
 			return -2;
 		case '?':
 			if (optopt)
-				failf(err, errlen, "%sunknown option -%c (%s)", cmd->prefix, optopt, cmd->hint);
+				failf(err, errlen, -EINVAL, "%sunknown option -%c (%s)", cmd->prefix, optopt, cmd->hint);
 			else
-				failf(err, errlen, "%sunknown option %s (%s)", cmd->prefix, argv[optind - 1], cmd->hint);
+				failf(err, errlen, -EINVAL, "%sunknown option %s (%s)", cmd->prefix, argv[optind - 1], cmd->hint);
 			return -1;
 		case ':':
 			/* glibc leaves optind after the option; musl one past the end when it was last. */
-			failf(err, errlen, "%soption %s needs a value", cmd->prefix,
+			failf(err, errlen, -EINVAL, "%soption %s needs a value", cmd->prefix,
 			      argv[optind - 1 < argc ? optind - 1 : argc - 1]);
 			return -1;
 		default:
@@ -544,7 +538,7 @@ static enum options_result parse(struct agent_options *cfg, int argc, char **arg
 		return result_of(first);
 	}
 	if (first < argc) {
-		failf(err, errlen, "unexpected argument \"%s\" (%s takes options only; see rearguard --help)",
+		failf(err, errlen, -EINVAL, "unexpected argument \"%s\" (%s takes options only; see rearguard --help)",
 		      argv[first], drain ? "rearguard drain" : "the agent");
 		goto fail;
 	}
@@ -562,7 +556,7 @@ static enum options_result parse(struct agent_options *cfg, int argc, char **arg
 		goto oom;
 	return OPTIONS_OK;
 oom:
-	failf(err, errlen, "out of memory");
+	failf(err, errlen, -EINVAL, "out of memory");
 fail:
 	options_free(cfg);
 	return OPTIONS_ERROR;
@@ -594,7 +588,7 @@ void options_free(struct agent_options *cfg)
 static int apply_name(char **slot, const char *value, const char *what, char *err, size_t errlen)
 {
 	if (!protocol_name_ok(value))
-		return failf(err, errlen,
+		return failf(err, errlen, -EINVAL,
 			     "%s: \"%s\" cannot name a report (1 to 63 printable characters, no '/', no leading '.')",
 			     what, value);
 	return set_string(slot, value, what, err, errlen);
@@ -609,9 +603,9 @@ static int name_and_dir(char **name, char **dir, const char *cmd, const char *wh
 			size_t errlen)
 {
 	if (!*name && apply_name(name, base_name(cmd), what, err, errlen) < 0)
-		return failf(err, errlen, "%s \"%s\" cannot name %s: give --name NAME", what, cmd, names);
+		return failf(err, errlen, -EINVAL, "%s \"%s\" cannot name %s: give --name NAME", what, cmd, names);
 	if (default_dir(dir) < 0)
-		return failf(err, errlen, "out of memory");
+		return failf(err, errlen, -EINVAL, "out of memory");
 	return 0;
 }
 
@@ -656,7 +650,7 @@ static int apply_wait(void *p, int id, const char *value, const char *what, bool
 
 static int apply_none(void *p, int id, const char *value, const char *what, bool from_env, char *err, size_t errlen)
 {
-	return failf(err, errlen, "internal error: option %d", id);
+	return failf(err, errlen, -EINVAL, "internal error: option %d", id);
 }
 
 static enum options_result parse_run(struct run_options *o, bool foreign, int argc, char **argv, char *err,
@@ -675,7 +669,7 @@ static enum options_result parse_run(struct run_options *o, bool foreign, int ar
 		return result_of(first);
 	}
 	if (first >= argc) {
-		failf(err, errlen, "run: no command given (rearguard run [OPTIONS] -- CMD [ARG...])");
+		failf(err, errlen, -EINVAL, "run: no command given (rearguard run [OPTIONS] -- CMD [ARG...])");
 		goto fail;
 	}
 	o->cmd = argv + first;
@@ -685,14 +679,14 @@ static enum options_result parse_run(struct run_options *o, bool foreign, int ar
 	 * be judged here.
 	 */
 	if (!foreign && o->drain && o->drain_opts.nsidecars == 0 && !o->drain_opts.detect) {
-		failf(err, errlen, "run: --drain needs the sidecars to stop: --sidecar SPEC (or auto) or REARGUARD_SIDECARS");
+		failf(err, errlen, -EINVAL, "run: --drain needs the sidecars to stop: --sidecar SPEC (or auto) or REARGUARD_SIDECARS");
 		goto fail;
 	}
 	if (!foreign && o->drain && o->drain_opts.detect && add_detected(&o->drain_opts, err, errlen) < 0)
 		goto fail;
 	/* REARGUARD_SIDECARS may be the agent's, in a shared ConfigMap: only a flag is a mistake. */
 	if (!foreign && !o->drain && o->sidecar_flag_seen) {
-		failf(err, errlen, "run: --sidecar is for --drain (the sidecars run stops itself when no agent does)");
+		failf(err, errlen, -EINVAL, "run: --sidecar is for --drain (the sidecars run stops itself when no agent does)");
 		goto fail;
 	}
 	if (name_and_dir(&o->name, &o->dir, o->cmd[0], "run: the command", "the report apps/NAME", err, errlen) < 0)
@@ -742,7 +736,7 @@ static int apply_sidecar(void *p, int id, const char *value, const char *what, b
 		return set_string(&o->dir, value, what, err, errlen);
 	case OPT_STOP_SIGNAL:
 		if (parse_signal(value, &o->stop_signal) < 0 || o->stop_signal == SIGKILL || o->stop_signal == SIGSTOP)
-			return failf(err, errlen, "%s: \"%s\" is not a signal that can stop a program (TERM, QUIT, INT, ...)",
+			return failf(err, errlen, -EINVAL, "%s: \"%s\" is not a signal that can stop a program (TERM, QUIT, INT, ...)",
 				     what, value);
 		return 0;
 	case OPT_STOP_TIMEOUT:
@@ -771,7 +765,7 @@ static enum options_result parse_sidecar(struct sidecar_options *o, bool foreign
 		return result_of(first);
 	}
 	if (first >= argc) {
-		failf(err, errlen, "sidecar: no program given (rearguard sidecar [OPTIONS] -- PROGRAM [ARG...])");
+		failf(err, errlen, -EINVAL, "sidecar: no program given (rearguard sidecar [OPTIONS] -- PROGRAM [ARG...])");
 		goto fail;
 	}
 	o->cmd = argv + first;
@@ -823,22 +817,22 @@ enum options_result options_parse_wait(struct wait_options *o, int argc, char **
 		return result_of(first);
 	}
 	if (first >= argc) {
-		failf(err, errlen, "wait: which condition? ready, apps-done, done or stopped");
+		failf(err, errlen, -EINVAL, "wait: which condition? ready, apps-done, done or stopped");
 		goto fail;
 	}
 	for (i = 0; i < ARRAY_SIZE(conditions); i++)
 		if (strcmp(argv[first], conditions[i]) == 0)
 			o->condition = conditions[i];
 	if (!o->condition) {
-		failf(err, errlen, "wait: unknown condition \"%s\" (ready, apps-done, done or stopped)", argv[first]);
+		failf(err, errlen, -EINVAL, "wait: unknown condition \"%s\" (ready, apps-done, done or stopped)", argv[first]);
 		goto fail;
 	}
 	if (first + 1 < argc) {
-		failf(err, errlen, "wait: unexpected argument \"%s\" (one condition at a time)", argv[first + 1]);
+		failf(err, errlen, -EINVAL, "wait: unexpected argument \"%s\" (one condition at a time)", argv[first + 1]);
 		goto fail;
 	}
 	if (default_dir(&o->dir) < 0) {
-		failf(err, errlen, "out of memory");
+		failf(err, errlen, -EINVAL, "out of memory");
 		goto fail;
 	}
 	return OPTIONS_OK;
@@ -860,11 +854,11 @@ enum options_result options_parse_install(const char **dir, int argc, char **arg
 	if (first < 0)
 		return result_of(first);
 	if (first >= argc) {
-		failf(err, errlen, "install: which directory? (rearguard install DIR)");
+		failf(err, errlen, -EINVAL, "install: which directory? (rearguard install DIR)");
 		return OPTIONS_ERROR;
 	}
 	if (first + 1 < argc) {
-		failf(err, errlen, "install: unexpected argument \"%s\" (one directory)", argv[first + 1]);
+		failf(err, errlen, -EINVAL, "install: unexpected argument \"%s\" (one directory)", argv[first + 1]);
 		return OPTIONS_ERROR;
 	}
 	*dir = argv[first];
@@ -888,35 +882,35 @@ static int apply_inject_option(struct inject_options *o, int id, const char *val
 	switch (id) {
 	case OPT_IMAGE:
 		if (*value == '\0')
-			return failf(err, errlen, "%s%s needs a value", prefix, what);
+			return failf(err, errlen, -EINVAL, "%s%s needs a value", prefix, what);
 		o->image = value;
 		o->image_from = from;
 		return 0;
 	case OPT_MESH:
 		if (!presets_mesh(value)) {
 			presets_mesh_words(" or ", words, sizeof(words));
-			return failf(err, errlen, "%s%s: \"%s\" is not %s", prefix, what, value, words);
+			return failf(err, errlen, -EINVAL, "%s%s: \"%s\" is not %s", prefix, what, value, words);
 		}
 		o->mesh = value;
 		o->mesh_from = from;
 		return 0;
 	case OPT_NAMED:
 		if (o->nnamed == INJECT_MAX_NAMED)
-			return failf(err, errlen, "%smore than %d --sidecar options", prefix, INJECT_MAX_NAMED);
+			return failf(err, errlen, -EINVAL, "%smore than %d --sidecar options", prefix, INJECT_MAX_NAMED);
 		if (inject_check_named(value, words, sizeof(words)) < 0)
-			return failf(err, errlen, "%s%s", prefix, words);
+			return failf(err, errlen, -EINVAL, "%s%s", prefix, words);
 		o->named[o->nnamed++] = value;
 		return 0;
 	case OPT_GATE:
 	case OPT_SERVICES:
 	case OPT_SIGNAL_AS_ROOT:
 		if (from_env && parse_bool(value, &on) < 0)
-			return failf(err, errlen, "%s%s: \"%s\" is not true or false", prefix, what, value);
+			return failf(err, errlen, -EINVAL, "%s%s: \"%s\" is not true or false", prefix, what, value);
 		*(id == OPT_GATE ? &o->gate : id == OPT_SERVICES ? &o->services : &o->signal_as_root) = on;
 		*(id == OPT_GATE ? &o->gate_from : id == OPT_SERVICES ? &o->services_from : &o->signal_as_root_from) = from;
 		return 0;
 	}
-	return failf(err, errlen, "internal error: option %d", id);
+	return failf(err, errlen, -EINVAL, "internal error: option %d", id);
 }
 
 /* An error of a shared option, said as the command's own: "webhook: --log-format: ...". */
@@ -925,7 +919,7 @@ static int prefixed(const char *prefix, char *err, size_t errlen)
 	char inner[OPTIONS_ERR_MAX];
 
 	str_copy(inner, err, sizeof(inner));
-	return failf(err, errlen, "%s%s", prefix, inner);
+	return failf(err, errlen, -EINVAL, "%s%s", prefix, inner);
 }
 
 static int apply_inject(void *p, int id, const char *value, const char *what, bool from_env, char *err,
@@ -958,7 +952,7 @@ enum options_result options_parse_inject(struct inject_cli *o, int argc, char **
  * "[::1]:PORT". Numbers only: the address is the pod's, never a name to
  * resolve. Port 0 is any free port (the log says which).
  */
-static int parse_listen(struct webhook_options *o, const char *value, const char *what, char *err, size_t errlen)
+static int parse_listen(struct listen_addr *o, const char *value, const char *what, char *err, size_t errlen)
 {
 	const char *colon = strrchr(value, ':');
 	struct sockaddr_in6 *six = (struct sockaddr_in6 *)&o->addr;
@@ -968,9 +962,10 @@ static int parse_listen(struct webhook_options *o, const char *value, const char
 	size_t hostlen;
 
 	if (!colon || parse_uint(colon + 1, 0, 65535, &port) < 0 || (size_t)(colon - value) >= sizeof(host))
-		return failf(err, errlen,
+		return failf(err, errlen, -EINVAL,
 			     "%s%s: \"%s\" is not ADDR:PORT (examples: :8443, 0.0.0.0:8443, [::]:8443, 127.0.0.1:8443)",
 			     webhook_cmd.prefix, what, value);
+	o->text = value;
 	hostlen = (size_t)(colon - value);
 	memcpy(host, value, hostlen);
 	host[hostlen] = '\0';
@@ -980,17 +975,17 @@ static int parse_listen(struct webhook_options *o, const char *value, const char
 		host[hostlen ? hostlen - 1 : 0] = '\0';
 		six->sin6_family = AF_INET6;
 		six->sin6_port = htons((uint16_t)port);
-		o->addrlen = sizeof(*six);
+		o->len = sizeof(*six);
 		if (o->any || inet_pton(AF_INET6, host + 1, &six->sin6_addr) == 1)
 			return 0;
 	} else {
 		four->sin_family = AF_INET;
 		four->sin_port = htons((uint16_t)port);
-		o->addrlen = sizeof(*four);
+		o->len = sizeof(*four);
 		if (inet_pton(AF_INET, host, &four->sin_addr) == 1)
 			return 0;
 	}
-	return failf(err, errlen, "%s%s: \"%s\" is not an IP address (a name is not resolved; IPv6 goes in [ ])",
+	return failf(err, errlen, -EINVAL, "%s%s: \"%s\" is not an IP address (a name is not resolved; IPv6 goes in [ ])",
 		     webhook_cmd.prefix, what, host[0] == '[' ? host + 1 : host);
 }
 
@@ -1001,12 +996,16 @@ static int apply_webhook(void *p, int id, const char *value, const char *what, b
 
 	switch (id) {
 	case OPT_LISTEN:
-		o->listen = value;
-		return parse_listen(o, value, what, err, errlen);
+	case OPT_PROBE_LISTEN:
+		return parse_listen(id == OPT_LISTEN ? &o->listen : &o->probe_listen, value, what, err, errlen);
+	case OPT_SHUTDOWN_DELAY:
+		if (options_duration(what, value, &o->shutdown_delay_ms, err, errlen) < 0)
+			return prefixed(webhook_cmd.prefix, err, errlen);
+		return 0;
 	case OPT_TLS_CERT:
 	case OPT_TLS_KEY:
 		if (*value == '\0')
-			return failf(err, errlen, "%s%s needs a value", webhook_cmd.prefix, what);
+			return failf(err, errlen, -EINVAL, "%s%s needs a value", webhook_cmd.prefix, what);
 		*(id == OPT_TLS_CERT ? &o->tls_cert : &o->tls_key) = value;
 		return 0;
 	case OPT_LOG_FORMAT:
@@ -1030,14 +1029,15 @@ enum options_result options_parse_webhook(struct webhook_options *o, int argc, c
 	o->tls_key = WEBHOOK_TLS_KEY;
 	o->log_format = LOG_TEXT;
 	o->log_level = LOG_INFO;
-	o->listen = WEBHOOK_LISTEN;
-	if (parse_listen(o, WEBHOOK_LISTEN, "--listen", unused, sizeof(unused)) < 0)
+	if (parse_listen(&o->listen, WEBHOOK_LISTEN, "--listen", unused, sizeof(unused)) < 0 ||
+	    parse_listen(&o->probe_listen, WEBHOOK_PROBE_LISTEN, "--probe-listen", unused, sizeof(unused)) < 0 ||
+	    options_duration("--shutdown-delay", WEBHOOK_SHUTDOWN_DELAY, &o->shutdown_delay_ms, unused, sizeof(unused)) < 0)
 		abort();
 	first = drive(&webhook_cmd, false, apply_webhook, o, argc, argv, err, errlen);
 	if (first < 0)
 		return result_of(first);
 	if (first < argc) {
-		failf(err, errlen, "webhook: unexpected argument \"%s\" (it takes options only; see rearguard webhook --help)",
+		failf(err, errlen, -EINVAL, "webhook: unexpected argument \"%s\" (it takes options only; see rearguard webhook --help)",
 		      argv[first]);
 		return OPTIONS_ERROR;
 	}
@@ -1049,7 +1049,7 @@ enum options_result options_parse_webhook(struct webhook_options *o, int argc, c
 	 * proxy is in the pod, or was never going to be (docs/webhook.md).
 	 */
 	if (o->inject.mesh) {
-		failf(err, errlen,
+		failf(err, errlen, -EINVAL,
 		      "webhook: %s is for rearguard inject: the webhook sees the mesh's proxy in the pod, where the "
 		      "mesh's injector put it (see docs/webhook.md, \"Ordering with other injectors\")",
 		      o->inject.mesh_from == INJECT_ENV ? "REARGUARD_MESH" : "--mesh");
@@ -1096,7 +1096,7 @@ static int apply_explain(void *p, int id, const char *value, const char *what, b
 	switch (id) {
 	case OPT_OUTPUT:
 		if (strcmp(value, "json") != 0 && strcmp(value, "text") != 0)
-			return failf(err, errlen, "%s%s: \"%s\" is not text or json", explain_cmd.prefix, what, value);
+			return failf(err, errlen, -EINVAL, "%s%s: \"%s\" is not text or json", explain_cmd.prefix, what, value);
 		o->explain.json = strcmp(value, "json") == 0;
 		return 0;
 	case OPT_ALL:
@@ -1107,7 +1107,7 @@ static int apply_explain(void *p, int id, const char *value, const char *what, b
 		return 0;
 	case OPT_NOW:
 		if (parse_now(value, &o->explain.now_us) < 0)
-			return failf(err, errlen, "%s%s: \"%s\" is not a time as kubectl prints one (2026-11-29T01:02:03Z)",
+			return failf(err, errlen, -EINVAL, "%s%s: \"%s\" is not a time as kubectl prints one (2026-11-29T01:02:03Z)",
 				     explain_cmd.prefix, what, value);
 		return 0;
 	}

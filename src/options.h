@@ -38,6 +38,14 @@ struct agent_options {
 	char *termination_log;
 	enum log_format log_format;
 	enum log_level log_level;
+	/*
+	 * How the command lines of rearguard run and rearguard sidecar in the
+	 * other containers are read (options_run_name, options_sidecar_name, set
+	 * by the parsers): the agent's library holds no parser of its own.
+	 * NULL: such containers are not told apart.
+	 */
+	int (*run_name)(int argc, char **argv, char *name, size_t len);
+	int (*sidecar_name)(int argc, char **argv, char *name, size_t len, int *program);
 };
 
 enum options_result {
@@ -134,18 +142,61 @@ enum options_result options_parse_explain(struct explain_cli *o, int argc, char 
 
 /* rearguard webhook: the defaults are a Secret volume's keys at its conventional place. */
 #define WEBHOOK_LISTEN ":8443"
+/* The probes' port: plain HTTP, as controller-runtime's health probes have it (:8081). */
+#define WEBHOOK_PROBE_LISTEN ":8081"
 #define WEBHOOK_TLS_CERT "/etc/rearguard/tls/tls.crt"
 #define WEBHOOK_TLS_KEY "/etc/rearguard/tls/tls.key"
-#define WEBHOOK_BODY_MAX (4u << 20) /* an AdmissionReview's body, at most */
-#define WEBHOOK_DRAIN_S 10          /* after SIGTERM, the requests in flight get this long */
+/*
+ * After SIGTERM, new connections are answered this long (/readyz says 503)
+ * before the drain: the time the pod's removal from the Service takes to
+ * reach the API server (docs/webhook.md).
+ */
+#define WEBHOOK_SHUTDOWN_DELAY "10s"
+#define WEBHOOK_DRAIN_S 10 /* then the requests in flight get this long */
+/*
+ * An AdmissionReview's body, at most: a pod of the API server's largest
+ * request (3 MiB) with the review around it.
+ */
+#define WEBHOOK_BODY_MAX (4u << 20)
+/*
+ * The bodies and answers held at once, all connections together: three
+ * reviews of the largest size, or a thousand of a real pod's
+ * (docs/decisions.md has the memory this fits in).
+ */
+#define WEBHOOK_HELD_MAX ((size_t)12 << 20)
+/*
+ * The webhook's port serves this many connections at once, at most
+ * WEBHOOK_PER_CLIENT from one address; more from an address wait for one
+ * of its own to end, up to WEBHOOK_OPEN_PER_CLIENT open from it and
+ * WEBHOOK_WAITING waiting in all. An API server opens one connection per
+ * review it sends at once, and keeps 25 idle: at most 625 with its default
+ * limits of requests in flight (docs/webhook.md).
+ */
+#define WEBHOOK_CONNECTIONS 128
+#define WEBHOOK_PER_CLIENT 32
+#define WEBHOOK_OPEN_PER_CLIENT 640
+#define WEBHOOK_WAITING 1280
+/* A connection's request headers within this of its start or its last answer; that request answered within: */
+#define WEBHOOK_HEADERS_S 10
+#define WEBHOOK_REQUEST_S 30 /* the longest timeoutSeconds the API server takes */
+/* The probes' port: the kubelet opens one connection per probe. */
+#define WEBHOOK_PROBE_CONNECTIONS 16
+#define WEBHOOK_PROBE_PER_CLIENT 4
+#define WEBHOOK_PROBE_S 5 /* headers, and request: a probe's default timeout is 1 s */
+
+/* Where a port listens. */
+struct listen_addr {
+	const char *text;	      /* as given, for the log */
+	struct sockaddr_storage addr; /* ... as an address */
+	socklen_t len;
+	bool any; /* ":PORT": every address, IPv6 and IPv4 (addr is [::]) */
+};
 
 struct webhook_options {
 	struct inject_options inject; /* its strings point into argv or the environment */
-	const char *listen;           /* --listen as given, for the log */
-	struct sockaddr_storage addr; /* ... as an address */
-	socklen_t addrlen;
-	bool any; /* ":PORT": every address, IPv6 and IPv4 (addr is [::]) */
+	struct listen_addr listen, probe_listen;
 	const char *tls_cert, *tls_key;
+	int64_t shutdown_delay_ms;
 	enum log_format log_format;
 	enum log_level log_level;
 };

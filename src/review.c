@@ -3,12 +3,11 @@
  * on its pod (inject_pod), and the answer written with the change as a
  * JSON Patch.
  *
- * inject changes the review's pod in its tree; every collection read keeps
- * its items as read (yamldoc.h), and the patch is what differs between the
- * two, nodes told apart by identity: a member the pod lacked is added, an
- * item inject put in a list is added at its index, a value put in
- * another's place replaces it. A list whose
- * items inject reordered (--gate) is replaced whole. Nothing inject did not
+ * inject changes the review's pod in its tree, and the patch is what the
+ * change walk finds (yamldoc-changes.c, which inject's text edits use
+ * too): a member the pod lacked is added, an item inject put in a list is
+ * added at its index, a value put in another's place replaces it. A list
+ * whose items inject reordered (--gate) is replaced whole. Nothing inject did not
  * change appears in the patch, so the patch applies to the object as sent
  * whatever else the API server put in it.
  *
@@ -57,59 +56,96 @@ struct patch {
 	int err;
 };
 
-/* path + "/" + key, with ~ and / escaped (RFC 6901); false when it does not fit. */
-static bool path_join(char *out, const char *path, const char *key, size_t klen)
+/*
+ * The place (the change walk's, yamldoc.h) as an RFC 6901 pointer, ~ and
+ * / escaped, at out + *n; false when it does not fit, or when a mapping on
+ * the way has the key twice: the path would be the API server's other
+ * member (its decoder keeps a key's last value, inject read the first).
+ */
+static bool place_path(const struct ydoc_place *pl, char *out, size_t *n)
 {
-	size_t n = strlen(path), i;
+	char num[24];
+	size_t i, k;
 
-	if (n + 1 >= PATH_MAX_LEN)
+	if (!pl)
+		return true;
+	if (!place_path(pl->up, out, n) || *n + 1 >= PATH_MAX_LEN)
 		return false;
-	memcpy(out, path, n);
-	out[n++] = '/';
-	for (i = 0; i < klen; i++) {
-		const char *esc = key[i] == '~' ? "~0" : key[i] == '/' ? "~1" : NULL;
+	out[(*n)++] = '/';
+	if (!pl->key) {
+		k = (size_t)snprintf(num, sizeof(num), "%zu", pl->index);
+		if (*n + k >= PATH_MAX_LEN)
+			return false;
+		memcpy(out + *n, num, k);
+		*n += k;
+		return true;
+	}
+	if (pl->key->kind != YNODE_SCALAR || ydoc_get(pl->coll, pl->key->value) != pl->node)
+		return false;
+	for (i = 0; i < pl->key->len; i++) {
+		char c = pl->key->value[i];
+		const char *esc = c == '~' ? "~0" : c == '/' ? "~1" : NULL;
 
-		if (n + 3 >= PATH_MAX_LEN)
+		if (*n + 3 >= PATH_MAX_LEN)
 			return false;
 		if (esc) {
-			memcpy(out + n, esc, 2);
-			n += 2;
+			memcpy(out + *n, esc, 2);
+			*n += 2;
 		} else {
-			out[n++] = key[i];
+			out[(*n)++] = c;
 		}
 	}
-	out[n] = '\0';
 	return true;
 }
 
-static bool path_index(char *out, const char *path, size_t i)
+/*
+ * value as JSON at the end of the patch's text. ydoc_json writes into a
+ * ybuf, which is laid out as a jbuf is (the bytes, their length, the room,
+ * a NUL after them): the patch's own buffer is lent to it, so that a value
+ * as large as the pod (a list replaced whole) is written once, not copied.
+ */
+static int append_json(struct patch *p, const struct ynode *value)
 {
-	return (size_t)snprintf(out, PATH_MAX_LEN, "%s/%zu", path, i) < PATH_MAX_LEN;
+	struct ybuf b = {p->j.buf, p->j.len, p->j.cap};
+	int rc;
+
+	if (p->j.failed)
+		return -ENOMEM;
+	rc = ydoc_json(p->s, value, &b);
+	p->j.buf = b.p;
+	p->j.len = b.len;
+	p->j.cap = b.cap;
+	p->j.pending_key = false;
+	return rc;
 }
 
-/* One operation: op "add" or "replace" of value at path. */
-static void op(struct patch *p, const char *name, const char *path, const struct ynode *value)
+/* One operation: op "add" or "replace" of value at the place (a path no patch can say: -EINVAL). */
+static void op(struct patch *p, const char *name, const struct ydoc_place *at, const struct ynode *value)
 {
-	struct ybuf v = {0};
+	size_t mark = p->j.len, n = 0;
+	char path[PATH_MAX_LEN];
 	int rc;
 
 	if (p->err)
 		return;
-	rc = ydoc_json(p->s, value, &v);
-	if (rc < 0) {
-		p->err = rc;
-		ybuf_free(&v);
+	if (!place_path(at, path, &n)) {
+		p->err = -EINVAL;
 		return;
 	}
+	path[n] = '\0';
 	jbuf_begin(&p->j, '{');
 	jbuf_key(&p->j, "op");
 	jbuf_str(&p->j, name);
 	jbuf_key(&p->j, "path");
 	jbuf_str(&p->j, path);
 	jbuf_key(&p->j, "value");
-	jbuf_raw_valuen(&p->j, v.p, v.len);
+	rc = append_json(p, value);
+	if (rc < 0) {
+		p->err = rc;
+		p->j.len = mark;
+		return;
+	}
 	jbuf_end(&p->j, '}');
-	ybuf_free(&v);
 	p->n++;
 }
 
@@ -167,116 +203,38 @@ static bool holds(const struct ynode *a, const struct ynode *b, int depth)
 	}
 }
 
-static void diff(struct patch *p, const struct ynode *n, const char *path, int depth);
-
-/* new stands where old was read: replaced, unless old holds it already. */
-static void replaced(struct patch *p, const struct ynode *old, const struct ynode *new, const char *path)
-{
-	if (!holds(old, new, 0))
-		op(p, "replace", path, new);
-}
-
-/* Where item stands in list (by identity), or n when it does not. */
-static size_t find(struct ynode *const *list, size_t n, const struct ynode *item)
-{
-	size_t i;
-
-	for (i = 0; i < n && list[i] != item; i++)
-		;
-	return i;
-}
-
 /*
- * A value's changes under key: when there were any, key must name it
- * alone in the mapping, or the path would be the API server's other one
- * (its decoder keeps a key's last value, inject read the first).
+ * One change of the pod (the change walk's) as an operation: a member
+ * added, an item put in at its index, a value put in another's place
+ * (unless the old one holds it already: the API server's defaults are no
+ * difference), a list reordered (--gate) replaced whole.
  */
-static void diff_member(struct patch *p, const struct ynode *map, const struct ynode *k, const struct ynode *v,
-			const char *path, int depth)
+static int patch_change(void *data, const struct ydoc_change *c)
 {
-	size_t before = p->n;
+	struct patch *p = data;
 
-	diff(p, v, path, depth + 1);
-	if (p->n != before && ydoc_get(map, k->value) != v)
-		p->err = -EINVAL;
+	switch (c->kind) {
+	case YDOC_ADDED:
+		op(p, "add", c->at, c->now);
+		break;
+	case YDOC_REPLACED:
+		if (!holds(c->old, c->now, 0))
+			op(p, "replace", c->at, c->now);
+		break;
+	case YDOC_REWRITTEN:
+		op(p, "replace", c->at, c->now);
+		break;
+	}
+	return p->err;
 }
 
-static void diff_map(struct patch *p, const struct ynode *n, const char *path, int depth)
+/* What inject changed in the pod, against its collections' items as read. */
+static void diff(struct patch *p, const struct ynode *pod)
 {
-	bool same = n->n == n->orig_n && (n->n == 0 || memcmp(n->items, n->orig, n->n * sizeof(n->items[0])) == 0);
-	char sub[PATH_MAX_LEN];
-	size_t i, at;
+	int rc = ydoc_changes(pod, patch_change, p);
 
-	/* A member read and no longer there stays: inject takes nothing out. */
-	for (i = 0; i + 1 < n->n && !p->err; i += 2) {
-		const struct ynode *k = n->items[i], *v = n->items[i + 1];
-
-		if (k->kind != YNODE_SCALAR || !path_join(sub, path, k->value, k->len)) {
-			p->err = -EINVAL;
-			return;
-		}
-		at = same ? i : find(n->orig, n->orig_n, k);
-		if (at >= n->orig_n) {
-			op(p, "add", sub, v);
-			if (ydoc_get(n, k->value) != v)
-				p->err = -EINVAL;
-		} else if (at + 1 < n->orig_n && n->orig[at + 1] != v) {
-			replaced(p, n->orig[at + 1], v, sub);
-			if (ydoc_get(n, k->value) != v)
-				p->err = -EINVAL;
-		} else {
-			diff_member(p, n, k, v, sub, depth);
-		}
-	}
-}
-
-/*
- * The items are those read with some put in (at their indexes) or put in
- * another's place: one operation each. Otherwise (reordered, taken out)
- * the list is replaced whole.
- */
-static void diff_seq(struct patch *p, const struct ynode *n, const char *path, int depth)
-{
-	size_t mark = p->j.len, ops = p->n, i = 0, j = 0;
-	char sub[PATH_MAX_LEN];
-
-	while (i < n->n && !p->err) {
-		const struct ynode *item = n->items[i];
-
-		if (!path_index(sub, path, i)) {
-			p->err = -EINVAL;
-			return;
-		}
-		if (j < n->orig_n && n->orig[j] == item)
-			diff(p, n->orig[j++], sub, depth + 1);
-		else if (item->line == 0 && j < n->orig_n && find(n->items + i + 1, n->n - i - 1, n->orig[j]) == n->n - i - 1)
-			replaced(p, n->orig[j++], item, sub);
-		else if (item->line == 0)
-			op(p, "add", sub, item);
-		else
-			break;
-		i++;
-	}
-	if (p->err || (i == n->n && j == n->orig_n))
-		return;
-	p->j.len = mark;
-	p->n = ops;
-	op(p, "replace", path, n);
-}
-
-/* What inject changed in a node read, against its collections' items as read. */
-static void diff(struct patch *p, const struct ynode *n, const char *path, int depth)
-{
-	if (p->err)
-		return;
-	if (depth > YDOC_MAX_DEPTH) {
-		p->err = -EINVAL;
-		return;
-	}
-	if (n->kind == YNODE_MAP)
-		diff_map(p, n, path, depth);
-	else if (n->kind == YNODE_SEQ)
-		diff_seq(p, n, path, depth);
+	if (rc < 0 && !p->err)
+		p->err = rc == -ELOOP ? -EINVAL : rc;
 }
 
 /* Names come from the request and may hold any byte: a control character becomes '?', one line stays one. */
@@ -396,30 +354,36 @@ static void name_pod(const struct ynode *req, const struct ynode *pod, struct re
 	one_line(a->what);
 }
 
-/* RFC 4648's base64 of n bytes, NUL-terminated; NULL when out of memory. */
-static char *base64(const char *in, size_t n)
+/*
+ * RFC 4648's base64 of n bytes as a JSON string value of j, written as it
+ * is made: the answer holds the patch once, encoded.
+ */
+static void base64_value(struct jbuf *j, const char *in, size_t n)
 {
 	static const char digits[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 	const unsigned char *p = (const unsigned char *)in;
-	char *out = malloc((n + 2) / 3 * 4 + 1), *o = out;
-	size_t i;
+	char out[4096];
+	size_t i, o = 0;
 
-	if (!out)
-		return NULL;
+	jbuf_raw_valuen(j, "\"", 1);
 	for (i = 0; i + 2 < n; i += 3) {
-		*o++ = digits[p[i] >> 2];
-		*o++ = digits[(p[i] & 3) << 4 | p[i + 1] >> 4];
-		*o++ = digits[(p[i + 1] & 15) << 2 | p[i + 2] >> 6];
-		*o++ = digits[p[i + 2] & 63];
+		out[o++] = digits[p[i] >> 2];
+		out[o++] = digits[(p[i] & 3) << 4 | p[i + 1] >> 4];
+		out[o++] = digits[(p[i + 1] & 15) << 2 | p[i + 2] >> 6];
+		out[o++] = digits[p[i + 2] & 63];
+		if (o == sizeof(out)) {
+			jbuf_append(j, out, o);
+			o = 0;
+		}
 	}
 	if (i < n) {
-		*o++ = digits[p[i] >> 2];
-		*o++ = digits[(p[i] & 3) << 4 | (i + 1 < n ? p[i + 1] >> 4 : 0)];
-		*o++ = i + 1 < n ? digits[(p[i + 1] & 15) << 2] : '=';
-		*o++ = '=';
+		out[o++] = digits[p[i] >> 2];
+		out[o++] = digits[(p[i] & 3) << 4 | (i + 1 < n ? p[i + 1] >> 4 : 0)];
+		out[o++] = i + 1 < n ? digits[(p[i + 1] & 15) << 2] : '=';
+		out[o++] = '=';
 	}
-	*o = '\0';
-	return out;
+	out[o++] = '"';
+	jbuf_append(j, out, o);
 }
 
 /* The response: allowed, the patch when there is one, the warnings. */
@@ -441,17 +405,10 @@ static int write_answer(struct review_answer *a, const char *api, const struct p
 	jbuf_key(&j, "allowed");
 	jbuf_bool(&j, true);
 	if (p && p->n > 0) {
-		char *b64 = base64(p->j.buf, p->j.len);
-
-		if (!b64) {
-			jbuf_free(&j);
-			return -ENOMEM;
-		}
 		jbuf_key(&j, "patchType");
 		jbuf_str(&j, "JSONPatch");
 		jbuf_key(&j, "patch");
-		jbuf_str(&j, b64);
-		free(b64);
+		base64_value(&j, p->j.buf, p->j.len);
 	}
 	if (w->n > 0) {
 		jbuf_key(&j, "warnings");
@@ -548,7 +505,7 @@ static int decide(struct ystream *sb, struct ynode *pod_b, const struct inject_o
 		}
 	}
 	p->s = sb;
-	diff(p, pod_b, "", 0);
+	diff(p, pod_b);
 	rc = p->err;
 	if (rc == 0 && again && p->n > 0)
 		warn_notes(w, plan); /* something new: said once more, with what it was */
@@ -557,6 +514,17 @@ out:
 	free(plan);
 	return rc;
 }
+
+/*
+ * What a review too large to hold whole is read for: what it is (an
+ * AdmissionReview of a Pod's CREATE, or not) and the pod's name, for the
+ * answer and the log.
+ */
+static const char *const envelope[] = {
+	"apiVersion", "kind", "request.uid", "request.kind.group", "request.kind.kind", "request.operation",
+	"request.subResource", "request.namespace", "request.object.metadata.name",
+	"request.object.metadata.generateName", "request.object.metadata.namespace", NULL,
+};
 
 int review_answer(const char *body, size_t len, const struct inject_options *o, struct review_answer *a)
 {
@@ -567,12 +535,20 @@ int review_answer(const char *body, size_t len, const struct inject_options *o, 
 	struct warnings w = {.n = 0};
 	const char *api, *kind, *uid;
 	char err[256];
+	bool v1, big = false;
 	int rc;
 
 	memset(a, 0, sizeof(*a));
-	rc = ydoc_parse_json(body, len, &sa, err, sizeof(err));
+	rc = ydoc_parse_json_some(body, len, NULL, REVIEW_MAX_NODES, &sa, err, sizeof(err));
+	if (rc == -E2BIG) {
+		/* More than a pod has: read again for what the review is, and answer it without a decision. */
+		big = true;
+		rc = ydoc_parse_json_some(body, len, envelope, REVIEW_MAX_NODES, &sa, err, sizeof(err));
+	}
 	if (rc == -ENOMEM)
 		return rc;
+	if (rc == -E2BIG)
+		return invalid(a, "the review holds too many values: %s", err);
 	if (rc < 0)
 		return invalid(a, "the body is not JSON: %s", err);
 	if ((ra = sa.docs[0].root)->kind != YNODE_MAP) {
@@ -590,6 +566,9 @@ int review_answer(const char *body, size_t len, const struct inject_options *o, 
 		ydoc_free(&sa);
 		return rc;
 	}
+	/* The tree goes before the answer is written (the patch is all that needs it): api is one of two. */
+	v1 = strcmp(api, "admission.k8s.io/v1") == 0;
+	api = v1 ? "admission.k8s.io/v1" : "admission.k8s.io/v1beta1";
 	if (!req_a || req_a->kind != YNODE_MAP || !uid || !*uid || strlen(uid) >= sizeof(a->uid)) {
 		ydoc_free(&sa);
 		return invalid(a, "an AdmissionReview without a request and its uid");
@@ -600,16 +579,24 @@ int review_answer(const char *body, size_t len, const struct inject_options *o, 
 		/* Allowed as it is: a configuration that sends other kinds is said in the log. */
 		a->outcome = REVIEW_SKIPPED;
 		add_warning(&w, "rearguard: %s: allowed unchanged", a->what);
-		rc = write_answer(a, api, NULL, &w);
 		ydoc_free(&sa);
-		return rc;
+		return write_answer(a, api, NULL, &w);
 	}
 	pod_b = ydoc_get(req_a, "object");
 	name_pod(req_a, pod_b, a);
+	if (big) {
+		a->outcome = REVIEW_SKIPPED;
+		add_warning(&w,
+			    "rearguard: %s: allowed unchanged: more than %d values in the review, more than a pod has",
+			    a->what, REVIEW_MAX_NODES);
+		ydoc_free(&sa);
+		return write_answer(a, api, NULL, &w);
+	}
 	jbuf_init(&p.j);
 	jbuf_begin(&p.j, '[');
 	rc = decide(&sa, pod_b, o, &p, &w, a);
 	jbuf_end(&p.j, ']');
+	ydoc_free(&sa);
 	if (rc == 0 && p.j.failed)
 		rc = -ENOMEM;
 	if (rc == -EINVAL) {
@@ -624,7 +611,6 @@ int review_answer(const char *body, size_t len, const struct inject_options *o, 
 	if (rc == 0)
 		rc = write_answer(a, api, &p, &w);
 	jbuf_free(&p.j);
-	ydoc_free(&sa);
 	return rc;
 }
 

@@ -17,6 +17,8 @@
  * answered without a patch and with a warning. inject's notes go out as
  * the response's warnings, each at most REVIEW_WARNING_MAX bytes. The
  * answer's apiVersion is the request's (admission.k8s.io/v1 or v1beta1).
+ * A review of more than REVIEW_MAX_NODES values is read only for what it
+ * is and allowed unchanged; nothing here grows faster than the review.
  */
 #ifndef RG_REVIEW_H
 #define RG_REVIEW_H
@@ -28,6 +30,13 @@
 /* The API server keeps a warning whole up to 256 characters (and asks for 120 where it can be). */
 #define REVIEW_WARNING_MAX 256
 #define REVIEW_MAX_WARNINGS 16
+/*
+ * The values (scalars, mappings, lists) of a review read into a tree at
+ * most: a review with more is allowed unchanged, with a warning. A real
+ * pod's review has a few thousand (docs/decisions.md); this bounds what one
+ * review costs, whatever its shape.
+ */
+#define REVIEW_MAX_NODES 100000
 /* The annotation that marks a pod the webhook injected: its value is the version that did. */
 #define REVIEW_INJECTED "rearguard.io/injected"
 

@@ -30,11 +30,11 @@ void stopper_init(struct stopper *st, const struct stopper_config *cfg)
 static void on_request_done(struct http_request *r);
 
 static int init_request(struct stopper *st, struct http_request *r, enum http_method method, const char *url,
-			const struct url *parts, struct rg_error *err)
+			const struct url *parts, char *err, size_t errlen)
 {
 	r->done = on_request_done;
 	r->data = st;
-	return url ? http_request_init(st->cfg.http, r, method, url, parts, err) : 0;
+	return url ? http_request_init(st->cfg.http, r, method, url, parts, err, errlen) : 0;
 }
 
 static struct http_request *request_of(struct stopper *st, enum decide_http_purpose purpose)
@@ -59,24 +59,24 @@ static enum decide_http_purpose purpose_of(const struct stopper *st, const struc
 }
 
 /* Builds one request, touching no other (one may be in flight); without its URL, none is built. */
-static int build(struct stopper *st, enum decide_http_purpose purpose, struct rg_error *err)
+static int build(struct stopper *st, enum decide_http_purpose purpose, char *err, size_t errlen)
 {
 	const struct sidecar_spec *spec = st->cfg.spec;
 	struct http_request *r = request_of(st, purpose);
 
 	switch (purpose) {
 	case DECIDE_HTTP_READY:
-		return init_request(st, r, HTTP_GET, spec->ready_url, &spec->ready_at, err);
+		return init_request(st, r, HTTP_GET, spec->ready_url, &spec->ready_at, err, errlen);
 	case DECIDE_HTTP_DRAIN:
-		return init_request(st, r, HTTP_POST, spec->drain_url, &spec->drain_at, err);
+		return init_request(st, r, HTTP_POST, spec->drain_url, &spec->drain_at, err, errlen);
 	case DECIDE_HTTP_STOP:
-		return init_request(st, r, HTTP_POST, spec->stop_url, &spec->stop_at, err);
+		return init_request(st, r, HTTP_POST, spec->stop_url, &spec->stop_at, err, errlen);
 	case DECIDE_HTTP_GONE:
 		/* Its URL is the one decide names (stopper_request). */
-		return rg_error_set(err, -EINVAL, "the gone probe has no URL of its own");
+		return failf(err, errlen, -EINVAL, "the gone probe has no URL of its own");
 	case DECIDE_HTTP_CHECK:
 		/* Whether the stop endpoint listens (pre-flight): a connect, no request. */
-		return init_request(st, r, HTTP_CONNECT, spec->stop_url, &spec->stop_at, err);
+		return init_request(st, r, HTTP_CONNECT, spec->stop_url, &spec->stop_at, err, errlen);
 	}
 	return -EINVAL;
 }
@@ -88,7 +88,7 @@ static int build(struct stopper *st, enum decide_http_purpose purpose, struct rg
  * connects. Built at its first use, and again if decide names another door:
  * it never goes first, for it follows an accepted stop.
  */
-static int build_gone(struct stopper *st, const char *url, struct rg_error *err)
+static int build_gone(struct stopper *st, const char *url, char *err, size_t errlen)
 {
 	const struct sidecar_spec *spec = st->cfg.spec;
 	const struct url *parts = NULL;
@@ -99,17 +99,17 @@ static int build_gone(struct stopper *st, const char *url, struct rg_error *err)
 	else if (url && spec->stop_url && strcmp(url, spec->stop_url) == 0)
 		parts = &spec->stop_at;
 	if (!parts)
-		return rg_error_set(err, -EINVAL, "the gone probe's URL is none of the sidecar's");
+		return failf(err, errlen, -EINVAL, "the gone probe's URL is none of the sidecar's");
 	if (http_request_built(&st->gone) && st->gone_url && strcmp(st->gone_url, url) == 0)
 		return 0;
 	st->gone_url = NULL;
-	rc = init_request(st, &st->gone, HTTP_CONNECT, url, parts, err);
+	rc = init_request(st, &st->gone, HTTP_CONNECT, url, parts, err, errlen);
 	if (rc == 0)
 		st->gone_url = url;
 	return rc;
 }
 
-int stopper_prepare(struct stopper *st, struct rg_error *err)
+int stopper_prepare(struct stopper *st, char *err, size_t errlen)
 {
 	static const enum decide_http_purpose ahead[] = { DECIDE_HTTP_DRAIN, DECIDE_HTTP_STOP, DECIDE_HTTP_CHECK };
 	size_t i;
@@ -117,30 +117,30 @@ int stopper_prepare(struct stopper *st, struct rg_error *err)
 
 	for (i = 0; i < ARRAY_SIZE(ahead) && rc == 0; i++)
 		if (!http_request_built(request_of(st, ahead[i])))
-			rc = build(st, ahead[i], err);
+			rc = build(st, ahead[i], err, errlen);
 	return rc;
 }
 
 int stopper_request(struct stopper *st, enum decide_http_purpose purpose, const char *url,
-		    int64_t connect_timeout_us, int64_t timeout_us, struct rg_error *err)
+		    int64_t connect_timeout_us, int64_t timeout_us, char *err, size_t errlen)
 {
 	struct http_request *r = request_of(st, purpose);
 	int rc;
 
 	if (!r)
-		return rg_error_set(err, -EINVAL, "no such request");
+		return failf(err, errlen, -EINVAL, "no such request");
 	if (purpose == DECIDE_HTTP_GONE) {
-		rc = build_gone(st, url, err);
+		rc = build_gone(st, url, err, errlen);
 		if (rc < 0)
 			return rc;
 	}
 	/* The readiness poll is built at its first use; the others ahead of time, else now. */
 	if (!http_request_built(r)) {
-		rc = build(st, purpose, err);
+		rc = build(st, purpose, err, errlen);
 		if (rc < 0)
 			return rc;
 	}
-	return http_request_start(r, connect_timeout_us, timeout_us, err);
+	return http_request_start(r, connect_timeout_us, timeout_us, err, errlen);
 }
 
 /* The first line of a body, cut short, for a log field. */
@@ -208,7 +208,8 @@ static int note_wrapped(struct stopper *st, const struct podscan_container *c, s
 	struct stopper_wrapped *w;
 	char name[sizeof(w->name)];
 
-	if (!st->cfg.dir || options_sidecar_name((int)argc, argv, name, sizeof(name), program) < 0)
+	if (!st->cfg.dir || !st->cfg.sidecar_name ||
+	    st->cfg.sidecar_name((int)argc, argv, name, sizeof(name), program) < 0)
 		return -EINVAL;
 	if (st->nwrapped == STOPPER_WRAPPED_MAX)
 		return -ENOSPC;

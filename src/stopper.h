@@ -9,9 +9,9 @@
  * new was forked meanwhile.
  *
  *	stopper_init(&st, &cfg);       once per sidecar
- *	stopper_prepare(&st, &err);          libcurl is set up: build the requests
+ *	stopper_prepare(&st, err, len);  libcurl is set up: build the requests
  *	stopper_check(&st, c);         a container of it appeared: pre-flight
- *	stopper_request(&st, DECIDE_HTTP_STOP, url, connect_us, timeout_us, &err);
+ *	stopper_request(&st, DECIDE_HTTP_STOP, url, connect_us, timeout_us, err, len);
  *	stopper_collect(&st);          after each refresh of podscan, once collecting
  *	if (stopper_gone(&st)) ... every process it found is gone ...
  *	stopper_signal(&st, SIGTERM, false, &sent);
@@ -49,6 +49,8 @@ struct stopper_config {
 	size_t nspare;
 	bool can_kill;         /* the agent has CAP_KILL (for pre-flight) */
 	const char *dir;       /* the file protocol's directory (sidecars/NAME.stop), NULL: none */
+	/* Reads a rearguard sidecar command line (the agent's options' sidecar_name); NULL: none is. */
+	int (*sidecar_name)(int argc, char **argv, char *name, size_t len, int *program);
 	/* What its I/O brought: a request's result, a pre-flight finding decide needs. */
 	void (*on_event)(void *data, const struct decide_event *ev);
 	/* Every process it watches has exited: time to look again. */
@@ -88,7 +90,7 @@ struct stopper {
 
 void stopper_init(struct stopper *st, const struct stopper_config *cfg);
 /* Builds ahead the requests the sidecar's spec has, those not built yet. -errno when libcurl cannot. */
-int stopper_prepare(struct stopper *st, struct rg_error *err);
+int stopper_prepare(struct stopper *st, char *err, size_t errlen);
 /*
  * Starts the request for purpose now (its result comes as an event).
  * -errno when it cannot be started, err says why. url is the action's: the
@@ -96,7 +98,7 @@ int stopper_prepare(struct stopper *st, struct rg_error *err);
  * -EINVAL for another); the others have their spec's URL, whatever url says.
  */
 int stopper_request(struct stopper *st, enum decide_http_purpose purpose, const char *url,
-		    int64_t connect_timeout_us, int64_t timeout_us, struct rg_error *err);
+		    int64_t connect_timeout_us, int64_t timeout_us, char *err, size_t errlen);
 /* A container of the sidecar appeared: what it shows of the known traps, said once each. */
 void stopper_check(struct stopper *st, const struct podscan_container *c);
 /* Watches every live process of the sidecar's containers not watched yet. Returns the live count. */

@@ -256,15 +256,14 @@ void *array_grow(void *items, size_t n, size_t *cap, size_t size, size_t first)
 	return grown;
 }
 
-int rg_error_set(struct rg_error *err, int code, const char *fmt, ...)
+int failf(char *err, size_t errlen, int code, const char *fmt, ...)
 {
 	va_list ap;
 
-	if (!err)
+	if (!err || errlen == 0)
 		return code;
-	err->code = code;
 	va_start(ap, fmt);
-	vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+	vsnprintf(err, errlen, fmt, ap);
 	va_end(ap);
 	return code;
 }

@@ -123,24 +123,19 @@ const char *base_name(const char *s);
 void *array_grow(void *items, size_t n, size_t *cap, size_t size, size_t first);
 
 /*
- * A failure that is logged far from its cause says what failed there
- * (crun's libcrun_error_t, made small): the -errno its callers act on,
- * and the words of the place that knew, which the log line takes whole.
+ * The one error contract: a function that can fail with words takes
+ * (char *err, size_t errlen) last and returns a -errno; the words, one line,
+ * are written once, where the failure is known (a parser's position,
+ * libcurl's call and its message), and the caller that logs or prints them
+ * takes them whole. A caller that needs no words passes NULL, 0; a function
+ * that succeeds leaves err alone.
  *
- *	struct rg_error err = { 0 };
- *	rc = stopper_request(st, ..., &err);    deep down: return rg_error_set(err, -EIO, "curl_...: %s", ...);
- *	if (rc < 0) log_msg(..., LF_STR("error", err.msg), "cannot start an HTTP request");
- *
- * It is filled once, where the failure happens; err may be NULL (nobody
- * asks), and a function that succeeds leaves it alone.
+ *	char err[RG_ERR_MAX] = "";
+ *	rc = stopper_request(st, ..., err, sizeof(err));   deep down: return failf(err, errlen, -EIO, "curl_...: %s", ...);
+ *	if (rc < 0) log_msg(..., LF_STR("error", err[0] ? err : strerror(-rc)), "cannot start an HTTP request");
  */
-#define RG_ERROR_MSG_MAX 160
-struct rg_error {
-	int code; /* -errno, 0: none */
-	char msg[RG_ERROR_MSG_MAX];
-};
-
-/* Fills err (not NULL) with code and the message; returns code, for `return rg_error_set(...)`. */
-int rg_error_set(struct rg_error *err, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+#define RG_ERR_MAX 256
+/* Writes the words into err (when err and errlen are not 0); returns code, for `return failf(...)`. */
+int failf(char *err, size_t errlen, int code, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
 #endif

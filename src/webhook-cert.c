@@ -56,24 +56,14 @@ static struct {
 	struct wcert_pair *replaced, **replaced_tail; /* oldest first */
 	struct file_id loaded[2], refused[2];
 	bool have_refused;
+	bool retry; /* the pair refused is tried again at its notBefore, files unchanged */
 	unsigned long reloads_ok, reloads_failed;
+	int64_t not_before;	  /* of the pair refused last as not valid yet (load: -EAGAIN) */
 	struct ev_loop *loop;
 	int inotify;
 	ev_io io;
-	ev_timer settle, poll;
+	ev_timer settle, poll, valid; /* valid: at the notBefore of a pair refused as not valid yet */
 } c = { .inotify = -1 };
-
-static int failf(char *err, size_t errlen, const char *fmt, ...) RG_PRINTF(3, 4);
-
-static int failf(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	return -EINVAL;
-}
 
 static void pair_free(struct wcert_pair *p)
 {
@@ -126,7 +116,7 @@ static int describe(struct wcert_pair *p, char *err, size_t errlen)
 	int rc;
 
 	if ((rc = gnutls_x509_crt_init(&crt)) < 0)
-		return failf(err, errlen, "%s", gnutls_strerror(rc));
+		return failf(err, errlen, -EINVAL, "%s", gnutls_strerror(rc));
 	rc = gnutls_x509_crt_import(crt, &p->certs[0].cert, GNUTLS_X509_FMT_DER);
 	if (rc >= 0) {
 		p->not_before = (int64_t)gnutls_x509_crt_get_activation_time(crt);
@@ -140,9 +130,9 @@ static int describe(struct wcert_pair *p, char *err, size_t errlen)
 	}
 	gnutls_x509_crt_deinit(crt);
 	if (rc < 0)
-		return failf(err, errlen, "%s", gnutls_strerror(rc));
+		return failf(err, errlen, -EINVAL, "%s", gnutls_strerror(rc));
 	if (p->not_before == -1 || p->not_after == -1)
-		return failf(err, errlen, "its validity cannot be read");
+		return failf(err, errlen, -EINVAL, "its validity cannot be read");
 	return 0;
 }
 
@@ -155,7 +145,7 @@ static int key_matches(struct wcert_pair *p, char *err, size_t errlen)
 	int rc;
 
 	if ((rc = gnutls_pubkey_init(&pub)) < 0)
-		return failf(err, errlen, "%s", gnutls_strerror(rc));
+		return failf(err, errlen, -EINVAL, "%s", gnutls_strerror(rc));
 	rc = gnutls_pubkey_import_privkey(pub, p->key, 0, 0);
 	if (rc >= 0)
 		rc = gnutls_pubkey_get_key_id(pub, GNUTLS_KEYID_USE_SHA256, b, &nb);
@@ -163,13 +153,17 @@ static int key_matches(struct wcert_pair *p, char *err, size_t errlen)
 	if (rc >= 0)
 		rc = gnutls_pubkey_get_key_id(p->certs[0].pubkey, GNUTLS_KEYID_USE_SHA256, a, &na);
 	if (rc < 0)
-		return failf(err, errlen, "cannot compare the key with the certificate: %s", gnutls_strerror(rc));
+		return failf(err, errlen, -EINVAL, "cannot compare the key with the certificate: %s", gnutls_strerror(rc));
 	if (na != nb || memcmp(a, b, na) != 0)
-		return failf(err, errlen, "the key %s does not match the certificate %s", c.paths[1], c.paths[0]);
+		return failf(err, errlen, -EINVAL, "the key %s does not match the certificate %s", c.paths[1], c.paths[0]);
 	return 0;
 }
 
-/* Valid now: a pair not yet valid or expired would fail every handshake the API server makes. */
+/*
+ * Valid now: a pair not yet valid or expired would fail every handshake
+ * the API server makes. -EAGAIN for one not valid yet, c.not_before saying
+ * when it will be.
+ */
 static int valid_now(const struct wcert_pair *p, char *err, size_t errlen)
 {
 	int64_t now = real_us() / US_PER_S;
@@ -177,11 +171,13 @@ static int valid_now(const struct wcert_pair *p, char *err, size_t errlen)
 
 	if (now < p->not_before) {
 		format_time(p->not_before, when);
-		return failf(err, errlen, "the certificate %s is not valid before %s", c.paths[0], when);
+		c.not_before = p->not_before;
+		failf(err, errlen, -EINVAL, "the certificate %s is not valid before %s", c.paths[0], when);
+		return -EAGAIN;
 	}
 	if (now >= p->not_after) {
 		format_time(p->not_after, when);
-		return failf(err, errlen, "the certificate %s expired on %s", c.paths[0], when);
+		return failf(err, errlen, -EINVAL, "the certificate %s expired on %s", c.paths[0], when);
 	}
 	return 0;
 }
@@ -195,13 +191,13 @@ static int import_certs(struct wcert_pair *p, const gnutls_datum_t *pem, char *e
 	if (rc < 0) {
 		p->ncerts = 0;
 		if (rc == GNUTLS_E_SHORT_MEMORY_BUFFER)
-			return failf(err, errlen, "cannot use the certificate %s: more than %d certificates in it",
+			return failf(err, errlen, -EINVAL, "cannot use the certificate %s: more than %d certificates in it",
 				     c.paths[0], CHAIN_MAX);
-		return failf(err, errlen, "cannot use the certificate %s: not a PEM certificate (%s)", c.paths[0],
+		return failf(err, errlen, -EINVAL, "cannot use the certificate %s: not a PEM certificate (%s)", c.paths[0],
 			     gnutls_strerror(rc));
 	}
 	if (p->ncerts == 0)
-		return failf(err, errlen, "cannot use the certificate %s: no certificate in it", c.paths[0]);
+		return failf(err, errlen, -EINVAL, "cannot use the certificate %s: no certificate in it", c.paths[0]);
 	return 0;
 }
 
@@ -212,7 +208,7 @@ static int import_key(struct wcert_pair *p, const gnutls_datum_t *pem, char *err
 	if (rc >= 0)
 		rc = gnutls_privkey_import_x509_raw(p->key, pem, GNUTLS_X509_FMT_PEM, NULL, 0);
 	if (rc < 0)
-		return failf(err, errlen, "cannot use the key %s: not a PEM private key without a password (%s)",
+		return failf(err, errlen, -EINVAL, "cannot use the key %s: not a PEM private key without a password (%s)",
 			     c.paths[1], gnutls_strerror(rc));
 	return 0;
 }
@@ -228,7 +224,7 @@ static int load(struct wcert_pair **out, char *err, size_t errlen)
 	for (i = 0; i < 2 && rc == 0; i++) {
 		rc = read_file(c.paths[i], &pem[i]);
 		if (rc < 0)
-			failf(err, errlen, "cannot read %s %s: %s", i ? "the key" : "the certificate", c.paths[i],
+			failf(err, errlen, -EINVAL, "cannot read %s %s: %s", i ? "the key" : "the certificate", c.paths[i],
 			      rc == -EFBIG ? "larger than 1 MiB" : strerror(-rc));
 	}
 	if (rc == 0)
@@ -236,7 +232,7 @@ static int load(struct wcert_pair **out, char *err, size_t errlen)
 	if (rc == 0)
 		rc = import_key(p, &pem[1], err, errlen);
 	if (rc == 0 && (rc = describe(p, inner, sizeof(inner))) < 0)
-		failf(err, errlen, "cannot use the certificate %s: %s", c.paths[0], inner);
+		failf(err, errlen, -EINVAL, "cannot use the certificate %s: %s", c.paths[0], inner);
 	if (rc == 0)
 		rc = key_matches(p, err, errlen);
 	if (rc == 0)
@@ -247,7 +243,7 @@ static int load(struct wcert_pair **out, char *err, size_t errlen)
 		free(pem[i].data);
 	}
 	if (rc == -ENOMEM || !p)
-		failf(err, errlen, "out of memory");
+		failf(err, errlen, -EINVAL, "out of memory");
 	if (rc < 0) {
 		if (p)
 			pair_free(p);
@@ -329,23 +325,51 @@ int wcert_load(const char *cert_path, const char *key_path, char *err, size_t er
 	return rc;
 }
 
+/*
+ * A pair refused as not valid yet is tried again at its notBefore: its
+ * files do not change by then, so no event would say it. The timer runs on
+ * the monotonic clock; should the wall clock be behind it then, the try
+ * finds the pair not valid yet and sets the timer again.
+ */
+static void try_at_not_before(void)
+{
+	double in = (double)(c.not_before * US_PER_S - real_us()) / 1e6;
+
+	if (!c.loop)
+		return;
+	ev_timer_stop(c.loop, &c.valid);
+	ev_timer_set(&c.valid, in > 0 ? in + 0.001 : 0., 0.);
+	ev_timer_start(c.loop, &c.valid);
+}
+
 /* Loads the pair again if its files are not the ones loaded (nor the ones refused last). */
 static void check(void)
 {
 	struct wcert_pair *p = NULL;
 	struct file_id now[2];
 	char err[ERR_MAX];
+	bool again;
+	int rc;
 
 	identify(now);
-	if (same(now, c.loaded) || (c.have_refused && same(now, c.refused)))
+	again = c.retry && c.have_refused && same(now, c.refused);
+	c.retry = false;
+	if (same(now, c.loaded) || (c.have_refused && same(now, c.refused) && !again))
 		return;
-	if (load(&p, err, sizeof(err)) < 0) {
-		/* Once per state of the files: the periodic look does not count the same refusal again. */
+	if (c.loop)
+		ev_timer_stop(c.loop, &c.valid);
+	rc = load(&p, err, sizeof(err));
+	if (rc < 0) {
+		/* Once per state of the files: neither the periodic look nor a try again counts it again. */
+		if (!again)
+			c.reloads_failed++;
 		memcpy(c.refused, now, sizeof(now));
 		c.have_refused = true;
-		c.reloads_failed++;
 		log_msg(LOG_ERROR, FIELDS(LF_STR("error", err)),
-			"certificate reload refused: the old certificate keeps serving");
+			"certificate reload refused: the old certificate keeps serving%s",
+			rc == -EAGAIN ? "; the new one is tried again once valid" : "");
+		if (rc == -EAGAIN)
+			try_at_not_before();
 		return;
 	}
 	memcpy(c.loaded, now, sizeof(now));
@@ -356,6 +380,13 @@ static void check(void)
 	c.current = p;
 	log_pair(p, "certificate reloaded");
 	reap();
+}
+
+/* The notBefore of the pair refused as not valid yet: the same files are tried again. */
+static void on_valid(struct ev_loop *loop, ev_timer *t, int revents)
+{
+	c.retry = true;
+	check();
 }
 
 /* Something changed in a watched directory: the files are looked at once the changes settle. */
@@ -407,6 +438,7 @@ void wcert_watch(struct ev_loop *loop)
 	c.settle.repeat = SETTLE_S;
 	ev_timer_init(&c.poll, on_poll, POLL_S, POLL_S);
 	ev_timer_start(loop, &c.poll);
+	ev_init(&c.valid, on_valid);
 	c.inotify = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
 	if (c.inotify < 0) {
 		log_msg(LOG_WARN, FIELDS(LF_STR("error", strerror(errno))),
@@ -424,6 +456,7 @@ void wcert_stop(void)
 	if (c.loop) {
 		ev_timer_stop(c.loop, &c.settle);
 		ev_timer_stop(c.loop, &c.poll);
+		ev_timer_stop(c.loop, &c.valid);
 		if (c.inotify >= 0)
 			ev_io_stop(c.loop, &c.io);
 	}

@@ -1,9 +1,11 @@
 /*
- * The webhook's serving certificate and key: read from their files,
- * checked (PEM, the key is the certificate's, valid now), given to GnuTLS
- * at each handshake, and read again when the files change, without a
- * restart. A new pair that fails a check is refused with one log line and
- * the old one keeps serving.
+ * The webhook's TLS: the suites it offers (WCERT_PRIORITIES), and its
+ * serving certificate and key: read from their files, checked (PEM, the key
+ * is the certificate's, valid now), given to GnuTLS at each handshake, and
+ * read again when the files change, without a restart. A new pair that
+ * fails a check is refused with one log line and the old one keeps
+ * serving; one refused as not valid yet is tried again at its notBefore
+ * (a timer, no polling), as the files have not changed by then.
  *
  *	if (wcert_load(cert_path, key_path, err, sizeof(err)) < 0)
  *		... one line, exit 1
@@ -32,6 +34,18 @@
 #include <gnutls/gnutls.h>
 #include <stddef.h>
 #include <stdint.h>
+
+/*
+ * TLS 1.3 and 1.2. In 1.2 only ephemeral ECDH key exchange (forward
+ * secrecy; no static RSA, no finite-field DH) with AEAD suites (AES-GCM,
+ * ChaCha20-Poly1305): no CBC, no SHA-1 MACs, what scanners flag. 1.3 keeps
+ * its suites but AES-128-CCM, which GnuTLS cannot keep for 1.3 without
+ * offering CCM in 1.2, and which Go (the API server's client) does not
+ * implement.
+ */
+#define WCERT_PRIORITIES                                                                                              \
+	"NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2:-KX-ALL:+ECDHE-ECDSA:+ECDHE-RSA:-CIPHER-ALL:+AES-256-GCM:"        \
+	"+CHACHA20-POLY1305:+AES-128-GCM:-MAC-ALL:+AEAD"
 
 struct wcert_pair;
 

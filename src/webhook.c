@@ -1,142 +1,100 @@
 /*
- * rearguard webhook: the HTTPS server of the mutating admission webhook.
+ * rearguard webhook: the lifecycle of the mutating admission webhook's
+ * server, and its metrics.
  *
- * libmicrohttpd runs in its external epoll mode on the libev loop: no
- * thread of its own, one ev_io on its epoll descriptor and one ev_timer
- * for its timeout, and MHD_run after each. A review is answered in the
- * call that completes its body (review_answer does no I/O), so one core
- * serves them all; the certificate is GnuTLS's through webhook-cert.c,
- * which reloads it as it changes.
+ * Two ports (webhook-conns.c), each a libmicrohttpd daemon on the libev
+ * loop: the webhook's (HTTPS, WEBHOOK_LISTEN) and the probes' (HTTP,
+ * WEBHOOK_PROBE_LISTEN). The routes are webhook-routes.c's, the
+ * certificate webhook-cert.c's, which reloads it as it changes.
  *
- * SIGTERM or SIGINT drains: the listening socket is closed
- * (MHD_quiesce_daemon), /readyz turns 503, each answer from then on says
- * "Connection: close", and once no request is in flight the daemon stops,
- * which closes the idle keep-alive connections. Left open until the
- * process is killed, those would hang the API server's next request on
- * them (kubernetes/kubernetes#127335).
+ * SIGTERM or SIGINT stops it in two steps:
+ * - the grace (--shutdown-delay): /readyz answers 503 and everything else
+ *   is served as before, new connections included, each answer saying
+ *   "Connection: close". The pod's removal from the Service takes a while
+ *   to reach the API server (kubernetes/kubernetes#127335), which sends
+ *   reviews to the pod until then: refusing them would refuse pods, or
+ *   create them without the agent.
+ * - the drain: the listening socket is closed, the requests in flight (and
+ *   the connections waiting for room) are answered with "Connection:
+ *   close", and once none is left the daemons stop, which closes the idle
+ *   keep-alive connections; left open until the process is killed, those
+ *   would hang the API server's next request on them. WEBHOOK_DRAIN_S at
+ *   most.
+ * A second signal during the grace ends it.
  */
 #include "config.h"
 
 #include "webhook.h"
 
-#include "evlog.h"
+#include "webhook-private.h"
+
 #include "json.h"
 #include "log.h"
 #include "options.h"
 #include "parse.h"
-#include "review.h"
-#include "util.h"
 #include "webhook-cert.h"
 
-#include <arpa/inet.h>
 #include <errno.h>
-#include <ev.h>
-#include <microhttpd.h>
-#include <netinet/in.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stdarg.h>
-#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
-#include <sys/socket.h>
-#include <unistd.h>
+#include <sys/resource.h>
 
-/* TLS 1.2 and 1.3 only: what the API server speaks, and nothing older. */
-#define TLS_PRIORITIES "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2"
-/* A connection silent this long is closed: a stalled client holds one slot, not the server. */
-#define CONNECTION_TIMEOUT_S 10u
-/* Open connections at most: the API servers' pools, and room for stalled clients besides. */
-#define CONNECTION_LIMIT 512u
-#define LISTEN_BACKLOG 128
-/* Bodies held at once, all connections together: 512 connections of 4 MiB each would be 2 GiB. */
-#define BUFFERED_MAX ((size_t)64 << 20)
-
-static const double bucket_le[] = { 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1 };
-#define NBUCKETS (sizeof(bucket_le) / sizeof(bucket_le[0]))
-
-/*
- * ROUTE_MUTATE_SERVICES is the reviews of a namespace labelled
- * rearguard.io/inject=services: its pods are asked for as long-running
- * pods too, which the pod itself cannot say (the configuration's entry for
- * those namespaces calls this path).
- */
-enum route { ROUTE_MUTATE, ROUTE_MUTATE_SERVICES, ROUTE_HEALTHZ, ROUTE_READYZ, ROUTE_METRICS };
-
-/* One request, from its headers to its end (MHD's req_cls). */
-struct request {
-	enum route route;
-	unsigned status;          /* refused: the answer's status, text and Allow header */
-	const char *text, *allow;
-	char *body;
-	size_t len, cap;
-	int64_t start_us;
+static const struct wport_config port_configs[WPORTS] = {
+	[WPORT_WEBHOOK] = {
+		.name = "webhook",
+		.tls = true,
+		.limit = WEBHOOK_CONNECTIONS,
+		.per_client = WEBHOOK_PER_CLIENT,
+		.waiting = WEBHOOK_WAITING,
+		.open_per_client = WEBHOOK_OPEN_PER_CLIENT,
+		.headers_s = WEBHOOK_HEADERS_S,
+		.request_s = WEBHOOK_REQUEST_S,
+		.on_quiet = webhook_drained,
+	},
+	[WPORT_PROBES] = {
+		.name = "probes",
+		.tls = false,
+		.limit = WEBHOOK_PROBE_CONNECTIONS,
+		.per_client = WEBHOOK_PROBE_PER_CLIENT,
+		.waiting = 0,
+		.open_per_client = WEBHOOK_PROBE_PER_CLIENT,
+		.headers_s = WEBHOOK_PROBE_S,
+		.request_s = WEBHOOK_PROBE_S,
+		.on_quiet = webhook_drained,
+	},
 };
-
-struct metrics {
-	unsigned long reviews[REVIEW_OUTCOMES];
-	unsigned long buckets[NBUCKETS + 1]; /* per bucket, not cumulative; the last is over 1 s */
-	unsigned long count;
-	double sum_s;
-};
-
-struct webhook {
-	const struct webhook_options *opts;
-	struct ev_loop *loop;
-	struct MHD_Daemon *daemon;
-	ev_io io;        /* MHD's epoll descriptor */
-	ev_timer timer;  /* MHD's timeout */
-	ev_signal term, intr;
-	ev_timer deadline; /* of the drain */
-	struct evlog log;
-	bool draining;
-	unsigned in_flight; /* requests whose headers came and whose end did not */
-	size_t buffered;    /* the bodies' buffers, all requests together (BUFFERED_MAX) */
-	struct metrics m;
-};
-
-/* ---- answers ------------------------------------------------------------- */
-
-/* Queues an answer; a draining server asks the client to close the connection after it. */
-static enum MHD_Result respond(struct webhook *w, struct MHD_Connection *conn, unsigned status, const char *type,
-			       const char *body, size_t len, const char *allow)
-{
-	/* MUST_COPY: MHD copies the bytes, so the const is kept in fact, if not in its prototype. */
-	struct MHD_Response *r = MHD_create_response_from_buffer(len, (void *)(uintptr_t)body, MHD_RESPMEM_MUST_COPY);
-	enum MHD_Result rc;
-
-	if (!r)
-		return MHD_NO;
-	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
-	if (allow)
-		MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, allow);
-	if (w->draining || status == MHD_HTTP_CONTENT_TOO_LARGE)
-		MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
-	rc = MHD_queue_response(conn, status, r);
-	MHD_destroy_response(r);
-	return rc;
-}
-
-static enum MHD_Result respond_text(struct webhook *w, struct MHD_Connection *conn, unsigned status,
-				    const char *text, const char *allow)
-{
-	return respond(w, conn, status, "text/plain; charset=utf-8", text, strlen(text), allow);
-}
 
 /* ---- metrics ------------------------------------------------------------- */
 
-static void observe(struct metrics *m, enum review_outcome outcome, int64_t us)
+static const double bucket_le[NBUCKETS] = { 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1 };
+static const unsigned statuses[NSTATUSES] = { 200, 400, 404, 405, 413, 415, 500, 503, 0 /* any other */ };
+
+/* An answer's status in /metrics: one of those listed, or other. */
+void webhook_count_status(struct webhook *w, unsigned status)
+{
+	size_t i;
+
+	for (i = 0; i + 1 < NSTATUSES && statuses[i] != status; i++)
+		;
+	w->m.statuses[i]++;
+}
+
+/* A review answered: its outcome and its time in the histogram. */
+void webhook_observe(struct webhook *w, enum review_outcome outcome, int64_t us)
 {
 	double s = (double)us / 1e6;
 	size_t i = 0;
 
 	while (i < NBUCKETS && s > bucket_le[i])
 		i++;
-	m->buckets[i]++;
-	m->reviews[outcome]++;
-	m->count++;
-	m->sum_s += s;
+	w->m.buckets[i]++;
+	w->m.reviews[outcome]++;
+	w->m.count++;
+	w->m.sum_s += s;
 }
 
 static void put(struct jbuf *j, const char *fmt, ...) RG_PRINTF(2, 3);
@@ -154,8 +112,56 @@ static void put(struct jbuf *j, const char *fmt, ...)
 		jbuf_append(j, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
 }
 
+/* A counter by port and by one of words: count(port, k) is the k-th word's. */
+static void put_per_port(struct webhook *w, struct jbuf *j, const char *name, const char *help, const char *label,
+			 const char *const *words, size_t nwords, unsigned long (*count)(const struct wport *, size_t))
+{
+	size_t i, k;
+
+	put(j, "# HELP %s %s\n# TYPE %s counter\n", name, help, name);
+	for (i = 0; i < WPORTS; i++)
+		for (k = 0; k < nwords; k++)
+			put(j, "%s{port=\"%s\",%s=\"%s\"} %lu\n", name, port_configs[i].name, label, words[k],
+			    count(&w->ports[i], k));
+}
+
+/* put_per_port's readers of the two counters. */
+static unsigned long refused_count(const struct wport *p, size_t k)
+{
+	return p->refused[k];
+}
+
+static unsigned long closed_count(const struct wport *p, size_t k)
+{
+	return p->closed[k];
+}
+
+/* What the ports refused and closed, each port and reason a series, and what they hold. */
+static void write_port_metrics(struct webhook *w, struct jbuf *j)
+{
+	static const char *const refused[WREFUSES] = { [WREFUSE_GLOBAL] = "global", [WREFUSE_CLIENT] = "client" };
+	static const char *const closed[WCLOSES] = { [WCLOSE_HEADERS] = "headers_deadline",
+						     [WCLOSE_REQUEST] = "request_deadline",
+						     [WCLOSE_MEMORY] = "memory",
+						     [WCLOSE_BODY] = "body_too_large" };
+	size_t i;
+
+	put_per_port(w, j, "rearguard_webhook_connections_refused_total",
+		     "Connections closed as they came, by port and limit.", "limit", refused, WREFUSES, refused_count);
+	put_per_port(w, j, "rearguard_webhook_connections_closed_total",
+		     "Connections the server closed before the client, by port and reason.", "reason", closed, WCLOSES,
+		     closed_count);
+	put(j, "# HELP rearguard_webhook_connections Connections open, by port and state.\n"
+	       "# TYPE rearguard_webhook_connections gauge\n");
+	for (i = 0; i < WPORTS; i++)
+		put(j,
+		    "rearguard_webhook_connections{port=\"%s\",state=\"served\"} %u\n"
+		    "rearguard_webhook_connections{port=\"%s\",state=\"waiting\"} %u\n",
+		    port_configs[i].name, w->ports[i].active, port_configs[i].name, w->ports[i].waiting);
+}
+
 /* The Prometheus text format: every series always present, zeros included, so that rates start at once. */
-static void write_metrics(struct webhook *w, struct jbuf *j)
+void webhook_write_metrics(struct webhook *w, struct jbuf *j)
 {
 	unsigned long ok, failed, cumulative = 0;
 	size_t i;
@@ -163,8 +169,8 @@ static void write_metrics(struct webhook *w, struct jbuf *j)
 	put(j, "# HELP rearguard_webhook_reviews_total AdmissionReviews answered, by outcome.\n"
 	       "# TYPE rearguard_webhook_reviews_total counter\n");
 	for (i = 0; i < REVIEW_OUTCOMES; i++)
-		put(j, "rearguard_webhook_reviews_total{outcome=\"%s\"} %lu\n", review_outcome_word((enum review_outcome)i),
-		    w->m.reviews[i]);
+		put(j, "rearguard_webhook_reviews_total{outcome=\"%s\"} %lu\n",
+		    review_outcome_word((enum review_outcome)i), w->m.reviews[i]);
 	put(j, "# HELP rearguard_webhook_review_duration_seconds From a review's headers to its answer.\n"
 	       "# TYPE rearguard_webhook_review_duration_seconds histogram\n");
 	for (i = 0; i < NBUCKETS; i++) {
@@ -174,6 +180,20 @@ static void write_metrics(struct webhook *w, struct jbuf *j)
 	put(j, "rearguard_webhook_review_duration_seconds_bucket{le=\"+Inf\"} %lu\n", w->m.count);
 	put(j, "rearguard_webhook_review_duration_seconds_sum %.6f\n", w->m.sum_s);
 	put(j, "rearguard_webhook_review_duration_seconds_count %lu\n", w->m.count);
+	put(j, "# HELP rearguard_webhook_responses_total Requests answered, by status (other: any not listed).\n"
+	       "# TYPE rearguard_webhook_responses_total counter\n");
+	for (i = 0; i < NSTATUSES; i++) {
+		char code[16] = "other";
+
+		if (statuses[i])
+			snprintf(code, sizeof(code), "%u", statuses[i]);
+		put(j, "rearguard_webhook_responses_total{code=\"%s\"} %lu\n", code, w->m.statuses[i]);
+	}
+	write_port_metrics(w, j);
+	put(j, "# HELP rearguard_webhook_held_bytes Bodies and answers held, all requests together.\n"
+	       "# TYPE rearguard_webhook_held_bytes gauge\n"
+	       "rearguard_webhook_held_bytes %zu\n",
+	    w->held);
 	put(j, "# HELP rearguard_webhook_certificate_expiry_seconds The serving certificate's notAfter, Unix time.\n"
 	       "# TYPE rearguard_webhook_certificate_expiry_seconds gauge\n"
 	       "rearguard_webhook_certificate_expiry_seconds %lld\n",
@@ -190,318 +210,37 @@ static void write_metrics(struct webhook *w, struct jbuf *j)
 	    w->in_flight);
 }
 
-static enum MHD_Result answer_metrics(struct webhook *w, struct MHD_Connection *conn)
+/* ---- stopping ------------------------------------------------------------ */
+
+void webhook_drained(struct webhook *w)
 {
-	enum MHD_Result rc;
-	struct jbuf j;
-
-	jbuf_init(&j);
-	write_metrics(w, &j);
-	if (j.failed)
-		rc = respond_text(w, conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n", NULL);
-	else
-		rc = respond(w, conn, MHD_HTTP_OK, "text/plain; version=0.0.4; charset=utf-8", j.buf, j.len, NULL);
-	jbuf_free(&j);
-	return rc;
-}
-
-/* ---- reviews ------------------------------------------------------------- */
-
-/* Verbose: every review; otherwise the patched ones and the errors. */
-static void log_review(const struct review_answer *a, unsigned status, int64_t us)
-{
-	bool invalid = a->outcome == REVIEW_INVALID, skipped = a->outcome == REVIEW_SKIPPED;
-	enum log_level level = a->outcome == REVIEW_PATCHED ? LOG_INFO : invalid ? LOG_WARN : LOG_DEBUG;
-
-	/* what is the pod, or why it is no pod to inject (skipped), or why it is no review (invalid). */
-	log_msg(level,
-		FIELDS(LF_STR("pod", invalid || skipped ? NULL : a->what), LF_STR("uid", a->uid[0] ? a->uid : NULL),
-		       LF_INT("operations", a->npatch), LF_INT("status", status), LF_DURATION("took", us),
-		       LF_STR("reason", skipped ? a->what : NULL), LF_STR("error", invalid ? a->what : NULL)),
-		"review %s", review_outcome_word(a->outcome));
-}
-
-/* A review's answer: through /mutate/services, every pod is asked for as a long-running one may be. */
-static enum MHD_Result answer_review(struct webhook *w, struct MHD_Connection *conn, struct request *r)
-{
-	struct inject_options o = w->opts->inject;
-	struct review_answer a;
-	enum MHD_Result rc;
-	int64_t us;
-	int status;
-
-	memset(&a, 0, sizeof(a));
-	o.services = r->route == ROUTE_MUTATE_SERVICES;
-	status = review_answer(r->body ? r->body : "", r->len, &o, &a);
-	if (status < 0) {
-		log_msg(LOG_ERROR, FIELDS(LF_STR("error", strerror(-status))), "review not answered");
-		return respond_text(w, conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n", NULL);
-	}
-	us = mono_us() - r->start_us;
-	observe(&w->m, a.outcome, us);
-	log_review(&a, (unsigned)status, us);
-	rc = respond(w, conn, (unsigned)status, status == MHD_HTTP_OK ? "application/json" : "text/plain; charset=utf-8",
-		     a.body ? a.body : "", a.len, NULL);
-	review_answer_free(&a);
-	return rc;
-}
-
-/* application/json, with parameters or not (charset=utf-8), in any case. */
-static bool json_type(const char *type)
-{
-	static const char want[] = "application/json";
-	size_t n = sizeof(want) - 1;
-
-	if (!type)
-		return false;
-	while (*type == ' ' || *type == '\t')
-		type++;
-	/* strchr finds the terminator too: the type may end there. */
-	return strncasecmp(type, want, n) == 0 && strchr("; \t", type[n]) != NULL;
-}
-
-static void refuse(struct request *r, unsigned status, const char *text, const char *allow)
-{
-	r->status = status;
-	r->text = text;
-	r->allow = allow;
-}
-
-/* What a review's headers say: nothing yet, or why it is refused. */
-static void check_review(struct MHD_Connection *conn, const char *method, struct request *r)
-{
-	const char *length;
-	unsigned long long n;
-	char *end;
-
-	length = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
-	if (strcmp(method, MHD_HTTP_METHOD_POST) != 0) {
-		refuse(r, MHD_HTTP_METHOD_NOT_ALLOWED, "POST an AdmissionReview\n", "POST");
-	} else if (!json_type(MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE))) {
-		refuse(r, MHD_HTTP_UNSUPPORTED_MEDIA_TYPE, "the review must be application/json\n", NULL);
-	} else if (length) {
-		errno = 0;
-		n = strtoull(length, &end, 10);
-		if (errno == 0 && end != length && n > WEBHOOK_BODY_MAX)
-			refuse(r, MHD_HTTP_CONTENT_TOO_LARGE, "the review is larger than 4 MiB\n", NULL);
-	}
-}
-
-/* A request's headers: its route, and what refuses it already. */
-static void classify(struct MHD_Connection *conn, const char *url, const char *method, struct request *r)
-{
-	static const struct {
-		const char *path;
-		enum route route;
-	} routes[] = {
-		{ "/mutate", ROUTE_MUTATE },
-		{ "/mutate/services", ROUTE_MUTATE_SERVICES },
-		{ "/healthz", ROUTE_HEALTHZ },
-		{ "/readyz", ROUTE_READYZ },
-		{ "/metrics", ROUTE_METRICS },
-	};
-	size_t i;
-
-	for (i = 0; i < ARRAY_SIZE(routes) && strcmp(url, routes[i].path) != 0; i++)
-		;
-	if (i == ARRAY_SIZE(routes)) {
-		refuse(r, MHD_HTTP_NOT_FOUND, "not found\n", NULL);
-		return;
-	}
-	r->route = routes[i].route;
-	if (r->route == ROUTE_MUTATE || r->route == ROUTE_MUTATE_SERVICES)
-		check_review(conn, method, r);
-	else if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 && strcmp(method, MHD_HTTP_METHOD_HEAD) != 0)
-		refuse(r, MHD_HTTP_METHOD_NOT_ALLOWED, "GET it\n", "GET, HEAD");
-}
-
-/* Whether the request says that a body follows. */
-static bool has_body(struct MHD_Connection *conn)
-{
-	const char *length = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
-
-	return (length && strcmp(length, "0") != 0) ||
-	       MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_TRANSFER_ENCODING);
-}
-
-/* A piece of the body; more than the limit (a chunked body, its length unknown at first) closes the connection. */
-static enum MHD_Result take_body(struct webhook *w, struct request *r, const char *data, size_t size)
-{
-	char *grown;
-	size_t cap;
-
-	if (size > WEBHOOK_BODY_MAX - r->len) {
-		log_msg(LOG_WARN, FIELDS(LF_INT("limit", WEBHOOK_BODY_MAX)),
-			"a review's body grew past the limit: the connection is closed");
-		return MHD_NO;
-	}
-	if (r->status) {
-		r->len += size; /* a refused request's body is counted, not kept */
-		return MHD_YES;
-	}
-	if (r->len + size + 1 > r->cap) {
-		cap = r->cap ? r->cap : 16384;
-		while (cap < r->len + size + 1)
-			cap *= 2;
-		if (cap - r->cap > BUFFERED_MAX - w->buffered) {
-			log_msg(LOG_WARN, FIELDS(LF_INT("limit", BUFFERED_MAX)),
-				"the bodies held at once would pass the limit: the connection is closed");
-			return MHD_NO;
-		}
-		grown = realloc(r->body, cap);
-		if (!grown)
-			return MHD_NO;
-		r->body = grown;
-		w->buffered += cap - r->cap;
-		r->cap = cap;
-	}
-	memcpy(r->body + r->len, data, size);
-	r->len += size;
-	r->body[r->len] = '\0';
-	return MHD_YES;
-}
-
-/* The request is whole: its answer. */
-static enum MHD_Result answer(struct webhook *w, struct MHD_Connection *conn, struct request *r)
-{
-	if (r->status)
-		return respond_text(w, conn, r->status, r->text, r->allow);
-	switch (r->route) {
-	case ROUTE_MUTATE:
-	case ROUTE_MUTATE_SERVICES:
-		return answer_review(w, conn, r);
-	case ROUTE_HEALTHZ:
-		return respond_text(w, conn, MHD_HTTP_OK, "ok\n", NULL);
-	case ROUTE_READYZ:
-		/* The certificate is loaded before the server starts: only the drain makes it unready. */
-		if (w->draining)
-			return respond_text(w, conn, MHD_HTTP_SERVICE_UNAVAILABLE, "draining\n", NULL);
-		return respond_text(w, conn, MHD_HTTP_OK, "ready\n", NULL);
-	case ROUTE_METRICS:
-		return answer_metrics(w, conn);
-	}
-	return MHD_NO;
-}
-
-/*
- * MHD's access handler: called once with the headers, once per piece of
- * the body, and once more when the request is whole, which is when it is
- * answered. An answer queued with the headers would close the connection
- * (MHD would not read that request's body, so it cannot read the next
- * request): only a refusal of a body that must not be read (413), or of
- * one that would be read for nothing, is answered that early.
- */
-static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url, const char *method,
-				  const char *version, const char *data, size_t *size, void **req_cls)
-{
-	struct webhook *w = cls;
-	struct request *r = *req_cls;
-	enum MHD_Result rc;
-
-	if (!r) {
-		r = calloc(1, sizeof(*r));
-		if (!r)
-			return MHD_NO;
-		r->start_us = mono_us();
-		*req_cls = r;
-		w->in_flight++;
-		classify(conn, url, method, r);
-		if (r->status && has_body(conn))
-			return answer(w, conn, r);
-		return MHD_YES;
-	}
-	if (*size > 0) {
-		rc = take_body(w, r, data, *size);
-		*size = 0;
-		return rc;
-	}
-	return answer(w, conn, r);
-}
-
-/* A request ended, answered or not (a client gone, a timeout, the daemon stopping). */
-static void on_completed(void *cls, struct MHD_Connection *conn, void **req_cls, enum MHD_RequestTerminationCode toe)
-{
-	struct webhook *w = cls;
-	struct request *r = *req_cls;
-
-	if (!r)
-		return;
-	if (toe != MHD_REQUEST_TERMINATED_COMPLETED_OK)
-		log_msg(LOG_DEBUG, FIELDS(LF_INT("code", toe)), "a request ended without its answer sent whole");
-	w->buffered -= r->cap;
-	free(r->body);
-	free(r);
-	*req_cls = NULL;
-	w->in_flight--;
-}
-
-/* A connection holds the certificates its handshake may have used until it closes. */
-static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
-			  enum MHD_ConnectionNotificationCode toe)
-{
-	if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
-		*socket_context = wcert_hold();
-		return;
-	}
-	wcert_release(*socket_context);
-	*socket_context = NULL;
-}
-
-static void on_mhd_log(void *cls, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
-
-/* libmicrohttpd's own messages (a client's failed handshake, say) are details: verbose only. */
-static void on_mhd_log(void *cls, const char *fmt, va_list ap)
-{
-	char line[512];
-	size_t n;
-
-	vsnprintf(line, sizeof(line), fmt, ap);
-	n = strlen(line);
-	while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r'))
-		line[--n] = '\0';
-	log_msg(LOG_DEBUG, NULL, "libmicrohttpd: %s", line);
-}
-
-/* ---- the loop ------------------------------------------------------------ */
-
-/* MHD's next deadline on the timer; 0 means "soon", and the loop comes back to it at once. */
-static void arm_timer(struct webhook *w)
-{
-	MHD_UNSIGNED_LONG_LONG ms;
-
-	ev_timer_stop(w->loop, &w->timer);
-	if (MHD_get_timeout(w->daemon, &ms) != MHD_YES)
-		return;
-	ev_timer_set(&w->timer, (double)ms / 1000.0, 0.);
-	ev_timer_start(w->loop, &w->timer);
-}
-
-/* The drain is over once nothing is in flight. */
-static void drained(struct webhook *w)
-{
-	if (!w->draining || w->in_flight > 0)
+	if (!w->draining || w->in_flight > 0 || wport_waiting(w) > 0)
 		return;
 	log_info("drained: every request in flight was answered");
 	ev_break(w->loop, EVBREAK_ALL);
 }
 
-static void run_mhd(struct webhook *w)
+/* The grace is over: nothing new is taken, what is in flight is answered. */
+static void drain(struct webhook *w)
 {
-	MHD_run(w->daemon);
-	arm_timer(w);
-	drained(w);
+	if (w->draining)
+		return;
+	w->draining = true;
+	ev_timer_stop(w->loop, &w->grace);
+	wport_close_listener(&w->ports[WPORT_WEBHOOK]);
+	log_msg(LOG_INFO, FIELDS(LF_INT("in_flight", w->in_flight), LF_INT("waiting", wport_waiting(w))),
+		"draining: new connections are refused, the requests in flight answered");
+	ev_timer_start(w->loop, &w->deadline);
+	webhook_drained(w);
 }
 
-static void on_io(struct ev_loop *loop, ev_io *io, int revents)
+/* --shutdown-delay has passed: the drain. */
+static void on_grace(struct ev_loop *loop, ev_timer *t, int revents)
 {
-	run_mhd(io->data);
+	drain(t->data);
 }
 
-static void on_timer(struct ev_loop *loop, ev_timer *t, int revents)
-{
-	run_mhd(t->data);
-}
-
+/* The drain took WEBHOOK_DRAIN_S: what is still in flight is closed with the daemons. */
 static void on_deadline(struct ev_loop *loop, ev_timer *t, int revents)
 {
 	struct webhook *w = t->data;
@@ -511,142 +250,95 @@ static void on_deadline(struct ev_loop *loop, ev_timer *t, int revents)
 	ev_break(loop, EVBREAK_ALL);
 }
 
+/* SIGTERM or SIGINT: the grace, or the drain at once when there is none or it is the second signal. */
 static void on_signal(struct ev_loop *loop, ev_signal *s, int revents)
 {
 	struct webhook *w = s->data;
-	MHD_socket fd;
+	const char *name = signal_name(s->signum);
 
-	if (w->draining) {
-		log_msg(LOG_INFO, FIELDS(LF_STR("signal", signal_name(s->signum))), "already draining");
+	if (w->stopping) {
+		log_msg(LOG_INFO, FIELDS(LF_STR("signal", name)),
+			w->draining ? "already draining" : "the grace is cut short");
+		drain(w);
 		return;
 	}
-	w->draining = true;
-	fd = MHD_quiesce_daemon(w->daemon);
-	if (fd != MHD_INVALID_SOCKET)
-		close(fd);
-	log_msg(LOG_INFO, FIELDS(LF_STR("signal", signal_name(s->signum)), LF_INT("in_flight", w->in_flight)),
-		"draining: new connections are refused, the requests in flight answered");
-	ev_timer_start(loop, &w->deadline);
-	drained(w);
+	w->stopping = true;
+	if (w->opts->shutdown_delay_ms <= 0) {
+		drain(w);
+		return;
+	}
+	log_msg(LOG_INFO, FIELDS(LF_STR("signal", name), LF_DURATION("grace", w->opts->shutdown_delay_ms * 1000)),
+		"shutting down: /readyz says 503, new connections are still answered until the grace is over");
+	ev_timer_set(&w->grace, (double)w->opts->shutdown_delay_ms / 1000.0, 0.);
+	ev_timer_start(loop, &w->grace);
 }
 
 /* ---- start and end --------------------------------------------------------- */
 
-static void describe_addr(const struct sockaddr_storage *ss, char *out, size_t len)
-{
-	char host[INET6_ADDRSTRLEN];
-
-	if (ss->ss_family == AF_INET6) {
-		const struct sockaddr_in6 *a = (const struct sockaddr_in6 *)ss;
-
-		inet_ntop(AF_INET6, &a->sin6_addr, host, sizeof(host));
-		snprintf(out, len, "[%s]:%u", host, ntohs(a->sin6_port));
-	} else {
-		const struct sockaddr_in *a = (const struct sockaddr_in *)ss;
-
-		inet_ntop(AF_INET, &a->sin_addr, host, sizeof(host));
-		snprintf(out, len, "%s:%u", host, ntohs(a->sin_port));
-	}
-}
-
 /*
- * The listening socket, made here rather than by MHD so that ":PORT" is
- * one socket for IPv6 and IPv4 both (IPv4 alone on a kernel without
- * IPv6), and so that a failure says what could not be done.
+ * Memory given back when it is freed: a review's large buffers are
+ * mapped on their own and unmapped when freed, rather than glibc raising
+ * its threshold after the first and keeping the next ones in the heap,
+ * which a process with a memory limit cannot afford.
  */
-static int open_listener(const struct webhook_options *o, char *shown, size_t len, char *err, size_t errlen)
+static void tune_memory(void)
 {
-	struct sockaddr_storage addr = o->addr;
-	socklen_t addrlen = o->addrlen;
-	int fd, one = 1, zero = 0;
-
-	fd = socket(addr.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	if (fd < 0 && o->any && errno == EAFNOSUPPORT) {
-		struct sockaddr_in *four = (struct sockaddr_in *)&addr;
-		uint16_t port = ((const struct sockaddr_in6 *)&o->addr)->sin6_port;
-
-		memset(&addr, 0, sizeof(addr));
-		four->sin_family = AF_INET;
-		four->sin_port = port;
-		four->sin_addr.s_addr = htonl(INADDR_ANY);
-		addrlen = sizeof(*four);
-		fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	}
-	if (fd < 0) {
-		snprintf(err, errlen, "cannot listen on %s: %s", o->listen, strerror(errno));
-		return -1;
-	}
-	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (addr.ss_family == AF_INET6 && o->any)
-		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof(zero));
-	if (bind(fd, (struct sockaddr *)&addr, addrlen) < 0 || listen(fd, LISTEN_BACKLOG) < 0) {
-		snprintf(err, errlen, "cannot listen on %s: %s", o->listen, strerror(errno));
-		close(fd);
-		return -1;
-	}
-	addrlen = sizeof(addr);
-	if (getsockname(fd, (struct sockaddr *)&addr, &addrlen) == 0)
-		describe_addr(&addr, shown, len);
-	return fd;
+#ifdef M_MMAP_THRESHOLD
+	mallopt(M_MMAP_THRESHOLD, 128 << 10);
+	mallopt(M_TRIM_THRESHOLD, 256 << 10);
+#endif
 }
 
-static struct MHD_Daemon *start_daemon(struct webhook *w, int fd)
+/* Descriptors for every connection the ports may hold: the soft limit raised to the hard one. */
+static void raise_nofile(void)
 {
-	/* The logger first: MHD logs the options after it through it. */
-	return MHD_start_daemon(MHD_USE_EPOLL | MHD_USE_TLS | MHD_USE_ERROR_LOG, 0, NULL, NULL, on_request, w,
-				MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, w,
-				MHD_OPTION_LISTEN_SOCKET, (MHD_socket)fd,
-				MHD_OPTION_HTTPS_CERT_CALLBACK, wcert_retrieve,
-				MHD_OPTION_HTTPS_PRIORITIES, TLS_PRIORITIES,
-				MHD_OPTION_CONNECTION_TIMEOUT, CONNECTION_TIMEOUT_S,
-				MHD_OPTION_CONNECTION_LIMIT, CONNECTION_LIMIT,
-				MHD_OPTION_NOTIFY_COMPLETED, on_completed, w,
-				MHD_OPTION_NOTIFY_CONNECTION, on_connection, w,
-				MHD_OPTION_SIGPIPE_HANDLED_BY_APP, 1,
-				MHD_OPTION_END);
+	unsigned need = WEBHOOK_CONNECTIONS + WEBHOOK_WAITING + WEBHOOK_PROBE_CONNECTIONS + 64;
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur >= need)
+		return;
+	rl.rlim_cur = rl.rlim_max;
+	if (setrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur < need)
+		log_msg(LOG_WARN, FIELDS(LF_INT("nofile", rl.rlim_cur), LF_INT("need", need)),
+			"fewer descriptors than the connection limits need: connections past them are refused");
 }
 
 /* Everything that can fail before the loop runs: one line each, exit status 1. */
 static int start(struct webhook *w, char *err, size_t errlen)
 {
-	const union MHD_DaemonInfo *info;
-	char shown[INET6_ADDRSTRLEN + 16] = "?";
-	int fd;
+	const struct webhook_options *o = w->opts;
 
 	if (MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES ||
 	    MHD_is_feature_supported(MHD_FEATURE_EPOLL) != MHD_YES) {
 		snprintf(err, errlen, "this libmicrohttpd has no TLS or no epoll");
 		return -1;
 	}
-	/* The address first: a start that fails says one line, not the certificate's line before it. */
-	fd = open_listener(w->opts, shown, sizeof(shown), err, errlen);
-	if (fd < 0)
+	/* The addresses first: a start that fails says one line, not the certificate's line before it. */
+	if (wport_open(&w->ports[WPORT_WEBHOOK], w, &port_configs[WPORT_WEBHOOK], o->listen.text, &o->listen.addr,
+		       o->listen.len, o->listen.any, err, errlen) < 0)
 		return -1;
-	if (wcert_load(w->opts->tls_cert, w->opts->tls_key, err, errlen) < 0) {
-		close(fd);
-		return -1;
-	}
-	w->daemon = start_daemon(w, fd);
-	info = w->daemon ? MHD_get_daemon_info(w->daemon, MHD_DAEMON_INFO_EPOLL_FD) : NULL;
-	if (!info) {
-		snprintf(err, errlen, "cannot start the HTTPS server on %s (rearguard webhook -v says why)", shown);
-		if (w->daemon)
-			MHD_stop_daemon(w->daemon);
-		w->daemon = NULL;
-		close(fd);
+	if (wport_open(&w->ports[WPORT_PROBES], w, &port_configs[WPORT_PROBES], o->probe_listen.text,
+		       &o->probe_listen.addr, o->probe_listen.len, o->probe_listen.any, err, errlen) < 0) {
+		wport_stop(&w->ports[WPORT_WEBHOOK]);
 		return -1;
 	}
-	ev_io_init(&w->io, on_io, info->epoll_fd, EV_READ);
-	log_msg(LOG_INFO, FIELDS(LF_STR("address", shown), LF_STR("tls", "1.2, 1.3")), "listening");
+	if (wcert_load(o->tls_cert, o->tls_key, err, errlen) < 0) {
+		wport_stop(&w->ports[WPORT_PROBES]);
+		wport_stop(&w->ports[WPORT_WEBHOOK]);
+		return -1;
+	}
 	return 0;
 }
 
+/* Everything on the loop: the ports, the signals, the certificate's watch. */
 static void watch(struct webhook *w)
 {
-	w->io.data = w;
-	ev_io_start(w->loop, &w->io);
-	ev_init(&w->timer, on_timer);
-	w->timer.data = w;
+	size_t i;
+
+	for (i = 0; i < WPORTS; i++)
+		wport_watch(&w->ports[i]);
+	ev_init(&w->grace, on_grace);
+	w->grace.data = w;
 	ev_timer_init(&w->deadline, on_deadline, WEBHOOK_DRAIN_S, 0.);
 	w->deadline.data = w;
 	ev_signal_init(&w->term, on_signal, SIGTERM);
@@ -655,27 +347,29 @@ static void watch(struct webhook *w)
 	ev_signal_start(w->loop, &w->term);
 	ev_signal_start(w->loop, &w->intr);
 	wcert_watch(w->loop);
-	arm_timer(w);
 }
 
+/* The loop has returned: the lifecycle's watchers off (the ports stop on their own). */
 static void unwatch(struct webhook *w)
 {
-	ev_io_stop(w->loop, &w->io);
-	ev_timer_stop(w->loop, &w->timer);
+	ev_timer_stop(w->loop, &w->grace);
 	ev_timer_stop(w->loop, &w->deadline);
 	ev_signal_stop(w->loop, &w->term);
 	ev_signal_stop(w->loop, &w->intr);
 }
 
-static int serve(const struct webhook_options *o)
+int webhook_serve(const struct webhook_options *o)
 {
 	struct webhook w;
 	char err[OPTIONS_ERR_MAX];
+	size_t i;
 
 	memset(&w, 0, sizeof(w));
 	w.opts = o;
 	/* Writes to a client gone go on as errors, not as a signal that ends the process. */
 	signal(SIGPIPE, SIG_IGN);
+	tune_memory();
+	raise_nofile();
 	w.loop = ev_default_loop(EVFLAG_AUTO);
 	if (!w.loop || start(&w, err, sizeof(err)) < 0) {
 		fprintf(stderr, "rearguard: webhook: %s\n", w.loop ? err : "cannot start the event loop");
@@ -683,33 +377,21 @@ static int serve(const struct webhook_options *o)
 		return 1;
 	}
 	evlog_complain(log_nonblocking());
+	/* The signals handled first: a SIGTERM sent on the "listening" line finds its handler. */
 	watch(&w);
+	log_msg(LOG_INFO,
+		FIELDS(LF_STR("address", w.ports[WPORT_WEBHOOK].shown), LF_STR("probes", w.ports[WPORT_PROBES].shown),
+		       LF_STR("tls", "1.2, 1.3")),
+		"listening");
 	evlog_start(&w.log, w.loop);
 	ev_run(w.loop, 0);
 	unwatch(&w);
 	/* Closes the idle connections, and those the drain's deadline gave up on. */
-	MHD_stop_daemon(w.daemon);
+	for (i = 0; i < WPORTS; i++)
+		wport_stop(&w.ports[i]);
 	wcert_stop();
 	log_msg(LOG_INFO, FIELDS(LF_INT("reviews", w.m.count)), "stopped");
 	evlog_stop(&w.log);
 	log_finish(1000);
 	return 0;
-}
-
-int webhook_main(int argc, char **argv)
-{
-	struct webhook_options o;
-	char err[OPTIONS_ERR_MAX];
-
-	switch (options_parse_webhook(&o, argc, argv, err, sizeof(err))) {
-	case OPTIONS_EXIT_OK:
-		return 0;
-	case OPTIONS_ERROR:
-		fprintf(stderr, "rearguard: %s\n", err);
-		return 2;
-	case OPTIONS_OK:
-		break;
-	}
-	log_setup(o.log_level, o.log_format, 2);
-	return serve(&o);
 }

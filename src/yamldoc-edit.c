@@ -1,9 +1,8 @@
 /*
  * A changed document written as its own bytes with the tree's changes made
- * as text edits: the tree is compared with what was read (each
- * collection's items as read, each node's bytes), and every difference
- * becomes an insertion at a byte offset or the replacement of a node's
- * bytes. A new item of a block collection goes on lines of its own in the
+ * as text edits: each change the change walk finds (yamldoc-changes.c:
+ * the tree against each collection's items as read) becomes an insertion
+ * at a byte offset or the replacement of a node's bytes. A new item of a block collection goes on lines of its own in the
  * document's indentation (read from the document: its step, and whether
  * its block sequences under a key are indented); one of a flow collection
  * goes between the others with ", ". What inject adds is written as
@@ -274,16 +273,6 @@ static int render_coll(struct edits *x, const struct ynode *v, size_t indent, st
 	return rc;
 }
 
-static bool among(struct ynode *const *items, size_t n, size_t unit, const struct ynode *p)
-{
-	size_t i;
-
-	for (i = 0; i < n; i += unit)
-		if (items[i] == p)
-			return true;
-	return false;
-}
-
 /* A node read, replaced by a new one: its bytes are the new one's flow text. */
 static int replace(struct edits *x, const struct ynode *old, const struct ynode *now, bool in_block)
 {
@@ -389,43 +378,24 @@ static int insert(struct edits *x, const struct ynode *n, size_t i, size_t j, bo
 	return rc == 1 ? no_place(x, item) : rc;
 }
 
-/* The edits that make the collection read, n, what the tree holds now. */
-static int walk(struct edits *x, const struct ynode *n, int depth)
+/* One change of the tree as a text edit (the change walk, yamldoc-changes.c, finds them). */
+static int edit_change(void *data, const struct ydoc_change *c)
 {
-	size_t unit = n->kind == YNODE_MAP ? 2 : 1, i = 0, j = 0;
-	bool first = true;
-	int rc = 0;
+	struct edits *x = data;
+	bool first = c->first_added;
 
-	if ((n->kind != YNODE_SEQ && n->kind != YNODE_MAP) || (n->n == n->orig_n && !n->orig_n))
-		return 0;
-	if (depth > YDOC_MAX_DEPTH)
-		return no_place(x, n);
-	while (rc == 0 && (i < n->n || j < n->orig_n)) {
-		const struct ynode *now = i < n->n ? n->items[i] : NULL, *was = j < n->orig_n ? n->orig[j] : NULL;
-
-		if (now && now == was) {
-			if (unit == 1)
-				rc = walk(x, now, depth + 1);
-			else if (n->items[i + 1] == n->orig[j + 1])
-				rc = walk(x, now = n->items[i + 1], depth + 1);
-			else
-				rc = replace_value(x, n, now, n->orig[j + 1], n->items[i + 1]);
-			i += unit;
-			j += unit;
-		} else if (now && !among(n->orig, n->orig_n, unit, now)) {
-			if (unit == 1 && was && !among(n->items, n->n, 1, was)) {
-				rc = replace(x, was, now, !is_flow(n));
-				j++;
-			} else {
-				rc = insert(x, n, i, j, &first);
-			}
-			i += unit;
-		} else {
-			/* Reordered, or taken out. */
-			return no_place(x, now ? now : was);
-		}
+	switch (c->kind) {
+	case YDOC_ADDED:
+		return insert(x, c->coll, c->i, c->j, &first);
+	case YDOC_REPLACED:
+		if (c->coll->kind == YNODE_MAP)
+			return replace_value(x, c->coll, c->at->key, c->old, c->now);
+		return replace(x, c->old, c->now, !is_flow(c->coll));
+	case YDOC_REWRITTEN:
+		/* Reordered, or taken out: where the first difference stands. */
+		return no_place(x, c->i < c->coll->n ? c->coll->items[c->i] : c->coll->orig[c->j]);
 	}
-	return rc;
+	return 0;
 }
 
 static int by_offset(const void *a, const void *b)
@@ -486,7 +456,9 @@ int ydoc_write_edits(const struct ystream *s, struct ydoc *d, struct ybuf *out)
 		return 1;
 	}
 	read_style(&x, d->root, 0);
-	rc = walk(&x, d->root, 0);
+	rc = ydoc_changes(d->root, edit_change, &x);
+	if (rc == -ELOOP)
+		rc = no_place(&x, d->root);
 	if (rc == 0)
 		qsort(x.e, x.n, sizeof(x.e[0]), by_offset);
 	for (i = 0; rc == 0 && i < x.n; i++) {
@@ -512,4 +484,73 @@ int ydoc_write_edits(const struct ystream *s, struct ydoc *d, struct ybuf *out)
 	free(x.e);
 	ybuf_free(&x.texts);
 	return rc;
+}
+
+/*
+ * The stream written: a document left alone as its bytes, a changed one
+ * as its bytes with the edits, and one whose edits have no place (or
+ * JSON, written as JSON) whole from its tree (yamldoc.c's emitter).
+ */
+int ydoc_write(struct ystream *s, struct ybuf *out)
+{
+	size_t i;
+	int rc;
+
+	for (i = 0; i < s->ndocs; i++) {
+		struct ydoc *d = &s->docs[i];
+		struct ybuf body = {0};
+		size_t pre;
+
+		if (!d->changed || !d->root) {
+			rc = ybuf_add(out, s->input + d->start, d->end - d->start);
+			if (rc < 0)
+				return rc;
+			continue;
+		}
+		if (!d->json) {
+			/* Its own bytes with the changes made as edits, where each has a place. */
+			rc = ydoc_write_edits(s, d, out);
+			if (rc < 0)
+				return rc;
+			if (rc == 0)
+				continue;
+			d->rewritten = true;
+		}
+		/* What precedes the root (comments, directives, "---") stays as it was. */
+		pre = d->body - d->start;
+		while (pre > 0 && (s->input[d->start + pre - 1] == ' ' || s->input[d->start + pre - 1] == '\t'))
+			pre--;
+		rc = ybuf_add(out, s->input + d->start, pre);
+		if (rc == 0 && pre > 0 && s->input[d->start + pre - 1] != '\n')
+			rc = ybuf_add(out, d->crlf ? "\r\n" : "\n", d->crlf ? 2 : 1);
+		if (rc == 0)
+			rc = ydoc_emit_whole(s, d, &body);
+		/* libyaml ends a stream that may continue with "..."; the next document's "---" follows here. */
+		if (rc == 0 && !d->json) {
+			const char *dots = d->crlf ? "...\r\n" : "...\n";
+			size_t n = strlen(dots);
+
+			if (body.len >= n && memcmp(body.p + body.len - n, dots, n) == 0)
+				body.len -= n;
+		}
+		if (rc == 0)
+			rc = ybuf_add(out, body.p ? body.p : "", body.len);
+		/* Whatever followed the root (an explicit "...") stays too. */
+		if (rc == 0 && d->end > d->body_end) {
+			const char *t = s->input + d->body_end;
+			size_t n = d->end - d->body_end, k = 0;
+
+			/* Only an explicit end marker: comments after the root went with the tree. */
+			while (k < n && !((k == 0 || t[k - 1] == '\n') && n - k >= 3 && memcmp(t + k, "...", 3) == 0))
+				k++;
+			if (k < n)
+				rc = ybuf_add(out, t + k, n - k);
+		}
+		ybuf_free(&body);
+		if (rc == -EINVAL)
+			s->failed_line = d->root->line;
+		if (rc < 0)
+			return rc;
+	}
+	return ybuf_add(out, s->input + s->tail, s->len - s->tail);
 }

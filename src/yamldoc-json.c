@@ -12,6 +12,15 @@
  * error that says where: a raw control character in a string, a trailing
  * comma, a leading zero, a second value. Duplicate keys are kept, as
  * ydoc_parse keeps them.
+ *
+ * The webhook holds a whole review's tree, so its memory is the number of
+ * nodes: a collection's items are gathered on one stack for the whole
+ * parse and given an array of their exact size when it ends (its items and
+ * its items as read side by side), nodes and strings are packed in the
+ * arena, and a parse may stop at a number of nodes (-E2BIG). A review too
+ * large to hold whole can still be read for what it is: with a list of
+ * dotted paths, only the members on them are made into nodes; the rest is
+ * read, checked and let go.
  */
 #include "config.h"
 
@@ -30,7 +39,16 @@ struct reader {
 	size_t len, at;
 	size_t line, line_start; /* the current line (1-based) and where it starts */
 	size_t col_at, col;	 /* characters (not bytes, as libyaml counts) of the line before col_at */
-	struct ybuf text;	 /* a string's value, decoded */
+	struct ybuf text;	 /* a string's value, decoded where it has escapes */
+	const char *tp;		 /* the string just read: in the input, or in text */
+	size_t tlen;
+	struct ynode **stack;	 /* the items of the collections open, innermost last */
+	size_t depth_items, stack_cap;
+	size_t nodes, max_nodes;
+	bool crlf; /* a CR LF was read (only whitespace may hold one) */
+	const char *const *keep; /* NULL: every node; else only the paths named */
+	char path[128];		 /* the path of the member being read, in keep mode */
+	size_t path_len;
 	char *err;
 	size_t errlen;
 	/* ydoc_parse_json_items: each item of the root's "items", in a stream of its own */
@@ -50,6 +68,7 @@ static void skip_ws(struct reader *r)
 		char c = r->p[r->at];
 
 		if (c == '\n') {
+			r->crlf |= r->at > 0 && r->p[r->at - 1] == '\r';
 			r->line++;
 			r->line_start = r->col_at = r->at + 1;
 			r->col = 0;
@@ -59,14 +78,56 @@ static void skip_ws(struct reader *r)
 	}
 }
 
-/* A node starting here: its place noted, its column in characters. */
-static void place(struct reader *r, struct ynode *n)
+/*
+ * The characters of p[from, to): the bytes that are not a UTF-8
+ * sequence's continuation (10xxxxxx), as libyaml counts columns. Eight
+ * bytes at a time where all are ASCII, which a review nearly always is.
+ */
+static size_t chars(const char *p, size_t from, size_t to)
 {
-	for (; r->col_at < r->at; r->col_at++)
-		r->col += ((unsigned char)r->p[r->col_at] & 0xc0) != 0x80;
-	n->line = r->line;
-	n->column = r->col + 1;
-	n->start = r->at;
+	size_t n = 0, i = from;
+	uint64_t w;
+
+	while (i < to) {
+		if (to - i >= 8) {
+			memcpy(&w, p + i, 8);
+			if (!(w & 0x8080808080808080ull)) {
+				n += 8;
+				i += 8;
+				continue;
+			}
+		}
+		n += ((unsigned char)p[i++] & 0xc0) != 0x80;
+	}
+	return n;
+}
+
+/* A node of kind that starts at byte at, counted against the budget: its place noted, its column in characters. */
+static int new_node(struct reader *r, enum ynode_kind kind, size_t at, struct ynode **out)
+{
+	struct ynode *n;
+
+	if (r->nodes == r->max_nodes) {
+		snprintf(r->err, r->errlen, "%zu:%zu: more than %zu values", r->line, at - r->line_start + 1,
+			 r->max_nodes);
+		return -E2BIG;
+	}
+	n = ydoc_arena_alloc(r->s, sizeof(*n), sizeof(void *));
+	if (!n)
+		return -ENOMEM;
+	r->nodes++;
+	memset(n, 0, sizeof(*n));
+	n->kind = kind;
+	/* col_at never passes a node's start: nodes are made in order, and no line break lies inside a string */
+	if (r->col_at < at) {
+		r->col += chars(r->p, r->col_at, at);
+		r->col_at = at;
+	}
+	n->line = (uint32_t)r->line;
+	n->column = (uint32_t)(r->col + 1);
+	n->start = (uint32_t)at;
+	*out = n;
+	return 0;
 }
 
 static int hex4(const char *p, unsigned *v)
@@ -139,16 +200,44 @@ static int escape(struct reader *r)
 	return put_utf8(&r->text, cp);
 }
 
-/* A string from its opening quote: its value in a scalar (or a key). */
+/* The string just read (r->text), which started at byte at, as a node. */
+static int text_node(struct reader *r, size_t at, struct ynode **out)
+{
+	struct ynode *n;
+	int rc = new_node(r, YNODE_SCALAR, at, &n);
+
+	if (rc < 0)
+		return rc;
+	n->value = ydoc_strndup(r->s, r->tp, r->tlen);
+	if (!n->value)
+		return -ENOMEM;
+	n->len = (uint32_t)r->tlen;
+	n->style = YAML_DOUBLE_QUOTED_SCALAR_STYLE;
+	n->quoted_implicit = true;
+	n->end = (uint32_t)r->at;
+	*out = n;
+	return 0;
+}
+
+/*
+ * A string from its opening quote, its value in r->tp and r->tlen: its
+ * node when out is not NULL. One without escapes is its bytes in the
+ * input; one with them is decoded into r->text.
+ */
 static int string(struct reader *r, struct ynode **out)
 {
-	struct ynode *n = ydoc_scalar(r->s, "", YDOC_RAW);
-	size_t run;
+	size_t at = r->at, run;
 	int rc;
 
-	if (!n)
-		return -ENOMEM;
-	place(r, n);
+	for (run = at + 1; run < r->len && r->p[run] != '"' && r->p[run] != '\\' && (unsigned char)r->p[run] >= 0x20;
+	     run++)
+		;
+	if (run < r->len && r->p[run] == '"') {
+		r->tp = r->p + at + 1;
+		r->tlen = run - at - 1;
+		r->at = run + 1;
+		return out ? text_node(r, at, out) : 0;
+	}
 	r->text.len = 0;
 	for (r->at++;;) {
 		for (run = r->at; run < r->len && r->p[run] != '"' && r->p[run] != '\\' && (unsigned char)r->p[run] >= 0x20;
@@ -169,16 +258,9 @@ static int string(struct reader *r, struct ynode **out)
 			return rc;
 	}
 	r->at++;
-	n->value = ydoc_strndup(r->s, r->text.p ? r->text.p : "", r->text.len);
-	if (!n->value)
-		return -ENOMEM;
-	n->len = r->text.len;
-	n->style = YAML_DOUBLE_QUOTED_SCALAR_STYLE;
-	n->plain_implicit = false;
-	n->src = n->start;
-	n->src_end = n->end = r->at;
-	*out = n;
-	return 0;
+	r->tp = r->text.p ? r->text.p : "";
+	r->tlen = r->text.len;
+	return out ? text_node(r, at, out) : 0;
 }
 
 static size_t digits(const struct reader *r, size_t i)
@@ -188,11 +270,12 @@ static size_t digits(const struct reader *r, size_t i)
 	return i;
 }
 
-/* A number or true, false, null: a plain scalar of its bytes. */
+/* A number or true, false, null: a plain scalar of its bytes, when out is not NULL. */
 static int literal(struct reader *r, struct ynode **out)
 {
 	size_t i = r->at, d;
 	struct ynode *n;
+	int rc;
 
 	if (r->len - i >= 4 && (memcmp(r->p + i, "true", 4) == 0 || memcmp(r->p + i, "null", 4) == 0)) {
 		i += 4;
@@ -226,21 +309,77 @@ static int literal(struct reader *r, struct ynode **out)
 	}
 	if (i < r->len && ((r->p[i] >= '0' && r->p[i] <= '9') || (r->p[i] >= 'a' && r->p[i] <= 'z')))
 		return fail(r, "not a JSON value");
-	n = ydoc_scalar(r->s, "", YDOC_RAW);
-	if (!n)
-		return -ENOMEM;
-	place(r, n);
+	if (!out) {
+		r->at = i;
+		return 0;
+	}
+	if ((rc = new_node(r, YNODE_SCALAR, r->at, &n)) < 0)
+		return rc;
 	n->value = ydoc_strndup(r->s, r->p + r->at, i - r->at);
 	if (!n->value)
 		return -ENOMEM;
-	n->len = i - r->at;
+	n->len = (uint32_t)(i - r->at);
 	n->style = YAML_PLAIN_SCALAR_STYLE;
-	n->quoted_implicit = false;
+	n->plain_implicit = true;
 	r->at = i;
-	n->src = n->start;
-	n->src_end = n->end = i;
+	n->end = (uint32_t)i;
 	*out = n;
 	return 0;
+}
+
+/* An item of the collection being read, on the stack until it ends. */
+static int push(struct reader *r, struct ynode *item)
+{
+	if (r->depth_items == r->stack_cap) {
+		size_t cap = r->stack_cap ? r->stack_cap * 2 : 256;
+		struct ynode **grown = realloc(r->stack, cap * sizeof(*grown));
+
+		if (!grown)
+			return -ENOMEM;
+		r->stack = grown;
+		r->stack_cap = cap;
+	}
+	r->stack[r->depth_items++] = item;
+	return 0;
+}
+
+/* The items pushed since mark, as the collection's items and its items as read, in one array of their size. */
+static int settle(struct reader *r, struct ynode *n, size_t mark)
+{
+	size_t count = r->depth_items - mark;
+	struct ynode **items;
+
+	r->depth_items = mark;
+	if (count == 0)
+		return 0;
+	items = ydoc_arena_alloc(r->s, 2 * count * sizeof(*items), sizeof(void *));
+	if (!items)
+		return -ENOMEM;
+	memcpy(items, r->stack + mark, count * sizeof(*items));
+	memcpy(items + count, items, count * sizeof(*items));
+	n->items = items;
+	n->orig = items + count;
+	n->n = n->cap = n->orig_n = (uint32_t)count;
+	return 0;
+}
+
+/* In keep mode, whether the member key of the mapping at r->path is on a path kept (its path then in r->path). */
+static bool keeps(struct reader *r, const char *key, size_t klen)
+{
+	size_t at = r->path_len + (r->path_len > 0), i;
+
+	if (at + klen >= sizeof(r->path) || memchr(key, '\0', klen))
+		return false;
+	if (r->path_len > 0)
+		r->path[r->path_len] = '.';
+	memcpy(r->path + at, key, klen);
+	r->path[at + klen] = '\0';
+	for (i = 0; r->keep[i]; i++)
+		if (strncmp(r->keep[i], r->path, at + klen) == 0 &&
+		    (r->keep[i][at + klen] == '\0' || r->keep[i][at + klen] == '.'))
+			return true;
+	r->path[r->path_len] = '\0';
+	return false;
 }
 
 static int value(struct reader *r, struct ynode **out, int depth);
@@ -252,12 +391,12 @@ static int value(struct reader *r, struct ynode **out, int depth);
 static int items_apart(struct reader *r, struct ynode **out, int depth)
 {
 	struct ystream *keep = r->s, one;
-	struct ynode *n = ydoc_new_seq(keep, true), *item;
-	int rc;
+	struct ynode *n, *item;
+	int rc = new_node(r, YNODE_SEQ, r->at, &n);
 
-	if (!n)
-		return -ENOMEM;
-	place(r, n);
+	if (rc < 0)
+		return rc;
+	n->style = YAML_FLOW_SEQUENCE_STYLE;
 	r->at++;
 	skip_ws(r);
 	if (r->at < r->len && r->p[r->at] == ']') {
@@ -288,35 +427,60 @@ static int items_apart(struct reader *r, struct ynode **out, int depth)
 			return fail(r, "a ',' or ']' after an item");
 		}
 	}
-	n->end = r->at;
+	n->end = (uint32_t)r->at;
 	*out = n;
-	return ydoc_keep_items(keep, n) < 0 ? -ENOMEM : 0;
+	return 0;
 }
 
-/* Whether a CR LF is in the text: memchr for the CR, which JSON rarely holds, at memchr's speed. */
-static bool has_crlf(const char *p, size_t len)
+/* A member's key and value; both are kept when the mapping is and, in keep mode, when its path is. */
+static int member(struct reader *r, bool kept, int depth)
 {
-	const char *end = p + len, *cr;
+	size_t outer = r->path_len, at = r->at;
+	struct ynode *key = NULL, *v = NULL;
+	bool items;
+	int rc;
 
-	for (; (cr = memchr(p, '\r', (size_t)(end - p))) != NULL; p = cr + 1)
-		if (cr + 1 < end && cr[1] == '\n')
-			return true;
-	return false;
+	if (r->at >= r->len || r->p[r->at] != '"')
+		return fail(r, "a member's key must be a string");
+	rc = string(r, NULL);
+	items = r->item && depth == 0 && r->tlen == 5 && memcmp(r->tp, "items", 5) == 0;
+	if (rc == 0 && kept && r->keep && (kept = keeps(r, r->tp, r->tlen)))
+		r->path_len = strlen(r->path);
+	if (rc == 0 && kept)
+		rc = text_node(r, at, &key);
+	if (rc < 0)
+		return rc;
+	skip_ws(r);
+	if (r->at >= r->len || r->p[r->at] != ':')
+		return fail(r, "a ':' after a member's key");
+	r->at++;
+	skip_ws(r);
+	if (items && kept && r->at < r->len && r->p[r->at] == '[')
+		rc = items_apart(r, &v, depth + 1);
+	else
+		rc = value(r, kept ? &v : NULL, depth + 1);
+	r->path_len = outer;
+	r->path[outer] = '\0';
+	if (rc == 0 && kept && (rc = push(r, key)) == 0)
+		rc = push(r, v);
+	return rc;
 }
 
-/* An object or an array from its opening bracket. */
+/* An object or an array from its opening bracket: its node when out is not NULL. */
 static int collection(struct reader *r, struct ynode **out, int depth)
 {
 	bool map = r->p[r->at] == '{';
 	char close = map ? '}' : ']';
-	struct ynode *n = map ? ydoc_new_map(r->s, true) : ydoc_new_seq(r->s, true), *item;
+	size_t mark = r->depth_items;
+	struct ynode *n = NULL, *item;
 	int rc;
 
-	if (!n)
-		return -ENOMEM;
 	if (depth >= YDOC_MAX_DEPTH)
 		return fail(r, "nested deeper than 200 levels");
-	place(r, n);
+	if (out && (rc = new_node(r, map ? YNODE_MAP : YNODE_SEQ, r->at, &n)) < 0)
+		return rc;
+	if (n)
+		n->style = map ? YAML_FLOW_MAPPING_STYLE : YAML_FLOW_SEQUENCE_STYLE;
 	r->at++;
 	skip_ws(r);
 	if (r->at < r->len && r->p[r->at] == close) {
@@ -324,26 +488,13 @@ static int collection(struct reader *r, struct ynode **out, int depth)
 	} else {
 		for (;;) {
 			if (map) {
-				if (r->at >= r->len || r->p[r->at] != '"')
-					return fail(r, "a member's key must be a string");
-				rc = string(r, &item);
-				if (rc == 0)
-					rc = ydoc_append(r->s, n, item);
-				if (rc < 0)
-					return rc;
-				skip_ws(r);
-				if (r->at >= r->len || r->p[r->at] != ':')
-					return fail(r, "a ':' after a member's key");
-				r->at++;
-				skip_ws(r);
+				rc = member(r, n != NULL, depth);
+			} else {
+				/* keep mode makes no items: a path names members only */
+				rc = value(r, n && !r->keep ? &item : NULL, depth + 1);
+				if (rc == 0 && n && !r->keep)
+					rc = push(r, item);
 			}
-			if (map && r->item && depth == 0 && strcmp(item->value, "items") == 0 && r->at < r->len &&
-			    r->p[r->at] == '[')
-				rc = items_apart(r, &item, depth + 1);
-			else
-				rc = value(r, &item, depth + 1);
-			if (rc == 0)
-				rc = ydoc_append(r->s, n, item);
 			if (rc < 0)
 				return rc;
 			skip_ws(r);
@@ -359,13 +510,16 @@ static int collection(struct reader *r, struct ynode **out, int depth)
 			return fail(r, map ? "a ',' or '}' after a member" : "a ',' or ']' after an item");
 		}
 	}
-	n->end = r->at;
-	if (ydoc_keep_items(r->s, n) < 0)
-		return -ENOMEM;
-	*out = n;
-	return 0;
+	if (!n)
+		return 0;
+	n->end = (uint32_t)r->at;
+	rc = settle(r, n, mark);
+	if (rc == 0)
+		*out = n;
+	return rc;
 }
 
+/* A value: its node in *out, or when out is NULL read and checked only. */
 static int value(struct reader *r, struct ynode **out, int depth)
 {
 	if (r->at >= r->len)
@@ -377,32 +531,19 @@ static int value(struct reader *r, struct ynode **out, int depth)
 	return literal(r, out);
 }
 
-static int parse(struct reader *r0, const char *input, size_t len, struct ystream *s, char *err, size_t errlen);
-
-int ydoc_parse_json(const char *input, size_t len, struct ystream *s, char *err, size_t errlen)
+/* The parse, with r's mode set: the budget, the paths kept, the items handed over. */
+static int parse(struct reader *r, const char *input, size_t len, struct ystream *s, char *err, size_t errlen)
 {
-	struct reader r = {.item = NULL};
-
-	return parse(&r, input, len, s, err, errlen);
-}
-
-int ydoc_parse_json_items(const char *input, size_t len, struct ystream *s,
-			  int (*item)(void *data, struct ystream *is, struct ynode *n), void *data, char *err,
-			  size_t errlen)
-{
-	struct reader r = {.item = item, .item_data = data};
-
-	return parse(&r, input, len, s, err, errlen);
-}
-
-static int parse(struct reader *r0, const char *input, size_t len, struct ystream *s, char *err, size_t errlen)
-{
-	struct reader r = {.s = s, .p = input, .len = len, .line = 1, .err = err, .errlen = errlen,
-			   .item = r0->item, .item_data = r0->item_data};
 	struct ynode *root = NULL;
 	struct ydoc *d;
 	int rc;
 
+	r->s = s;
+	r->p = input;
+	r->len = len;
+	r->line = 1;
+	r->err = err;
+	r->errlen = errlen;
 	memset(s, 0, sizeof(*s));
 	s->input = input;
 	s->len = len;
@@ -410,16 +551,17 @@ static int parse(struct reader *r0, const char *input, size_t len, struct ystrea
 		snprintf(err, errlen, "1:1: input larger than %zu MiB", YDOC_MAX_INPUT >> 20);
 		return -EINVAL;
 	}
-	skip_ws(&r);
-	rc = value(&r, &root, 0);
+	skip_ws(r);
+	rc = value(r, &root, 0);
 	if (rc == 0) {
-		skip_ws(&r);
-		if (r.at < len)
-			rc = fail(&r, "more after the value");
+		skip_ws(r);
+		if (r->at < len)
+			rc = fail(r, "more after the value");
 	}
 	if (rc == 0 && !(s->docs = calloc(1, sizeof(*s->docs))))
 		rc = -ENOMEM;
-	ybuf_free(&r.text);
+	ybuf_free(&r->text);
+	free(r->stack);
 	if (rc < 0) {
 		if (rc == -ENOMEM)
 			snprintf(err, errlen, "out of memory");
@@ -434,6 +576,28 @@ static int parse(struct reader *r0, const char *input, size_t len, struct ystrea
 	d->body = root->start;
 	d->body_end = root->end;
 	d->json = root->kind != YNODE_SCALAR;
-	d->crlf = has_crlf(input, len);
+	d->crlf = r->crlf;
 	return 0;
+}
+
+int ydoc_parse_json_some(const char *input, size_t len, const char *const *keep, size_t max_nodes, struct ystream *s,
+			 char *err, size_t errlen)
+{
+	struct reader r = {.max_nodes = max_nodes ? max_nodes : SIZE_MAX, .keep = keep};
+
+	return parse(&r, input, len, s, err, errlen);
+}
+
+int ydoc_parse_json(const char *input, size_t len, struct ystream *s, char *err, size_t errlen)
+{
+	return ydoc_parse_json_some(input, len, NULL, 0, s, err, errlen);
+}
+
+int ydoc_parse_json_items(const char *input, size_t len, struct ystream *s,
+			  int (*item)(void *data, struct ystream *is, struct ynode *n), void *data, char *err,
+			  size_t errlen)
+{
+	struct reader r = {.max_nodes = SIZE_MAX, .item = item, .item_data = data};
+
+	return parse(&r, input, len, s, err, errlen);
 }

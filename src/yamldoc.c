@@ -18,33 +18,52 @@ struct yarena {
 	max_align_t data[];
 };
 
-#define ARENA_CHUNK ((size_t)64 << 10)
+/*
+ * Chunks double from 16 KiB (a small document takes little) to 1 MiB, past
+ * which a chunk is mapped on its own by malloc and given back whole when
+ * the stream is freed.
+ */
+#define ARENA_FIRST ((size_t)16 << 10)
+#define ARENA_MAX ((size_t)1 << 20)
 
-/* Memory for a node or a string, freed with the stream: no per-node frees to get wrong. */
-static void *arena_alloc(struct ystream *s, size_t n)
+/*
+ * Memory for a node, an array or a string, freed with the stream: no
+ * per-node frees to get wrong. align is 1 for strings (packed: a review's
+ * short keys and values are most of its bytes) and 8 for the rest.
+ */
+void *ydoc_arena_alloc(struct ystream *s, size_t n, size_t align)
 {
 	struct yarena *a = s->arena;
-	size_t need = (n + 15) & ~(size_t)15;
+	size_t at = a ? (a->used + align - 1) & ~(align - 1) : 0;
 
-	if (!a || a->cap - a->used < need) {
-		size_t cap = need > ARENA_CHUNK ? need : ARENA_CHUNK;
+	if (!a || at > a->cap || a->cap - at < n) {
+		size_t cap = a ? a->cap * 2 : ARENA_FIRST;
 
+		if (cap > ARENA_MAX)
+			cap = ARENA_MAX;
+		if (cap < n)
+			cap = n;
 		a = malloc(sizeof(*a) + cap);
 		if (!a)
 			return NULL;
 		a->next = s->arena;
-		a->used = 0;
 		a->cap = cap;
 		s->arena = a;
+		at = 0;
 	}
-	a->used += need;
-	return (char *)a->data + a->used - need;
+	a->used = at + n;
+	return (char *)a->data + at;
+}
+
+static void *arena_alloc(struct ystream *s, size_t n)
+{
+	return ydoc_arena_alloc(s, n, sizeof(void *));
 }
 
 /* A NUL-terminated copy in the arena. */
 static char *arena_strndup(struct ystream *s, const char *p, size_t n)
 {
-	char *d = arena_alloc(s, n + 1);
+	char *d = ydoc_arena_alloc(s, n + 1, 1);
 
 	if (d) {
 		memcpy(d, p, n);
@@ -299,12 +318,8 @@ static int on_event(struct ystream *s, const yaml_event_t *e, struct ynode **sta
 	/* Marks come in order: the start first, then the end, so the cursor only walks forward. */
 	start = byte_at(cur, e->start_mark.index);
 	end = byte_at(cur, e->end_mark.index);
-	n->start = start;
-	n->end = end;
-	if (n->kind == YNODE_SCALAR) {
-		n->src = start;
-		n->src_end = end;
-	}
+	n->start = (uint32_t)start;
+	n->end = (uint32_t)end;
 	if (*depth == 0 && !doc->root) {
 		doc->root = n;
 		doc->body = start;
@@ -453,11 +468,11 @@ static bool keepable(const struct keep *k, const struct ynode *n)
 {
 	const char *p, *q;
 
-	if (!k->input || n->src_end <= n->src + 1 || n->anchor || n->tag ||
+	if (!k->input || n->end <= n->start + 1 || n->anchor || n->tag ||
 	    (n->style != YAML_SINGLE_QUOTED_SCALAR_STYLE && n->style != YAML_DOUBLE_QUOTED_SCALAR_STYLE))
 		return false;
-	p = k->input + n->src;
-	q = k->input + n->src_end - 1;
+	p = k->input + n->start;
+	q = k->input + n->end - 1;
 	if (*p != (n->style == YAML_SINGLE_QUOTED_SCALAR_STYLE ? '\'' : '"') || *q != *p)
 		return false;
 	for (; p <= q; p++)
@@ -600,7 +615,7 @@ static int put_back(const struct keep *k, const struct ybuf *in, struct ybuf *ou
 		at = memmem(p, (size_t)(end - p), token, tl);
 		if (!at)
 			return -EINVAL;
-		if (ybuf_add(out, p, (size_t)(at - p)) < 0 || ybuf_add(out, k->input + n->src, n->src_end - n->src) < 0)
+		if (ybuf_add(out, p, (size_t)(at - p)) < 0 || ybuf_add(out, k->input + n->start, n->end - n->start) < 0)
 			return -ENOMEM;
 		p = at + tl;
 	}
@@ -741,16 +756,16 @@ static int json_scalar(const struct ystream *s, const struct ynode *n, struct yb
 	size_t i;
 	int rc;
 
-	if (n->src_end > n->src && n->style == YAML_DOUBLE_QUOTED_SCALAR_STYLE && s->input[n->src] == '"' &&
-	    json_escapes(s->input + n->src, n->src_end - n->src))
-		return ybuf_add(out, s->input + n->src, n->src_end - n->src);
+	if (n->end > n->start && n->style == YAML_DOUBLE_QUOTED_SCALAR_STYLE && s->input[n->start] == '"' &&
+	    json_escapes(s->input + n->start, n->end - n->start))
+		return ybuf_add(out, s->input + n->start, n->end - n->start);
 	if (!n->text && !n->tag && n->style == YAML_PLAIN_SCALAR_STYLE) {
 		if (n->len == 0 || strcmp(n->value, "~") == 0 || strcmp(n->value, "null") == 0)
 			return ybuf_add(out, "null", 4);
 		if (strcmp(n->value, "true") == 0 || strcmp(n->value, "false") == 0 || json_number(n->value))
 			return ybuf_add(out, n->value, n->len);
 	}
-	if (n->style == YAML_ANY_SCALAR_STYLE && !n->text && !n->src_end && n->len > 0)
+	if (n->style == YAML_ANY_SCALAR_STYLE && !n->text && !n->end && n->len > 0)
 		return ybuf_add(out, n->value, n->len); /* made here as a literal (YDOC_RAW) */
 	rc = ybuf_add(out, "\"", 1);
 	for (i = 0, p = (const unsigned char *)n->value; rc == 0 && i < n->len; i++) {
@@ -838,68 +853,9 @@ static int emit_json(const struct ystream *s, const struct ydoc *d, struct ybuf 
 	return rc ? rc : ybuf_add(out, d->crlf ? "\r\n" : "\n", d->crlf ? 2 : 1);
 }
 
-int ydoc_write(struct ystream *s, struct ybuf *out)
+int ydoc_emit_whole(const struct ystream *s, const struct ydoc *d, struct ybuf *out)
 {
-	size_t i;
-	int rc;
-
-	for (i = 0; i < s->ndocs; i++) {
-		struct ydoc *d = &s->docs[i];
-		struct ybuf body = {0};
-		size_t pre;
-
-		if (!d->changed || !d->root) {
-			rc = ybuf_add(out, s->input + d->start, d->end - d->start);
-			if (rc < 0)
-				return rc;
-			continue;
-		}
-		if (!d->json) {
-			/* Its own bytes with the changes made as edits, where each has a place. */
-			rc = ydoc_write_edits(s, d, out);
-			if (rc < 0)
-				return rc;
-			if (rc == 0)
-				continue;
-			d->rewritten = true;
-		}
-		/* What precedes the root (comments, directives, "---") stays as it was. */
-		pre = d->body - d->start;
-		while (pre > 0 && (s->input[d->start + pre - 1] == ' ' || s->input[d->start + pre - 1] == '\t'))
-			pre--;
-		rc = ybuf_add(out, s->input + d->start, pre);
-		if (rc == 0 && pre > 0 && s->input[d->start + pre - 1] != '\n')
-			rc = ybuf_add(out, d->crlf ? "\r\n" : "\n", d->crlf ? 2 : 1);
-		if (rc == 0)
-			rc = d->json ? emit_json(s, d, &body) : emit_kept(s, d, &body);
-		/* libyaml ends a stream that may continue with "..."; the next document's "---" follows here. */
-		if (rc == 0 && !d->json) {
-			const char *dots = d->crlf ? "...\r\n" : "...\n";
-			size_t n = strlen(dots);
-
-			if (body.len >= n && memcmp(body.p + body.len - n, dots, n) == 0)
-				body.len -= n;
-		}
-		if (rc == 0)
-			rc = ybuf_add(out, body.p ? body.p : "", body.len);
-		/* Whatever followed the root (an explicit "...") stays too. */
-		if (rc == 0 && d->end > d->body_end) {
-			const char *t = s->input + d->body_end;
-			size_t n = d->end - d->body_end, k = 0;
-
-			/* Only an explicit end marker: comments after the root went with the tree. */
-			while (k < n && !((k == 0 || t[k - 1] == '\n') && n - k >= 3 && memcmp(t + k, "...", 3) == 0))
-				k++;
-			if (k < n)
-				rc = ybuf_add(out, t + k, n - k);
-		}
-		ybuf_free(&body);
-		if (rc == -EINVAL)
-			s->failed_line = d->root->line;
-		if (rc < 0)
-			return rc;
-	}
-	return ybuf_add(out, s->input + s->tail, s->len - s->tail);
+	return d->json ? emit_json(s, d, out) : emit_kept(s, d, out);
 }
 
 /* ---- reading and editing ------------------------------------------------------ */

@@ -37,24 +37,34 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 enum ynode_kind { YNODE_SCALAR, YNODE_SEQ, YNODE_MAP, YNODE_ALIAS };
 
+/*
+ * A node is 88 bytes: the webhook holds a whole AdmissionReview's tree at
+ * once, and every byte here is paid per item of the largest list a pod can
+ * hold. Offsets, counts, lines and columns fit 32 bits (YDOC_MAX_INPUT).
+ */
 struct ynode {
 	enum ynode_kind kind;
-	char *tag;			      /* NULL: implicit */
-	char *anchor;			      /* the anchor, or for an alias the anchor it names */
-	int style;			      /* libyaml's scalar, sequence or mapping style */
-	bool plain_implicit, quoted_implicit; /* scalars: whether the tag may be left out */
-	char *value;			      /* scalars: the value, NUL-terminated (it may hold NULs: len) */
-	size_t len;
+	int style;	      /* libyaml's scalar, sequence or mapping style */
+	char *tag;	      /* NULL: implicit */
+	char *anchor;	      /* the anchor, or for an alias the anchor it names */
+	char *value;	      /* scalars: the value, NUL-terminated (it may hold NULs: len) */
 	struct ynode **items; /* sequences: the items; mappings: key, value, key, value... */
-	size_t n, cap;
-	size_t line, column; /* 1-based, where the node starts in the input (0: made here) */
-	size_t src, src_end; /* scalars: their bytes in the input (src_end 0: made here) */
-	size_t start, end;   /* every node read: its bytes in the input (a block collection's end may lie past comments) */
-	struct ynode **orig; /* collections read: their items as read, which the edits are found against */
-	size_t orig_n;
+	struct ynode **orig;  /* collections read: their items as read, which the edits are found against */
+	uint32_t len;	      /* scalars: the value's length */
+	uint32_t n, cap;      /* collections: the items, and the room for them */
+	uint32_t orig_n;
+	uint32_t line, column; /* 1-based, where the node starts in the input (0: made here) */
+	/*
+	 * Every node read: its bytes in the input (a block collection's end may
+	 * lie past comments); a scalar's are its text, quotes included. end 0:
+	 * made here.
+	 */
+	uint32_t start, end;
+	bool plain_implicit, quoted_implicit; /* scalars: whether the tag may be left out */
 	bool text; /* made here as a string (YDOC_TEXT): JSON output quotes it */
 };
 
@@ -104,6 +114,15 @@ int ydoc_parse(const char *input, size_t len, struct ystream *s, char *err, size
  */
 int ydoc_parse_json(const char *input, size_t len, struct ystream *s, char *err, size_t errlen);
 /*
+ * The same with a budget: past max_nodes nodes (0: no limit), -E2BIG and
+ * err "LINE:COL: more than N values". With keep, a NULL-terminated list of
+ * dotted paths of members ("request.uid"), only the members on them are
+ * made into nodes (their mappings with them); everything else is read and
+ * checked as JSON, and let go.
+ */
+int ydoc_parse_json_some(const char *input, size_t len, const char *const *keep, size_t max_nodes, struct ystream *s,
+			 char *err, size_t errlen);
+/*
  * The same for a Kubernetes List, one item at a time: each item of the root
  * object's "items" list is read into a stream of its own, handed to item()
  * (is: that stream, n: the item) and freed when it returns; in s the list
@@ -116,10 +135,17 @@ int ydoc_parse_json_items(const char *input, size_t len, struct ystream *s,
 void ydoc_free(struct ystream *s);
 
 /*
- * Writes the stream: documents not marked changed as their input bytes.
- * -EINVAL when libyaml cannot write a changed document (failed_line says which).
+ * yamldoc-edit.c: writes the stream: documents not marked changed as their
+ * input bytes. -EINVAL when libyaml cannot write a changed document
+ * (failed_line says which).
  */
 int ydoc_write(struct ystream *s, struct ybuf *out);
+/*
+ * One changed document whole from its tree (libyaml's emitter keeping its
+ * scalars' styles; JSON as JSON), into out: what ydoc_write falls back to.
+ * -EINVAL when libyaml cannot write it.
+ */
+int ydoc_emit_whole(const struct ystream *s, const struct ydoc *d, struct ybuf *out);
 /*
  * yamldoc-edit.c: d written as its input bytes with the tree's changes made
  * as text edits, appended to out. 1 (and out as it was) when an edit has no
@@ -134,6 +160,44 @@ int ydoc_flow_text(const struct ynode *n, bool in_block, struct ybuf *out);
  * cannot say (an alias, a key that is no scalar).
  */
 int ydoc_json(const struct ystream *s, const struct ynode *n, struct ybuf *out);
+/*
+ * yamldoc-changes.c: what changed in a tree since it was read, walked
+ * once for both of its writers (the text edits, the webhook's JSON Patch):
+ *
+ *	static int on(void *data, const struct ydoc_change *c) { ...; return 0; }
+ *	rc = ydoc_changes(root, on, data); // fn's first nonzero return, or -ELOOP (too deep)
+ *
+ * Each change comes with its place: the collection, and the key (a
+ * mapping's member) or index (a sequence's item, as it is now) of the
+ * member or item changed, and so on up to the root, whose place is NULL.
+ * New nodes are those made since the tree was read (line 0).
+ */
+struct ydoc_place {
+	const struct ydoc_place *up;
+	const struct ynode *coll; /* the collection */
+	const struct ynode *key;  /* a mapping's member: its key; NULL: a sequence's item */
+	size_t index;		  /* the item's (or the key's) index among coll's items now */
+	const struct ynode *node; /* the member's value, or the item */
+};
+
+enum ydoc_change_kind {
+	YDOC_ADDED,	/* a new item (in a mapping, the key at items[i] and its value) before the item read orig[j] */
+	YDOC_REPLACED,	/* a mapping's value, or a sequence's item, put where old was read */
+	YDOC_REWRITTEN, /* items read reordered or taken out: no edit says it, coll is new as a whole (at: its own place) */
+};
+
+struct ydoc_change {
+	enum ydoc_change_kind kind;
+	const struct ynode *coll;
+	const struct ydoc_place *at; /* the member's or item's place; the collection's own for YDOC_REWRITTEN */
+	size_t i, j;		     /* the index among items now, and among items as read */
+	const struct ynode *old, *now;
+	bool first_added; /* the collection's first YDOC_ADDED */
+};
+
+typedef int (*ydoc_change_fn)(void *data, const struct ydoc_change *c);
+int ydoc_changes(const struct ynode *root, ydoc_change_fn fn, void *data);
+
 /* Writes one node as a YAML document body (for tests and comparisons). */
 int ydoc_emit(const struct ynode *root, struct ybuf *out);
 
@@ -156,6 +220,8 @@ enum ydoc_scalar_kind { YDOC_TEXT, YDOC_RAW };
 struct ynode *ydoc_scalar(struct ystream *s, const char *value, enum ydoc_scalar_kind k);
 struct ynode *ydoc_new_map(struct ystream *s, bool flow);
 struct ynode *ydoc_new_seq(struct ystream *s, bool flow);
+/* n bytes in s's arena, aligned to align (a power of two, at most 8), freed with the stream; NULL: out of memory. */
+void *ydoc_arena_alloc(struct ystream *s, size_t n, size_t align);
 /* A copy of n bytes of p, NUL-terminated, in s's arena: freed with the stream. NULL when out of memory. */
 char *ydoc_strndup(struct ystream *s, const char *p, size_t n);
 /* A deep copy of n into s's arena (a node made for one document, reused). */

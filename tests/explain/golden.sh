@@ -65,5 +65,27 @@ print(it["verdict"], it["reason"], it["container"] or "-")' "$tmp/json" 2>&1)
 	diff -u "$case.out" "$tmp/text" >"$tmp/diff"
 	check $? "$case: the text report" "$tmp/diff"
 done
+
+# A must-gather dump: a directory of manifests, nested, with other files
+# beside them. Its report is that of its manifests named in the order of
+# their paths; a directory with none is bad input.
+mkdir -p "$tmp/dump/namespaces/batch/core" "$tmp/dump/namespaces/batch/batch" "$tmp/dump/cluster"
+cp cluster-plain-proxy.json "$tmp/dump/namespaces/batch/core/pods.json"
+cp cluster-job-running.json "$tmp/dump/namespaces/batch/batch/jobs.json"
+cp cluster-stop-404.json "$tmp/dump/cluster/pods.yaml"
+echo "gathered at 02:00" >"$tmp/dump/timestamp"
+"$bin" explain --all "$tmp/dump" >"$tmp/dir" 2>"$tmp/err"
+rc_dir=$?
+"$bin" explain --all "$tmp/dump/cluster/pods.yaml" "$tmp/dump/namespaces/batch/batch/jobs.json" \
+	"$tmp/dump/namespaces/batch/core/pods.json" >"$tmp/files" 2>&1
+rc_files=$?
+[ "$rc_dir" = "$rc_files" ] && diff -u "$tmp/files" "$tmp/dir" >"$tmp/diff"
+check $? "a directory: its manifests, recursively, in the order of their paths (exit $rc_dir)" "$tmp/diff"
+mkdir -p "$tmp/empty/logs" && echo x >"$tmp/empty/logs/a.log"
+"$bin" explain "$tmp/empty" >"$tmp/out" 2>"$tmp/err"
+rc=$?
+[ "$rc" = 2 ] && [ ! -s "$tmp/out" ] && grep -q "holds no .json, .yaml or .yml file" "$tmp/err"
+check $? "a directory without manifests: exit $rc, $(cat "$tmp/err")" "$tmp/err"
+
 echo "1..$n"
 [ "$failed" = 0 ]

@@ -7,13 +7,21 @@
  * nothing new).
  *
  * The first byte of the input picks the options (--mesh, --gate, the
- * image); the rest is the request body.
+ * image) and the mode. Its bit 16 off, the rest is the request body. On,
+ * the body is a review of the API server's largest size, which libFuzzer's
+ * inputs never reach: the next byte picks a shape of
+ * tests/helpers/bigreview.h (a list or a map of as many items as fit, or
+ * of the budget's worth of values, padded), the next two its size (up to
+ * 3 MiB), and the rest of the input fills the padding (as printable
+ * characters): the budget of values, the lists at their largest, and the
+ * patch of a pod of that size go through the same properties.
  */
 #include "config.h"
 
 #include "fuzz.h"
 #include "review.h"
 
+#include "../helpers/bigreview.h"
 #include "../helpers/jsonpatch.h"
 
 #include <errno.h>
@@ -51,6 +59,25 @@ static void reviewed_again(const char *pod, const struct inject_options *o)
 	free(body);
 }
 
+/* The big mode's body: a review made from the input, in a block of exactly its size; its length in *n. */
+static char *big_body(struct fuzz_in *in, size_t *n)
+{
+	size_t nshapes = 0, len = 0, bytes;
+	const char *shape;
+	char *made, *text;
+
+	while (big_shapes[nshapes])
+		nshapes++;
+	shape = big_shapes[fuzz_byte(in) % nshapes];
+	bytes = 1024 + ((size_t)fuzz_byte(in) << 8 | fuzz_byte(in)) * 48; /* 1 KiB to 3 MiB */
+	made = big_review_filled(shape, bytes, in->p, in->n, &len);
+	FUZZ_CHECK(made);
+	text = fuzz_copy(made, len);
+	free(made);
+	*n = len;
+	return text;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct fuzz_in in = {data, size};
@@ -60,12 +87,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	    .mesh = meshes[how & 3],
 	    .gate = how & 4,
 	};
-	char *text = fuzz_copy(in.p, in.n), *patch, *pod;
+	size_t n = in.n, len;
+	char *text = how & 16 ? big_body(&in, &n) : fuzz_copy(in.p, in.n), *patch, *pod;
 	struct review_answer a;
 	struct tree answer, req, pt;
 	const char *b64;
-	size_t len;
-	int status = review_answer(text, in.n, &o, &a);
+	int status = review_answer(text, n, &o, &a);
 
 	FUZZ_CHECK(status == 200 || status == 400 || status == -ENOMEM);
 	if (status == 400) {
@@ -80,7 +107,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (b64) {
 			patch = unbase64(b64, &len);
 			FUZZ_CHECK(patch);
-			FUZZ_CHECK(parse(text, in.n, &req));
+			FUZZ_CHECK(parse(text, n, &req));
 			req.root = ydoc_path(req.root, "request.object");
 			FUZZ_CHECK(req.root);
 			FUZZ_CHECK(apply(&req, patch, len, &pt));

@@ -7,9 +7,10 @@
 #   . "$RG_SRCDIR/tests/integration/webhook-lib.sh"
 #   make_ca                                  # $T/ca.crt, $T/ca.key
 #   make_cert srv CN=one                     # $T/srv.crt (subjectAltName localhost, 127.0.0.1), $T/srv.key
-#   wh_start --tls-cert "$T/srv.crt" --tls-key "$T/srv.key"   # $PORT, $WH_PID; log in $T/webhook.log
+#   wh_start --tls-cert "$T/srv.crt" --tls-key "$T/srv.key"   # $PORT, $PROBE_PORT, $WH_PID; log in $T/webhook.log
 #   wh_curl /healthz                         # curl trusting the CA
-#   metric 'rearguard_webhook_reviews_total{outcome="invalid"}'
+#   metric 'rearguard_webhook_reviews_total{outcome="invalid"}'   # on the probes' port
+#   probe /readyz                            # its status on the probes' port (plain HTTP)
 #
 # Everything started is killed on exit, also on failure. Without openssl,
 # curl or python3: exit 77.
@@ -22,6 +23,7 @@ set -eu
 TEST_NAME=$(basename "$0" .sh)
 WH_PID=
 PORT=
+PROBE_PORT=
 STARTED=
 # The AdmissionReview of an Istio Job's pod (the benchmark's), which the webhook patches.
 # shellcheck disable=SC2034 # the tests use it
@@ -84,18 +86,45 @@ make_cert() {
 		fail "openssl: cannot sign $name"
 }
 
-# wh_start [ARG...]: the webhook on 127.0.0.1 and a port the kernel picks, in the background;
-# returns once it listens (its log says where). Verbose, unless WH_VERBOSE=no.
+# make_cert_not_before NAME SUBJECT SECONDS: as make_cert, its notBefore SECONDS from now (openssl ca, which
+# takes a start date, where openssl x509 of OpenSSL 3.0 does not).
+make_cert_not_before() {
+	local name=$1 subject=$2 start
+	start=$(date -u -d "@$(($(date +%s) + $3))" +%Y%m%d%H%M%SZ)
+	mkdir -p "$T/ca.d"
+	: >"$T/ca.d/index.txt"
+	openssl rand -hex 8 >"$T/ca.d/serial"
+	printf '[ca]\ndefault_ca = test\n[test]\ndatabase = %s\nnew_certs_dir = %s\ncertificate = %s\nserial = %s\n' \
+		"$T/ca.d/index.txt" "$T/ca.d" "$T/ca.crt" "$T/ca.d/serial" >"$T/ca.d/ca.cnf"
+	printf 'private_key = %s\ndefault_md = sha256\npolicy = any\nunique_subject = no\n[any]\ncommonName = supplied\n' \
+		"$T/ca.key" >>"$T/ca.d/ca.cnf"
+	openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout "$T/$name.key" \
+		-out "$T/$name.csr" -subj "/${subject}" 2>"$T/openssl.err" || fail "openssl: cannot make a request"
+	printf 'subjectAltName=DNS:localhost,IP:127.0.0.1\n' >"$T/$name.ext"
+	openssl ca -batch -config "$T/ca.d/ca.cnf" -in "$T/$name.csr" -out "$T/$name.crt" -notext -startdate "$start" \
+		-days 10 -extfile "$T/$name.ext" 2>"$T/openssl.err" ||
+		fail "openssl: cannot sign $name: $(cat "$T/openssl.err")"
+}
+
+# wh_start [ARG...]: the webhook on 127.0.0.1 and a port the kernel picks, its probes on another, in the
+# background; returns once it listens (its log says where). Verbose, unless WH_VERBOSE=no.
 wh_start() {
 	local verbose=--verbose
 	[ "${WH_VERBOSE:-yes}" = yes ] || verbose=--log-format=text
 	: >"$T/webhook.log"
-	"$RG_BUILDDIR/rearguard" webhook --listen 127.0.0.1:0 "$verbose" "$@" >>"$T/webhook.log" 2>&1 &
+	"$RG_BUILDDIR/rearguard" webhook --listen 127.0.0.1:0 --probe-listen 127.0.0.1:0 "$verbose" "$@" \
+		>>"$T/webhook.log" 2>&1 &
 	WH_PID=$!
 	STARTED="$STARTED $WH_PID"
 	wait_for 60 grep -q 'listening address=' "$T/webhook.log" || fail "the webhook did not start listening"
 	PORT=$(sed -n 's/.*listening address=127\.0\.0\.1:\([0-9]*\).*/\1/p' "$T/webhook.log" | head -n 1)
-	[ -n "$PORT" ] || fail "no port in the log"
+	PROBE_PORT=$(sed -n 's/.*listening .*probes=127\.0\.0\.1:\([0-9]*\).*/\1/p' "$T/webhook.log" | head -n 1)
+	[ -n "$PORT" ] && [ -n "$PROBE_PORT" ] || fail "no ports in the log"
+}
+
+# probe PATH: the HTTP status of GET PATH on the probes' port (000 when there was none).
+probe() {
+	curl -s -o /dev/null -w '%{http_code}' --max-time 60 "http://127.0.0.1:$PROBE_PORT$1" || true
 }
 
 # wh_curl PATH [CURL_ARG...]: the body on stdout; curl's exit status.
@@ -119,9 +148,11 @@ review() {
 		--data-binary "@$1" "https://127.0.0.1:$PORT${2:-/mutate}" || true
 }
 
-# metric SERIES: its value in /metrics (SERIES as written there, labels included).
+# metric SERIES: its value in /metrics (SERIES as written there, labels included), read on the probes' port,
+# which answers whatever the webhook's does.
 metric() {
-	wh_curl /metrics | awk -v s="$1" '$1 == s { print $2; found = 1 } END { exit !found }'
+	curl -sS --max-time 60 "http://127.0.0.1:$PROBE_PORT/metrics" |
+		awk -v s="$1" '$1 == s { print $2; found = 1 } END { exit !found }'
 }
 
 # served_serial: the serial of the certificate a handshake gets now, as openssl prints it.

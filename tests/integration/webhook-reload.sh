@@ -5,7 +5,9 @@
 # served from the next handshake on and counted; a bad one (a key of
 # another certificate, an expired certificate) is refused with a log line
 # and counted, and the old pair keeps serving; a good pair after a bad one
-# is taken again.
+# is taken again. A pair not valid yet (its notBefore 10 s ahead, as a clock
+# behind the issuer's sees a new one) is refused and counted once, and
+# served from its notBefore on, though its files do not change again.
 . "$RG_SRCDIR/tests/integration/webhook-lib.sh"
 
 make_ca
@@ -37,7 +39,7 @@ publish "$T/one.crt" "$T/one.key"
 ln -s ..data/tls.crt "$vol/tls.crt"
 ln -s ..data/tls.key "$vol/tls.key"
 
-wh_start --tls-cert "$vol/tls.crt" --tls-key "$vol/tls.key"
+wh_start --tls-cert "$vol/tls.crt" --tls-key "$vol/tls.key" --shutdown-delay 0s
 [ "$(served_serial)" = "$(cert_serial "$T/one.crt")" ] || fail "the first certificate is not the one served"
 expiry_of() { date -d "$(openssl x509 -in "$1" -noout -enddate | cut -d= -f2)" +%s; }
 [ "$(metric rearguard_webhook_certificate_expiry_seconds)" = "$(expiry_of "$T/one.crt")" ] || fail "expiry is not one's"
@@ -79,12 +81,24 @@ wait_for 30 serves "$T/four.crt" || fail "a good pair after bad ones is not serv
 counted ok 2 || fail "the second good reload is not counted"
 counted error 2 || fail "the good pair counted an error"
 
+# Not valid yet: refused and counted once, then served from its notBefore on.
+make_cert_not_before soon CN=soon 10
+publish "$T/soon.crt" "$T/soon.key"
+wait_for 30 counted error 3 || fail "a pair not valid yet is not counted as an error"
+grep -q 'certificate reload refused.*tried again once valid.*is not valid before' "$T/webhook.log" ||
+	fail "no log line saying the pair is not valid yet and will be tried again"
+serves "$T/four.crt" || fail "before its notBefore, the new pair is served"
+wait_for 30 serves "$T/soon.crt" || fail "after its notBefore, the pair is not served (serial $(served_serial))"
+counted ok 3 || fail "the pair taken at its notBefore is not counted ok"
+counted error 3 || fail "the pair not valid yet was counted as an error more than once"
+say "a pair not valid yet: refused, counted once, served from its notBefore"
+
 # Plain files rewritten in place (no Secret volume): the change is seen too.
 cp "$T/one.crt" "$T/plain.crt"
 cp "$T/one.key" "$T/plain.key"
 kill "$WH_PID"
 wait "$WH_PID" || fail "the webhook exited $? on SIGTERM"
-wh_start --tls-cert "$T/plain.crt" --tls-key "$T/plain.key"
+wh_start --tls-cert "$T/plain.crt" --tls-key "$T/plain.key" --shutdown-delay 0s
 serves "$T/one.crt" || fail "plain files: the first certificate is not served"
 cat "$T/two.key" >"$T/plain.key"
 cat "$T/two.crt" >"$T/plain.crt"

@@ -7,7 +7,7 @@
 
 make_ca
 make_cert srv CN=webhook-requests
-wh_start --tls-cert "$T/srv.crt" --tls-key "$T/srv.key" --image registry.example.com/rearguard:test
+wh_start --tls-cert "$T/srv.crt" --tls-key "$T/srv.key" --image registry.example.com/rearguard:test --shutdown-delay 0s
 
 [ "$(wh_curl /healthz)" = ok ] || fail "/healthz does not say ok"
 [ "$(wh_status /readyz)" = 200 ] || fail "/readyz is not 200 while serving"
@@ -102,5 +102,16 @@ expiry=$(metric rearguard_webhook_certificate_expiry_seconds)
 want=$(date -d "$(openssl x509 -in "$T/srv.crt" -noout -enddate | cut -d= -f2)" +%s)
 [ "$expiry" = "$want" ] || fail "certificate expiry $expiry, want the certificate's notAfter $want"
 [ "$(metric 'rearguard_webhook_requests_in_flight')" = 1 ] || fail "in flight is not 1 (the metrics request itself)"
-say "metrics: reviews by outcome, their histogram, the certificate's expiry"
+# The answers by status, and what was closed unanswered.
+for code in 404:1 405:2 413:1 415:1 500:0 503:0; do
+	[ "$(metric "rearguard_webhook_responses_total{code=\"${code%:*}\"}")" = "${code#*:}" ] ||
+		fail "${code%:*} is not counted ${code#*:} times: $(metric "rearguard_webhook_responses_total{code=\"${code%:*}\"}")"
+done
+[ "$(metric 'rearguard_webhook_connections_closed_total{port="webhook",reason="body_too_large"}')" = 1 ] ||
+	fail "the chunked body past the limit is not counted closed"
+# The probes' port: the probes and the metrics, plain HTTP; no reviews.
+[ "$(probe /healthz)" = 200 ] && [ "$(probe /readyz)" = 200 ] && [ "$(probe /metrics)" = 200 ] ||
+	fail "the probes' port does not serve /healthz, /readyz and /metrics"
+[ "$(probe /mutate)" = 404 ] || fail "the probes' port serves /mutate"
+say "metrics: reviews by outcome, their histogram, answers by status, the certificate's expiry; the probes' port"
 echo "PASS: $TEST_NAME"

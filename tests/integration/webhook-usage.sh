@@ -18,10 +18,11 @@ refused() {
 }
 
 help=$("$RG" webhook --help) || fail "--help exit $?"
-for word in --listen --tls-cert --tls-key --image --gate --signal-as-root --sidecar --log-format \
-	--verbose --quiet REARGUARD_LISTEN REARGUARD_TLS_CERT REARGUARD_TLS_KEY REARGUARD_IMAGE \
-	REARGUARD_GATE REARGUARD_SIGNAL_AS_ROOT REARGUARD_LOG_FORMAT /mutate /mutate/services /healthz /readyz /metrics \
-	/etc/rearguard/tls/tls.crt /etc/rearguard/tls/tls.key :8443 'Exit status'; do
+for word in --listen --probe-listen --shutdown-delay --tls-cert --tls-key --image --gate --signal-as-root \
+	--sidecar --log-format --verbose --quiet REARGUARD_LISTEN REARGUARD_PROBE_LISTEN REARGUARD_SHUTDOWN_DELAY \
+	REARGUARD_TLS_CERT REARGUARD_TLS_KEY REARGUARD_IMAGE REARGUARD_GATE REARGUARD_SIGNAL_AS_ROOT \
+	REARGUARD_LOG_FORMAT /mutate /mutate/services /healthz /readyz /metrics /etc/rearguard/tls/tls.crt /etc/rearguard/tls/tls.key \
+	:8443 :8081 'Exit status'; do
 	case $help in *"$word"*) ;; *) fail "--help does not mention $word" ;; esac
 done
 "$RG" --help | grep -q 'rearguard webhook' || fail "rearguard --help does not list the webhook"
@@ -30,7 +31,7 @@ make_ca
 make_cert srv CN=webhook-usage
 make_cert other CN=other
 make_cert old CN=expired -1
-cert=(--tls-cert "$T/srv.crt" --tls-key "$T/srv.key")
+cert=(--tls-cert "$T/srv.crt" --tls-key "$T/srv.key" --probe-listen 127.0.0.1:0)
 
 refused 2 "unknown option --bogus" --bogus
 refused 2 "unexpected argument \"extra\"" "${cert[@]}" extra
@@ -48,6 +49,9 @@ REARGUARD_GATE=maybe refused 2 'REARGUARD_GATE: "maybe" is not true or false'
 REARGUARD_LISTEN=nowhere refused 2 'REARGUARD_LISTEN: "nowhere" is not ADDR:PORT'
 refused 2 '"kill" is no preset, stop' --sidecar caddy=kill
 refused 2 '--log-format: "xml" is not text or json' --log-format xml
+refused 2 '--shutdown-delay: invalid duration "soon"' --shutdown-delay soon
+REARGUARD_SHUTDOWN_DELAY=-1s refused 2 'REARGUARD_SHUTDOWN_DELAY: invalid duration "-1s"'
+refused 2 '--probe-listen: "8081" is not ADDR:PORT' --probe-listen 8081
 say "bad usage: one line, exit 2"
 
 refused 1 "cannot read the certificate /nonexistent/tls.crt" --tls-cert /nonexistent/tls.crt --tls-key "$T/srv.key"
@@ -61,14 +65,17 @@ refused 1 "the certificate $T/old.crt expired on" --tls-cert "$T/old.crt" --tls-
 [ -e /etc/rearguard/tls/tls.crt ] || refused 1 "cannot read the certificate /etc/rearguard/tls/tls.crt"
 say "a pair that cannot serve: one line, exit 1"
 
-# A port in use: one line, exit 1.
-wh_start "${cert[@]}"
+# A port in use, the webhook's or the probes': one line, exit 1.
+wh_start "${cert[@]}" --shutdown-delay 0s
 refused 1 "cannot listen on 127.0.0.1:$PORT: Address" "${cert[@]}" --listen "127.0.0.1:$PORT"
+refused 1 "cannot listen on 127.0.0.1:$PROBE_PORT: Address" "${cert[@]}" --listen 127.0.0.1:0 \
+	--probe-listen "127.0.0.1:$PROBE_PORT"
 kill "$WH_PID"
 wait "$WH_PID" || fail "the webhook exited $? on SIGTERM"
 
 # The environment: REARGUARD_TLS_CERT, REARGUARD_TLS_KEY, REARGUARD_IMAGE; a flag wins over its twin.
-REARGUARD_TLS_CERT=$T/srv.crt REARGUARD_TLS_KEY=$T/srv.key REARGUARD_IMAGE=example.com/env:1 wh_start --image example.com/flag:2
+REARGUARD_TLS_CERT=$T/srv.crt REARGUARD_TLS_KEY=$T/srv.key REARGUARD_IMAGE=example.com/env:1 \
+	REARGUARD_SHUTDOWN_DELAY=0s wh_start --image example.com/flag:2
 [ "$(review "$REVIEW")" = 200 ] || fail "a review is not answered 200"
 python3 - "$T/answer" <<'PY' || fail "--image does not win over REARGUARD_IMAGE: $(head -c 400 "$T/answer")"
 import base64, json, sys
@@ -81,7 +88,7 @@ wait "$WH_PID" || fail "the webhook exited $? on SIGTERM"
 # Every form of --listen the help names starts (on a port the kernel picks).
 for addr in '[::]:0' '0.0.0.0:0' ':0' '[::1]:0'; do
 	[ "$addr" != '[::1]:0' ] || [ -e /proc/net/if_inet6 ] || continue
-	"$RG" webhook "${cert[@]}" --listen "$addr" >"$T/listen.log" 2>&1 &
+	"$RG" webhook "${cert[@]}" --shutdown-delay 0s --listen "$addr" >"$T/listen.log" 2>&1 &
 	pid=$!
 	STARTED="$STARTED $pid"
 	wait_for 60 grep -q 'listening address=' "$T/listen.log" || fail "--listen $addr: $(cat "$T/listen.log")"

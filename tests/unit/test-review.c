@@ -504,8 +504,7 @@ static bool same_tree(const struct ynode *a, const struct ynode *b, const char *
 		return false;
 	}
 	if (a->kind == YNODE_SCALAR) {
-		if (a->len != b->len || memcmp(a->value, b->value, a->len) != 0 || a->style != b->style ||
-		    a->src != b->src || a->src_end != b->src_end) {
+		if (a->len != b->len || memcmp(a->value, b->value, a->len) != 0 || a->style != b->style) {
 			*why = a->value;
 			return false;
 		}

@@ -9,6 +9,7 @@
 #include "decide.h"
 #include "http.h"
 #include "log.h"
+#include "options.h"
 #include "pod.h"
 #include "spec.h"
 #include "stopper.h"
@@ -106,8 +107,10 @@ static void wrapped(void)
 		bail_out("no pod");
 	{
 		struct stopper_config wc = { .loop = loop, .ps = pod.ps, .spec = &specs[0], .index = 0, .dir = dir,
+					     .sidecar_name = options_sidecar_name,
 					     .on_event = on_event, .on_empty = on_empty };
 		struct stopper_config tc = { .loop = loop, .ps = pod.ps, .spec = &specs[1], .index = 1, .dir = dir,
+					     .sidecar_name = options_sidecar_name,
 					     .on_event = on_event, .on_empty = on_empty };
 
 		stopper_init(&sw, &wc);
@@ -214,7 +217,7 @@ int main(void)
 		stopper_init(&sq, &qc);
 		stopper_init(&late, &qc);
 	}
-	is_int(stopper_prepare(&st, NULL), 0, "its requests are built ahead of time");
+	is_int(stopper_prepare(&st, NULL, 0), 0, "its requests are built ahead of time");
 
 	/* Collected: every process of its container but the spared one. */
 	ok(!stopper_collecting(&st) && !stopper_gone(&st), "nothing collected yet: not gone");
@@ -243,8 +246,8 @@ int main(void)
 	ok(!fake_dead(spared), "the spared shell still runs");
 
 	/* A request's result is an event for decide: nothing listens on port 1. */
-	is_int(stopper_request(&st, DECIDE_HTTP_STOP, NULL, US_PER_S, US_PER_S, NULL), 0, "the stop request starts");
-	is_int(stopper_request(&st, DECIDE_HTTP_READY, NULL, US_PER_S, US_PER_S, NULL), 0, "so does a readiness poll");
+	is_int(stopper_request(&st, DECIDE_HTTP_STOP, NULL, US_PER_S, US_PER_S, NULL, 0), 0, "the stop request starts");
+	is_int(stopper_request(&st, DECIDE_HTTP_READY, NULL, US_PER_S, US_PER_S, NULL, 0), 0, "so does a readiness poll");
 	FAKE_RUN_UNTIL(loop,
 		       find(DECIDE_EV_HTTP_RESULT, DECIDE_HTTP_STOP) && find(DECIDE_EV_HTTP_RESULT, DECIDE_HTTP_READY));
 	ev = find(DECIDE_EV_HTTP_RESULT, DECIDE_HTTP_STOP);
@@ -254,17 +257,17 @@ int main(void)
 
 	/* A request built at its use builds only itself: the one in flight goes on to its result. */
 	nevents = 0;
-	is_int(stopper_request(&st, DECIDE_HTTP_STOP, NULL, US_PER_S, US_PER_S, NULL), 0, "the stop request starts again");
+	is_int(stopper_request(&st, DECIDE_HTTP_STOP, NULL, US_PER_S, US_PER_S, NULL, 0), 0, "the stop request starts again");
 	ok(!find(DECIDE_EV_HTTP_RESULT, DECIDE_HTTP_STOP), "and is in flight");
-	is_int(stopper_request(&st, DECIDE_HTTP_DRAIN, NULL, US_PER_S, US_PER_S, NULL), -EINVAL, "a drain without a URL is refused");
+	is_int(stopper_request(&st, DECIDE_HTTP_DRAIN, NULL, US_PER_S, US_PER_S, NULL, 0), -EINVAL, "a drain without a URL is refused");
 	FAKE_RUN_UNTIL(loop, find(DECIDE_EV_HTTP_RESULT, DECIDE_HTTP_STOP));
 	ok(find(DECIDE_EV_HTTP_RESULT, DECIDE_HTTP_STOP) != NULL, "the stop request in flight still ends with its result");
 
 	/* The gone probe connects where decide says: one of the sidecar's own URLs, no other. */
 	nevents = 0;
-	is_int(stopper_request(&st, DECIDE_HTTP_GONE, "http://127.0.0.1:1/elsewhere", US_PER_S, US_PER_S, NULL), -EINVAL,
+	is_int(stopper_request(&st, DECIDE_HTTP_GONE, "http://127.0.0.1:1/elsewhere", US_PER_S, US_PER_S, NULL, 0), -EINVAL,
 	       "a gone probe to a URL not the sidecar's is refused");
-	is_int(stopper_request(&st, DECIDE_HTTP_GONE, spec.stop_url, US_PER_S, US_PER_S, NULL), 0,
+	is_int(stopper_request(&st, DECIDE_HTTP_GONE, spec.stop_url, US_PER_S, US_PER_S, NULL, 0), 0,
 	       "a gone probe to its stop URL starts");
 	FAKE_RUN_UNTIL(loop, find(DECIDE_EV_HTTP_RESULT, DECIDE_HTTP_GONE));
 	ev = find(DECIDE_EV_HTTP_RESULT, DECIDE_HTTP_GONE);
