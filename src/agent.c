@@ -48,7 +48,7 @@ static void hello(struct engine *e)
 
 	log_msg(LOG_INFO,
 		FIELDS(LF_INT("sidecars", opt->nsidecars),
-		       LF_STR("restart_policy", opt->policy == POLICY_NEVER ? "Never" : "OnFailure"),
+		       LF_STR("restart_policy", decide_policy_word(opt->policy)),
 		       LF_INT("apps", opt->apps)),
 		"rearguard %s starting", PACKAGE_VERSION);
 }
@@ -203,24 +203,45 @@ static void read_done(struct agent *a, const char *dir)
 	free(buf);
 }
 
-/* An earlier run finished: its summary is all there is to pass on. */
+/*
+ * A file of an earlier run that decide refused (under restartPolicy Always
+ * a restarted agent is no deletion's, and the files are stale): removed,
+ * so that the sidecars' preStop hooks, which return once done exists, hold
+ * them again at the pod's deletion. Its failure is said, not fatal.
+ */
+static void remove_stale(struct agent *a, enum protocol_file file, const char *dir)
+{
+	const char *name = protocol_file_name(file);
+
+	if (unlinkat(a->protocol.dirfd, name, 0) < 0 && errno != ENOENT)
+		log_msg(LOG_WARN, FIELDS(LF_STR("dir", dir), LF_STR("file", name), LF_STR("error", strerror(errno))),
+			"cannot remove the earlier run's file");
+}
+
+/* An earlier run finished: its summary is all there is to pass on (unless decide refuses it). */
 static bool resume(struct engine *e)
 {
 	struct agent *a = engine_data(e);
+	const char *dir = engine_options(e)->dir;
 
 	if (!a->found_done)
 		return false;
-	read_done(a, engine_options(e)->dir);
-	engine_tell(e, &(const struct decide_event){ .kind = DECIDE_EV_FOUND, .file = PROTOCOL_DONE });
-	return true;
+	read_done(a, dir);
+	if (engine_tell(e, &(const struct decide_event){ .kind = DECIDE_EV_FOUND, .file = PROTOCOL_DONE }))
+		return true;
+	remove_stale(a, PROTOCOL_DONE, dir);
+	free(a->done_text);
+	a->done_text = NULL;
+	return false;
 }
 
 static void start(struct engine *e)
 {
 	struct agent *a = engine_data(e);
 
-	if (a->found_apps_done)
-		engine_tell(e, &(const struct decide_event){ .kind = DECIDE_EV_FOUND, .file = PROTOCOL_APPS_DONE });
+	if (a->found_apps_done &&
+	    !engine_tell(e, &(const struct decide_event){ .kind = DECIDE_EV_FOUND, .file = PROTOCOL_APPS_DONE }))
+		remove_stale(a, PROTOCOL_APPS_DONE, engine_options(e)->dir);
 	/* What the directory held at start (a drain file, reports) was read before decide existed. */
 	a->started = true;
 	if (a->has_protocol)

@@ -39,23 +39,47 @@ unsigned dapps_live(const struct decide *d)
 	return n;
 }
 
-/* OnFailure: an app that failed (or whose code is unknown) may be restarted in place. */
+/*
+ * Whether the kubelet restarts an app container that exited with code:
+ * under OnFailure a failure (or a code that will never be known), under
+ * Always whatever the code (one still on its way too), under Never none.
+ */
+static bool restarts(const struct decide *d, int code)
+{
+	switch (d->cfg.policy) {
+	case POLICY_NEVER:
+		return false;
+	case POLICY_ON_FAILURE:
+		return code != 0 && code != DECIDE_CODE_PENDING;
+	case POLICY_ALWAYS:
+		return true;
+	}
+	return false;
+}
+
+/* An app that exited and that the kubelet restarts in place: awaited (under deletion the kubelet restarts nothing). */
 static bool awaiting_restart(const struct decide *d, const struct decide_app *a)
 {
-	return d->cfg.policy == POLICY_ON_FAILURE && a->exited && !a->superseded && !a->gave_up &&
-	       a->code != 0 && a->code != DECIDE_CODE_PENDING && d->term_us == 0;
+	return a->exited && !a->superseded && !a->gave_up && d->term_us == 0 && restarts(d, a->code);
 }
 
 static bool app_finished(const struct decide *d, const struct decide_app *a)
 {
 	if (!a->exited)
 		return false;
-	if (d->cfg.policy == POLICY_NEVER)
+	switch (d->cfg.policy) {
+	case POLICY_NEVER:
 		return true;
-	if (a->code == DECIDE_CODE_PENDING)
-		return false;
-	/* Under deletion the kubelet restarts nothing. */
-	return a->code == 0 || d->term_us != 0 || a->gave_up;
+	case POLICY_ON_FAILURE:
+		if (a->code == DECIDE_CODE_PENDING)
+			return false;
+		/* Under deletion the kubelet restarts nothing. */
+		return a->code == 0 || d->term_us != 0 || a->gave_up;
+	case POLICY_ALWAYS:
+		/* Every exit is followed by a restart, but in a deletion: then, whatever the code, it is over. */
+		return d->term_us != 0;
+	}
+	return true;
 }
 
 bool dapps_all_finished(const struct decide *d)
@@ -138,20 +162,20 @@ static void replace_attempt(struct decide *d, struct decide_app *old, struct dec
  * so one seen before that exit is another app, whatever its name, and so
  * is one seen while the exit's code is not known (it may be 0: then two
  * apps run the same program); and a new container replaces one failed
- * attempt, not two.
+ * attempt, not two. Under Always every exit is followed by a restart,
+ * whatever its code: only the order of exit and sighting counts.
  */
 static void match_restart(struct decide *d, struct decide_app *a)
 {
 	struct decide_app *unnamed = NULL;
 	size_t i;
 
-	if (d->cfg.policy != POLICY_ON_FAILURE || a->restart || d->phase >= PHASE_DRAINING)
+	if (d->cfg.policy == POLICY_NEVER || a->restart || d->phase >= PHASE_DRAINING)
 		return;
 	for (i = 0; i < d->napps; i++) {
 		struct decide_app *old = &d->apps[i];
 
-		if (old == a || old->superseded || !old->exited || old->code == 0 || old->code == DECIDE_CODE_PENDING ||
-		    old->exited_us > a->seen_us)
+		if (old == a || old->superseded || !old->exited || !restarts(d, old->code) || old->exited_us > a->seen_us)
 			continue;
 		if (strcmp(old->name, a->name) == 0) {
 			replace_attempt(d, old, a);
@@ -200,12 +224,18 @@ bool dapps_exited(struct decide *d, unsigned id, int64_t now)
 	return true;
 }
 
-/* Says why the sidecars stay, when a new code makes the app one that is expected back. */
+/*
+ * Says why the sidecars stay, when a new code makes the app one that is
+ * expected back: under OnFailure for --restart-grace at most, under Always
+ * for as long as the pod runs.
+ */
 static void note_restart_wait(struct decide *d, const struct decide_app *a, int64_t now)
 {
+	bool always = d->cfg.policy == POLICY_ALWAYS;
+
 	if (awaiting_restart(d, a))
-		SAY_APP(d, a, .kind = NOTE_RESTART_WAIT, .code = a->code,
-			.us = d->cfg.restart_grace_us - (now - a->exited_us));
+		SAY_APP(d, a, .kind = NOTE_RESTART_WAIT, .code = a->code, .always = always,
+			.us = always ? 0 : d->cfg.restart_grace_us - (now - a->exited_us));
 }
 
 /* The kubelet restarts (or not) by the container's own exit code: that one decides. */
@@ -382,11 +412,13 @@ bool dapps_forget(struct decide *d, unsigned id)
 	return true;
 }
 
-/* OnFailure apps that did not come back within --restart-grace are done. */
+/* OnFailure apps that did not come back within --restart-grace are done; under Always one always comes back. */
 void dapps_expire_restart_grace(struct decide *d, struct pass *p)
 {
 	size_t i;
 
+	if (d->cfg.policy != POLICY_ON_FAILURE)
+		return;
 	for (i = 0; i < d->napps; i++) {
 		struct decide_app *a = &d->apps[i];
 

@@ -130,8 +130,8 @@ bool decide_native_view(const struct decide *d, size_t i, struct decide_native_v
  * nothing will restart it, and the apps would hang without it until the
  * Job's activeDeadlineSeconds. They are stopped the way the kubelet stops
  * a container, so that the pod fails now and the Job's backoffLimit can
- * retry it. Not under OnFailure (the kubelet restarts a failed sidecar
- * itself, and would restart the apps too), not for an exit 0 (a sidecar
+ * retry it. Not under OnFailure or Always (the kubelet restarts a failed
+ * sidecar itself, and would restart the apps too), not for an exit 0 (a sidecar
  * that ends by its own choice, as Vault Agent's exit_after_auth does),
  * and not while the pod is being deleted (the kubelet stops the apps).
  */
@@ -142,7 +142,9 @@ void dnat_apps_stop_begin(struct decide *d, size_t k, int code, int64_t now)
 
 	if (d->cfg.on_sidecar_exit != SIDECAR_EXIT_FAIL || d->apps_stop_us || d->phase >= PHASE_DRAINING)
 		return;
-	if (d->cfg.policy != POLICY_NEVER)
+	if (d->cfg.policy == POLICY_ALWAYS)
+		why = APPS_KEPT_ALWAYS;
+	else if (d->cfg.policy != POLICY_NEVER)
 		why = APPS_KEPT_ON_FAILURE;
 	else if (code == 0)
 		why = APPS_KEPT_EXIT_0;

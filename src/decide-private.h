@@ -209,6 +209,7 @@ struct decide {
 	enum decide_reason drain_reason; /* a drain was asked for, for this reason; REASON_NONE: not */
 	bool resumed_done;      /* an earlier run wrote done: exit at once */
 	int64_t term_us;        /* when SIGTERM arrived, 0: not yet */
+	bool startup_said;      /* Always: the apps' --startup-timeout passed, and was said (no drain for it) */
 	int64_t last_rescan_us; /* the last successful rescan */
 	int64_t last_container_us; /* when the last new app container was seen (start-up lasts a while after) */
 	bool rescan_inflight;
@@ -352,7 +353,7 @@ unsigned dapps_live(const struct decide *d);
 bool dapps_fewer_than_expected(const struct decide *d);
 /* Every app container the pod has was seen: --apps N, and N of them. */
 bool dapps_all_expected_seen(const struct decide *d);
-/* OnFailure: an app failed and its restart is awaited. */
+/* OnFailure: an app failed and its restart is awaited; Always: an app exited (whatever its code). */
 bool dapps_any_awaiting_restart(const struct decide *d);
 /* Every app is finished (a restart is not awaited), and none was lost for want of memory. */
 bool dapps_all_finished(const struct decide *d);

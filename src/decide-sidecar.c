@@ -844,7 +844,7 @@ static void sidecar_died(struct decide *d, size_t k, int code, int64_t now)
 {
 	bool never = d->cfg.policy == POLICY_NEVER;
 
-	SAY_SC(d, k, .kind = NOTE_SIDECAR_DIED, .code = code, .flag = never,
+	SAY_SC(d, k, .kind = NOTE_SIDECAR_DIED, .code = code, .flag = never, .always = d->cfg.policy == POLICY_ALWAYS,
 	       .hint = never && code != 0 && d->cfg.on_sidecar_exit == SIDECAR_EXIT_WARN);
 	dnat_apps_stop_begin(d, k, code, now);
 }
@@ -870,11 +870,22 @@ bool dside_status(struct decide *d, size_t k, int code, int64_t now)
 			ex->code = DECIDE_CODE_UNKNOWN;
 		return true;
 	}
-	/* Of several containers, the first that fails the pod is the one to tell. */
+	/*
+	 * Of several containers, the first that fails the pod is the one to
+	 * tell. Under Always a container that died while the pod ran was
+	 * restarted, and fails nothing: its death was said, and the code to
+	 * tell is that of the container the deletion stopped.
+	 */
+	if (died && d->cfg.policy == POLICY_ALWAYS)
+		return true;
 	if (ex->code <= 0)
 		ex->code = code;
-	/* What a non-zero exit after a stop will do to the pod, and what to change. */
-	if (code != 0 && !died)
+	/*
+	 * What a non-zero exit after a stop will do to the pod, and what to
+	 * change. Under Always the stop is the pod's deletion's: its exit code
+	 * counts for nothing.
+	 */
+	if (code != 0 && !died && d->cfg.policy != POLICY_ALWAYS)
 		SAY_SC(d, k, .kind = NOTE_SIDECAR_CODE, .code = code, .text = d->cfg.sidecars[k].exit_fix,
 		       .flag = d->cfg.policy == POLICY_NEVER);
 	return true;

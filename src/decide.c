@@ -61,6 +61,31 @@ const char *decide_reason_word(enum decide_reason reason)
 	return NULL;
 }
 
+/* The restart policies in Kubernetes' words, the only place they are spelt. */
+const char *decide_policy_word(enum restart_policy policy)
+{
+	switch (policy) {
+	case POLICY_NEVER: return "Never";
+	case POLICY_ON_FAILURE: return "OnFailure";
+	case POLICY_ALWAYS: return "Always";
+	}
+	return "?";
+}
+
+int decide_policy_parse(const char *word, enum restart_policy *policy)
+{
+	static const enum restart_policy all[] = { POLICY_NEVER, POLICY_ON_FAILURE, POLICY_ALWAYS };
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(all); i++) {
+		if (strcmp(word, decide_policy_word(all[i])) == 0) {
+			*policy = all[i];
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
 /* ---- set-up, and the view of the whole ------------------------------------ */
 
 int decide_new(const struct decide_config *cfg, int64_t now, struct decide **out)
@@ -101,6 +126,7 @@ void decide_view(const struct decide *d, struct decide_view *v)
 	memset(v, 0, sizeof(*v));
 	v->phase = d->phase;
 	v->started_us = d->started_us;
+	v->term_us = d->term_us;
 	v->decided_us = d->decided_us;
 	v->reason = d->reason;
 	v->exit_code = d->exit_code;
@@ -228,14 +254,24 @@ static bool sidecar_wait_running(const struct decide *d)
 	return d->sidecar_wait_from_us && !d->sidecar_wait_over;
 }
 
-/* How often to rescan while watching; 0: no need. */
+/*
+ * How often to rescan while watching; 0: no need. An app's restart under
+ * Always is the kubelet's alone, and nothing waits for it: it is looked
+ * for every second (the deletion's confirming look finds one that came
+ * since), not with the quick rescans and the pid counter's watch that a
+ * Job's restart gets, which a crash-looping app would keep up for ever.
+ */
 static int64_t rescan_interval(const struct decide *d, int64_t now)
 {
+	bool restart = dapps_any_awaiting_restart(d);
+
 	if (d->pending_containers)
 		return RESCAN_PENDING_US;
-	if (dapps_fewer_than_expected(d) || dside_awaiting_process(d) || dapps_any_awaiting_restart(d) ||
-	    sidecar_wait_running(d))
+	if (dapps_fewer_than_expected(d) || dside_awaiting_process(d) || sidecar_wait_running(d) ||
+	    (restart && d->cfg.policy != POLICY_ALWAYS))
 		return RESCAN_FAST_US;
+	if (restart)
+		return RESCAN_SLOW_US;
 	if (d->cfg.apps_expected)
 		return 0;
 	/* Without --apps, another app may still come: quickly at start-up, then every second. */
@@ -304,11 +340,21 @@ static bool poll_step(struct decide *d, struct pass *p)
 
 /* ---- signals from outside, and an earlier run's files -------------------------- */
 
-/* A drain without a reason would never be concluded: there is none to give. */
+/*
+ * A drain without a reason would never be concluded: there is none to
+ * give. Under Always the pod runs until it is deleted, and the kubelet
+ * restarts what is stopped, the agent too: a drain before the deletion (a
+ * drain file, an earlier run's apps-done) would stop the sidecars under
+ * the apps and end in a loop of restarts. It is refused, and said.
+ */
 static bool drain_now(struct decide *d, enum decide_reason reason)
 {
 	if (reason == REASON_NONE || d->phase >= PHASE_DRAINING || d->drain_reason)
 		return false;
+	if (d->cfg.policy == POLICY_ALWAYS && !d->term_us) {
+		SAY(d, .kind = NOTE_ALWAYS_KEPT, .reason = reason);
+		return false;
+	}
 	d->drain_reason = reason;
 	return true;
 }
@@ -327,16 +373,26 @@ static void terminate(struct decide *d, int64_t now)
 	SAY(d, .kind = NOTE_TERMINATE, .us = d->cfg.term_grace_us);
 }
 
-/* What an earlier run of the agent left: apps-done, the drain again; done, the exit. */
+/*
+ * What an earlier run of the agent left: apps-done, the drain again; done,
+ * the exit. Under Always the kubelet restarts no container of a pod being
+ * deleted: a run that finds them was restarted while the pod runs on, and
+ * they are stale (refused, said: false).
+ */
 static bool found(struct decide *d, enum protocol_file f)
 {
 	if (d->phase != PHASE_WATCHING)
 		return false;
 	switch (f) {
 	case PROTOCOL_APPS_DONE:
-		SAY(d, .kind = NOTE_RESUME_APPS_DONE);
+		if (d->cfg.policy != POLICY_ALWAYS)
+			SAY(d, .kind = NOTE_RESUME_APPS_DONE);
 		return drain_now(d, REASON_RESUME);
 	case PROTOCOL_DONE:
+		if (d->cfg.policy == POLICY_ALWAYS) {
+			SAY(d, .kind = NOTE_ALWAYS_KEPT, .reason = REASON_RESUME);
+			return false;
+		}
 		SAY(d, .kind = NOTE_RESUME_DONE);
 		d->resumed_done = true;
 		return true;
@@ -365,8 +421,16 @@ static enum decide_reason conclusion(struct decide *d, struct pass *p)
 	all = dapps_all_finished(d);
 	if (dapps_fewer_than_expected(d)) {
 		/* Only when the apps that did appear are all finished: a running one still needs the proxy. */
-		if (all && dpriv_reached(p, d->started_us + d->cfg.startup_timeout_us))
+		if (!all || d->startup_said || !dpriv_reached(p, d->started_us + d->cfg.startup_timeout_us))
+			return REASON_NONE;
+		if (d->cfg.policy != POLICY_ALWAYS)
 			return REASON_STARTUP_TIMEOUT;
+		/* Always: the sidecars stay for an app that may yet come (a crash loop's back-off); said once. */
+		if (dpriv_go(p)) {
+			d->startup_said = true;
+			SAY(d, .kind = NOTE_ALWAYS_KEPT, .reason = REASON_STARTUP_TIMEOUT, .count = dapps_live(d),
+			    .us = d->cfg.startup_timeout_us);
+		}
 		return REASON_NONE;
 	}
 	if (!all)
@@ -393,7 +457,8 @@ static bool awaiting_named_sidecar(struct decide *d, enum decide_reason reason, 
 	char list[512] = "";
 	size_t k, n = 0;
 
-	if (d->sidecar_wait_over || d->cfg.sidecar_wait_us <= 0 || !apps_over(reason))
+	/* In a deletion (SIGTERM came) the kubelet starts nothing more: there is nothing to wait for. */
+	if (d->sidecar_wait_over || d->cfg.sidecar_wait_us <= 0 || !apps_over(reason) || d->term_us)
 		return false;
 	for (k = 0; k < d->cfg.nsidecars; k++)
 		if (dside_never_started(d, k) && n < sizeof(list) - 1)
@@ -425,11 +490,14 @@ static bool awaiting_named_sidecar(struct decide *d, enum decide_reason reason, 
 /*
  * Whether "apps-done" needs one more look at /proc first: the kubelet starts
  * containers one by one, so one may have started since the last scan. Not
- * when --apps N were all seen: the pod has no other app container.
+ * when --apps N were all seen: the pod has no other app container. Under
+ * Always always: an app's restart may have come since the last look, once
+ * a second (its attempt before it counts among the N).
  */
 static bool needs_confirmation(const struct decide *d, enum decide_reason reason)
 {
-	return apps_over(reason) && !d->confirmed && !dapps_all_expected_seen(d);
+	return apps_over(reason) && !d->confirmed &&
+	       (!dapps_all_expected_seen(d) || d->cfg.policy == POLICY_ALWAYS);
 }
 
 /* run --drain's command is over: an app that exited with code. */
@@ -463,6 +531,7 @@ static bool start_drain(struct decide *d, enum decide_reason reason, struct pass
 	else if (reason == REASON_TERM_GRACE)
 		limit = d->cfg.term_grace_us;
 	SAY(d, .kind = NOTE_DRAIN, .reason = reason, .count = dapps_live(d), .us = limit,
+	    .limit_us = d->term_us ? p->now - d->term_us : 0,
 	    .sidecar = d->apps_stop_us ? d->cfg.sidecars[d->apps_stop_for].name : NULL);
 	act->kind = DECIDE_APPS_DONE;
 	act->reason = reason;

@@ -44,7 +44,17 @@
 #define DECIDE_CODE_UNKNOWN (-1) /* exited; the status will never be known */
 #define DECIDE_APP_COMMAND 0xffffffffu /* the id of run --drain's command: no container of the pod */
 
-enum restart_policy { POLICY_NEVER, POLICY_ON_FAILURE };
+/*
+ * The pod's restartPolicy. Under Always (a long-running pod: a
+ * Deployment's, a StatefulSet's, a DaemonSet's) the kubelet restarts every
+ * container that ends, apps and sidecars alike: nothing is concluded from
+ * an exit, and only the pod's deletion (the agent's SIGTERM) starts the
+ * drain.
+ */
+enum restart_policy { POLICY_NEVER, POLICY_ON_FAILURE, POLICY_ALWAYS };
+/* Never, OnFailure, Always; and back: 0, or -EINVAL for a word that is none of them. */
+const char *decide_policy_word(enum restart_policy policy);
+int decide_policy_parse(const char *word, enum restart_policy *policy);
 /* --on-sidecar-exit: what a sidecar's failure while the apps run does (Never only). */
 enum sidecar_exit_policy {
 	SIDECAR_EXIT_WARN, /* it is noted, with what it means */
@@ -512,6 +522,7 @@ bool decide_expects_process(const struct decide *d, int64_t now);
 struct decide_view {
 	enum decide_phase phase;
 	int64_t started_us;
+	int64_t term_us;        /* when the agent got SIGTERM (the pod's deletion): the hold began; 0: never */
 	int64_t decided_us;     /* when the apps were found done: the drain started; 0: not yet */
 	enum decide_reason reason; /* why the drain started, REASON_NONE before */
 	int exit_code;          /* 0, 1 when a sidecar could not be stopped (known once settled) */
@@ -617,7 +628,8 @@ const char *decide_result_phrase(int result, char buf[64]);
 enum decide_note_kind {
 	/* apps */
 	NOTE_APP_RESTARTED,        /* app, container, other (the one it replaces) */
-	NOTE_RESTART_WAIT,         /* app, container, code (failed, or unknown), us: how long at most */
+	NOTE_RESTART_WAIT,         /* app, container, code (failed, or unknown), us: how long at most; always:
+				      under restartPolicy Always, whatever the code, with no limit (us 0) */
 	NOTE_CODES_DIFFER,         /* app, container, report, reported, code (the kernel's, which counts) */
 	NOTE_REPORT_ALONE,         /* report: matches no app container, an app of its own */
 	NOTE_REPORTED,             /* app, container, report, code; flag: its process still runs */
@@ -636,7 +648,10 @@ enum decide_note_kind {
 	NOTE_SIDECAR_WAIT_OVER,    /* us: waited */
 	NOTE_SIDECAR_WAIT_EXPIRED, /* text: the names, us: --sidecar-wait */
 	NOTE_DRAIN,                /* reason, count: apps seen, us: the limit that ran out (startup, term);
-				      sidecar: the one that failed (sidecar-exited) */
+				      sidecar: the one that failed (sidecar-exited); limit_us: how long the
+				      sidecars were held for the apps since SIGTERM (0: no SIGTERM) */
+	NOTE_ALWAYS_KEPT,          /* reason: a drain that restartPolicy Always refuses before the pod's
+				      deletion (drain-file, resume, startup-timeout); us: --startup-timeout */
 	/* readiness */
 	NOTE_READY,                /* sidecar, us: after start, count: polls; flag: without a ready URL */
 	NOTE_NOT_READY_YET,        /* sidecar, result, us: next poll in */
@@ -679,7 +694,7 @@ enum decide_note_kind {
 	NOTE_SIDECAR_EXITED_EARLY, /* sidecar, container, pid; flag: after the apps were done */
 	NOTE_SIDECAR_CODE,         /* sidecar, code, text: the fix */
 	NOTE_SIDECAR_DIED,         /* sidecar, code: it exited while the apps ran, no stop sent; flag: under
-				      Never; hint: --on-sidecar-exit=fail would act on it */
+				      Never, always: under Always; hint: --on-sidecar-exit=fail would act on it */
 	/* natives, and the apps stopped after a sidecar failed */
 	NOTE_NATIVE_SEEN,          /* text: its name, container, by: how it is known (decide_native_known_by);
 				      flag: the kubelet's restart of one that exited */
@@ -700,6 +715,7 @@ enum decide_apps_kept {
 	APPS_KEPT_ON_FAILURE, /* under OnFailure the kubelet restarts the sidecar (and would restart the apps) */
 	APPS_KEPT_EXIT_0,     /* it exited 0: its own choice, no failure */
 	APPS_KEPT_DELETED,    /* the pod is being deleted: the kubelet stops the apps */
+	APPS_KEPT_ALWAYS,     /* under Always the kubelet restarts the sidecar (and would restart the apps) */
 };
 
 struct decide_note {
@@ -722,6 +738,7 @@ struct decide_note {
 	int64_t us, limit_us;    /* durations */
 	unsigned count;
 	bool flag;
+	bool always;             /* under restartPolicy Always (NOTE_RESTART_WAIT, NOTE_SIDECAR_DIED) */
 	bool blind;              /* the sidecar's processes are not visible: its port confirms its stop */
 	bool hint;               /* see the kind */
 };

@@ -192,6 +192,28 @@ static void name_object(const struct ynode *obj, bool ours, char *what, size_t l
 
 /* Adds rearguard to one object: 1 changed, 0 left alone, or an error. */
 
+/*
+ * Whether obj is a long-running workload of apps/v1 whose pods rearguard is
+ * asked for (--services, or rearguard.io/inject: services on its pod
+ * template). One that is not asked for is no concern of inject's: passed
+ * over without a word, as before long-running pods could be asked for.
+ */
+static bool workload_asked(const struct run *r, const struct ynode *obj, const char *kind)
+{
+	static const char *const kinds[] = {"Deployment", "StatefulSet", "ReplicaSet", "DaemonSet"};
+	const char *v;
+	size_t i;
+
+	if (!kind || !inject_is(ydoc_get(obj, "apiVersion"), "apps/v1"))
+		return false;
+	for (i = 0; i < ARRAY_SIZE(kinds) && strcmp(kind, kinds[i]) != 0; i++)
+		;
+	if (i == ARRAY_SIZE(kinds))
+		return false;
+	v = inject_meta_value(ydoc_path(obj, "spec.template.metadata"), INJECT_LABEL);
+	return r->o.services || (v && strcmp(v, INJECT_SERVICES) == 0);
+}
+
 /* Adds rearguard to one object: 1 changed, 0 left alone, or an error. */
 static int inject_object(struct run *r, struct ynode *obj)
 {
@@ -199,6 +221,7 @@ static int inject_object(struct run *r, struct ynode *obj)
 	bool batch = api && strncmp(api, "batch/", 6) == 0,
 	     pod = kind && strcmp(kind, "Pod") == 0 && inject_is(ydoc_get(obj, "apiVersion"), "v1");
 	bool job = batch && kind && strcmp(kind, "Job") == 0, cron = batch && kind && strcmp(kind, "CronJob") == 0;
+	bool workload = obj->kind == YNODE_MAP && workload_asked(r, obj, kind);
 	const struct ynode *mark;
 	struct ynode *t, *bad = NULL;
 	struct inject_note n;
@@ -213,10 +236,10 @@ static int inject_object(struct run *r, struct ynode *obj)
 		}
 		return 0;
 	}
-	name_object(obj, pod || job || cron, what, sizeof(what));
+	name_object(obj, pod || job || cron || workload, what, sizeof(what));
 	if (!kind)
 		return 0;
-	if (!pod && !job && !cron) {
+	if (!pod && !job && !cron && !workload) {
 		const struct ynode *apin = ydoc_get(obj, "apiVersion");
 		bool ours = strcmp(kind, "Job") == 0 || strcmp(kind, "CronJob") == 0 || strcmp(kind, "Pod") == 0;
 
@@ -268,7 +291,8 @@ static int inject_object(struct run *r, struct ynode *obj)
 		n.b = kind;
 		return left(r, &n, obj, what);
 	}
-	return inject_template(r, t, cron ? INJECT_CRONJOB_TEMPLATE : INJECT_JOB_TEMPLATE, obj, what);
+	return inject_template(r, t, cron ? INJECT_CRONJOB_TEMPLATE : workload ? INJECT_WORKLOAD_TEMPLATE : INJECT_JOB_TEMPLATE,
+			       obj, what);
 }
 
 int inject_pod(struct ystream *s, struct ynode *pod, const struct inject_options *o, struct inject_plan *plan,
@@ -340,10 +364,12 @@ static int set_option(struct run *r, const struct ynode *at, const char *key, co
 	}
 	if (strcmp(key, "gate") == 0)
 		return set_bool(r, at, key, v, &r->o.gate, &r->o.gate_from);
+	if (strcmp(key, "services") == 0)
+		return set_bool(r, at, key, v, &r->o.services, &r->o.services_from);
 	if (strcmp(key, "signal-as-root") == 0)
 		return set_bool(r, at, key, v, &r->o.signal_as_root, &r->o.signal_as_root_from);
 	return fail(r, at, "functionConfig",
-			   "unknown option \"%s\" (options: image, mesh, gate, signal-as-root)", key);
+			   "unknown option \"%s\" (options: image, mesh, gate, services, signal-as-root)", key);
 }
 
 /* A KRM function's options: a ConfigMap's data, or a spec (a kustomize transformer's own kind). */

@@ -34,6 +34,14 @@
 /* A placeholder the docs explain: the image built from container/Dockerfile. */
 #define INJECT_DEFAULT_IMAGE "registry.example.com/rearguard:" PACKAGE_VERSION
 #define INJECT_LABEL "rearguard.io/inject" /* enabled: the Kyverno policy's opt-in; disabled: hands off */
+/*
+ * INJECT_LABEL's value that asks for long-running pods too (restartPolicy
+ * Always: a Deployment's, a StatefulSet's...): started after their
+ * sidecars, which are held on deletion until the apps have exited.
+ */
+#define INJECT_SERVICES "services"
+/* How long the agent keeps the sidecars for the apps on a pod's deletion: its --term-grace. */
+#define INJECT_TERM_GRACE "rearguard.io/term-grace"
 /* Sidecars inject cannot know, named on the template: "caddy=signal:TERM,fluentd" (docs/inject.md). */
 #define INJECT_SIDECARS "rearguard.io/sidecars"
 #define INJECT_MAX_NAMED 16
@@ -55,12 +63,14 @@ struct inject_options {
 	const char *image; /* NULL: INJECT_DEFAULT_IMAGE, with a warning */
 	const char *mesh;  /* "istio", "linkerd" or NULL */
 	bool gate;
+	/* every template asks for INJECT_SERVICES (--services; the webhook's /mutate/services: a namespace's label) */
+	bool services;
 	/* where a sidecar may not be signalled by uid 65532, the agent runs as root with only CAP_KILL */
 	bool signal_as_root;
 	/* --sidecar CONTAINER[=SPEC]: containers that are sidecars whatever they run */
 	const char *named[INJECT_MAX_NAMED];
 	size_t nnamed;
-	enum inject_origin image_from, mesh_from, gate_from, signal_as_root_from;
+	enum inject_origin image_from, mesh_from, gate_from, signal_as_root_from, services_from;
 	void (*note)(const void *data, bool warning, const char *line);
 	const void *note_data;
 	struct inject_counts *counts; /* added to when set */

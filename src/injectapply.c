@@ -162,6 +162,8 @@ static struct ynode *agent_container(struct ystream *s, const struct inject_opti
 	    ydoc_append(s, env, env_var(s, "REARGUARD_APPS", apps)) < 0 ||
 	    ydoc_append(s, env, env_var(s, "REARGUARD_RESTART_POLICY", plan->policy)) < 0 ||
 	    ydoc_append(s, env, env_var(s, "REARGUARD_SIDECARS", sidecars)) < 0 ||
+	    /* How long the sidecars are kept for the apps on a deletion, where the template says. */
+	    (plan->term_grace && ydoc_append(s, env, env_var(s, "REARGUARD_TERM_GRACE", plan->term_grace)) < 0) ||
 	    /*
 	     * The agent is listed first: with native sidecars, whatever runs
 	     * before it is one of them, also where their program's name is
@@ -280,5 +282,7 @@ int inject_apply(struct ystream *s, struct ynode *tmpl, const struct inject_opti
 	if (ydoc_set(s, spec, "shareProcessNamespace", raw(s, "true"), true) < 0)
 		return -ENOMEM;
 	rc = add_volume(s, spec);
-	return rc < 0 ? rc : inject_apply_wraps(s, spec, o, plan);
+	if (rc == 0)
+		rc = inject_apply_wraps(s, spec, o, plan);
+	return rc < 0 ? rc : inject_apply_holds(s, spec, o, plan);
 }

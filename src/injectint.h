@@ -25,7 +25,13 @@
 #define INFO false
 #define WARN true
 
-/* ---- injectwrap.c: sidecars under rearguard sidecar ---- */
+/* ---- injectwrap.c: sidecars under rearguard sidecar, and the binary's volume ---- */
+
+/* The volume rearguard install fills (the init container WRAP_INSTALL), mounted at WRAP_DIR. */
+#define WRAP_VOLUME "rearguard-bin"
+#define WRAP_DIR "/opt/rearguard"
+#define WRAP_BIN WRAP_DIR "/rearguard"
+#define WRAP_INSTALL "rearguard-install"
 
 struct planning;
 /* Where the program is in a command line that runs it under rearguard sidecar; 0 when it does not. */
@@ -34,6 +40,20 @@ size_t inject_wrapped_at(const char *const *argv, size_t argc);
 void inject_plan_wraps(struct planning *pl, struct found *f);
 /* The wrappers, their mounts, the binary's volume and its init container. 0 or -ENOMEM. */
 int inject_apply_wraps(struct ystream *s, struct ynode *spec, const struct inject_options *o,
+		       const struct inject_plan *plan);
+/* A path of container c that another volume holds, where the binary's or the protocol's would go; NULL: free. */
+const char *inject_bin_path_taken(const struct ynode *c);
+/* The binary's volume mounted read-only in c, and the file protocol's (read-write for a wrapper), where missing. */
+int inject_mount_bin(struct ystream *s, struct ynode *c, bool protocol_rw);
+/* The binary's volume and its init container, once whatever else the pod has. 0 or -ENOMEM. */
+int inject_add_installer(struct ystream *s, struct ynode *spec, const struct inject_options *o);
+
+/* ---- injecthold.c: a long-running pod's holds, and its time ---- */
+
+/* Marks the sidecars whose preStop hook will hold them, says the others, and checks the grace period. */
+int inject_plan_holds(struct planning *pl, const struct ynode *meta, const struct ynode *spec, struct found *f);
+/* The holds' hooks and mounts, and the installer they need. 0 or -ENOMEM. */
+int inject_apply_holds(struct ystream *s, struct ynode *spec, const struct inject_options *o,
 		       const struct inject_plan *plan);
 
 /* ---- injectplan.c: the plan being made ---- */

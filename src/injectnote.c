@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define AS_ROOT                                                                                                        \
@@ -207,7 +208,9 @@ static void for_template(struct out *o, const struct inject_note *n)
 		put(o, "no restartPolicy (a Job's pod needs Never or OnFailure): left unchanged");
 		break;
 	case NOTE_RESTARTS:
-		put(o, "restartPolicy %s restarts every container that ends, so the pod never finishes: left unchanged",
+		put(o, "restartPolicy %s restarts every container that ends, so the pod never finishes: left unchanged "
+		       "(" INJECT_LABEL ": " INJECT_SERVICES ", or --" INJECT_SERVICES ", asks for a long-running pod's "
+		       "order: the apps started after the sidecars, and stopped before them)",
 		    or(n->a, "Always (the default)"));
 		break;
 	case NOTE_NO_SIDECAR:
@@ -246,8 +249,11 @@ static void for_template(struct out *o, const struct inject_note *n)
 		put(o, "container %s: %s: left unchanged", n->ctr, n->words);
 		break;
 	case NOTE_ADDED:
-		put(o, "rearguard added: %zu app%s, sidecars %s%s%s", n->n, n->n == 1 ? "" : "s", n->words,
-		    *n->words2 ? "; native: " : "", n->words2);
+		put(o, "rearguard added%s: %zu app%s, sidecars %s%s%s", n->flag ? " for a long-running pod" : "", n->n,
+		    n->n == 1 ? "" : "s", n->words, *n->words2 ? "; native: " : "", n->words2);
+		if (n->flag)
+			put(o, "; the apps start once the sidecars are ready, and on the pod's deletion the sidecars are "
+			       "held by their preStop hooks until the apps have exited, then stopped, the last first");
 		break;
 	case NOTE_SHARE_SET:
 		put(o, "shareProcessNamespace was %s: set to true (rearguard watches the other containers through /proc)",
@@ -352,9 +358,9 @@ static void for_template(struct out *o, const struct inject_note *n)
 		label(o, n);
 		put(o, " is stopped by a signal and ");
 		root_why(o, n);
-		put(o, "; rearguard (uid " AGENT_UID ", no capabilities) may not signal it, so it would run on and the pod "
-		       "never complete: set the sidecar's securityContext.runAsUser to " AGENT_UID
-		       ", rearguard's uid, or run rearguard " AS_ROOT);
+		put(o, "; rearguard (uid " AGENT_UID ", no capabilities) may not signal it, so it would run on %s: set the "
+		       "sidecar's securityContext.runAsUser to " AGENT_UID ", rearguard's uid, or run rearguard " AS_ROOT,
+		    n->flag ? "until the kubelet kills it when the pod's grace period ends" : "and the pod never complete");
 		break;
 	case NOTE_REQUEST_ROOT:
 		label(o, n);
@@ -382,6 +388,35 @@ static void for_template(struct out *o, const struct inject_note *n)
 		put(o, "not gated: %s's injector adds its sidecar after the containers, where the agent's postStart hook "
 		       "would hold it back until it times out",
 		    pname);
+		break;
+	case NOTE_HOLD_LATER:
+		put(o, "%s's injector adds its proxy when the pod is created, after rearguard inject: no preStop hook "
+		       "holds it, and on the pod's deletion it gets its SIGTERM with the apps (rearguard's webhook holds it, "
+		       "as it sees the pod after that injector)",
+		    pname);
+		break;
+	case NOTE_HOLD_OWN:
+		put(o, "container %s has a preStop hook of its own, so rearguard's does not hold it: on the pod's deletion "
+		       "it gets its SIGTERM when that hook ends, whether the apps have exited or not",
+		    or(n->ctr, "?"));
+		break;
+	case NOTE_HOLD_MOUNT:
+		put(o, "container %s mounts another volume at %s, where its preStop hook's binary would go, so it is not "
+		       "held: on the pod's deletion it gets its SIGTERM with the apps; free the path",
+		    or(n->ctr, "?"), n->a);
+		break;
+	case NOTE_GRACE_SHORT:
+		put(o, "terminationGracePeriodSeconds (%s) does not cover the apps' stop (%s, %s) and then the sidecars' "
+		       "(%s): it is %zu s short, and on a deletion that takes that long the kubelet kills a sidecar before "
+		       "rearguard has stopped it; raise it to %zu%s",
+		    n->words, n->a, n->flag ? INJECT_TERM_GRACE : "rearguard's default --term-grace", n->b, n->n,
+		    (size_t)strtoul(n->words, NULL, 10) + n->n,
+		    n->flag ? ", or lower " INJECT_TERM_GRACE : ", or set " INJECT_TERM_GRACE " to what the apps take");
+		break;
+	case NOTE_TERM_GRACE_BAD:
+		put(o, INJECT_TERM_GRACE " is \"%s\", not a duration (10s, 2m): rearguard keeps the sidecars for the apps "
+		       "its default %s",
+		    n->a, n->b);
 		break;
 	case NOTE_KINDS:
 		break;
@@ -460,7 +495,9 @@ static void for_pod(struct out *o, const struct inject_note *n)
 		put(o, "not changed: no restartPolicy");
 		break;
 	case NOTE_RESTARTS:
-		put(o, "not changed: restartPolicy %s restarts every container", or(n->a, "Always"));
+		put(o, "not changed: restartPolicy %s restarts every container (" INJECT_LABEL "=" INJECT_SERVICES
+		       " asks for a long-running pod's order)",
+		    or(n->a, "Always"));
 		break;
 	case NOTE_NO_SIDECAR:
 		put(o, "not changed: no sidecar rearguard knows");
@@ -488,6 +525,14 @@ static void for_pod(struct out *o, const struct inject_note *n)
 		put(o, "not changed: container %s's spec in %s: %s", n->ctr, INJECT_SIDECARS, n->words);
 		break;
 	case NOTE_ADDED:
+		if (n->flag) {
+			put(o, "added the agent: the app%s start%s after %s, which on deletion %s held until the app%s "
+			       "exit%s%s%s%s",
+			    n->n == 1 ? "" : "s", n->n == 1 ? "s" : "", n->words, strchr(n->words, ',') ? "are" : "is",
+			    n->n == 1 ? "" : "s", n->n == 1 ? "s" : "", *n->words2 ? " (native, left to the kubelet: " : "",
+			    n->words2, *n->words2 ? ")" : "");
+			break;
+		}
 		put(o, "added the agent: it stops %s once the app%s end%s%s%s%s", n->words, n->n == 1 ? "" : "s",
 		    n->n == 1 ? "s" : "", *n->words2 ? " (native, left to the kubelet: " : "", n->words2,
 		    *n->words2 ? ")" : "");
@@ -557,13 +602,14 @@ static void for_pod(struct out *o, const struct inject_note *n)
 		break;
 	case NOTE_SIGNAL_UID:
 		label(o, n);
-		put(o, " runs as uid %s, which the agent (uid " AGENT_UID ") may not signal: the pod will not complete",
-		    n->a);
+		put(o, " runs as uid %s, which the agent (uid " AGENT_UID ") may not signal: %s", n->a,
+		    n->flag ? "on deletion it is killed at the grace period's end" : "the pod will not complete");
 		break;
 	case NOTE_SIGNAL_ROOT:
 		label(o, n);
-		put(o, " %s root, which the agent (uid " AGENT_UID ") may not signal: the pod will not complete",
-		    n->n == ROOT_UNKNOWN ? "may run as" : "runs as");
+		put(o, " %s root, which the agent (uid " AGENT_UID ") may not signal: %s",
+		    n->n == ROOT_UNKNOWN ? "may run as" : "runs as",
+		    n->flag ? "on deletion it is killed at the grace period's end" : "the pod will not complete");
 		break;
 	case NOTE_REQUEST_ROOT:
 		label(o, n);
@@ -582,6 +628,24 @@ static void for_pod(struct out *o, const struct inject_note *n)
 		break;
 	case NOTE_NOT_GATED_AFTER:
 		put(o, "not gated: %s's sidecar comes after the apps", pname);
+		break;
+	case NOTE_HOLD_LATER:
+		put(o, "%s's proxy is not in the pod yet: it is held once rearguard sees it", pname);
+		break;
+	case NOTE_HOLD_OWN:
+		put(o, "container %s has its own preStop hook: not held, it gets SIGTERM on deletion when that hook ends",
+		    or(n->ctr, "?"));
+		break;
+	case NOTE_HOLD_MOUNT:
+		put(o, "container %s mounts another volume at %s: not held on deletion", or(n->ctr, "?"), n->a);
+		break;
+	case NOTE_GRACE_SHORT:
+		put(o, "terminationGracePeriodSeconds %s is %zu s short of the apps' stop (%s) and the sidecars' (%s): "
+		       "raise it to %zu",
+		    n->words, n->n, n->a, n->b, (size_t)strtoul(n->words, NULL, 10) + n->n);
+		break;
+	case NOTE_TERM_GRACE_BAD:
+		put(o, INJECT_TERM_GRACE " \"%s\" is no duration: %s used", n->a, n->b);
 		break;
 	case NOTE_KINDS:
 		break;
@@ -665,6 +729,11 @@ bool inject_note_leaves(enum inject_note_kind kind)
 	case NOTE_NOT_GATED_WORD:
 	case NOTE_NOT_GATED_OFF:
 	case NOTE_NOT_GATED_AFTER:
+	case NOTE_HOLD_LATER:
+	case NOTE_HOLD_OWN:
+	case NOTE_HOLD_MOUNT:
+	case NOTE_GRACE_SHORT:
+	case NOTE_TERM_GRACE_BAD:
 	case NOTE_KINDS:
 		return false;
 	}

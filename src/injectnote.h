@@ -59,7 +59,7 @@ enum inject_note_kind {
 	NOTE_HOST_PID,	     /* hostPID: true */
 	NOTE_HOST_NETWORK,   /* hostNetwork: true: the agent uses no sidecar's port (it does not leave the pod) */
 	NOTE_NO_POLICY,	     /* a Job's template without a restartPolicy */
-	NOTE_RESTARTS,	     /* a: the restartPolicy, NULL for none (Always) */
+	NOTE_RESTARTS,	     /* a: the restartPolicy, NULL for none (Always); flag: a workload's template */
 	NOTE_NO_SIDECAR,     /* p: a row whose injector the template refuses, a: its value, flag: --mesh names it;
 				b: --mesh, words: the meshes --mesh takes, where it was not given and p is none */
 	NOTE_ONLY_NATIVES,   /* words: the native sidecars, words2: the helpers */
@@ -68,7 +68,8 @@ enum inject_note_kind {
 	NOTE_NAMED_BAD_SPEC, /* ctr, words: why the spec does not parse */
 
 	/* ---- what inject found, and what it changed ---- */
-	NOTE_ADDED,		/* n: the apps, words: the sidecars it stops, words2: the native ones */
+	NOTE_ADDED,		/* n: the apps, words: the sidecars it stops, words2: the native ones; flag: a
+				   long-running pod (services): started after its sidecars, which are held */
 	NOTE_SHARE_SET,		/* a: what shareProcessNamespace was */
 	NOTE_OTEL_NAMES,	/* a: the instrumentation annotation, ctr: the first app */
 	NOTE_FLAG_ON,		/* p, ctr, a: the argument that turned it off, b: the flag set on */
@@ -89,13 +90,21 @@ enum inject_note_kind {
 	NOTE_WRAPPED,	       /* ctr, sig: its stop signal: its command now runs under rearguard sidecar */
 	NOTE_WRAP_NO_COMMAND,  /* ctr, sig: a sidecar whose stop may fail the pod, without a command to wrap */
 	NOTE_WRAP_MOUNT,       /* ctr, sig, a: the path another volume holds in it, where the wrapper goes */
-	NOTE_SIGNAL_UID,       /* p, ctr (NULL: an injected one), a: its uid, flag: stopped by a signal */
-	NOTE_SIGNAL_ROOT,      /* p, ctr, a: why it is or may be root (words), b: its image */
+	NOTE_SIGNAL_UID,       /* p, ctr (NULL: an injected one), a: its uid; flag: a long-running pod's */
+	NOTE_SIGNAL_ROOT,      /* p, ctr, a: why it is or may be root (words), b: its image; flag: a long-running pod's */
 	NOTE_REQUEST_ROOT,     /* p, ctr, a: why it is or may be root: a request is its stop, a signal the fallback */
 	NOTE_ROOT_AGENT,       /* words: the sidecars that need the agent as root with CAP_KILL */
 	NOTE_NOT_GATED_WORD,   /* p: its injector puts it after the apps unless first_key sets first_word */
 	NOTE_NOT_GATED_OFF,    /* p: first_key is first_off */
 	NOTE_NOT_GATED_AFTER,  /* p: its injector always adds it after the apps */
+
+	/* ---- a long-running pod's holds and time (rearguard.io/inject: services) ---- */
+	NOTE_HOLD_LATER,     /* p: its injector adds its container after rearguard: no hold from inject */
+	NOTE_HOLD_OWN,	     /* p, ctr: its container has a preStop hook of its own: not held */
+	NOTE_HOLD_MOUNT,     /* p, ctr, a: the path another volume holds there: not held */
+	NOTE_GRACE_SHORT,    /* words: terminationGracePeriodSeconds, a: the apps' stop, b: the sidecars', n: the
+				seconds it is short by; flag: the apps' stop is rearguard.io/term-grace's */
+	NOTE_TERM_GRACE_BAD, /* a: rearguard.io/term-grace's value, no duration; b: the default used */
 
 	NOTE_KINDS
 };

@@ -325,24 +325,45 @@ static const char *field_of(enum inject_where where)
 		return "spec.template";
 	case INJECT_CRONJOB_TEMPLATE:
 		return "spec.jobTemplate.spec.template";
+	case INJECT_WORKLOAD_TEMPLATE:
+		return "spec.template";
 	}
 	return "";
 }
 
-/* Whether the pod will ever finish: a restartPolicy of Never or OnFailure (the plan's policy then). */
-static bool finishes(struct planning *pl, const struct ynode *spec)
+/* Whether the template asks for a long-running pod's order: rearguard.io/inject: services, or --services. */
+static bool services_asked(const struct planning *pl, const struct ynode *meta)
+{
+	const char *v = inject_meta_value(meta, INJECT_LABEL);
+
+	return pl->o->services || (v && strcmp(v, INJECT_SERVICES) == 0);
+}
+
+/*
+ * Whether rearguard has something to do for the pod's restart policy (the
+ * plan's policy then): a pod that finishes, one of Never or OnFailure; or
+ * a long-running one, Always (a pod's default, a workload's only one),
+ * where the template asks for it (plan->services).
+ */
+static bool policy_ok(struct planning *pl, const struct ynode *meta, const struct ynode *spec)
 {
 	const char *policy = ydoc_value(ydoc_get(spec, "restartPolicy"));
+	bool job = pl->plan->where == INJECT_JOB_TEMPLATE || pl->plan->where == INJECT_CRONJOB_TEMPLATE;
 
-	if (!policy && pl->plan->where != INJECT_POD) {
+	if (!policy && job) {
 		plan_note(pl, NOTE_NO_POLICY, INFO, NULL);
 		return false;
 	}
-	if (!policy || (strcmp(policy, "Never") != 0 && strcmp(policy, "OnFailure") != 0)) {
+	if (policy && (strcmp(policy, "Never") == 0 || strcmp(policy, "OnFailure") == 0)) {
+		pl->plan->policy = policy;
+		return true;
+	}
+	if ((policy && strcmp(policy, "Always") != 0) || job || !services_asked(pl, meta)) {
 		plan_note(pl, NOTE_RESTARTS, INFO, NULL)->a = policy;
 		return false;
 	}
-	pl->plan->policy = policy;
+	pl->plan->policy = "Always";
+	pl->plan->services = true;
 	return true;
 }
 
@@ -377,8 +398,9 @@ int inject_plan(struct ystream *s, struct ynode *tmpl, enum inject_where where, 
 
 	/* Field by field: the notes and the sidecars' arrays are tens of KiB, and only what is used is set. */
 	plan->where = where;
-	plan->change = plan->gate = plan->share_was_other = plan->no_ports = false;
-	plan->policy = plan->app = plan->otel = NULL;
+	plan->change = plan->gate = plan->share_was_other = plan->no_ports = plan->services = false;
+	plan->policy = plan->app = plan->otel = plan->term_grace = NULL;
+	plan->grace_s = 0;
 	plan->nfixes = plan->nnotes = plan->warnings = 0;
 	plan->f.n = plan->f.plain = plan->f.apps = 0;
 	if (!well_formed(&pl, tmpl, field_of(where), &meta, &spec, &ctrs, &inits))
@@ -392,7 +414,7 @@ int inject_plan(struct ystream *s, struct ynode *tmpl, enum inject_where where, 
 		plan_note(&pl, NOTE_MIRROR, INFO, NULL);
 		return 0;
 	}
-	if (!finishes(&pl, spec) || controlled(&pl, meta, ctrs))
+	if (!policy_ok(&pl, meta, spec) || controlled(&pl, meta, ctrs))
 		return 0;
 	rc = sidecars_and_apps(&pl, meta, ctrs, inits);
 	if (rc <= 0 || !own_pid_namespace(&pl, spec))
@@ -400,9 +422,14 @@ int inject_plan(struct ystream *s, struct ynode *tmpl, enum inject_where where, 
 	rc = inject_plan_sidecars(&pl, meta, &plan->f);
 	if (rc < 0)
 		return rc;
-	inject_plan_wraps(&pl, &plan->f);
+	/* A long-running pod's sidecars end by its deletion, where no exit code counts: nothing to wrap. */
+	if (!plan->services)
+		inject_plan_wraps(&pl, &plan->f);
 	inject_check_signals(&pl, meta, spec, &plan->f);
-	plan->gate = o->gate && !plan->no_ports && inject_can_gate(&pl, meta, &plan->f);
+	/* A long-running pod is always gated: its apps start once the sidecars are ready. */
+	plan->gate = (o->gate || plan->services) && !plan->no_ports && inject_can_gate(&pl, meta, &plan->f);
+	if (plan->services && (rc = inject_plan_holds(&pl, meta, spec, &plan->f)) < 0)
+		return rc;
 	plan->app = inject_name(ctrs->items[plan->f.first_app]);
 	plan->otel = otel_language(meta);
 	if (plan->otel) {
@@ -418,6 +445,7 @@ int inject_plan(struct ystream *s, struct ynode *tmpl, enum inject_where where, 
 	}
 	nt = plan_note(&pl, NOTE_ADDED, INFO, NULL);
 	nt->n = plan->f.apps;
+	nt->flag = plan->services;
 	sidecar_lists(&plan->f, nt);
 	plan->change = true;
 	return 0;

@@ -39,8 +39,12 @@
 struct ystream;
 struct ynode;
 
-/* What a template is: a pod (a Pod object, or the webhook's), or a Job's or a CronJob's pod template. */
-enum inject_where { INJECT_POD, INJECT_JOB_TEMPLATE, INJECT_CRONJOB_TEMPLATE };
+/*
+ * What a template is: a pod (a Pod object, or the webhook's), a Job's or a
+ * CronJob's pod template, or a long-running workload's (a Deployment's,
+ * StatefulSet's, ReplicaSet's or DaemonSet's: spec.template).
+ */
+enum inject_where { INJECT_POD, INJECT_JOB_TEMPLATE, INJECT_CRONJOB_TEMPLATE, INJECT_WORKLOAD_TEMPLATE };
 
 /* One sidecar of a template, in --sidecar order. */
 struct sidecar {
@@ -53,6 +57,8 @@ struct sidecar {
 	bool wrapped;		     /* its command runs under rearguard sidecar (injectwrap.c) */
 	bool wrap_words;	     /* ...and the wrapper's words are to be put before it (not there yet) */
 	const char *self_stops;	     /* the wrapper that stops it once the apps are done (watchkiller, kubexit), or NULL */
+	bool held;		     /* a long-running pod's: its preStop hook holds it on deletion (injecthold.c) */
+	bool hook_there;	     /* ...and the hook is in its container already (the webhook reinvoked) */
 	char spec[PRESET_SPEC_MAX];
 };
 #define NO_CTR ((size_t)-1)
@@ -92,7 +98,10 @@ struct inject_plan {
 	enum inject_where where;
 	bool change; /* rearguard goes in */
 	struct found f;
-	const char *policy;	  /* the restartPolicy: Never or OnFailure */
+	const char *policy;	  /* the restartPolicy: Never, OnFailure, or Always (services) */
+	bool services;		  /* a long-running pod, opted in: gated, its sidecars held on deletion */
+	const char *term_grace;	  /* the agent's --term-grace (rearguard.io/term-grace), or NULL: its default */
+	long grace_s;		  /* the pod's terminationGracePeriodSeconds (30 when not given): the holds' limit */
 	bool gate;		  /* start gating: the sidecars first, then the agent with its hook */
 	const char *app;	  /* the first app's name: kubectl's default container */
 	const char *otel;	  /* the OpenTelemetry operator's annotation that asks for instrumentation, or NULL */

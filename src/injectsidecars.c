@@ -1027,11 +1027,15 @@ void inject_check_signals(struct planning *pl, const struct ynode *meta, const s
 			if (f->root_agent || !told)
 				continue;
 			if (uid && strcmp(uid, "0") != 0) {
-				if (signal)
-					sidecar_note(pl, NOTE_SIGNAL_UID, WARN, sc)->a = uid;
+				if (signal) {
+					nt = sidecar_note(pl, NOTE_SIGNAL_UID, WARN, sc);
+					nt->a = uid;
+					nt->flag = pl->plan->services;
+				}
 				continue;
 			}
 			nt = sidecar_note(pl, signal ? NOTE_SIGNAL_ROOT : NOTE_REQUEST_ROOT, signal ? WARN : INFO, sc);
+			nt->flag = pl->plan->services;
 			nt->n = !uid ? ROOT_UNKNOWN : strcmp(by, "image") == 0 ? ROOT_BY_IMAGE : ROOT_BY_FIELD;
 			nt->a = by;
 			nt->b = image;

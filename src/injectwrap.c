@@ -27,11 +27,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#define WRAP_VOLUME "rearguard-bin"
-#define WRAP_DIR "/opt/rearguard"
-#define WRAP_BIN WRAP_DIR "/rearguard"
-#define WRAP_INSTALL "rearguard-install"
-
 /*
  * Programs no preset knows that end with 0 on these signals, as their
  * source says: nginx's master, on TERM and INT (fast) or QUIT (graceful),
@@ -107,8 +102,8 @@ static const struct ynode *mount_at(const struct ynode *c, const char *path, con
 	return NULL;
 }
 
-/* A path of the container another volume holds: the wrapper cannot go there. NULL: both are free or ours. */
-static const char *path_taken(const struct ynode *c)
+/* A path of the container another volume holds: the wrapper (or a hold) cannot go there. NULL: both are free or ours. */
+const char *inject_bin_path_taken(const struct ynode *c)
 {
 	bool ours = false;
 
@@ -141,7 +136,7 @@ void inject_plan_wraps(struct planning *pl, struct found *f)
 			nt->sig = sig;
 			continue;
 		}
-		if ((taken = path_taken(sc->node))) {
+		if ((taken = inject_bin_path_taken(sc->node))) {
 			nt = plan_note(pl, NOTE_WRAP_MOUNT, WARN, sc->node);
 			nt->ctr = inject_name(sc->node);
 			nt->a = taken;
@@ -177,13 +172,27 @@ static struct ynode *mount(struct ystream *s, const char *name, const char *path
 	return m;
 }
 
+int inject_mount_bin(struct ystream *s, struct ynode *c, bool protocol_rw)
+{
+	struct ynode *mounts = ydoc_want_seq(s, c, "volumeMounts");
+	bool ours;
+
+	if (!mounts)
+		return -ENOMEM;
+	if (!mount_at(c, WRAP_DIR, WRAP_VOLUME, &ours) && ydoc_append(s, mounts, mount(s, WRAP_VOLUME, WRAP_DIR, true)) < 0)
+		return -ENOMEM;
+	if (!mount_at(c, DEFAULT_DIR, AGENT_NAME, &ours) &&
+	    ydoc_append(s, mounts, mount(s, AGENT_NAME, DEFAULT_DIR, !protocol_rw)) < 0)
+		return -ENOMEM;
+	return 0;
+}
+
 /* The wrapper's words before the command, and the two volumes mounted. */
 static int wrap(struct ystream *s, struct ynode *c, int sig)
 {
 	const char *words[] = {WRAP_BIN, "sidecar", "--name", inject_name(c), "--stop-signal", signal_name(sig), "--"};
-	struct ynode *cmd = ydoc_get(c, "command"), *mounts;
+	struct ynode *cmd = ydoc_get(c, "command");
 	size_t i, n = 0;
-	bool ours;
 
 	for (i = 0; i < ARRAY_SIZE(words); i++) {
 		/* The default stop signal goes without saying. */
@@ -194,16 +203,8 @@ static int wrap(struct ystream *s, struct ynode *c, int sig)
 		if (ydoc_insert(s, cmd, n++, text(s, words[i])) < 0)
 			return -ENOMEM;
 	}
-	mounts = ydoc_want_seq(s, c, "volumeMounts");
-	if (!mounts)
-		return -ENOMEM;
-	if (!mount_at(c, WRAP_DIR, WRAP_VOLUME, &ours) && ydoc_append(s, mounts, mount(s, WRAP_VOLUME, WRAP_DIR, true)) < 0)
-		return -ENOMEM;
 	/* Read-write: the wrapper writes how its program ended (sidecars/NAME). */
-	if (!mount_at(c, DEFAULT_DIR, AGENT_NAME, &ours) &&
-	    ydoc_append(s, mounts, mount(s, AGENT_NAME, DEFAULT_DIR, false)) < 0)
-		return -ENOMEM;
-	return 0;
+	return inject_mount_bin(s, c, true);
 }
 
 /* The init container that copies the binary into the volume, as the agent's image runs it. */
@@ -288,11 +289,13 @@ int inject_apply_wraps(struct ystream *s, struct ynode *spec, const struct injec
 		if (rc < 0)
 			return rc;
 	}
-	if (!any)
-		return 0;
-	/* The binary's volume, and the init container that fills it: once, whatever else the pod has. */
-	rc = add_named(s, spec, "volumes", WRAP_VOLUME, bin_volume(s));
-	if (rc == 0)
-		rc = add_named(s, spec, "initContainers", WRAP_INSTALL, installer(s, o));
-	return rc;
+	return any ? inject_add_installer(s, spec, o) : 0;
+}
+
+/* The binary's volume, and the init container that fills it: once, whatever else the pod has. */
+int inject_add_installer(struct ystream *s, struct ynode *spec, const struct inject_options *o)
+{
+	int rc = add_named(s, spec, "volumes", WRAP_VOLUME, bin_volume(s));
+
+	return rc < 0 ? rc : add_named(s, spec, "initContainers", WRAP_INSTALL, installer(s, o));
 }

@@ -37,10 +37,18 @@ static void log_drain(const struct decide_note *n)
 			dur(n->us, d1));
 		return;
 	case REASON_TERM_GRACE:
-		log_msg(LOG_WARN, FIELDS(LF_STR("reason", reason)),
+		log_msg(LOG_WARN, FIELDS(LF_STR("reason", reason), LF_DURATION("held", n->limit_us)),
 			"apps still running %s after the termination request: draining the sidecars", dur(n->us, d1));
 		return;
 	case REASON_APPS_DONE:
+		if (n->limit_us) {
+			log_msg(LOG_INFO,
+				FIELDS(LF_STR("reason", reason), LF_INT("apps", n->count), LF_DURATION("held", n->limit_us)),
+				"apps done %s after the termination request, the sidecars held for them: draining the "
+				"sidecars",
+				dur(n->limit_us, d1));
+			return;
+		}
 		log_msg(LOG_INFO, FIELDS(LF_STR("reason", reason), LF_INT("apps", n->count)),
 			"apps done: draining the sidecars");
 		return;
@@ -60,6 +68,47 @@ static void log_drain(const struct decide_note *n)
 			"drain requested: draining the sidecars");
 		return;
 	}
+}
+
+/*
+ * NOTE_ALWAYS_KEPT: a drain that restartPolicy Always refuses before the
+ * pod's deletion, in the words of what asked for it.
+ */
+static void log_always_kept(const struct decide_note *n, const struct notes *ctx)
+{
+	const char *reason = decide_reason_word(n->reason);
+	char d1[32];
+
+	switch (n->reason) {
+	case REASON_STARTUP_TIMEOUT:
+		log_msg(LOG_WARN, FIELDS(LF_STR("reason", reason), LF_INT("apps_seen", n->count)),
+			"%s within --startup-timeout %s: under restartPolicy Always the sidecars stay (only the pod's "
+			"deletion stops them)",
+			n->count ? "fewer app containers than --apps appeared" : "no app container appeared",
+			dur(n->us, d1));
+		return;
+	case REASON_DRAIN_FILE:
+		log_msg(LOG_WARN, FIELDS(LF_STR("dir", ctx->dir), LF_STR("reason", reason)),
+			"drain file ignored: under restartPolicy Always only the pod's deletion stops the sidecars (the "
+			"kubelet would restart them, and rearguard, at once)");
+		return;
+	case REASON_RESUME:
+		log_msg(LOG_WARN, FIELDS(LF_STR("dir", ctx->dir), LF_STR("reason", reason)),
+			"an earlier run of rearguard drained, but under restartPolicy Always the kubelet restarted this "
+			"one, so the pod is not being deleted: its files are stale, and the sidecars are watched afresh");
+		return;
+	case REASON_NONE:
+	case REASON_APPS_DONE:
+	case REASON_SIDECAR_EXITED:
+	case REASON_TERM_GRACE:
+	case REASON_SECOND_SIGNAL:
+	case REASON_READY_TIMEOUT:
+	case REASON_DRAIN_COMMAND:
+	case REASON_SIGNAL:
+		break;
+	}
+	log_msg(LOG_WARN, FIELDS(LF_STR("reason", reason)),
+		"drain refused: under restartPolicy Always only the pod's deletion stops the sidecars");
 }
 
 /* What became of a sidecar that exited while the apps ran, by its exit code (or DECIDE_CODE_UNKNOWN). */
@@ -89,8 +138,12 @@ static const char *death_cause(int code, char *buf, size_t len)
 }
 
 /* What a sidecar's exit while the apps ran means for them and the pod: who restarts it, if anyone. */
-static const char *death_meaning(bool never, int code)
+static const char *death_meaning(bool never, bool always, int code)
 {
+	if (always)
+		return "Under restartPolicy Always the kubelet restarts it, in place and after its back-off (the apps are "
+		       "without it meanwhile); rearguard takes the new container for the same sidecar, and holds and "
+		       "stops it after the apps when the pod is deleted";
 	if (never)
 		return code == 0 ? "The apps have lost it, and under restartPolicy Never nothing restarts it"
 				 : "The apps have lost it, under restartPolicy Never nothing restarts it, and its "
@@ -112,6 +165,9 @@ static const char *apps_stop_not(enum decide_apps_kept kept)
 		       "restart apps stopped now";
 	case APPS_KEPT_EXIT_0:
 		return "it exited 0, which a sidecar does by its own choice: only a failure stops the apps";
+	case APPS_KEPT_ALWAYS:
+		return "under restartPolicy Always the kubelet restarts a sidecar that ends itself, and would restart "
+		       "apps stopped now";
 	case APPS_KEPT_DELETED:
 		break;
 	}
@@ -201,6 +257,14 @@ void notes_log(void *data, const struct decide_note *n)
 			"app restarted: waiting for the new attempt");
 		return;
 	case NOTE_RESTART_WAIT:
+		if (n->always) {
+			log_msg(LOG_INFO,
+				FIELDS(LF_STR("app", n->app), LF_INT("container", n->container),
+				       LF_INT("exit_code", n->code >= 0 ? n->code : -1)),
+				"app exited under restartPolicy Always: the kubelet restarts it; the sidecars stay (only the "
+				"pod's deletion stops them)");
+			return;
+		}
 		log_msg(LOG_INFO, FIELDS(LF_STR("app", n->app), LF_INT("container", n->container)),
 			"app %s under restartPolicy OnFailure: keeping the sidecars for its restart (at most %s)",
 			n->code == DECIDE_CODE_UNKNOWN ? "exit code unknown" : "failed", dur(n->us, d1));
@@ -275,6 +339,9 @@ void notes_log(void *data, const struct decide_note *n)
 		return;
 	case NOTE_DRAIN:
 		log_drain(n);
+		return;
+	case NOTE_ALWAYS_KEPT:
+		log_always_kept(n, ctx);
 		return;
 	case NOTE_WRITTEN_AFTER_ALL:
 		log_msg(LOG_INFO, FIELDS(LF_STR("file", protocol_file_name(n->file)), LF_INT("attempts", n->count)),
@@ -364,7 +431,7 @@ void notes_log(void *data, const struct decide_note *n)
 			FIELDS(LF_STR("sidecar", n->sidecar), LF_INT("exit_code", n->code),
 			       LF_STR("signal", died > 0 ? signal_name(died) : NULL)),
 			"sidecar %s %s. %s%s", n->sidecar, death_cause(n->code, cause, sizeof(cause)),
-			death_meaning(n->flag, n->code),
+			death_meaning(n->flag, n->always, n->code),
 			n->hint ? ": the apps run on without it until they end, or until the Job's "
 				  "activeDeadlineSeconds (--on-sidecar-exit=fail stops them instead, so that the Job "
 				  "fails now and its backoffLimit can retry it)"

@@ -52,6 +52,7 @@ enum {
 	OPT_IMAGE,
 	OPT_MESH,
 	OPT_GATE,
+	OPT_SERVICES,
 	OPT_SIGNAL_AS_ROOT,
 	OPT_NAMED, /* inject's and the webhook's --sidecar CONTAINER[=SPEC], not the agent's */
 	OPT_LISTEN,
@@ -114,6 +115,7 @@ static const struct opt_def opts[] = {
 	{ "image", OPT_IMAGE, required_argument, "REARGUARD_IMAGE", FOR_INJECT | FOR_WEBHOOK },
 	{ "mesh", OPT_MESH, required_argument, "REARGUARD_MESH", FOR_INJECT | FOR_WEBHOOK | FOR_EXPLAIN },
 	{ "gate", OPT_GATE, no_argument, "REARGUARD_GATE", FOR_INJECT | FOR_WEBHOOK },
+	{ "services", OPT_SERVICES, no_argument, "REARGUARD_SERVICES", FOR_INJECT },
 	{ "signal-as-root", OPT_SIGNAL_AS_ROOT, no_argument, "REARGUARD_SIGNAL_AS_ROOT", FOR_INJECT | FOR_WEBHOOK },
 	{ "listen", OPT_LISTEN, required_argument, "REARGUARD_LISTEN", FOR_WEBHOOK },
 	{ "probe-listen", OPT_PROBE_LISTEN, required_argument, "REARGUARD_PROBE_LISTEN", FOR_WEBHOOK },
@@ -339,12 +341,9 @@ static int apply(struct agent_options *cfg, int id, const char *value, const cha
 	case OPT_DIR:
 		return set_string(&cfg->dir, value, what, err, errlen);
 	case OPT_RESTART_POLICY:
-		if (strcmp(value, "Never") == 0)
-			cfg->policy = POLICY_NEVER;
-		else if (strcmp(value, "OnFailure") == 0)
-			cfg->policy = POLICY_ON_FAILURE;
-		else
-			return failf(err, errlen, -EINVAL, "%s: \"%s\" is not Never or OnFailure (the pod's restartPolicy)", what, value);
+		if (decide_policy_parse(value, &cfg->policy) < 0)
+			return failf(err, errlen, -EINVAL, "%s: \"%s\" is not Never, OnFailure or Always (the pod's restartPolicy)",
+				     what, value);
 		return 0;
 	case OPT_STARTUP_TIMEOUT:
 		return options_duration(what, value, &cfg->startup_timeout_ms, err, errlen);
@@ -806,7 +805,7 @@ void options_free_sidecar(struct sidecar_options *o)
 
 enum options_result options_parse_wait(struct wait_options *o, int argc, char **argv, char *err, size_t errlen)
 {
-	static const char *const conditions[] = { "ready", "apps-done", "done" };
+	static const char *const conditions[] = { "ready", "apps-done", "done", WAIT_STOPPED };
 	size_t i;
 	int first;
 
@@ -818,14 +817,14 @@ enum options_result options_parse_wait(struct wait_options *o, int argc, char **
 		return result_of(first);
 	}
 	if (first >= argc) {
-		failf(err, errlen, -EINVAL, "wait: which condition? ready, apps-done or done");
+		failf(err, errlen, -EINVAL, "wait: which condition? ready, apps-done, done or stopped");
 		goto fail;
 	}
 	for (i = 0; i < ARRAY_SIZE(conditions); i++)
 		if (strcmp(argv[first], conditions[i]) == 0)
 			o->condition = conditions[i];
 	if (!o->condition) {
-		failf(err, errlen, -EINVAL, "wait: unknown condition \"%s\" (ready, apps-done or done)", argv[first]);
+		failf(err, errlen, -EINVAL, "wait: unknown condition \"%s\" (ready, apps-done, done or stopped)", argv[first]);
 		goto fail;
 	}
 	if (first + 1 < argc) {
@@ -903,11 +902,12 @@ static int apply_inject_option(struct inject_options *o, int id, const char *val
 		o->named[o->nnamed++] = value;
 		return 0;
 	case OPT_GATE:
+	case OPT_SERVICES:
 	case OPT_SIGNAL_AS_ROOT:
 		if (from_env && parse_bool(value, &on) < 0)
 			return failf(err, errlen, -EINVAL, "%s%s: \"%s\" is not true or false", prefix, what, value);
-		*(id == OPT_GATE ? &o->gate : &o->signal_as_root) = on;
-		*(id == OPT_GATE ? &o->gate_from : &o->signal_as_root_from) = from;
+		*(id == OPT_GATE ? &o->gate : id == OPT_SERVICES ? &o->services : &o->signal_as_root) = on;
+		*(id == OPT_GATE ? &o->gate_from : id == OPT_SERVICES ? &o->services_from : &o->signal_as_root_from) = from;
 		return 0;
 	}
 	return failf(err, errlen, -EINVAL, "internal error: option %d", id);

@@ -90,8 +90,11 @@ struct sidecar_options {
 };
 
 /* rearguard wait CONDITION [--timeout DUR] [--dir DIR] */
+/* rearguard wait's condition for a sidecar's preStop hook: this container's main process ends, or done. */
+#define WAIT_STOPPED "stopped"
+
 struct wait_options {
-	const char *condition; /* ready, apps-done or done (static) */
+	const char *condition; /* ready, apps-done, done or WAIT_STOPPED (static) */
 	char *dir;
 	int64_t timeout_ms;    /* 0: look once */
 };

@@ -94,6 +94,9 @@ static void sidecar_json(struct jbuf *j, const struct decide_view *dv, const str
 	jbuf_duration(j, sc->stop_sent_us && dv->decided_us ? sc->stop_sent_us - dv->decided_us : -1);
 	jbuf_key(j, "decision_to_exit_ms");
 	jbuf_duration(j, sc->gone_us && dv->decided_us ? sc->gone_us - dv->decided_us : -1);
+	/* The pod's deletion: from the agent's SIGTERM to this sidecar's stop, held meanwhile for the apps. */
+	jbuf_key(j, "held_ms");
+	jbuf_duration(j, dv->term_us && sc->stop_sent_us >= dv->term_us ? sc->stop_sent_us - dv->term_us : -1);
 	jbuf_key(j, "ready_after_ms");
 	jbuf_duration(j, sc->ready_us ? sc->ready_us - dv->started_us : -1);
 	/* Its main process's own exit code, from the kernel: what the kubelet will see. */
@@ -164,7 +167,8 @@ static void failing(struct jbuf *j, const char *role, const char *name, int code
 /*
  * The containers whose exit code makes the pod Failed under restartPolicy
  * Never (under OnFailure, restarted): apps (their last attempt), sidecars
- * (their main process) and the agent itself.
+ * (their main process) and the agent itself. None under Always: such a pod
+ * ends by its deletion, and no exit code makes it Failed.
  */
 static void fails_pod(struct jbuf *j, const struct decide *d, const struct decide_view *dv,
 		      const struct agent_options *opt)
@@ -174,6 +178,10 @@ static void fails_pod(struct jbuf *j, const struct decide *d, const struct decid
 	size_t i;
 
 	jbuf_begin(j, '[');
+	if (opt->policy == POLICY_ALWAYS) {
+		jbuf_end(j, ']');
+		return;
+	}
 	for (i = 0; i < decide_app_count(d); i++) {
 		decide_app_view(d, i, &a);
 		if (a.state == DECIDE_APP_EXITED && a.code > 0)
@@ -239,6 +247,9 @@ void summary_build(struct jbuf *j, const struct decide *d, const struct agent_op
 	jbuf_str(j, decide_reason_word(dv.reason));
 	jbuf_key(j, "decided_after_ms");
 	jbuf_duration(j, dv.decided_us ? dv.decided_us - dv.started_us : -1);
+	/* The pod's deletion: how long the sidecars were held for the apps after the agent's SIGTERM. */
+	jbuf_key(j, "held_ms");
+	jbuf_duration(j, dv.term_us && dv.decided_us >= dv.term_us ? dv.decided_us - dv.term_us : -1);
 	jbuf_key(j, "finished_after_ms");
 	jbuf_duration(j, now_us - dv.started_us);
 	jbuf_key(j, "fails_pod");

@@ -150,16 +150,22 @@ static void log_review(const struct review_answer *a, unsigned status, int64_t u
 		"review %s", review_outcome_word(a->outcome));
 }
 
-/* POST /mutate: the review answered whole, in this call; its body let go before the answer is sent. */
+/*
+ * POST /mutate: the review answered whole, in this call; its body let go before the answer is sent. Through
+ * /mutate/services (the configuration's entry for a namespace labelled rearguard.io/inject=services, which
+ * the pod itself cannot say) every pod is asked for as a long-running one may be.
+ */
 static enum MHD_Result answer_review(struct wport *p, struct MHD_Connection *conn, struct request *r)
 {
 	struct webhook *w = p->w;
+	struct inject_options o = w->opts->inject;
 	struct review_answer a;
 	int64_t us;
 	int status;
 
 	memset(&a, 0, sizeof(a));
-	status = review_answer(r->body ? r->body : "", r->len, &w->opts->inject, &a);
+	o.services = strcmp(r->route->path, "/mutate/services") == 0;
+	status = review_answer(r->body ? r->body : "", r->len, &o, &a);
 	drop_body(w, r);
 	if (status < 0) {
 		log_msg(LOG_ERROR, FIELDS(LF_STR("error", strerror(-status))), "review not answered");
@@ -206,6 +212,7 @@ static enum MHD_Result answer_metrics(struct wport *p, struct MHD_Connection *co
 
 static const struct route routes[] = {
 	{ "/mutate", 1u << WPORT_WEBHOOK, "POST", true, answer_review },
+	{ "/mutate/services", 1u << WPORT_WEBHOOK, "POST", true, answer_review },
 	{ "/healthz", BOTH, "GET, HEAD", false, answer_healthz },
 	{ "/readyz", BOTH, "GET, HEAD", false, answer_readyz },
 	{ "/metrics", BOTH, "GET, HEAD", false, answer_metrics },

@@ -1,7 +1,9 @@
 /*
- * review [--image IMAGE] FILE: the webhook's answer to the AdmissionReview
- * in FILE, as review_answer gives it (no server, no TLS), on standard
- * output; its status on standard error. For the tests of the golden pods
+ * review [--image IMAGE] [--services] FILE: the webhook's answer to the
+ * AdmissionReview in FILE, as review_answer gives it (no server, no TLS),
+ * on standard output; its status on standard error. --services answers it
+ * as the path /mutate/services does (a namespace labelled
+ * rearguard.io/inject=services). For the tests of the golden pods
  * (tests/review/pods.sh), which judge the answer by the verdicts.
  */
 #include "config.h"
@@ -26,8 +28,12 @@ int main(int argc, char **argv)
 		o.image = argv[2];
 		i = 3;
 	}
+	if (i < argc && strcmp(argv[i], "--services") == 0) {
+		o.services = true;
+		i++;
+	}
 	if (i + 1 != argc) {
-		fprintf(stderr, "usage: review [--image IMAGE] FILE\n");
+		fprintf(stderr, "usage: review [--image IMAGE] [--services] FILE\n");
 		return 2;
 	}
 	f = fopen(argv[i], "rb");

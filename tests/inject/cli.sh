@@ -29,13 +29,13 @@ refused() {
 
 "$bin" inject --help >"$tmp/out" 2>&1
 check $? "--help exits 0"
-for word in --image --mesh --gate --signal-as-root --sidecar --quiet REARGUARD_IMAGE REARGUARD_MESH REARGUARD_GATE \
-	REARGUARD_SIGNAL_AS_ROOT rearguard.io/sidecars \
+for word in --image --mesh --gate --services --signal-as-root --sidecar --quiet REARGUARD_IMAGE REARGUARD_MESH \
+	REARGUARD_GATE REARGUARD_SERVICES REARGUARD_SIGNAL_AS_ROOT rearguard.io/sidecars \
 	ResourceList docs/inject.md DIR; do
 	grep -qF -- "$word" "$tmp/out"
 	check $? "--help mentions $word"
 done
-"$bin" --help | grep -qF 'rearguard inject [--image IMAGE] [--mesh istio|linkerd] [--gate] [FILE|-]'
+"$bin" --help | grep -qF 'rearguard inject [--image IMAGE] [--mesh istio|linkerd] [--gate] [--services] [FILE|-]'
 check $? "rearguard --help lists inject"
 
 refused 2 "unknown option --bogus" -- --bogus "$job"
@@ -47,6 +47,7 @@ refused 2 "unknown signal" -- --sidecar caddy=signal:NOPE "$job"
 refused 2 "unknown key \"colour\"" -- --sidecar caddy=colour=red "$job"
 refused 2 "REARGUARD_MESH" REARGUARD_MESH=kuma -- "$job"
 refused 2 "REARGUARD_GATE" REARGUARD_GATE=maybe -- "$job"
+refused 2 "REARGUARD_SERVICES" REARGUARD_SERVICES=maybe -- "$job"
 refused 2 "REARGUARD_SIGNAL_AS_ROOT" REARGUARD_SIGNAL_AS_ROOT=maybe -- "$job"
 refused 1 "cannot open /nonexistent/job.yaml" -- /nonexistent/job.yaml
 printf 'a: [\n' | "$bin" inject - >"$tmp/out" 2>"$tmp/err"

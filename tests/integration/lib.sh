@@ -294,6 +294,27 @@ ctr_exec() {
 	wait_for 5 test -s "$T/$name-exec.pid" || fail "exec into $name did not start"
 }
 
+# ctr_hook NAME CTR UID CMD...: a lifecycle hook (the kubelet's exec) running CMD in container CTR as
+# UID, entering it as ctr_exec does; its output in $T/NAME.log, its pid and exit status in NAME's
+# files, as a container's (ctr_wait NAME, ctr_running NAME).
+ctr_hook() {
+	local name=$1 ctr=$2 uid=$3 args= d
+	shift 3
+	rm -f "$T/$name.pid" "$T/$name.exit"
+	for d in $CGROUP_DIRS; do args="$args --cgroup $d/$ctr/cgroup.procs"; done
+	# shellcheck disable=SC2086
+	"$BIN/runc" --target "$PAUSE" $args --move-after yes --uid "$uid" --pidfile "$T/$name.pid" \
+		--exitfile "$T/$name.exit" -- "$@" >"$T/$name.log" 2>&1 &
+	LAUNCHERS="$LAUNCHERS $!"
+	disown $!
+	wait_for 5 test -s "$T/$name.pid" || fail "hook $name did not start"
+}
+
+# exit_ms NAME: when container (or hook) NAME's exit was recorded (its exit file's time, ms).
+exit_ms() {
+	stat -c %.3Y "$T/$1.exit" | tr -d .
+}
+
 # fake_start NAME UID PROGRAM [ARG...]: a container running the fake process as PROGRAM
 # (made with alias_bin), logging to $EVENTS; returns once it runs.
 fake_start() {

@@ -80,7 +80,7 @@ expect_usage_error "unknown preset \"istoi\"" -s istoi
 expect_usage_error "unknown key \"color\"" -s match=x,color=red
 expect_usage_error "option --dir needs a value" -s istio --dir
 expect_usage_error "unexpected argument \"later\"" -s istio later
-expect_usage_error "not Never or OnFailure" -s istio --restart-policy Always
+expect_usage_error "not Never, OnFailure or Always" -s istio --restart-policy always
 REARGUARD_STOP_TIMEOUT=x expect_usage_error "REARGUARD_STOP_TIMEOUT: invalid duration" -s istio
 REARGUARD_SIDECARS="istio;nope" expect_usage_error "REARGUARD_SIDECARS: sidecar spec \"nope\""
 

@@ -119,10 +119,11 @@ wh_status() {
 	curl -s -o /dev/null -w '%{http_code}' --max-time 60 --cacert "$T/ca.crt" "$@" "https://127.0.0.1:$PORT$path" || true
 }
 
-# review FILE: POSTs the AdmissionReview in FILE; the answer in $T/answer, the status printed.
+# review FILE [PATH]: POSTs the AdmissionReview in FILE to PATH (default /mutate); the answer in $T/answer, the
+# status printed.
 review() {
 	curl -s -o "$T/answer" -w '%{http_code}' --max-time 60 --cacert "$T/ca.crt" -H 'Content-Type: application/json' \
-		--data-binary "@$1" "https://127.0.0.1:$PORT/mutate" || true
+		--data-binary "@$1" "https://127.0.0.1:$PORT${2:-/mutate}" || true
 }
 
 # metric SERIES: its value in /metrics (SERIES as written there, labels included), read on the probes' port,

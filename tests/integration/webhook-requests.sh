@@ -33,6 +33,21 @@ assert "registry.example.com/rearguard:test" in images, patch
 PY
 grep -q 'review patched pod=reports/nightly-report-29312760-' "$T/webhook.log" || fail "no log line for the patched review"
 
+# A Deployment's pod: left alone through /mutate; through /mutate/services (a namespace labelled
+# rearguard.io/inject=services), held and gated under restartPolicy Always.
+DEPLOYMENT_POD=$RG_SRCDIR/tests/review/pods/deployment-pod.json
+[ "$(review "$DEPLOYMENT_POD")" = 200 ] || fail "the Deployment's pod's review is not answered 200"
+python3 -c 'import json, sys; assert "patch" not in json.load(open(sys.argv[1]))["response"]' "$T/answer" ||
+	fail "the Deployment's pod was patched through /mutate"
+[ "$(review "$DEPLOYMENT_POD" /mutate/services)" = 200 ] || fail "/mutate/services does not answer 200"
+python3 - "$T/answer" <<'PY' || fail "the Deployment's pod through /mutate/services: $(head -c 300 "$T/answer")"
+import base64, json, sys
+patch = json.loads(base64.b64decode(json.load(open(sys.argv[1]))["response"]["patch"]))
+text = json.dumps(patch)
+assert '"REARGUARD_RESTART_POLICY", "value": "Always"' in text and '"stopped"' in text, patch
+PY
+say "a Deployment's pod: unchanged through /mutate, held through /mutate/services"
+
 # A ConfigMap: allowed, no patch.
 configmap_review cm-uid-1 >"$T/cm.json"
 [ "$(review "$T/cm.json")" = 200 ] || fail "the ConfigMap's review is not answered 200"
@@ -77,12 +92,12 @@ curl -sS --max-time 60 --cacert "$T/ca.crt" --tlsv1.2 --tls-max 1.2 -o /dev/null
 say "plain HTTP and TLS 1.1 refused, TLS 1.2 served, still up"
 
 # Every outcome is a series, those that did not happen at 0; the invalid ones counted.
-[ "$(metric 'rearguard_webhook_reviews_total{outcome="patched"}')" = 1 ] || fail "patched is not 1 in /metrics"
+[ "$(metric 'rearguard_webhook_reviews_total{outcome="patched"}')" = 2 ] || fail "patched is not 2 in /metrics"
 [ "$(metric 'rearguard_webhook_reviews_total{outcome="skipped"}')" = 1 ] || fail "skipped is not 1 in /metrics"
 [ "$(metric 'rearguard_webhook_reviews_total{outcome="invalid"}')" = 2 ] || fail "invalid is not 2 in /metrics"
-[ "$(metric 'rearguard_webhook_reviews_total{outcome="unchanged"}')" = 0 ] || fail "unchanged is not 0 in /metrics"
-[ "$(metric 'rearguard_webhook_review_duration_seconds_count')" = 4 ] || fail "the histogram does not count 4 reviews"
-[ "$(metric 'rearguard_webhook_review_duration_seconds_bucket{le="+Inf"}')" = 4 ] || fail "the +Inf bucket is not 4"
+[ "$(metric 'rearguard_webhook_reviews_total{outcome="unchanged"}')" = 1 ] || fail "unchanged is not 1 in /metrics"
+[ "$(metric 'rearguard_webhook_review_duration_seconds_count')" = 6 ] || fail "the histogram does not count 6 reviews"
+[ "$(metric 'rearguard_webhook_review_duration_seconds_bucket{le="+Inf"}')" = 6 ] || fail "the +Inf bucket is not 6"
 expiry=$(metric rearguard_webhook_certificate_expiry_seconds)
 want=$(date -d "$(openssl x509 -in "$T/srv.crt" -noout -enddate | cut -d= -f2)" +%s)
 [ "$expiry" = "$want" ] || fail "certificate expiry $expiry, want the certificate's notAfter $want"

@@ -21,7 +21,7 @@ help=$("$RG" webhook --help) || fail "--help exit $?"
 for word in --listen --probe-listen --shutdown-delay --tls-cert --tls-key --image --gate --signal-as-root \
 	--sidecar --log-format --verbose --quiet REARGUARD_LISTEN REARGUARD_PROBE_LISTEN REARGUARD_SHUTDOWN_DELAY \
 	REARGUARD_TLS_CERT REARGUARD_TLS_KEY REARGUARD_IMAGE REARGUARD_GATE REARGUARD_SIGNAL_AS_ROOT \
-	REARGUARD_LOG_FORMAT /mutate /healthz /readyz /metrics /etc/rearguard/tls/tls.crt /etc/rearguard/tls/tls.key \
+	REARGUARD_LOG_FORMAT /mutate /mutate/services /healthz /readyz /metrics /etc/rearguard/tls/tls.crt /etc/rearguard/tls/tls.key \
 	:8443 :8081 'Exit status'; do
 	case $help in *"$word"*) ;; *) fail "--help does not mention $word" ;; esac
 done

@@ -100,7 +100,9 @@ def main():
     n = failed = 0
     for name in names:
         path = os.path.join(DIR, name + ".json")
-        out = subprocess.run([HELPER, "--image", IMAGE, path], capture_output=True, text=True, check=False)
+        verdict = open(os.path.join(DIR, name + ".verdict")).read().splitlines()
+        route = ["--services"] if "route: services" in verdict else []
+        out = subprocess.run([HELPER, "--image", IMAGE] + route + [path], capture_output=True, text=True, check=False)
         if out.returncode != 0:
             n += 1
             failed += 1
@@ -114,12 +116,14 @@ def main():
         outcome = "patched" if resp.get("patch") else "unchanged"
         warnings = resp.get("warnings") or []
         order, specs, env = specs_of(pod)
-        for line in open(os.path.join(DIR, name + ".verdict")):
+        for line in verdict:
             line = line.strip()
             if not line or line.startswith("#"):
                 continue
             kind, _, rest = line.partition(" ")
-            if kind == "outcome:":
+            if kind == "route:":
+                good = rest == "services"
+            elif kind == "outcome:":
                 good = outcome == rest
             elif kind == "agent:":
                 good = (order is not None) == (rest == "yes")
@@ -159,6 +163,12 @@ def main():
                 a, b = rest.split()
                 names_after = [c.get("name") for c in pod["spec"]["containers"]]
                 good = a in names_after and b in names_after and names_after.index(a) < names_after.index(b)
+            elif kind == "prestop":
+                c, words = rest.split(" ", 1)
+                hook = ((container(pod, c) or {}).get("lifecycle") or {}).get("preStop") or {}
+                good = " ".join((hook.get("exec") or {}).get("command") or []).startswith(words)
+            elif kind == "init-container":
+                good = rest in [c.get("name") for c in pod["spec"].get("initContainers") or []]
             elif kind == "warning-has":
                 good = any(rest.lower() in w.lower() for w in warnings)
             elif kind == "no-warning":

@@ -229,6 +229,14 @@ static void sidecar_after_apps(void)
 	decide_app_seen(d, 3, "job", T);
 	decide_drain_now(d, REASON_DRAIN_FILE, T);
 	is_int(next(), DECIDE_APPS_DONE, "a drain request is not held for a missing sidecar");
+	/* Nor the pod's deletion, where the app ends after SIGTERM: the kubelet starts nothing more then. */
+	setup_waiting(0, 1, 120 * S);
+	decide_app_seen(d, 3, "job", T);
+	decide_terminate(d, T);
+	T += 2 * S;
+	decide_app_exited(d, 3, T);
+	is_int(next_skipping_rescans(), DECIDE_APPS_DONE, "a deletion is not held for a missing sidecar");
+	ok(!noted(NOTE_SIDECAR_WAIT), "and no wait is mentioned");
 	{
 		struct decide_sidecar_config detected[] = { { .name = "istio-proxy", .optional = true,
 							      .stop_signal = SIGTERM } };

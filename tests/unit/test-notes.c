@@ -67,6 +67,22 @@ int main(void)
 	SAYS("app exit code unknown under restartPolicy OnFailure: keeping the sidecars for its restart (at most 4m) "
 	     "app=job container=3",
 	     .kind = NOTE_RESTART_WAIT, .app = "job", .container = 3, .code = DECIDE_CODE_UNKNOWN, .us = 240 * S);
+	SAYS("app exited under restartPolicy Always: the kubelet restarts it; the sidecars stay (only the pod's deletion "
+	     "stops them) app=web container=3 exit_code=137",
+	     .kind = NOTE_RESTART_WAIT, .app = "web", .container = 3, .code = 137, .always = true);
+	SAYS("apps done 5200ms after the termination request, the sidecars held for them: draining the sidecars "
+	     "reason=apps-done apps=2 held=5200.000ms",
+	     .kind = NOTE_DRAIN, .reason = REASON_APPS_DONE, .count = 2, .limit_us = 5200 * MS);
+	SAYS("drain file ignored: under restartPolicy Always only the pod's deletion stops the sidecars (the kubelet "
+	     "would restart them, and rearguard, at once) dir=/var/run/rearguard reason=drain-file",
+	     .kind = NOTE_ALWAYS_KEPT, .reason = REASON_DRAIN_FILE);
+	SAYS("no app container appeared within --startup-timeout 10m: under restartPolicy Always the sidecars stay "
+	     "(only the pod's deletion stops them) reason=startup-timeout apps_seen=0",
+	     .kind = NOTE_ALWAYS_KEPT, .reason = REASON_STARTUP_TIMEOUT, .us = 600 * S);
+	SAYS("an earlier run of rearguard drained, but under restartPolicy Always the kubelet restarted this one, so "
+	     "the pod is not being deleted: its files are stale, and the sidecars are watched afresh "
+	     "dir=/var/run/rearguard reason=resume",
+	     .kind = NOTE_ALWAYS_KEPT, .reason = REASON_RESUME);
 	SAYS("the app's report and its container's exit code differ: acting on the container's app=sh container=3 "
 	     "report=job reported=3 exit_code=0",
 	     .kind = NOTE_CODES_DIFFER, .app = "sh", .container = 3, .report = "job", .reported = 3, .code = 0);

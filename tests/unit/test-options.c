@@ -475,6 +475,9 @@ int main(void)
 	is_int(o.log_format, LOG_JSON, "--log-format");
 	is_int(o.log_level, LOG_DEBUG, "--verbose");
 	options_free(&o);
+	is_int(parse(&o, "-s", "istio", "--restart-policy", "Always", NULL), OPTIONS_OK, "--restart-policy Always");
+	is_int(o.policy, POLICY_ALWAYS, "a long-running pod's");
+	options_free(&o);
 
 	setenv("REARGUARD_SIDECARS", "istio; match=fluent-bit,stop=signal:INT ;", 1);
 	setenv("REARGUARD_STOP_TIMEOUT", "7s", 1);
@@ -547,7 +550,7 @@ int main(void)
 	refused("--app: invalid regex", "-s", "istio", "--app", "(", NULL);
 	refused("repetitions multiply", "-s", "istio", "--app", "(a{1000}){100}", NULL);
 	refused("--app: needs", "-s", "istio", "--app", "", NULL);
-	refused("--restart-policy", "-s", "istio", "--restart-policy", "Always", NULL);
+	refused("--restart-policy", "-s", "istio", "--restart-policy", "always", NULL);
 	refused("--log-format", "-s", "istio", "--log-format", "xml", NULL);
 	refused("--on-sidecar-exit: \"kill\" is not warn or fail", "-s", "istio", "--on-sidecar-exit", "kill", NULL);
 	refused("--dir: needs a value", "-s", "istio", "--dir", "", NULL);
@@ -560,7 +563,7 @@ int main(void)
 	env_refused("REARGUARD_STOP_TIMEOUT", "forever", "invalid duration");
 	env_refused("REARGUARD_APPS", "-1", "not a number");
 	env_refused("REARGUARD_VERBOSE", "sometimes", "not a boolean");
-	env_refused("REARGUARD_RESTART_POLICY", "never", "not Never or OnFailure");
+	env_refused("REARGUARD_RESTART_POLICY", "never", "not Never, OnFailure or Always");
 	env_refused("REARGUARD_LOG_FORMAT", "yaml", "not text or json");
 	env_refused("REARGUARD_ON_SIDECAR_EXIT", "Fail", "not warn or fail");
 	env_refused("REARGUARD_FIRST", "first", "not a boolean");

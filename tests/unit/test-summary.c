@@ -112,6 +112,44 @@ static void stop_the_apps(void)
 		bail_out("the apps are not done");
 }
 
+/*
+ * restartPolicy Always: the pod is deleted 10 s in (the agent's SIGTERM),
+ * its app stops 5 s later, the sidecar is stopped 0.2 s after that.
+ */
+static void deleted_pod(void)
+{
+	static struct decide_sidecar_config cfg[2] = { { .name = "istio" }, { .name = "fluent-bit", .stop_signal = SIGTERM } };
+	struct decide_config dc = { .policy = POLICY_ALWAYS, .nsidecars = 2, .sidecars = cfg, .apps_expected = 1,
+				    .startup_timeout_us = 600 * US_PER_S, .stop_timeout_us = 20 * US_PER_S,
+				    .term_grace_us = 25 * US_PER_S };
+	struct decide_action act = {0};
+	int64_t t = 15 * US_PER_S;
+	int i;
+
+	decide_free(d);
+	if (decide_new(&dc, 0, &d) < 0)
+		bail_out("decide_new");
+	decide_sidecar_seen(d, 1, 0);
+	decide_app_seen(d, 3, "web", 0);
+	decide_terminate(d, 10 * US_PER_S);
+	decide_app_exited(d, 3, t);
+	decide_app_status(d, 3, 0, t);
+	for (i = 0; i < 20 && act.kind != DECIDE_EXIT; i++) {
+		if (!decide_next(d, t, &act)) {
+			t += 100 * US_PER_MS;
+			continue;
+		}
+		if (act.kind == DECIDE_RESCAN)
+			decide_rescanned(d, 0, t);
+		else if (act.kind == DECIDE_SIGNAL)
+			decide_signal_result(d, act.sidecar, 0, t);
+		else if (act.kind == DECIDE_WATCH)
+			decide_sidecar_gone(d, act.sidecar, t + 200 * US_PER_MS);
+	}
+	if (act.kind != DECIDE_EXIT)
+		bail_out("the deletion did not end");
+}
+
 /* The text of member key (its JSON), "" when missing. */
 static const char *member(const char *text, size_t len, const char *key)
 {
@@ -172,6 +210,23 @@ int main(void)
 				    "\"state\":\"exited\",\"signal\":null"),
 	   "each app's signal from rearguard, null when none was sent");
 	is_str(member(full.buf, full.len, "reason"), "\"sidecar-exited\"", "the reason: a sidecar failed");
+	jbuf_free(&full);
+
+	/* A long-running pod's deletion: how long the sidecars were held for the apps, in all and each. */
+	deleted_pod();
+	jbuf_init(&full);
+	summary_build(&full, d, &opt, 16 * US_PER_S);
+	is_str(member(full.buf, full.len, "held_ms"), "5000.000", "held 5 s for the app after SIGTERM");
+	ok(strstr(full.buf, "\"name\":\"fluent-bit\"") && strstr(full.buf, "\"decision_to_exit_ms\":200.000,\"held_ms\":5000.000"),
+	   "the sidecar: stopped after 5 s of holding, gone 0.2 s later");
+	ok(strstr(full.buf, "\"name\":\"istio\"") &&
+		   strncmp(strstr(strstr(full.buf, "\"name\":\"istio\""), "\"held_ms\":"), "\"held_ms\":null", 14) == 0,
+	   "one never seen was not held");
+	jbuf_free(&full);
+	setup(1, 3);
+	jbuf_init(&full);
+	summary_build(&full, d, &opt, 3 * US_PER_S);
+	is_str(member(full.buf, full.len, "held_ms"), "null", "no SIGTERM, no hold");
 	jbuf_free(&full);
 
 	/* Native sidecars: listed apart from the sidecars rearguard stops. */
