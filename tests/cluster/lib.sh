@@ -441,23 +441,32 @@ sys.exit(1 if bad else 0)
 PY
 }
 
+# busybox_with PROGRAM NAME: the tree $T/img/NAME, busybox's image (made
+# before) with the host's PROGRAM and the libraries it links, as Debian
+# installed them: a real program in an image without a registry.
+busybox_with() {
+	local d=$T/img/$2 lib
+	[ -x "$1" ] || skip "$2 not installed (tools/deps $2)"
+	mkdir -p "$d"
+	cp -a "$T/img/busybox/." "$d/"
+	chmod 1777 "$d/tmp"
+	mkdir -p "$d$(dirname "$1")"
+	cp "$1" "$d$1"
+	for lib in $(ldd "$1" | awk '$2 == "=>" { print $3 } $1 ~ /^\// { print $1 }'); do
+		mkdir -p "$d$(dirname "$lib")"
+		cp -L "$lib" "$d$lib"
+	done
+}
+
 # image_nginx: Debian's nginx (the host's /usr/sbin/nginx and the libraries
 # it links) in the busybox image, standing in for the nginx repository, with
 # a configuration for a non-root master and two workers on 127.0.0.1:8080
 # logging to stderr: `nginx -e stderr -g 'daemon off;'`.
 image_nginx() {
-	local d=$T/img/nginx lib
-	[ -x /usr/sbin/nginx ] || skip "nginx not installed (tools/deps nginx)"
+	local d=$T/img/nginx
 	image_busybox
-	mkdir -p "$d"
-	cp -a "$T/img/busybox/." "$d/"
-	chmod 1777 "$d/tmp"
-	mkdir -p "$d/usr/sbin" "$d/etc/nginx"
-	cp /usr/sbin/nginx "$d/usr/sbin/nginx"
-	for lib in $(ldd /usr/sbin/nginx | awk '$2 == "=>" { print $3 } $1 ~ /^\// { print $1 }'); do
-		mkdir -p "$d$(dirname "$lib")"
-		cp -L "$lib" "$d$lib"
-	done
+	busybox_with /usr/sbin/nginx nginx
+	mkdir -p "$d/etc/nginx"
 	cat >"$d/etc/nginx/nginx.conf" <<'CONF'
 worker_processes 2;
 pid /tmp/nginx.pid;

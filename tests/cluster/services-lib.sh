@@ -49,18 +49,10 @@ declare -A PHASE_FAILED PHASE_DELETING PHASE_FIRST
 # image_haproxy: Debian's haproxy (the host's /usr/sbin/haproxy and the libraries it links) in the busybox
 # image, its configuration from the pod.
 image_haproxy() {
-	local d=$T/img/haproxy lib
-	[ -x /usr/sbin/haproxy ] || skip "haproxy not installed (tools/deps haproxy)"
+	local d=$T/img/haproxy
 	# image_nginx made busybox's image first.
-	mkdir -p "$d"
-	cp -a "$T/img/busybox/." "$d/"
-	chmod 1777 "$d/tmp"
-	mkdir -p "$d/usr/sbin" "$d/etc/haproxy"
-	cp /usr/sbin/haproxy "$d/usr/sbin/haproxy"
-	for lib in $(ldd /usr/sbin/haproxy | awk '$2 == "=>" { print $3 } $1 ~ /^\// { print $1 }'); do
-		mkdir -p "$d$(dirname "$lib")"
-		cp -L "$lib" "$d$lib"
-	done
+	busybox_with /usr/sbin/haproxy haproxy
+	mkdir -p "$d/etc/haproxy"
 	image haproxy haproxy "$d" 'ENV PATH=/usr/sbin:/bin' 'ENTRYPOINT ["/usr/sbin/haproxy", "-db", "-f", "/etc/haproxy/haproxy.cfg"]'
 }
 
@@ -75,26 +67,10 @@ services_images() {
 # its proxies, which call the backend by its address (BACKEND_IP).
 backend_up() {
 	local end
+	nginx_conf 'server { listen 8090; location / { return 200 "backend\n"; } }' >"$T/backend.conf"
+	k create configmap backend --from-file=nginx.conf="$T/backend.conf" >/dev/null ||
+		fail "cannot make the backend's ConfigMap"
 	cat >"$T/backend.yaml" <<-EOF
-		apiVersion: v1
-		kind: ConfigMap
-		metadata: {name: backend}
-		data:
-		  nginx.conf: |
-		    worker_processes 1;
-		    pid /tmp/nginx.pid;
-		    error_log stderr notice;
-		    events { worker_connections 256; }
-		    http {
-		      access_log off;
-		      client_body_temp_path /tmp/body;
-		      proxy_temp_path /tmp/proxy;
-		      fastcgi_temp_path /tmp/fastcgi;
-		      uwsgi_temp_path /tmp/uwsgi;
-		      scgi_temp_path /tmp/scgi;
-		      server { listen 8090; location / { return 200 "backend\n"; } }
-		    }
-		---
 		apiVersion: v1
 		kind: Pod
 		metadata: {name: backend}
@@ -136,8 +112,8 @@ backend_up() {
 	EOF
 	k create configmap app --from-file=app.sh="$T/app.sh" --from-file=call="$T/call" >/dev/null ||
 		fail "cannot make the app's ConfigMap"
-	nginx_conf 127.0.0.1:8080 "$BACKEND_IP:8090" >"$T/nginx.conf"
-	nginx_conf 127.0.0.1:8085 "$BACKEND_IP:8090" >"$T/relay.conf"
+	proxy_conf 127.0.0.1:8080 "$BACKEND_IP:8090" >"$T/nginx.conf"
+	proxy_conf 127.0.0.1:8085 "$BACKEND_IP:8090" >"$T/relay.conf"
 	cat >"$T/haproxy.cfg" <<-EOF
 		defaults
 		  mode http
@@ -160,11 +136,9 @@ backend_up() {
 	say "the backend answers at $BACKEND_IP:8090"
 }
 
-# nginx_conf LISTEN UPSTREAM: an outbound proxy's nginx.conf: LISTEN passed on to UPSTREAM, its readiness at
-# 127.0.0.1:8081/ready (8086 for the relay behind haproxy).
+# nginx_conf SERVER...: an nginx.conf of one worker, its files in /tmp, logging to
+# stderr, with the server blocks SERVER.
 nginx_conf() {
-	local ready=127.0.0.1:8081
-	[ "$1" = 127.0.0.1:8080 ] || ready=127.0.0.1:8086
 	cat <<-EOF
 		worker_processes 1;
 		pid /tmp/nginx.pid;
@@ -177,10 +151,18 @@ nginx_conf() {
 		  fastcgi_temp_path /tmp/fastcgi;
 		  uwsgi_temp_path /tmp/uwsgi;
 		  scgi_temp_path /tmp/scgi;
-		  server { listen $1; location / { proxy_pass http://$2; } }
-		  server { listen $ready; location /ready { return 200 "ready\n"; } }
-		}
 	EOF
+	printf '  %s\n' "$@"
+	echo "}"
+}
+
+# proxy_conf LISTEN UPSTREAM: an outbound proxy's nginx.conf: LISTEN passed on to UPSTREAM, its readiness at
+# 127.0.0.1:8081/ready (8086 for the relay behind haproxy).
+proxy_conf() {
+	local ready=127.0.0.1:8081
+	[ "$1" = 127.0.0.1:8080 ] || ready=127.0.0.1:8086
+	nginx_conf "server { listen $1; location / { proxy_pass http://$2; } }" \
+		"server { listen $ready; location /ready { return 200 \"ready\\n\"; } }"
 }
 
 # workload KIND NAME [LABEL]: the workload's YAML (a Deployment or a StatefulSet of 2 pods): the app, its proxy

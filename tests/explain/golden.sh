@@ -19,19 +19,8 @@ bin=$RG_BUILDDIR/rearguard
 cd "$RG_SRCDIR/tests/explain/cases" || exit 1
 tmp=$(mktemp -d /tmp/rg-explain.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
-n=0
-failed=0
-
-check() {
-	n=$((n + 1))
-	if [ "$1" = 0 ]; then
-		printf 'ok %d - %s\n' "$n" "$2"
-	else
-		printf 'not ok %d - %s\n' "$n" "$2"
-		failed=$((failed + 1))
-		[ -z "${3:-}" ] || sed 's/^/#   /' "$3" | head -n 40
-	fi
-}
+# shellcheck source=tests/tap.sh
+. "$RG_SRCDIR/tests/tap.sh"
 
 for input in *.json *.yaml; do
 	[ -f "$input" ] || continue
@@ -87,5 +76,4 @@ rc=$?
 [ "$rc" = 2 ] && [ ! -s "$tmp/out" ] && grep -q "holds no .json, .yaml or .yml file" "$tmp/err"
 check $? "a directory without manifests: exit $rc, $(cat "$tmp/err")" "$tmp/err"
 
-echo "1..$n"
-[ "$failed" = 0 ]
+tap_done

@@ -8,12 +8,8 @@ bin=$RG_BUILDDIR/rearguard
 job=$RG_SRCDIR/tests/inject/cases/job-istio-nohold.yaml
 tmp=$(mktemp -d /tmp/rg-cli.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
-n=0 failed=0
-
-check() {
-	n=$((n + 1))
-	if [ "$1" = 0 ]; then printf 'ok %d - %s\n' "$n" "$2"; else printf 'not ok %d - %s\n' "$n" "$2"; failed=$((failed + 1)); fi
-}
+# shellcheck source=tests/tap.sh
+. "$RG_SRCDIR/tests/tap.sh"
 
 # refused RC NEEDLE [ENV=VALUE...] -- ARG...: exit status RC, one line on stderr naming NEEDLE, nothing on stdout.
 refused() {
@@ -111,5 +107,4 @@ check $? "REARGUARD_SIGNAL_AS_ROOT=true: root with KILL where a proxy may run as
 } >"$tmp/rl"
 "$bin" inject "$tmp/rl" 2>/dev/null | grep -q 'add: \[KILL\]'
 check $? "a functionConfig's signal-as-root takes effect"
-printf '1..%d\n' "$n"
-[ "$failed" = 0 ]
+tap_done

@@ -15,19 +15,8 @@ bin=$RG_BUILDDIR/rearguard
 cd "$RG_SRCDIR/tests/inject/cases" || exit 1
 tmp=$(mktemp -d /tmp/rg-golden.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
-n=0
-failed=0
-
-check() {
-	n=$((n + 1))
-	if [ "$1" = 0 ]; then
-		printf 'ok %d - %s\n' "$n" "$2"
-	else
-		printf 'not ok %d - %s\n' "$n" "$2"
-		failed=$((failed + 1))
-		[ -z "${3:-}" ] || sed 's/^/#   /' "$3" | head -n 40
-	fi
-}
+# shellcheck source=tests/tap.sh
+. "$RG_SRCDIR/tests/tap.sh"
 
 for input in *.yaml *.json; do
 	case=${input%.*}
@@ -86,5 +75,4 @@ printf '# %d changed cases keep every other line of their input\n' "$minimal"
 # Documents inject leaves alone come out as they went in, comments and all.
 "$bin" inject passthrough.yaml 2>/dev/null | cmp -s - passthrough.yaml
 check $? "passthrough.yaml comes out byte for byte"
-printf '1..%d\n' "$n"
-[ "$failed" = 0 ]
+tap_done
