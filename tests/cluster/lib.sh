@@ -458,6 +458,26 @@ busybox_with() {
 	done
 }
 
+# nginx_conf SERVER...: an nginx.conf of NGINX_WORKERS workers (1 unless set), its files in /tmp, logging to
+# stderr, with the server blocks SERVER.
+nginx_conf() {
+	cat <<-EOF
+		worker_processes ${NGINX_WORKERS:-1};
+		pid /tmp/nginx.pid;
+		error_log stderr notice;
+		events { worker_connections 256; }
+		http {
+		  access_log off;
+		  client_body_temp_path /tmp/body;
+		  proxy_temp_path /tmp/proxy;
+		  fastcgi_temp_path /tmp/fastcgi;
+		  uwsgi_temp_path /tmp/uwsgi;
+		  scgi_temp_path /tmp/scgi;
+	EOF
+	printf '  %s\n' "$@"
+	echo "}"
+}
+
 # image_nginx: Debian's nginx (the host's /usr/sbin/nginx and the libraries
 # it links) in the busybox image, standing in for the nginx repository, with
 # a configuration for a non-root master and two workers on 127.0.0.1:8080
@@ -467,24 +487,9 @@ image_nginx() {
 	image_busybox
 	busybox_with /usr/sbin/nginx nginx
 	mkdir -p "$d/etc/nginx"
-	cat >"$d/etc/nginx/nginx.conf" <<'CONF'
-worker_processes 2;
-pid /tmp/nginx.pid;
-error_log stderr notice;
-events { worker_connections 64; }
-http {
-	access_log off;
-	client_body_temp_path /tmp/body;
-	proxy_temp_path /tmp/proxy;
-	fastcgi_temp_path /tmp/fastcgi;
-	uwsgi_temp_path /tmp/uwsgi;
-	scgi_temp_path /tmp/scgi;
-	server {
-		listen 127.0.0.1:8080;
-		location / { return 200 "served by $pid\n"; }
-	}
-}
-CONF
+	# shellcheck disable=SC2016 # nginx's $pid
+	NGINX_WORKERS=2 nginx_conf 'server { listen 127.0.0.1:8080; location / { return 200 "served by $pid\n"; } }' \
+		>"$d/etc/nginx/nginx.conf"
 	image nginx nginx "$d" 'ENV PATH=/usr/sbin:/bin' \
 		'ENTRYPOINT ["/usr/sbin/nginx", "-e", "stderr", "-g", "daemon off;"]'
 }

@@ -136,26 +136,6 @@ backend_up() {
 	say "the backend answers at $BACKEND_IP:8090"
 }
 
-# nginx_conf SERVER...: an nginx.conf of one worker, its files in /tmp, logging to
-# stderr, with the server blocks SERVER.
-nginx_conf() {
-	cat <<-EOF
-		worker_processes 1;
-		pid /tmp/nginx.pid;
-		error_log stderr notice;
-		events { worker_connections 256; }
-		http {
-		  access_log off;
-		  client_body_temp_path /tmp/body;
-		  proxy_temp_path /tmp/proxy;
-		  fastcgi_temp_path /tmp/fastcgi;
-		  uwsgi_temp_path /tmp/uwsgi;
-		  scgi_temp_path /tmp/scgi;
-	EOF
-	printf '  %s\n' "$@"
-	echo "}"
-}
-
 # proxy_conf LISTEN UPSTREAM: an outbound proxy's nginx.conf: LISTEN passed on to UPSTREAM, its readiness at
 # 127.0.0.1:8081/ready (8086 for the relay behind haproxy).
 proxy_conf() {
@@ -163,6 +143,20 @@ proxy_conf() {
 	[ "$1" = 127.0.0.1:8080 ] || ready=127.0.0.1:8086
 	nginx_conf "server { listen $1; location / { proxy_pass http://$2; } }" \
 		"server { listen $ready; location /ready { return 200 \"ready\\n\"; } }"
+}
+
+# proxy_container NAME IMAGE COMMAND VOLUME DIR: a proxy's container in a workload's template, as uid
+# 65532, its configuration VOLUME at DIR: 3 s before it execs COMMAND, as a proxy that first fetches
+# its certificates.
+proxy_container() {
+	cat <<-EOF
+		        - name: $1
+		          image: ${IMAGE_FOR[$2]}
+		          imagePullPolicy: Never
+		          command: [sh, -c, "sleep 3; exec $3"]
+		          securityContext: {runAsUser: 65532}
+		          volumeMounts: [{name: $4, mountPath: $5}]
+	EOF
 }
 
 # workload KIND NAME [LABEL]: the workload's YAML (a Deployment or a StatefulSet of 2 pods): the app, its proxy
@@ -174,26 +168,11 @@ workload() {
   podManagementPolicy: Parallel"
 	if [ "${TWO:-}" = yes ]; then
 		sidecars="relay=match=nginx,stop=signal:QUIT,ready=http://127.0.0.1:8086/ready;edge=match=haproxy,stop=signal:USR1,ready=http://127.0.0.1:8082/ready"
-		proxies="        - name: relay
-          image: ${IMAGE_FOR[nginx]}
-          imagePullPolicy: Never
-          command: [sh, -c, \"sleep 3; exec /usr/sbin/nginx -e stderr -g 'daemon off;'\"]
-          securityContext: {runAsUser: 65532}
-          volumeMounts: [{name: relay, mountPath: /etc/nginx}]
-        - name: edge
-          image: ${IMAGE_FOR[haproxy]}
-          imagePullPolicy: Never
-          command: [sh, -c, \"sleep 3; exec /usr/sbin/haproxy -db -f /etc/haproxy/haproxy.cfg\"]
-          securityContext: {runAsUser: 65532}
-          volumeMounts: [{name: edge, mountPath: /etc/haproxy}]"
+		proxies="$(proxy_container relay nginx "/usr/sbin/nginx -e stderr -g 'daemon off;'" relay /etc/nginx)
+$(proxy_container edge haproxy '/usr/sbin/haproxy -db -f /etc/haproxy/haproxy.cfg' edge /etc/haproxy)"
 	else
 		sidecars="proxy=match=nginx,stop=signal:QUIT,ready=http://127.0.0.1:8081/ready"
-		proxies="        - name: proxy
-          image: ${IMAGE_FOR[nginx]}
-          imagePullPolicy: Never
-          command: [sh, -c, \"sleep 3; exec /usr/sbin/nginx -e stderr -g 'daemon off;'\"]
-          securityContext: {runAsUser: 65532}
-          volumeMounts: [{name: egress, mountPath: /etc/nginx}]"
+		proxies=$(proxy_container proxy nginx "/usr/sbin/nginx -e stderr -g 'daemon off;'" egress /etc/nginx)
 	fi
 	cat <<-EOF
 		apiVersion: apps/v1

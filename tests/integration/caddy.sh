@@ -14,10 +14,7 @@ alias_bin job
 uid=$(id -u caddy 2>/dev/null) || uid=1005
 
 pod_start
-ctr_start agent "$uid" "$BIN/rearguard" \
-	-s 'name=caddy,match=caddy,ready=http://127.0.0.1:2019/config/,stop=http://127.0.0.1:2019/stop' \
-	--apps 1 --stop-timeout 10s --dir "$EMPTYDIR" --termination-log "$RUN/termination-log"
-agent_scanned
+agent_one "$uid" 'name=caddy,match=caddy,ready=http://127.0.0.1:2019/config/,stop=http://127.0.0.1:2019/stop'
 caddy_start caddy "$uid"
 wait_for 15 test -e "$EMPTYDIR/ready" || fail "no ready file: caddy's admin API never answered"
 served=$(nsenter --target "$PAUSE" --net curl -sS --max-time 5 http://127.0.0.1:8081/) || fail "caddy does not serve"

@@ -36,22 +36,15 @@ served=$(nsenter --target "$PAUSE" --net curl -sS --max-time 5 http://127.0.0.1:
 [ "$served" = "served by haproxy" ] || fail "haproxy answered '$served'"
 [ "$(ctr_left haproxy | wc -l)" = 2 ] || fail "want a master and a worker"
 
-ctr_start agent "$uid" "$BIN/rearguard" -s 'name=haproxy,match=haproxy,stop=signal:USR1' --apps 1 \
-	--stop-timeout 10s --dir "$EMPTYDIR" --termination-log "$RUN/termination-log"
-agent_scanned
-ctr_start_noting app 1001 "$BIN/job" --run 300ms --log "$EVENTS"
-before=$(cat "$RUN/app.last-pid")
-
-expect_exit agent 20 0
-expect_exit haproxy 5 0
-after=$(pod_last_pid)
+agent_one "$uid" 'name=haproxy,match=haproxy,stop=signal:USR1'
+app_done 300ms haproxy
 say "$(/usr/sbin/haproxy -v | head -n 1 | cut -d' ' -f1-3)"
 
 [ "$(agent_lines 'sent SIGUSR1 sidecar=haproxy processes=1$')" = 1 ] ||
 	fail "SIGUSR1 did not go to the master alone: $(grep 'sent SIG' "$T/agent.log")"
 [ "$(agent_lines 'sent SIG(TERM|KILL)')" = 0 ] || fail "haproxy needed an escalation"
 [ "$(grep -c 'New worker' "$T/haproxy.log")" = 1 ] || fail "haproxy forked another worker"
-no_respawn "$before" "$after"
+no_respawn "$BEFORE" "$AFTER"
 grep -q 'Current worker ([0-9]*) exited with code 0' "$T/haproxy.log" ||
 	fail "the worker did not exit 0: $(tail -n 4 "$T/haproxy.log")"
 no_process_left haproxy

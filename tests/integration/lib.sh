@@ -281,6 +281,21 @@ shipper_pod() {
 	agent_scanned
 }
 
+# first_attempt_fails GRACE JOB_ARG...: under OnFailure, the fake log shipper (container proxy)
+# and shipper_agent with --restart-grace GRACE, then the app's first attempt (container app,
+# the job stand-in named attempt1 with JOB_ARGs) exiting 3; returns once the agent said it
+# keeps the sidecars for the app's restart.
+first_attempt_fails() {
+	local grace=$1
+	shift
+	fake_start proxy 1002 fluent-bit
+	shipper_agent --restart-policy OnFailure --restart-grace "$grace"
+	agent_scanned
+	ctr_start app 1001 "$BIN/job" "$@" --exit 3 --name attempt1 --log "$EVENTS"
+	expect_exit app 5 3
+	wait_for 5 grep -q "keeping the sidecars for its restart" "$T/agent.log" || fail "no restart awaited"
+}
+
 # ctr_exec NAME UID CMD...: a process entering container NAME later (kubectl exec).
 ctr_exec() {
 	local name=$1 uid=$2 args= d
@@ -525,6 +540,25 @@ hail() {
 		[ "$SECONDS" -lt "$end" ] || fail "$1 still runs after 10 s of SIGTERMs"
 		sleep 0.002
 	done
+}
+
+# agent_one UID SPEC: the agent as UID for one app and the one sidecar SPEC (its stop within
+# 10 s, its summary in $RUN/termination-log), once it has scanned the pod.
+agent_one() {
+	ctr_start agent "$1" "$BIN/rearguard" -s "$2" --apps 1 --stop-timeout 10s --dir "$EMPTYDIR" \
+		--termination-log "$RUN/termination-log"
+	agent_scanned
+}
+
+# app_done RUN SIDECAR: one app (the job stand-in, uid 1001, noting the last pid) that runs for
+# RUN, then the agent's exit with 0 within 20 s and SIDECAR's within 5 s of it. BEFORE: the
+# app's note of the last pid; AFTER: the pod's last pid once both are gone (no_respawn).
+app_done() {
+	ctr_start_noting app 1001 "$BIN/job" --run "$1" --log "$EVENTS"
+	BEFORE=$(cat "$RUN/app.last-pid")
+	expect_exit agent 20 0
+	expect_exit "$2" 5 0
+	AFTER=$(pod_last_pid)
 }
 
 # pod_last_pid: the last pid handed out in the pod's PID namespace. Reading it takes one pid

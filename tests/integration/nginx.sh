@@ -32,15 +32,8 @@ case $served in "served by "*) ;; *) fail "nginx answered '$served'" ;; esac
 workers=$(ctr_left nginx | wc -l)
 [ "$workers" = 3 ] || fail "the nginx container has $workers processes, want a master and 2 workers"
 
-ctr_start agent "$uid" "$BIN/rearguard" -s 'name=nginx,match=nginx,stop=signal:QUIT' --apps 1 \
-	--stop-timeout 10s --dir "$EMPTYDIR" --termination-log "$RUN/termination-log"
-agent_scanned
-ctr_start_noting app 1001 "$BIN/job" --run 400ms --log "$EVENTS"
-before=$(cat "$RUN/app.last-pid")
-
-expect_exit agent 20 0
-expect_exit nginx 5 0
-after=$(pod_last_pid)
+agent_one "$uid" 'name=nginx,match=nginx,stop=signal:QUIT'
+app_done 400ms nginx
 t_stop=$(grep -m1 'sent SIGQUIT' "$T/agent.log" | cut -c12-23)
 t_exit=$(grep -m1 'exit$' "$N/error.log" | awk '{print $2}')
 say "nginx $(/usr/sbin/nginx -v 2>&1 | sed 's/.*\///'): QUIT sent at $t_stop, master exit logged at $t_exit"
@@ -57,7 +50,7 @@ from_agent=$(grep -E "signal 3 \(SIGQUIT\) received from $agent_pid\b" "$N/error
 	fail "processes that got SIGQUIT from the agent (pid $agent_pid): '$from_agent', want the master $master alone"
 started=$(workers_started)
 [ "$started" = 2 ] || fail "nginx started $started workers, 2 of them during the stop"
-no_respawn "$before" "$after"
+no_respawn "$BEFORE" "$AFTER"
 [ "$(grep -c 'gracefully shutting down' "$N/error.log")" = 2 ] ||
 	fail "the workers did not shut down gracefully: $(grep -v 'start worker' "$N/error.log")"
 grep -q 'exit$' "$N/error.log" || fail "the master did not log its exit"

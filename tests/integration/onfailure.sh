@@ -7,11 +7,7 @@
 
 alias_bin fluent-bit job
 pod_start
-fake_start proxy 1002 fluent-bit
-shipper_agent --restart-policy OnFailure --restart-grace 30s
-agent_scanned
-ctr_start app 1001 "$BIN/job" --run 300ms --exit 3 --name attempt1 --log "$EVENTS"
-expect_exit app 5 3
+first_attempt_fails 30s --run 300ms
 sleep 1
 ctr_running proxy || fail "the sidecar was stopped after a failure under OnFailure"
 # The kubelet's restart: a new container (new cgroup) with the same entrypoint.

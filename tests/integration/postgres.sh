@@ -33,9 +33,7 @@ wait_for 15 grep -q 'database system is ready to accept connections' "$T/postgre
 procs=$(ctr_left postgres | wc -l)
 [ "$procs" -ge 4 ] || fail "postgres runs $procs processes, want the postmaster and its background processes"
 
-ctr_start agent "$uid" "$BIN/rearguard" -s 'name=postgres,match=postgres,stop=signal:INT' --apps 1 \
-	--stop-timeout 10s --dir "$EMPTYDIR" --termination-log "$RUN/termination-log"
-agent_scanned
+agent_one "$uid" 'name=postgres,match=postgres,stop=signal:INT'
 # The app: writes a row, then notes the last pid of the pod.
 ctr_start app 1001 /bin/sh -c '"$@" && '"$NOTE_LAST_PID" \
 	"$RUN/last-pid" "$PG/psql" -h 127.0.0.1 -p 5432 -U postgres -v ON_ERROR_STOP=1 -qAt \

@@ -14,12 +14,7 @@
 
 alias_bin fluent-bit job
 pod_start
-fake_start proxy 1002 fluent-bit
-shipper_agent --restart-policy OnFailure --restart-grace 60s
-agent_scanned
-ctr_start app 1001 "$BIN/job" --run 300ms --exit 3 --name attempt1 --log "$EVENTS"
-expect_exit app 5 3
-wait_for 5 grep -q "keeping the sidecars for its restart" "$T/agent.log" || fail "no restart awaited"
+first_attempt_fails 60s --run 300ms
 
 "$BIN/runc" --target "$PAUSE" --hold "$RUN/probe-go" --hold-exit 0 --pidfile "$T/probe.pid" \
 	--exitfile "$T/probe.exit" -- /bin/true >"$T/probe.log" 2>&1 &

@@ -11,12 +11,7 @@ alias_bin fluent-bit job
 pod_start
 for round in 1 2 3; do
 	[ "$round" = 1 ] || new_pod
-	fake_start proxy 1002 fluent-bit
-	shipper_agent --restart-policy OnFailure --restart-grace 60s
-	agent_scanned
-	ctr_start app 1001 "$BIN/job" --run 200ms --exit 3 --name attempt1 --log "$EVENTS"
-	expect_exit app 5 3
-	wait_for 5 grep -q "keeping the sidecars for its restart" "$T/agent.log" || fail "round $round: no restart awaited"
+	first_attempt_fails 60s --run 200ms
 	# Some time after the failure, as the kubelet's back-off would have it.
 	sleep "0.$((RANDOM % 9 + 1))"
 	ctr_start app-restarted 1001 "$BIN/job" --run 200ms --exit 0 --name attempt2 --log "$EVENTS"
