@@ -180,13 +180,18 @@ job_yaml() {
 		"${args[@]}" "$@" >"$T/$JOB.yaml" || fail "cannot make a Job of $manifest"
 }
 
+# ns_ready: the cluster up, the test's namespace made and its images
+# loaded, once.
+ns_ready() {
+	[ -n "$NS_MADE" ] && return 0
+	cluster_up
+	load_images
+}
+
 # apply FILE: kubectl apply in the test's namespace; the first call brings
 # up the cluster, makes the namespace and loads the images.
 apply() {
-	if [ -z "$NS_MADE" ]; then
-		cluster_up
-		load_images
-	fi
+	ns_ready
 	START_MS=$(now_ms)
 	k apply -f "$1" >/dev/null || fail "kubectl apply refused $1"
 }

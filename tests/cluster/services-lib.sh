@@ -68,6 +68,7 @@ services_images() {
 backend_up() {
 	local end
 	nginx_conf 'server { listen 8090; location / { return 200 "backend\n"; } }' >"$T/backend.conf"
+	ns_ready
 	k create configmap backend --from-file=nginx.conf="$T/backend.conf" >/dev/null ||
 		fail "cannot make the backend's ConfigMap"
 	cat >"$T/backend.yaml" <<-EOF

@@ -10,7 +10,8 @@
 #
 # - the configuration was created after the Secret and after a replica of
 #   the webhook was ready (the install order), with the CA of the Secret
-#   rearguard-webhook-ca as both entries' caBundle;
+#   rearguard-webhook-ca as each entry's caBundle (namespace, pod and
+#   services);
 # - the PodDisruptionBudget was applied as policy/v1beta1 (the 1.20
 #   overlay of a policy/v1 base);
 # - a pod labelled rearguard.io/inject=enabled, an app and a plain
@@ -69,12 +70,14 @@ say "Secret created $secret, first replica ready $ready, configuration created $
 ca=$(kubectl -n "$WEBHOOK_NS" get secret rearguard-webhook-ca -o 'jsonpath={.data.ca\.crt}')
 bundles=$(kubectl get mutatingwebhookconfiguration rearguard \
 	-o 'jsonpath={range .webhooks[*]}{.name} {.clientConfig.caBundle} {.clientConfig.service.namespace}{"\n"}{end}')
-[ "$(wc -l <<<"$bundles")" = 2 ] || fail "the configuration has not two entries: $bundles"
+names=$(cut -d' ' -f1 <<<"$bundles" | paste -sd' ')
+[ "$names" = "namespace.rearguard.io pod.rearguard.io services.rearguard.io" ] ||
+	fail "the configuration's entries are $names, want namespace.rearguard.io pod.rearguard.io services.rearguard.io"
 while read -r name bundle namespace; do
 	[ "$bundle" = "$ca" ] || fail "entry $name: its caBundle is not the CA of the Secret rearguard-webhook-ca"
 	[ "$namespace" = "$WEBHOOK_NS" ] || fail "entry $name calls a Service in $namespace"
 done <<<"$bundles"
-say "both entries: the CA as caBundle, the Service in $WEBHOOK_NS"
+say "entries $names: the CA as caBundle, the Service in $WEBHOOK_NS"
 
 applied=$(kubectl -n "$WEBHOOK_NS" get poddisruptionbudget rearguard-webhook \
 	-o 'jsonpath={.metadata.annotations.kubectl\.kubernetes\.io/last-applied-configuration}') ||
