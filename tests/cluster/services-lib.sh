@@ -15,7 +15,8 @@
 # proxy as it starts (its outcome served at /first), then serves :8000, each
 # request to /cgi-bin/call being one call through the proxy (200 when it went
 # through, 502 when it failed); on SIGTERM it serves on for 5 s, as an app
-# that finishes its work does, then exits 0. The proxy is Debian's nginx as
+# that finishes its work does, then stops serving, lets the calls in flight end (2 s, their
+# timeout) and exits 0. The proxy is Debian's nginx as
 # an outbound proxy to the backend's address (127.0.0.1:8080, readiness on
 # 127.0.0.1:8081/ready), uid 65532, stopped by SIGQUIT, and slower than the
 # app to start (3 s, as a proxy that first fetches its certificates). With
@@ -93,14 +94,16 @@ backend_up() {
 	done
 	cat >"$T/app.sh" <<-'EOF'
 		# The app: one call through its proxy as it starts, then a call for each request to
-		# :8000/cgi-bin/call; on SIGTERM it serves on for 5 s, then exits 0.
+		# :8000/cgi-bin/call; on SIGTERM it serves on for 5 s, then exits 0 once its calls have ended.
 		mkdir -p /tmp/www/cgi-bin
 		cp /app/call /tmp/www/cgi-bin/call
 		chmod 755 /tmp/www/cgi-bin/call
 		if timeout 2 wget -q -O /dev/null http://127.0.0.1:8080/; then echo ok >/tmp/www/first; else echo failed >/tmp/www/first; fi
 		echo "first call: $(cat /tmp/www/first)"
 		httpd -f -p 8000 -h /tmp/www &
-		trap 'echo "SIGTERM: calling on for 5 s"; sleep 5; echo stopped; kill $!; exit 0' TERM
+		# Then no new call, and those in flight (their own connections' processes, not the
+		# shell's children) get their 2 s to end before the app does: an app that finishes its work.
+		trap 'echo "SIGTERM: calling on for 5 s"; sleep 5; kill $!; sleep 2; echo stopped; exit 0' TERM
 		wait
 	EOF
 	cat >"$T/call" <<-'EOF'
@@ -379,10 +382,11 @@ release_all() {
 # each pod took no longer than its app's stop plus its sidecars' (the summary's decision_to_exit_ms of the
 # last one stopped) plus a second.
 deletions() {
-	local run=$1 bound=${2:-} f
+	local run=$1 bound=${2:-} f judged=0 rc
 	for f in "$T"/deleted/*.json; do
 		[ -f "$f" ] || continue
-		/usr/bin/python3 - "$f" "$bound" <<-'PY' || fail "$run: a pod took longer to delete than its app's stop, its sidecars' and a second, or what it took is not known (above)"
+		rc=0
+		/usr/bin/python3 - "$f" "$bound" <<-'PY' || rc=$?
 			import datetime, json, math, sys
 			p = json.load(open(sys.argv[1]))
 			def t(s):
@@ -391,7 +395,7 @@ deletions() {
 			if p.get("status_lost"):
 			    # Its containers were removed before a state with all of them terminated was read or watched.
 			    print("# %s: the kubelet's last state of it was lost: its containers were removed first" % m["name"])
-			    sys.exit(1 if sys.argv[2] else 0)
+			    sys.exit(3)
 			deleted = t(m["deletionTimestamp"]) - m["deletionGracePeriodSeconds"]
 			fin = {c["name"]: t(c["state"]["terminated"]["finishedAt"]) for c in p["status"]["containerStatuses"]}
 			app, last = fin["app"] - deleted, max(fin.values()) - deleted
@@ -413,9 +417,17 @@ deletions() {
 			print("# " + line)
 			sys.exit(0 if ok else 1)
 		PY
+		case $rc in
+		0) judged=$((judged + 1)) ;;
+		3) ;;
+		*) fail "$run: a pod took longer to delete than its app's stop, its sidecars' and a second (above)" ;;
+		esac
 		mkdir -p "$T/deleted-$run"
 		mv "$f" "$T/deleted-$run/"
 	done
+	# The 1.20 kubelet may lose a deleted pod's last state on a busy node (release_kept): such a
+	# pod is not judged, but one pod at least must be.
+	[ -z "$bound" ] || [ "$judged" -gt 0 ] || fail "$run: no deleted pod's last state was kept, so none could be judged"
 }
 
 # run_phases KIND NAME RUN [BOUND]: the workload's phases, each counted by the client: its start (the first
