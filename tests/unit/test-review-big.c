@@ -9,8 +9,10 @@
  * Each review runs in a child of its own, so that the child's peak RSS
  * (wait4's rusage) is that review's. The bounds are functional ones, with
  * a margin a loaded machine keeps:
- * - time: 5 s, the timeoutSeconds of manifests/webhook's configuration,
- *   past which the API server gives up on the webhook; and nothing
+ * - time: 5 s of processor, the timeoutSeconds of manifests/webhook's
+ *   configuration, past which the API server gives up on the webhook (the
+ *   clock's time is printed, not judged: on a busy machine it measures the
+ *   machine); and nothing
  *   superlinear in the review's size, which a time on this machine would
  *   not show (0.4.0 took 2 s for 50,000 annotations, 36 s for 239,000):
  *   the answer costs a few parses of the same bytes (LINEAR_MAX);
@@ -157,7 +159,10 @@ static void one(const char *shape)
 	       past ? "past the budget: allowed unchanged" : "patched");
 	if (past)
 		ok(res.warned, "%s: the warning says why", shape);
-	ok(res.seconds < TIME_MAX_S, "%s: answered in %.3f s (under %.0f s)", shape, res.seconds, TIME_MAX_S);
+	/* Processor time, not the clock's: a loaded machine (CI's other stream, at a higher priority)
+	 * may keep the child off the processor for seconds, which says nothing of the review. */
+	ok(res.cpu < TIME_MAX_S, "%s: %.3f s of processor (under %.0f s; answered in %.3f s here)", shape, res.cpu,
+	   TIME_MAX_S, res.seconds);
 	ok(res.cpu <= LINEAR_MAX * res.parse + 0.005, "%s: %.1f ms of processor, at most %d times a parse alone (%.1f ms)",
 	   shape, res.cpu * 1e3, LINEAR_MAX, res.parse * 1e3);
 	ok(ru.ru_maxrss <= RSS_MAX_KB, "%s: peak RSS %ld kB (at most %d kB)", shape, ru.ru_maxrss, RSS_MAX_KB);
