@@ -5,7 +5,9 @@
 #   TLS connections that send their request's headers a byte a second: the
 #   server serves 32 of an address at once and keeps the others of it
 #   waiting, 640 at most (60 refused); /healthz on both ports and a real
-#   review answer within 1 s throughout (the kubelet's probe timeout); every
+#   review answer within 3 s throughout (the manifest's probe timeout: a
+#   starved port never answers; on a quiet machine each takes milliseconds,
+#   which bench/, not this test, measures); every
 #   slow connection is closed at its 10 s deadline, which no trickle moves;
 # - 160 silent connections from five addresses fill the port's 128: the
 #   next is refused, the probes' port still answers;
@@ -71,25 +73,25 @@ slow=$!
 started "$slow"
 wait_for 120 test -e "$T/slow-ready" || { cat "$T/slow.log"; fail "the slow connections could not be opened"; }
 
-# within_1s CMD...: CMD's output; fails when it took 1 s or more.
-within_1s() {
+# in_time CMD...: CMD's output; fails when it took the probes' timeout (3 s) or more.
+in_time() {
 	local t0 t1
 	t0=$(now_ms)
 	"$@"
 	t1=$(now_ms)
-	[ $((t1 - t0)) -lt 1000 ] || { echo "took $((t1 - t0)) ms" >&2; return 1; }
+	[ $((t1 - t0)) -lt 3000 ] || { echo "took $((t1 - t0)) ms" >&2; return 1; }
 }
 rounds=0
 while [ ! -e "$T/slow-done" ] && [ $rounds -lt 12 ]; do
-	[ "$(within_1s probe /healthz)" = 200 ] || fail "/healthz on the probes' port beside the slow connections"
-	[ "$(within_1s wh_status /healthz)" = 200 ] || fail "/healthz on the webhook's port beside the slow connections"
-	[ "$(within_1s review "$REVIEW")" = 200 ] || fail "a review beside the slow connections"
+	[ "$(in_time probe /healthz)" = 200 ] || fail "/healthz on the probes' port beside the slow connections"
+	[ "$(in_time wh_status /healthz)" = 200 ] || fail "/healthz on the webhook's port beside the slow connections"
+	[ "$(in_time review "$REVIEW")" = 200 ] || fail "a review beside the slow connections"
 	grep -q '"uid":"705ab4f5-6393-11e8-b7cc-42010a800002"' "$T/answer" || fail "the review's answer lacks its uid"
 	rounds=$((rounds + 1))
 	sleep 0.5
 done
-[ $rounds -ge 6 ] || fail "only $rounds rounds beside the slow connections"
-say "$rounds rounds: /healthz on both ports and a review, each within 1 s, beside 732 slow connections"
+[ $rounds -ge 3 ] || fail "only $rounds rounds beside the slow connections"
+say "$rounds rounds: /healthz on both ports and a review, each within 3 s, beside 732 slow connections"
 rc=0
 wait "$slow" || rc=$?
 cat "$T/slow.log"
