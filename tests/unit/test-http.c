@@ -353,7 +353,11 @@ static void concurrency(void)
 	ok(run_until_done(2), "two of three done while the third hangs");
 	while (done_at_tick == 99)
 		ev_run(loop, EVRUN_ONCE);
-	is_int(done_at_tick, 2, "a timer fires while a request hangs: the loop is not blocked");
+	/* The hanging one ends only at its timeout (2 s), after the timer's 50 ms: a blocked loop would
+	 * have run the timer after it (3 done). How many of the other two were done by then is the
+	 * machine's speed (under qemu on a busy machine, none), not the loop's. */
+	ok(done_at_tick <= 2, "a timer fires while a request hangs (%u done then): the loop is not blocked",
+	   done_at_tick);
 	is_int(b.status, 500, "the 500");
 	is_int(c.status, 200, "the 200");
 	is_int(ndone, 2, "the hanging one has not reported");
