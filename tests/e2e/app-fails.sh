@@ -16,7 +16,7 @@ expect_code report 3
 expect_code fluent-bit 0
 expect_code rearguard 0
 in_order "$(marker_ms app-exit)" "$(event_ms fluent-bit "got SIGTERM")" 2000 "the app's exit -> the helper's SIGTERM"
-assert_between "$WALL_MS" 1000 30000 "ms from kube play to the pod's end"
+assert_between "$WALL_MS" 1000 60000 "ms from kube play to the pod's end (pod_wait's bound; a busy machine stretches it)"
 summary_is 3 apps 0 exit_code
 summary_is stopped sidecars 0 outcome
 summary_is 0 exit_code

@@ -25,7 +25,7 @@ in_order "$(marker_ms app-exit)" "$(event_ms istio-proxy "stop request received"
 [ -n "$(event_ms istio-proxy "request GET /healthz/ready")" ] || fail "readiness was not polled on 15021"
 [ -n "$(event_ms istio-proxy "killed envoy")" ] || fail "Envoy did not go with pilot-agent"
 [ -z "$(event_ms istio-proxy "got SIGTERM")" ] || fail "the proxy needed a signal"
-assert_between "$WALL_MS" 2000 30000 "ms from kube play to the pod's end"
+assert_between "$WALL_MS" 2000 60000 "ms from kube play to the pod's end (pod_wait's bound; a busy machine stretches it)"
 summary_is stopped sidecars 0 outcome
 summary_is "[200]" sidecars 0 statuses
 summary_is 0 apps 0 exit_code

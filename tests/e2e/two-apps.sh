@@ -22,7 +22,7 @@ term=$(event_ms fluent-bit "got SIGTERM")
 [ "$term" -ge "$last" ] || fail "the helper got SIGTERM at $term, before the second app exited at $last"
 assert_between "$((last - first))" 1000 6000 "ms between the two apps' exits"
 assert_between "$((term - last))" 0 2000 "ms from the last app's exit to the helper's SIGTERM"
-assert_between "$WALL_MS" 3500 30000 "ms from kube play to the pod's end"
+assert_between "$WALL_MS" 3500 60000 "ms from kube play to the pod's end (pod_wait's bound; a busy machine stretches it)"
 summary_is 0 apps 0 exit_code
 summary_is 0 apps 1 exit_code
 summary_is stopped sidecars 0 outcome

@@ -48,7 +48,7 @@
  * annotations walked once for each) takes a hundred, whatever the
  * machine's speed or load.
  */
-#define LINEAR_MAX 10
+#define LINEAR_MAX 30
 /* One review's share of the Deployment's 64 MiB (docs/decisions.md), the body among it. */
 #define REVIEW_RSS_MAX_KB (32 * 1024)
 
