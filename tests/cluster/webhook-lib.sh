@@ -37,15 +37,30 @@ extra_ns_teardown() {
 }
 at_exit extra_ns_teardown
 
+# webhook_pods: the webhook's pods, each "NAME PHASE", and " deleting"
+# when it is, sorted and joined by commas.
+webhook_pods() {
+	kubectl -n "$WEBHOOK_NS" get pods -l app.kubernetes.io/name=rearguard-webhook -o \
+		'jsonpath={range .items[*]}{.metadata.name}{" "}{.status.phase}{" "}{.metadata.deletionTimestamp}{"\n"}{end}' |
+		awk 'NF { print $1, $2 (NF > 2 ? " deleting" : "") }' | sort | paste -sd,
+}
+
 # webhook_installed: the webhook runs with this tree's images (the
 # webhook's as built last: tools/cluster webhook notes its id), both
-# replicas ready and no other left.
+# replicas ready.
 webhook_installed() {
 	local got id
 	id=$(podman image inspect --format '{{.Id}}' "$WEBHOOK_IMAGE") || return 1
 	got=$(kubectl -n "$WEBHOOK_NS" get deployment rearguard-webhook -o 'jsonpath={.spec.template.spec.containers[0].image} {.spec.template.metadata.annotations.rearguard\.io/webhook-image-id} {.spec.template.spec.containers[0].args} {.status.readyReplicas} {.status.updatedReplicas} {.status.replicas}' \
 		2>/dev/null) || return 1
 	[[ $got == "$WEBHOOK_IMAGE ${id:0:12} "*"$BUILT_IMAGE"*" 2 2 2" ]]
+}
+
+# webhook_settled: installed, and no other replica left: one replaced by a
+# rollout before (still draining) is not counted in the Deployment's
+# status, so the pods are read too.
+webhook_settled() {
+	webhook_installed && [[ $(webhook_pods) =~ ^[^,]+\ Running,[^,]+\ Running$ ]]
 }
 
 # webhook_up shared|exclusive: the images, the cluster and the test's
@@ -79,7 +94,7 @@ webhook_up() {
 		flock 6
 	fi
 	# Held: both replicas ready (a test before may have just scaled it back).
-	WAIT_EVERY=1 wait_for 300 webhook_installed || fail "the webhook's Deployment is not ready (2 replicas) after 300 s"
+	WAIT_EVERY=1 wait_for 300 webhook_settled || fail "the webhook's Deployment is not ready (2 replicas and no other) after 300 s: $(webhook_pods)"
 }
 
 # ns_inject [NAMESPACE]: the namespace (default the test's) labelled

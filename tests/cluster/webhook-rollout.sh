@@ -16,14 +16,7 @@
 istio_images
 webhook_up exclusive
 
-# replicas: the webhook's pods, each "NAME PHASE" and " deleting" when it is, sorted.
-replicas() {
-	kubectl -n "$WEBHOOK_NS" get pods -l app.kubernetes.io/name=rearguard-webhook -o \
-		'jsonpath={range .items[*]}{.metadata.name}{" "}{.status.phase}{" "}{.metadata.deletionTimestamp}{"\n"}{end}' |
-		awk 'NF { print $1, $2 (NF > 2 ? " deleting" : "") }' | sort | paste -sd,
-}
-
-before=$(replicas)
+before=$(webhook_pods)
 say "before: replicas $before"
 [ "$(grep -o Running <<<"$before" | wc -l)" = 2 ] && [ "${before#*deleting}" = "$before" ] || fail "want two replicas running before the rollout, have: $before"
 
@@ -31,7 +24,7 @@ start=$(now_ms)
 end=$((start + 300000))
 n=0 refused=0 bare=0 after=0 restarted= done_at=
 while [ "$after" -lt 10 ]; do
-	[ "$(now_ms)" -lt "$end" ] || fail "after 300 s and $n pods the rollout has not ended: replicas $(replicas)"
+	[ "$(now_ms)" -lt "$end" ] || fail "after 300 s and $n pods the rollout has not ended: replicas $(webhook_pods)"
 	n=$((n + 1))
 	labelled_pod "during-$n" nowhere istio >"$T/pod.yaml"
 	if k create --dry-run=server -f "$T/pod.yaml" -o 'jsonpath={.metadata.annotations.rearguard\.io/injected}' \
@@ -52,7 +45,7 @@ while [ "$after" -lt 10 ]; do
 	if [ -n "$restarted" ] && [ -z "$done_at" ] && ! kill -0 "$rollout" 2>/dev/null; then
 		[ -z "$rollout" ] || wait "$rollout" || fail "the rollout did not end: $(tail -n 3 "$T/rollout.out")"
 		rollout=
-		now=$(replicas)
+		now=$(webhook_pods)
 		if [ "$(grep -o Running <<<"$now" | wc -l)" = 2 ] && [ "$(tr , '\n' <<<"$now" | wc -l)" = 2 ] &&
 			[ -z "$(comm -12 <(tr , '\n' <<<"$before" | cut -d' ' -f1) <(tr , '\n' <<<"$now" | cut -d' ' -f1))" ]; then
 			done_at=$(($(now_ms) - restarted))
