@@ -20,7 +20,7 @@ expect_code migrate 0
 expect_code istio-proxy 0
 expect_code rearguard 0
 [ -n "$(event_ms istio-proxy "turned ready")" ] || fail "the proxy never turned ready"
-in_order "$(marker_ms app-exit)" "$(event_ms istio-proxy "stop request received")" 2000 \
+in_order "$(marker_ms app-exit)" "$(event_ms istio-proxy "stop request received")" 5000 \
 	"the app's exit -> the stop request"
 [ -n "$(event_ms istio-proxy "request GET /healthz/ready")" ] || fail "readiness was not polled on 15021"
 [ -n "$(event_ms istio-proxy "killed envoy")" ] || fail "Envoy did not go with pilot-agent"

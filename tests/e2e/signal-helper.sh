@@ -17,7 +17,7 @@ pod_wait 60
 expect_code report 0
 expect_code fluent-bit 0
 expect_code rearguard 0
-in_order "$(marker_ms app-exit)" "$(event_ms fluent-bit "got SIGTERM")" 2000 "the app's exit -> the helper's SIGTERM"
+in_order "$(marker_ms app-exit)" "$(event_ms fluent-bit "got SIGTERM")" 5000 "the app's exit -> the helper's SIGTERM"
 assert_between "$WALL_MS" 2000 60000 "ms from kube play to the pod's end (pod_wait's bound; a busy machine stretches it)"
 summary_is stopped sidecars 0 outcome
 summary_is signal:TERM sidecars 0 method

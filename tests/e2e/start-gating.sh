@@ -20,7 +20,7 @@ expect_code import 0
 in_order "$(event_ms cloud-sql-proxy "turned ready")" "$(marker_latest_ms app-start)" - "the proxy ready -> the app's start"
 gated=$GAP_MS
 grep -q . "$T/rearguard.poststart.log" && fail "the postStart hook said: $(cat "$T/rearguard.poststart.log")"
-in_order "$(marker_ms app-exit)" "$(event_ms cloud-sql-proxy "stop request received")" 2000 \
+in_order "$(marker_ms app-exit)" "$(event_ms cloud-sql-proxy "stop request received")" 5000 \
 	"the app's exit -> the stop request"
 summary_is stopped sidecars 0 outcome
 summary_is 0 exit_code

@@ -20,8 +20,8 @@ last=$(marker_ms load-exit)
 term=$(event_ms fluent-bit "got SIGTERM")
 [ -n "$first" ] && [ -n "$last" ] && [ -n "$term" ] || fail "missing markers ($first, $last) or SIGTERM ($term)"
 [ "$term" -ge "$last" ] || fail "the helper got SIGTERM at $term, before the second app exited at $last"
-assert_between "$((last - first))" 1000 6000 "ms between the two apps' exits"
-assert_between "$((term - last))" 0 2000 "ms from the last app's exit to the helper's SIGTERM"
+assert_between "$((last - first))" 1000 20000 "ms between the two apps' exits"
+assert_between "$((term - last))" 0 5000 "ms from the last app's exit to the helper's SIGTERM"
 assert_between "$WALL_MS" 3500 60000 "ms from kube play to the pod's end (pod_wait's bound; a busy machine stretches it)"
 summary_is 0 apps 0 exit_code
 summary_is 0 apps 1 exit_code

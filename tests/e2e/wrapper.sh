@@ -24,7 +24,7 @@ for code in 0 3; do
 	expect_code istio-proxy 0
 	in_order "$(event_ms istio-proxy "turned ready")" "$(marker_latest_ms app-start)" - "the proxy ready -> the app's start"
 	gated=$GAP_MS
-	in_order "$(marker_ms app-exit)" "$(event_ms istio-proxy "stop request received")" 2000 \
+	in_order "$(marker_ms app-exit)" "$(event_ms istio-proxy "stop request received")" 5000 \
 		"the app's exit -> the stop request"
 	ctr_logs migrate | grep -q "no shared PID namespace" || fail "the blind confirmation is not explained"
 	[ "$(cat "$(volume_file rearguard apps/migrate)")" = "$code" ] || fail "apps/migrate does not say $code"

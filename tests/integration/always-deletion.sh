@@ -108,8 +108,8 @@ say "deleted -> app gone $(($(exit_ms app) - deleted)) ms, nginx $(($(exit_ms pr
 	"Caddy $(($(exit_ms caddy) - deleted)) ms, the last hold $((last - deleted)) ms; held $held ms," \
 	"nginx held $nginx_held ms, Caddy $caddy_held ms"
 # The app's 2 s, the sidecars' stops, and a second: no more than that.
-assert_between "$((last - deleted))" 1900 $((2000 + $(json_get "$RUN/termination-log" sidecars 0 decision_to_exit_ms | cut -d. -f1) + 1000 + 500)) \
-	"ms from the deletion to the last hold's end (the app's 2 s, the stops, a second; 0.5 s for this test's launch of it)"
+assert_between "$((last - deleted))" 1900 $((2000 + $(json_get "$RUN/termination-log" sidecars 0 decision_to_exit_ms | cut -d. -f1) + 1000 + 2500)) \
+	"ms from the deletion to the last hold's end (the app's 2 s, the stops, a second; 2.5 s for this test's launch of it on a busy machine)"
 
 # Without rearguard: every container gets its SIGTERM at once, as the kubelet sends it.
 new_pod

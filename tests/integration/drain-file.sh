@@ -18,7 +18,7 @@ expect_exit agent 10 0
 expect_exit prestop 2 0
 term=$(event_ms fluent-bit "got SIGTERM")
 [ -n "$term" ] || fail "the sidecar got no SIGTERM"
-assert_between "$((term - asked))" 0 1000 "ms from the drain file to the sidecar's SIGTERM"
+assert_between "$((term - asked))" 0 3000 "ms from the drain file to the sidecar's SIGTERM"
 ctr_running app || fail "the app should still run"
 # The file is said first, then decide's drain and the stop it starts.
 found=$(grep -n "drain file found" "$T/agent.log" | head -n 1 | cut -d: -f1)

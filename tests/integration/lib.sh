@@ -471,7 +471,10 @@ print("null" if v is None else json.dumps(v) if isinstance(v, (list, dict)) else
 PY
 }
 
-# assert_between VALUE LOW HIGH WHAT
+# assert_between VALUE LOW HIGH WHAT. A bound tells two behaviours apart
+# (a timer that ran, or the next timer that would have), not how fast this
+# machine is: HIGH is at least 2 s past the value expected, for a busy
+# machine, and short of the next timer.
 assert_between() {
 	[ "$1" -ge "$2" ] && [ "$1" -le "$3" ] || fail "$4: $1 not in [$2, $3]"
 }

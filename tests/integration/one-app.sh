@@ -19,7 +19,7 @@ expect_exit app 1 0
 app_exit=$(event_ms job "exit 0")
 term=$(event_ms fluent-bit "got SIGTERM")
 [ -n "$app_exit" ] && [ -n "$term" ] || fail "missing events: app exit '$app_exit', sidecar SIGTERM '$term'"
-assert_between "$((term - app_exit))" 0 1000 "ms from app exit to the sidecar's SIGTERM"
+assert_between "$((term - app_exit))" 0 3000 "ms from app exit to the sidecar's SIGTERM"
 say "app exit -> sidecar SIGTERM: $((term - app_exit)) ms"
 
 [ -s "$RUN/termination-log" ] || fail "no summary in the termination log"

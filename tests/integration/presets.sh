@@ -41,7 +41,7 @@ preset() {
 	app_exit=$(event_ms job "exit 0")
 	stop=$(event_ms "$proxy" "stop request received")
 	[ -n "$app_exit" ] && [ -n "$stop" ] || fail "$preset: app exit '$app_exit', stop request '$stop'"
-	assert_between "$((stop - app_exit))" 0 1000 "$preset: ms from the app's exit to the stop request"
+	assert_between "$((stop - app_exit))" 0 3000 "$preset: ms from the app's exit to the stop request"
 	say "$preset: app exit -> stop request received: $((stop - app_exit)) ms"
 	[ "$(events_count "$proxy" "got SIGTERM")" = 0 ] || fail "$preset: the proxy needed a signal"
 	summary_is stopped sidecars 0 outcome

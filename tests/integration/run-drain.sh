@@ -25,7 +25,7 @@ stop=$(event_ms pilot-agent "stop request received")
 [ -n "$ready" ] && [ -n "$started" ] && [ -n "$app_exit" ] && [ -n "$stop" ] || fail "missing events"
 [ "$started" -ge "$ready" ] || fail "the app started at $started, before the proxy was ready at $ready"
 [ "$stop" -ge "$app_exit" ] || fail "the stop request came before the app exited"
-assert_between "$((stop - app_exit))" 0 2000 "ms from the app's exit to the stop request"
+assert_between "$((stop - app_exit))" 0 3000 "ms from the app's exit to the stop request"
 expect_exit proxy 10 0
 [ "$(cat "$EMPTYDIR/apps/job")" = 3 ] || fail "apps/job does not say 3"
 grep -q "no shared PID namespace" "$T/wrapper.log" || fail "the blind drain is not explained"

@@ -18,8 +18,8 @@ slow=$(event_ms slow "exit 0")
 term=$(event_ms fluent-bit "got SIGTERM")
 [ -n "$quick" ] && [ -n "$slow" ] && [ -n "$term" ] || fail "missing events"
 [ "$term" -ge "$slow" ] || fail "sidecar stopped at $term, before the second app exited at $slow"
-assert_between "$((term - slow))" 0 1000 "ms from the last app's exit to the SIGTERM"
-assert_between "$((slow - quick))" 1500 3000 "the apps ended at different times"
+assert_between "$((term - slow))" 0 3000 "ms from the last app's exit to the SIGTERM"
+assert_between "$((slow - quick))" 1500 10000 "the apps ended at different times"
 summary_is 0 apps 1 exit_code
 [ "$(grep -c 'app container exited' "$T/agent.log")" = 2 ] || fail "both exits logged"
 # --log-format json: every line one object with ts, level and msg; the last one carries the summary.
