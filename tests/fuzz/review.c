@@ -7,14 +7,16 @@
  * nothing new).
  *
  * The first byte of the input picks the options (--mesh, --gate, the
- * image) and the mode. Its bit 16 off, the rest is the request body. On,
- * the body is a review of the API server's largest size, which libFuzzer's
- * inputs never reach: the next byte picks a shape of
- * tests/helpers/bigreview.h (a list or a map of as many items as fit, or
- * of the budget's worth of values, padded), the next two its size (up to
- * 3 MiB), and the rest of the input fills the padding (as printable
- * characters): the budget of values, the lists at their largest, and the
- * patch of a pod of that size go through the same properties.
+ * image) and the mode. Its top four bits 0001 (one byte in sixteen: a big
+ * review costs the time of a thousand small ones), the body is a review
+ * of the API server's largest size, which libFuzzer's inputs never reach;
+ * otherwise the rest of the input is the request body. For a big one the
+ * next byte picks a shape of tests/helpers/bigreview.h (a list or a map
+ * of as many items as fit, or of the budget's worth of values, padded),
+ * the next two its size (up to 3 MiB), and the rest of the input fills
+ * the padding (as printable characters): the budget of values, the lists
+ * at their largest, and the patch of a pod of that size go through the
+ * same properties.
  */
 #include "config.h"
 
@@ -88,7 +90,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	    .gate = how & 4,
 	};
 	size_t n = in.n, len;
-	char *text = how & 16 ? big_body(&in, &n) : fuzz_copy(in.p, in.n), *patch, *pod;
+	char *text = (how & 0xf0) == 0x10 ? big_body(&in, &n) : fuzz_copy(in.p, in.n), *patch, *pod;
 	struct review_answer a;
 	struct tree answer, req, pt;
 	const char *b64;
