@@ -17,8 +17,10 @@ command -v valgrind >/dev/null || { echo "bench/review-walk.sh: needs valgrind" 
 out=$(mktemp)
 trap 'rm -f "$out" "$out.fns"' EXIT
 valgrind --tool=callgrind --callgrind-out-file="$out" "$build/bench/review-bench" "$review" 1 >/dev/null 2>&1
+# Run from the tree, callgrind_annotate names its files "src/X.c", not
+# "/TOP/src/X.c": both forms are read.
 callgrind_annotate --inclusive=yes --threshold=100 "$out" |
-	sed -nE 's#.*/src/([A-Za-z0-9_-]+\.[ch]):([A-Za-z0-9_]+).*#\1 \2#p' | sort -u >"$out.fns"
+	sed -nE 's#(^|.*[[:space:]/])src/([A-Za-z0-9_-]+\.[ch]):([A-Za-z0-9_]+).*#\2 \3#p' | sort -u >"$out.fns"
 $list && cat "$out.fns"
 awk '{ f[$1]++ } END { for (k in f) printf "%4d %s\n", f[k], k }' "$out.fns" | sort -rn
 echo "$(wc -l <"$out.fns") functions in $(cut -d' ' -f1 "$out.fns" | sort -u | wc -l) files"
