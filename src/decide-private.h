@@ -223,6 +223,8 @@ struct decide {
 	unsigned pod_containers; /* the pod's containers seen (for the termination log's share) */
 	unsigned polled;        /* processes watched without a pidfd */
 	unsigned polled_most;   /* the most at any time, for the summary */
+	int64_t stalled_most_us; /* the longest stall while a process was expected, for the summary */
+	int64_t stall_said_us;  /* the last stall said in the log: only one twice as long is said again */
 	int64_t next_poll_us;
 	struct decide_app *apps;
 	size_t napps, capapps;

@@ -132,6 +132,7 @@ void decide_view(const struct decide *d, struct decide_view *v)
 	v->exit_code = d->exit_code;
 	v->settled_us = d->settled_us;
 	v->polled_most = d->polled_most;
+	v->stalled_most_us = d->stalled_most_us;
 	v->ready_written = d->writes[PROTOCOL_READY].written || d->command_started;
 	v->ready_expired = d->ready_expired;
 }
@@ -224,6 +225,21 @@ static void polling(struct decide *d, unsigned n)
 	d->polled = n;
 	if (n > d->polled_most)
 		d->polled_most = n;
+}
+
+/*
+ * The agent was not given the processor for us while a process was
+ * expected: said once, then again only for a stall twice as long as the
+ * last said (a busy node stalls often), and the longest kept.
+ */
+static void stalled(struct decide *d, int64_t us)
+{
+	if (us > d->stalled_most_us)
+		d->stalled_most_us = us;
+	if (us < DECIDE_STALL_US || us < 2 * d->stall_said_us)
+		return;
+	d->stall_said_us = us;
+	SAY(d, .kind = NOTE_STALLED, .us = us);
 }
 
 static void rescanned(struct decide *d, int err, int64_t now)
@@ -751,6 +767,7 @@ static const char *const event_names[] = {
 	[DECIDE_EV_POLLING] = "polling",
 	[DECIDE_EV_CONTAINERS] = "containers",
 	[DECIDE_EV_PIDS_MOVED] = "pids-moved",
+	[DECIDE_EV_STALLED] = "stalled",
 	[DECIDE_EV_RESCANNED] = "rescanned",
 	[DECIDE_EV_RESCAN_WANTED] = "rescan-wanted",
 	[DECIDE_EV_TERMINATE] = "terminate",
@@ -798,6 +815,7 @@ static enum event_needs event_needs(enum decide_event_kind kind)
 	case DECIDE_EV_POLLING:
 	case DECIDE_EV_CONTAINERS:
 	case DECIDE_EV_PIDS_MOVED:
+	case DECIDE_EV_STALLED:
 	case DECIDE_EV_RESCANNED:
 	case DECIDE_EV_RESCAN_WANTED:
 	case DECIDE_EV_TERMINATE:
@@ -851,6 +869,9 @@ static bool dispatch(struct decide *d, const struct decide_event *ev, int64_t no
 		return true;
 	case DECIDE_EV_PIDS_MOVED:
 		d->pids_moved = true;
+		return true;
+	case DECIDE_EV_STALLED:
+		stalled(d, ev->age_us);
 		return true;
 	case DECIDE_EV_RESCANNED:
 		rescanned(d, ev->result, now);

@@ -275,6 +275,8 @@ enum decide_event_kind {
 	DECIDE_EV_POLLING,         /* count: processes watched by polling */
 	DECIDE_EV_CONTAINERS,      /* count: containers of the pod seen so far (not pause; restarts anew) */
 	DECIDE_EV_PIDS_MOVED,      /* a pid was handed out since the last rescan began */
+	DECIDE_EV_STALLED,         /* age_us: how long the agent did not run while a process was expected (its
+				      look at the pid counter came that late: DECIDE_STALL_US or more) */
 	DECIDE_EV_RESCANNED,       /* result: the outcome of a rescan: 0 or -errno */
 	DECIDE_EV_RESCAN_WANTED,   /* a rescan now: every process of a sidecar the engine watched exited (one
 				      more look shows whether one was forked meanwhile), or SIGHUP */
@@ -299,7 +301,7 @@ struct decide_event {
 	 * is not known, or was seen to begin (the runtime's init, or another
 	 * program, at the last look): then it began when it was seen.
 	 */
-	int64_t age_us;
+	int64_t age_us;         /* DECIDE_EV_STALLED: the stall's length */
 	enum decide_native_by by; /* DECIDE_EV_NATIVE_SEEN */
 	enum decide_reason reason; /* DECIDE_EV_DRAIN_NOW, DECIDE_EV_COMMAND_ENDED */
 };
@@ -516,6 +518,14 @@ int64_t decide_deadline(struct decide *d, int64_t now);
  * so that a container living less than a rescan interval is not missed.
  */
 bool decide_expects_process(const struct decide *d, int64_t now);
+/*
+ * A look at the pid counter that comes this much later than the one before
+ * (ten of its 10 ms periods) is a stall: the agent was not given the
+ * processor, and a container that lived less than that may have come and
+ * gone unseen. The engine tells it (DECIDE_EV_STALLED); decide says so in
+ * the log, and the longest is in the summary (stalled_ms).
+ */
+#define DECIDE_STALL_US (100 * 1000)
 
 /* ---- views: what decide knows, for the summary, the engine and the tests -------- */
 
@@ -528,6 +538,7 @@ struct decide_view {
 	int exit_code;          /* 0, 1 when a sidecar could not be stopped (known once settled) */
 	int64_t settled_us;     /* every sidecar settled; 0: not yet */
 	unsigned polled_most;   /* the most processes watched by polling at any time */
+	int64_t stalled_most_us; /* the longest stall while a process was expected (DECIDE_EV_STALLED); 0: none */
 	bool ready_written;     /* the ready file was written, or the command that waited for it started */
 	bool ready_expired;     /* --ready-timeout passed first */
 };
@@ -640,6 +651,7 @@ enum decide_note_kind {
 	/* the pod */
 	NOTE_RESCAN_FAILED,        /* result */
 	NOTE_RESCAN_WORKS,
+	NOTE_STALLED,              /* us: how long the agent did not run while a container was expected */
 	NOTE_TERMINATE,            /* us: --term-grace */
 	NOTE_TERMINATE_DRAINING,   /* a signal while draining */
 	NOTE_RESUME_APPS_DONE,     /* an earlier run decided the apps were done: drain now */

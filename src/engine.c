@@ -42,6 +42,7 @@ struct engine {
 	struct stopper *sidecars;      /* one adapter per sidecar: all of its I/O */
 	ev_timer timer;                /* decide's deadline */
 	ev_timer pidtick;              /* the pid counter, looked at while a process is expected */
+	int64_t pidtick_last;          /* when it was last looked at; 0: the watch (re)starts */
 	bool no_pidtick;               /* the counter cannot be read */
 	ev_idle later;                 /* the decisions go on once a stop on its way is out */
 	struct evlog log;
@@ -368,8 +369,10 @@ static void arm_timer(struct engine *e)
 
 	ev_timer_stop(e->loop, &e->timer);
 	if (!e->finished && !e->no_pidtick && decide_expects_process(e->d, engine_now(e))) {
-		if (!ev_is_active(&e->pidtick))
+		if (!ev_is_active(&e->pidtick)) {
+			e->pidtick_last = 0;
 			ev_timer_again(e->loop, &e->pidtick);
+		}
 	} else {
 		ev_timer_stop(e->loop, &e->pidtick);
 	}
@@ -422,12 +425,19 @@ static void on_timer(struct ev_loop *loop, ev_timer *t, int revents)
 /*
  * A look at the pid counter: a container can start and end between two
  * rescans (a runtime's init, then `true`, within tens of milliseconds); a
- * pid handed out since the last rescan brings the next one forward.
+ * pid handed out since the last rescan brings the next one forward. A look
+ * that comes far later than its period is a stall (DECIDE_STALL_US): what
+ * lived and died meanwhile may be gone unseen, and decide says so.
  */
 static void on_pidtick(struct ev_loop *loop, ev_timer *t, int revents)
 {
 	struct engine *e = t->data;
+	int64_t now = engine_now(e), last = e->pidtick_last;
 	int moved = pod_pids_moved(&e->pod);
+
+	e->pidtick_last = now;
+	if (last && now - last >= DECIDE_STALL_US)
+		engine_tell(e, &(const struct decide_event){ .kind = DECIDE_EV_STALLED, .age_us = now - last });
 
 	if (moved < 0) {
 		log_msg(LOG_DEBUG, FIELDS(LF_STR("error", strerror(-moved))),

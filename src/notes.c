@@ -306,6 +306,13 @@ void notes_log(void *data, const struct decide_note *n)
 	case NOTE_RESCAN_WORKS:
 		log_info("rescanning /proc works again");
 		return;
+	case NOTE_STALLED:
+		log_msg(LOG_WARN, FIELDS(LF_INT("stalled_ms", (long long)(n->us / 1000))),
+			"the agent did not run for %s while a container was expected (the node's processors were busy): "
+			"a container that lived less than that may have come and gone unseen; an app reported through "
+			"`rearguard run` or apps/NAME is seen whatever the timing",
+			dur(n->us, d1));
+		return;
 	case NOTE_TERMINATE:
 		log_info("termination requested: keeping the sidecars until the apps exit, at most %s "
 			 "(a second signal drains at once)",

@@ -254,9 +254,15 @@ void summary_build(struct jbuf *j, const struct decide *d, const struct agent_op
 	jbuf_duration(j, now_us - dv.started_us);
 	jbuf_key(j, "fails_pod");
 	fails_pod(j, d, &dv, opt);
-	/* What could not be done the usual way: processes without a pidfd, log lines not written. */
+	/*
+	 * What could not be done the usual way: processes without a pidfd, the
+	 * longest time the agent did not run while a container was expected
+	 * (null: never DECIDE_STALL_US), log lines not written.
+	 */
 	jbuf_key(j, "polled_processes");
 	jbuf_int(j, dv.polled_most);
+	jbuf_key(j, "stalled_ms");
+	jbuf_duration(j, dv.stalled_most_us >= DECIDE_STALL_US ? dv.stalled_most_us : -1);
 	jbuf_key(j, "log_lines_dropped");
 	jbuf_int(j, (long long)log_dropped());
 	jbuf_key(j, "apps");

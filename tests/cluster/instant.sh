@@ -9,6 +9,14 @@
 # `false`, in its fails_pod. An app that ends before the proxy's container
 # exists, or within milliseconds, must be reported like any other.
 #
+# What no looking can see is an app that lived and died while the agent
+# was kept off the processor (docs/decisions.md, "Rescans while a
+# container is expected"): such a Job ends at the agent's --startup-timeout
+# (60 s here), the proxy stopped, and its summary says why (reason
+# startup-timeout, no app seen, the stall in stalled_ms). That Job is
+# counted as missed, not failed; one missed without a stall said fails, and
+# at least three in four must be seen.
+#
 # One layout's Jobs are applied at once, and the next layout's once they
 # all ended: forty pods started together on a two-core node starve every
 # process of them for longer than an instant app lives, and what the agent
@@ -99,7 +107,15 @@ for j in sorted(jobs, key=lambda j: j["metadata"]["name"]):
     except ValueError:
         s = None
         bad.append("the agent's terminated message is not JSON: %r" % (st.get("rearguard", {}).get("message") or "")[:200])
-    if s is not None:
+    missed = s is not None and s.get("reason") == "startup-timeout" and not s.get("apps") and s.get("stalled_ms")
+    if s is not None and missed:
+        detail = "missed in a stall of %s ms (reason startup-timeout, no app seen)" % s["stalled_ms"]
+        if s.get("fails_pod"):
+            bad.append("fails_pod %s" % json.dumps(s.get("fails_pod")))
+        sc = s.get("sidecars") or [{}]
+        if sc[0].get("outcome") != "stopped":
+            bad.append("the proxy's outcome %s" % sc[0].get("outcome"))
+    elif s is not None:
         a = s["apps"][0] if s.get("apps") else {}
         if a.get("exit_code") != kube.get("app"):
             bad.append("summary apps[0].exit_code %s, the kubelet's %s" % (a.get("exit_code"), kube.get("app")))
@@ -114,9 +130,13 @@ for j in sorted(jobs, key=lambda j: j["metadata"]["name"]):
         detail = "reason %s, app exit_code %s, fails_pod %s" % (s.get("reason"), a.get("exit_code"), json.dumps(s.get("fails_pod")))
     else:
         detail = ""
-    print("%s %s: %s; kubelet %s; %s" % ("BAD" if bad else "ok", name, " ".join(got), kube, "; ".join(bad) or detail))
+    print("%s %s: %s; kubelet %s; %s" % ("BAD" if bad else "MISSED" if missed else "ok", name, " ".join(got), kube,
+                                        "; ".join(bad) or detail))
 PY
 sed 's/^/# /' "$T/verdicts"
 bad=$(grep -c '^BAD' "$T/verdicts" || true)
 [ "$bad" = 0 ] || fail "$bad of $((4 * runs)) Jobs went wrong: $(grep '^BAD' "$T/verdicts" | head -n 3)"
-say "$((4 * runs)) Jobs ended as they should; the last layout's apply -> its last Job ended: $WALL_MS ms"
+missed=$(grep -c '^MISSED' "$T/verdicts" || true)
+[ "$missed" -le "$runs" ] || fail "$missed of $((4 * runs)) Jobs' apps were missed, each in a stall: more than one in four"
+say "$((4 * runs)) Jobs ended as they should ($missed missed in a stall, as said); the last layout's apply ->" \
+	"its last Job ended: $WALL_MS ms"

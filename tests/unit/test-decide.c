@@ -486,6 +486,31 @@ static void pids_moved(void)
 }
 
 /*
+ * A stall (the engine's look at the pid counter came DECIDE_STALL_US late
+ * or more) is said, then again only when twice as long as the last one
+ * said; the longest is in the view, for the summary's stalled_ms.
+ */
+static void stalls(void)
+{
+	struct decide_view v;
+
+	setup(POLICY_NEVER, 1, 1);
+	decide_view(d, &v);
+	is_int(v.stalled_most_us, 0, "no stall yet: none in the view");
+	DECIDE_TELL(d, T, .kind = DECIDE_EV_STALLED, .age_us = 150 * MS);
+	is_int(noted(NOTE_STALLED), 1, "a stall of 150 ms is said");
+	is_int(note(NOTE_STALLED)->us, 150 * MS, "with its length");
+	DECIDE_TELL(d, T, .kind = DECIDE_EV_STALLED, .age_us = 250 * MS);
+	is_int(noted(NOTE_STALLED), 1, "one of 250 ms is not: less than twice the last said");
+	DECIDE_TELL(d, T, .kind = DECIDE_EV_STALLED, .age_us = 300 * MS);
+	is_int(noted(NOTE_STALLED), 2, "one of 300 ms is");
+	DECIDE_TELL(d, T, .kind = DECIDE_EV_STALLED, .age_us = 120 * MS);
+	decide_view(d, &v);
+	is_int(v.stalled_most_us, 300 * MS, "the longest is in the view");
+	is_int(next(), NONE, "a stall decides nothing by itself");
+}
+
+/*
  * Every rescan is decide's to ask for: the time a container may show its
  * runtime's init, which travels with each rescan; one wanted at once (a
  * sidecar's watched processes all exited, SIGHUP); a look of this turn of
@@ -720,6 +745,7 @@ int main(void)
 	polling();
 	wrapper();
 	pids_moved();
+	stalls();
 	rescans_asked();
 	out_of_range();
 	resume();

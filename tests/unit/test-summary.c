@@ -227,6 +227,15 @@ int main(void)
 	jbuf_init(&full);
 	summary_build(&full, d, &opt, 3 * US_PER_S);
 	is_str(member(full.buf, full.len, "held_ms"), "null", "no SIGTERM, no hold");
+	is_str(member(full.buf, full.len, "stalled_ms"), "null", "never stalled: null");
+	jbuf_free(&full);
+	/* The longest stall while a container was expected. */
+	setup(1, 3);
+	DECIDE_TELL(d, US_PER_S, .kind = DECIDE_EV_STALLED, .age_us = 420 * US_PER_MS);
+	DECIDE_TELL(d, US_PER_S, .kind = DECIDE_EV_STALLED, .age_us = 130 * US_PER_MS);
+	jbuf_init(&full);
+	summary_build(&full, d, &opt, 3 * US_PER_S);
+	is_str(member(full.buf, full.len, "stalled_ms"), "420.000", "the longest stall in stalled_ms");
 	jbuf_free(&full);
 
 	/* Native sidecars: listed apart from the sidecars rearguard stops. */
