@@ -42,7 +42,7 @@ struct engine {
 	struct stopper *sidecars;      /* one adapter per sidecar: all of its I/O */
 	ev_timer timer;                /* decide's deadline */
 	ev_timer pidtick;              /* the pid counter, looked at while a process is expected */
-	int64_t pidtick_last;          /* when it was last looked at; 0: the watch (re)starts */
+	int64_t pidtick_last;          /* when it was last looked at, or the watch (re)started */
 	bool no_pidtick;               /* the counter cannot be read */
 	ev_idle later;                 /* the decisions go on once a stop on its way is out */
 	struct evlog log;
@@ -370,7 +370,7 @@ static void arm_timer(struct engine *e)
 	ev_timer_stop(e->loop, &e->timer);
 	if (!e->finished && !e->no_pidtick && decide_expects_process(e->d, engine_now(e))) {
 		if (!ev_is_active(&e->pidtick)) {
-			e->pidtick_last = 0;
+			e->pidtick_last = engine_now(e);
 			ev_timer_again(e->loop, &e->pidtick);
 		}
 	} else {
@@ -436,7 +436,7 @@ static void on_pidtick(struct ev_loop *loop, ev_timer *t, int revents)
 	int moved = pod_pids_moved(&e->pod);
 
 	e->pidtick_last = now;
-	if (last && now - last >= DECIDE_STALL_US)
+	if (now - last >= DECIDE_STALL_US)
 		engine_tell(e, &(const struct decide_event){ .kind = DECIDE_EV_STALLED, .age_us = now - last });
 
 	if (moved < 0) {
