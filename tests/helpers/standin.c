@@ -659,12 +659,18 @@ int main(int argc, char **argv)
 	S.shutdown_enabled = env && strcmp(env, "true") == 0;
 	if (S.term_drain_ms < 0)
 		S.term_drain_ms = S.kind == PILOT ? 5000 : 0;
-	S.start_ms = mono_ms();
-	S.ready_at_ms += S.start_ms;
 	signal(SIGPIPE, SIG_IGN);
 	/* Before the fork: an early SIGCHLD from pilot-agent's Envoy must not be lost. */
 	setup_signals();
 	logev("started");
+	/*
+	 * --ready-after counts from the logged start, rounded up to the next
+	 * whole millisecond: readiness logged any sooner than the full delay
+	 * after "started" would be a stand-in faster than it says (the clock
+	 * read in whole milliseconds could otherwise give 4,999 ms).
+	 */
+	S.start_ms = mono_ms() + 1;
+	S.ready_at_ms += S.start_ms;
 
 	switch (S.kind) {
 	case PILOT:
