@@ -3,7 +3,7 @@
 # `kubectl delete pod --grace-period 40` while the app works. The kubelet
 # sends SIGTERM to every container at once (after the proxy's preStop hook,
 # `rearguard wait apps-done`, from the binary `rearguard install` copied);
-# the app needs 3 s to shut down. The proxy outlives the app: its stop
+# the app needs 3.2 s to shut down. The proxy outlives the app: its stop
 # request (or SIGTERM) comes after the app's last line, and it finished no
 # earlier than the app (the kubelet's finish times, read from the deleted
 # pod, which a finalizer of the test keeps until then). Every container
@@ -20,7 +20,7 @@ IMAGE_USER=65532 image_proxy gcr.io/cloud-sql-connectors/cloud-sql-proxy /cloud-
 # (kept_last: its containers' end never reported).
 deleted() {
 	JOB_NAME=$1 job_yaml manifests/job-pod-deletion.yaml --spec backoffLimit=0 \
-		--command 'import=["sh", "-c", "sleep 600 & p=$!; trap \"echo shutting down; kill $p; sleep 3; echo shut down; exit 0\" TERM; echo importing; wait $p"]'
+		--command 'import=["sh", "-c", "sleep 600 & p=$!; trap \"echo shutting down; kill $p; sleep 3; echo shut down; sleep 0.2; exit 0\" TERM; echo importing; wait $p"]'
 	# The pod runs as the manifest's service account; without one the Job controller makes no pod.
 	{ printf 'apiVersion: v1\nkind: ServiceAccount\nmetadata: {name: long-import}\n---\n'; cat "$T/$JOB.yaml"; } >"$T/with-sa.yaml"
 	apply "$T/with-sa.yaml"
@@ -59,7 +59,10 @@ term=$(event_ms cloud-sql-proxy "got SIGTERM")
 [ -n "$stop$term" ] || fail "the proxy was neither asked to stop nor sent SIGTERM"
 # shellcheck disable=SC2086 # either may be empty
 first=$(printf '%s\n' $stop $term | sort -n | head -n 1)
-# The app's line is timed when the runtime read it, later than it was written.
+# The app's line is timed when the runtime read it, later than it was
+# written: the app writes it 200 ms before it exits, so that the read comes
+# before the exit the agent acts on (written as it exits, the read came 5 ms
+# before the stop request, and could come after it on a busy node).
 in_order "$app_done" "$first" - "the app's last line -> the proxy told to stop"
 in_order "$(finished_ms import)" "$(finished_ms cloud-sql-proxy)" - "the app finished -> the proxy finished"
 in_order "$(finished_ms import)" "$(finished_ms rearguard)" - "the app finished -> the agent finished"
