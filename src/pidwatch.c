@@ -74,9 +74,15 @@ int pidwatch_start(struct ev_loop *loop, struct pidwatch *w, const struct podsca
 			log_warn("pidfd_open unavailable (%s): polling processes every 100ms instead", strerror(-fd));
 		}
 	}
-	/* The pidfd names whatever has the pid now: make sure it is still ours. */
+	/*
+	 * The pidfd names whatever has the pid now: make sure it is still ours.
+	 * One opened on a process reaped since is kept: it names ours (another
+	 * process under that pid would need the pid counter to go round
+	 * between the scan and pidfd_open), and the kernel keeps the exit
+	 * status of a process a pidfd was held for. It turns readable at once.
+	 */
 	rc = podscan_start_time(ps, pid, &now_start, &zombie);
-	if (rc == -ENOENT || rc == -ESRCH || (rc == 0 && (now_start != start || (zombie && fd < 0)))) {
+	if (((rc == -ENOENT || rc == -ESRCH) && fd < 0) || (rc == 0 && (now_start != start || (zombie && fd < 0)))) {
 		if (fd >= 0)
 			close(fd);
 		return -ESRCH;
